@@ -1,0 +1,80 @@
+"""Exceptions and JSON-RPC error codes.
+
+Two kinds of protocol error, as in h11: `LocalProtocolError` means *you* used the
+API in a way the protocol forbids (nothing was sent); `RemoteProtocolError` means
+the *peer* broke the protocol. Receiving never raises anything else. Both carry
+the JSON-RPC code and the HTTP status a transport should answer with.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# JSON-RPC 2.0 standard codes.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+# Implementation-defined range (-32000..-32019); receivers read no meaning into these.
+CONNECTION_CLOSED = -32000
+REQUEST_TIMEOUT = -32001
+SERVER_BUSY = -32005
+
+# MCP-defined codes.
+RESOURCE_NOT_FOUND = -32002  # legacy revisions only; 2026-07-28 uses INVALID_PARAMS
+HEADER_MISMATCH = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+URL_ELICITATION_REQUIRED = -32042  # 2025-11-25 only
+
+
+class ProtocolError(Exception):
+    """Base of the engine's protocol errors.
+
+    `code` is the JSON-RPC error code to answer with, `http_status` the status a
+    transport should use, `data` optional structured detail for the error object.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: int = INVALID_REQUEST,
+        http_status: int = 400,
+        data: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.http_status = http_status
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, code={self.code})"
+
+
+class LocalProtocolError(ProtocolError):
+    """The application asked for something the protocol (or the negotiated session) forbids."""
+
+
+class RemoteProtocolError(ProtocolError):
+    """The peer sent something that breaks the protocol."""
+
+
+class MCPError(Exception):
+    """An error response (JSON-RPC error object) surfaced to application code.
+
+    Raised by the high-level APIs when a request fails; `code`, `message` and
+    `data` are the wire error's fields.
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"MCPError(code={self.code}, message={self.message!r})"
