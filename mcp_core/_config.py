@@ -1,0 +1,115 @@
+"""Connection configuration: immutable, shared by every connection of a server.
+
+Wire forms (capability and implementation dicts) are computed once here, so the
+per-message path never re-serialises a config object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import pydantic
+
+from ._jsonrpc import DEFAULT_LIMITS, Limits
+from ._versions import ALL_REVISIONS, Era, era_of, is_known, preference_order
+
+
+def to_wire(value: Any) -> Any:
+    """A model as its wire dict (camelCase, no nulls); mappings copied shallowly."""
+    if isinstance(value, pydantic.BaseModel):
+        return value.model_dump(by_alias=True, exclude_none=True, mode="json")
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value
+
+
+def _check_versions(versions: tuple[str, ...]) -> tuple[str, ...]:
+    if not versions:
+        raise ValueError("supported_versions must not be empty")
+    for v in versions:
+        if not is_known(v):
+            raise ValueError(f"unknown protocol revision {v!r}; known: {', '.join(ALL_REVISIONS)}")
+    return preference_order(versions)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """What a server says about itself and how it bounds its peers.
+
+    `server_info` may carry more than name and version (title, icons, websiteUrl);
+    `cache_ttl_ms` and `cache_scope` fill the 2026-07-28 caching hints on results
+    that must carry them when the application did not set its own.
+    """
+
+    name: str
+    version: str = "0.0.0"
+    capabilities: Any = None
+    instructions: str | None = None
+    server_info: Any = None
+    supported_versions: tuple[str, ...] = ALL_REVISIONS
+    limits: Limits = DEFAULT_LIMITS
+    cache_ttl_ms: int = 0
+    cache_scope: Literal["public", "private"] = "private"
+    # Derived once.
+    capabilities_wire: dict[str, Any] = field(init=False, repr=False, compare=False)
+    server_info_wire: dict[str, Any] = field(init=False, repr=False, compare=False)
+    legacy_versions: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    modern_versions: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        versions = _check_versions(tuple(self.supported_versions))
+        object.__setattr__(self, "supported_versions", versions)
+        object.__setattr__(self, "capabilities_wire", to_wire(self.capabilities) or {})
+        info = to_wire(self.server_info) or {}
+        info.setdefault("name", self.name)
+        info.setdefault("version", self.version)
+        object.__setattr__(self, "server_info_wire", info)
+        object.__setattr__(
+            self, "legacy_versions", tuple(v for v in versions if era_of(v) is Era.LEGACY)
+        )
+        object.__setattr__(
+            self, "modern_versions", tuple(v for v in versions if era_of(v) is Era.MODERN)
+        )
+        if self.cache_ttl_ms < 0:
+            raise ValueError("cache_ttl_ms must be >= 0")
+
+
+ClientMode = str  # "auto", "legacy", or a revision string to pin
+
+
+@dataclass(frozen=True, slots=True)
+class ClientConfig:
+    """What a client declares and how it picks a protocol revision.
+
+    `mode`: "auto" probes with `server/discover` and falls back to `initialize`;
+    "legacy" always uses `initialize`; a revision string pins that revision.
+    `log_level` is stamped on every 2026-07-28 request.
+    """
+
+    name: str = "mcp-sansio"
+    version: str = "0.1.0"
+    capabilities: Any = None
+    mode: ClientMode = "auto"
+    supported_versions: tuple[str, ...] = ALL_REVISIONS
+    client_info: Any = None
+    log_level: str | None = None
+    limits: Limits = DEFAULT_LIMITS
+    capabilities_wire: dict[str, Any] = field(init=False, repr=False, compare=False)
+    client_info_wire: dict[str, Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        versions = _check_versions(tuple(self.supported_versions))
+        object.__setattr__(self, "supported_versions", versions)
+        if self.mode not in ("auto", "legacy") and self.mode not in versions:
+            raise ValueError(
+                f"mode must be 'auto', 'legacy' or one of the supported revisions, not {self.mode!r}"
+            )
+        if self.mode == "legacy" and not any(era_of(v) is Era.LEGACY for v in versions):
+            raise ValueError("mode 'legacy' needs at least one legacy revision")
+        object.__setattr__(self, "capabilities_wire", to_wire(self.capabilities) or {})
+        info = to_wire(self.client_info) or {}
+        info.setdefault("name", self.name)
+        info.setdefault("version", self.version)
+        object.__setattr__(self, "client_info_wire", info)

@@ -1,0 +1,399 @@
+"""Sealing and verifying the MRTR `requestState` token (MCP revision 2026-07-28).
+
+A server that answers `tools/call`, `prompts/get` or `resources/read` with an
+`InputRequiredResult` may attach an opaque `requestState`; the client echoes it
+on the retry. The echoed string is attacker-controlled, so the engine seals it
+here and verifies it before any handler sees it.
+
+Token layout (ASCII, canonical unpadded base64url only)::
+
+    "v1." + b64url(kid[4] || payload_json) + "." + b64url(HMAC-SHA256(mac_key, b"v1." || kid || payload_json))
+
+The MAC covers the version prefix and the key id, so a token cannot be moved to
+another format version or another key slot. The algorithm is never named in
+the token; the version fixes it. Each ring key gets its own MAC, principal and
+argument sub-keys and a 4-byte key id, all derived with HKDF (RFC 5869,
+HMAC-SHA256) under the context label ``mcp-sansio/request-state/v1``, so the
+verifier picks the key from the id instead of trying every key.
+
+**The state is signed, not encrypted.** The spec does not require
+confidentiality, and a client can base64-decode the payload and read `s`, the
+method, the target and the expiry. Never put secrets (tokens, passwords,
+other users' data) in the state; keep an opaque id and look the data up
+server-side if it must stay private. The argument digest and the principal
+hash are keyed, so the token does not let a reader confirm guesses of them.
+
+What each claim binding prevents:
+
+* ``v``: replaying a token across format versions.
+* ``iat``/``exp``: use after the TTL (``exp = iat + ttl``; a TTL lowered in the
+  configuration also shortens tokens already issued) and tokens dated in the
+  future beyond ``max_future_skew``.
+* ``m``: replaying the state of, say, a ``prompts/get`` on a ``tools/call``.
+* ``t``: replaying one tool's (prompt's, resource's) state on another one.
+* ``a``: replaying the state with changed arguments (keyed 16-byte digest of
+  the canonical sorted-keys compact JSON; ``None`` and ``{}`` are the same).
+* ``aud``: replaying between services that share keys but not an audience.
+* ``p``: replaying another principal's state, and principal drift (present
+  at seal but absent at verify, or the reverse).
+
+**Replay within the TTL by the same principal is accepted**, for the same
+method, target and arguments: these checks make the state hard to misuse, not
+single-use. The spec says one-time semantics must be enforced with
+server-side state (e.g. a nonce in the state plus a store of used nonces).
+
+Every verification failure raises `RequestStateError`; its `reason` is for
+server logs only, and the wire answer is always `INVALID_REQUEST_STATE_MESSAGE`
+so a client gets no oracle.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, NoReturn
+
+__all__ = [
+    "INVALID_REQUEST_STATE_MESSAGE",
+    "RequestStateError",
+    "RequestStateSealer",
+]
+
+INVALID_REQUEST_STATE_MESSAGE = "Invalid or expired requestState"
+
+_LABEL = b"mcp-sansio/request-state/v1"
+_VERSION = "v1"
+_PREFIX = b"v1."
+_KID_LEN = 4
+_MAC_LEN = 32
+_DIGEST_LEN = 16
+_MIN_KEY_LEN = 32
+_CLAIMS_REQUIRED = frozenset({"v", "iat", "exp", "m", "t", "a", "aud", "s"})
+_CLAIMS_ALLOWED = _CLAIMS_REQUIRED | {"p"}
+_MAX_INT = 2**53
+_B64URL = re.compile(r"[A-Za-z0-9_-]*")
+
+
+class RequestStateError(Exception):
+    """A `requestState` failed verification.
+
+    `str(exc)` is always the uniform wire message, so logging or echoing the
+    exception never leaks which check failed; `reason` (e.g. ``"expired"``,
+    ``"bad_signature"``, ``"principal_mismatch"``) is for server logs only.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(INVALID_REQUEST_STATE_MESSAGE)
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"RequestStateError(reason={self.reason!r})"
+
+
+def _fail(reason: str) -> NoReturn:
+    raise RequestStateError(reason)
+
+
+def _hkdf(ikm: bytes, info: bytes, length: int) -> bytes:
+    """HKDF-SHA256 (RFC 5869), salt = the context label, for `length` <= 32."""
+    prk = hmac.digest(_LABEL, ikm, hashlib.sha256)
+    return hmac.digest(prk, _LABEL + b"/" + info + b"\x01", hashlib.sha256)[:length]
+
+
+def _b64encode(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def _b64decode(text: str) -> bytes:
+    """Decode canonical unpadded base64url only, so each token has one spelling."""
+    if _B64URL.fullmatch(text) is None or len(text) % 4 == 1:
+        _fail("bad_format")
+    raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if _b64encode(raw) != text:  # non-zero trailing bits
+        _fail("bad_format")
+    return raw
+
+
+def _canonical_arguments(arguments: Mapping[str, Any] | None) -> bytes:
+    """Sorted-keys compact strict ASCII JSON; raises ValueError/TypeError if not JSON.
+
+    `None` and ``{}`` both mean "no arguments", as on the wire.
+    """
+    if arguments is None:
+        arguments = {}
+    elif not isinstance(arguments, Mapping):
+        raise TypeError("arguments must be a mapping or None")
+    text = json.dumps(dict(arguments), sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return text.encode("ascii")
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _reject_constant(name: str) -> NoReturn:
+    raise ValueError(f"non-finite number {name}")
+
+
+def _is_number(value: object) -> bool:
+    """A finite float, or an int a float can hold (never a bool, NaN or inf)."""
+    if type(value) is float:
+        return math.isfinite(value)
+    return type(value) is int and -_MAX_INT < value < _MAX_INT
+
+
+class _Key:
+    """Material derived from one ring key."""
+
+    __slots__ = ("args_key", "kid", "mac_key", "principal_key")
+
+    def __init__(self, secret: bytes) -> None:
+        self.kid = _hkdf(secret, b"kid", _KID_LEN)
+        self.mac_key = _hkdf(secret, b"mac", 32)
+        self.principal_key = _hkdf(secret, b"principal", 32)
+        self.args_key = _hkdf(secret, b"arguments", 32)
+
+    def mac(self, body: bytes) -> bytes:
+        return hmac.digest(self.mac_key, _PREFIX + body, hashlib.sha256)
+
+    def args_digest(self, canonical: bytes) -> str:
+        return _b64encode(hmac.digest(self.args_key, canonical, hashlib.sha256)[:_DIGEST_LEN])
+
+    def principal_digest(self, principal: str) -> str:
+        digest = hmac.digest(self.principal_key, _utf8(principal), hashlib.sha256)
+        return _b64encode(digest[:_DIGEST_LEN])
+
+
+class RequestStateSealer:
+    """Seals handler state into a `requestState` token and verifies echoed tokens.
+
+    `keys` is a ring: ``keys[0]`` seals, every key verifies, so rotation is
+    "prepend the new key, drop the old one after the TTL". Servers that share
+    keys must use distinct `audience` values unless they should accept each
+    other's state. Pure: time comes in as `now` (seconds, any epoch, but the
+    same for seal and unseal).
+    """
+
+    def __init__(
+        self,
+        keys: Sequence[bytes],
+        *,
+        audience: str,
+        ttl: float = 600.0,
+        max_future_skew: float = 60.0,
+        max_token_bytes: int = 16384,
+    ) -> None:
+        if isinstance(keys, (bytes, bytearray, memoryview, str)):
+            raise TypeError("keys must be a sequence of keys, not a single key")
+        ring: list[_Key] = []
+        for secret in keys:
+            if not isinstance(secret, (bytes, bytearray, memoryview)):
+                raise TypeError("each key must be bytes")
+            if len(secret) < _MIN_KEY_LEN:
+                raise ValueError(f"each key must be at least {_MIN_KEY_LEN} bytes")
+            ring.append(_Key(bytes(secret)))
+        if not ring:
+            raise ValueError("keys must contain at least one key")
+        by_kid = {key.kid: key for key in ring}
+        if len(by_kid) != len(ring):
+            raise ValueError("duplicate key (or key id collision) in keys")
+        if not isinstance(audience, str) or not audience:
+            raise ValueError("audience must be a non-empty string")
+        if not _is_number(ttl) or ttl <= 0:
+            raise ValueError("ttl must be a finite number > 0")
+        if not _is_number(max_future_skew) or max_future_skew < 0:
+            raise ValueError("max_future_skew must be a finite number >= 0")
+        if type(max_token_bytes) is not int or max_token_bytes <= 0:
+            raise ValueError("max_token_bytes must be a positive int")
+        self._sealing_key = ring[0]
+        self._by_kid = by_kid
+        self._audience = audience
+        self._ttl = float(ttl)
+        self._max_future_skew = float(max_future_skew)
+        self._max_token_bytes = max_token_bytes
+
+    @property
+    def audience(self) -> str:
+        return self._audience
+
+    @property
+    def ttl(self) -> float:
+        return self._ttl
+
+    @property
+    def max_token_bytes(self) -> int:
+        return self._max_token_bytes
+
+    def seal(
+        self,
+        state: Any,
+        *,
+        method: str,
+        target: str,
+        arguments: Mapping[str, Any] | None,
+        principal: str | None,
+        now: float,
+    ) -> str:
+        """Return a token binding `state` to this request; `state` must be strict JSON.
+
+        Raises ValueError if the state or arguments are not strict JSON (no NaN,
+        no non-JSON types), `now` is not finite, or the token would exceed
+        `max_token_bytes`. The state comes back from `unseal` as decoded JSON
+        (tuples become lists).
+        """
+        if not isinstance(method, str) or not isinstance(target, str):
+            raise TypeError("method and target must be str")
+        if principal is not None and not isinstance(principal, str):
+            raise TypeError("principal must be str or None")
+        if not _is_number(now):
+            raise ValueError("now must be a finite number")
+        key = self._sealing_key
+        try:
+            canonical = _canonical_arguments(arguments)
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise ValueError(f"arguments are not strict JSON: {exc}") from exc
+        claims: dict[str, Any] = {
+            "v": 1,
+            "iat": now,
+            "exp": now + self._ttl,
+            "m": method,
+            "t": target,
+            "a": key.args_digest(canonical),
+            "aud": self._audience,
+        }
+        if principal is not None:
+            claims["p"] = key.principal_digest(principal)
+        claims["s"] = state
+        try:
+            payload = json.dumps(claims, separators=(",", ":"), allow_nan=False).encode("ascii")
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise ValueError(f"state is not strict JSON: {exc}") from exc
+        token = self._encode(key, payload)
+        if len(token) > self._max_token_bytes:
+            raise ValueError(
+                f"sealed requestState is {len(token)} bytes, over max_token_bytes="
+                f"{self._max_token_bytes}; keep less in the state"
+            )
+        return token
+
+    def unseal(
+        self,
+        token: object,
+        *,
+        method: str,
+        target: str,
+        arguments: Mapping[str, Any] | None,
+        principal: str | None,
+        now: float,
+    ) -> Any:
+        """Verify `token` against this request and return the sealed state.
+
+        Raises `RequestStateError` and nothing else, whatever `token` is (and
+        whatever the other arguments are: a failure there fails closed).
+        """
+        try:
+            return self._unseal(
+                token,
+                method=method,
+                target=target,
+                arguments=arguments,
+                principal=principal,
+                now=now,
+            )
+        except RequestStateError:
+            raise
+        except Exception as exc:  # fail closed on anything unforeseen
+            raise RequestStateError("internal_error") from exc
+
+    def _encode(self, key: _Key, payload: bytes) -> str:
+        """Frame and MAC a payload; the tests use it to forge MAC-valid payloads."""
+        body = key.kid + payload
+        return f"{_VERSION}.{_b64encode(body)}.{_b64encode(key.mac(body))}"
+
+    def _unseal(
+        self,
+        token: object,
+        *,
+        method: str,
+        target: str,
+        arguments: Mapping[str, Any] | None,
+        principal: str | None,
+        now: float,
+    ) -> Any:
+        # 1. Cheap structural checks, before any decoding.
+        if not isinstance(token, str):
+            _fail("not_a_string")
+        if len(token) > self._max_token_bytes:  # chars <= UTF-8 bytes
+            _fail("too_large")
+        if not token.isascii():
+            _fail("bad_format")
+        parts = token.split(".")
+        if len(parts) != 3 or parts[0] != _VERSION:
+            _fail("bad_format")
+        body = _b64decode(parts[1])
+        mac = _b64decode(parts[2])
+        if len(body) <= _KID_LEN or len(mac) != _MAC_LEN:
+            _fail("bad_format")
+
+        # 2. Authenticity, before the payload is parsed at all.
+        key = self._by_kid.get(body[:_KID_LEN])
+        if key is None:
+            _fail("unknown_key")
+        if not hmac.compare_digest(key.mac(body), mac):
+            _fail("bad_signature")
+
+        # 3. Claim shapes (only reachable with a key: a bug or a leaked key).
+        try:
+            claims = json.loads(body[_KID_LEN:].decode("utf-8"), parse_constant=_reject_constant)
+        except (ValueError, RecursionError):
+            _fail("bad_claims")
+        if not isinstance(claims, dict) or not (
+            _CLAIMS_REQUIRED <= claims.keys() <= _CLAIMS_ALLOWED
+        ):
+            _fail("bad_claims")
+        iat, exp = claims["iat"], claims["exp"]
+        p = claims.get("p")  # absent means "sealed without a principal"
+        if not (
+            type(claims["v"]) is int
+            and claims["v"] == 1
+            and _is_number(iat)
+            and _is_number(exp)
+            and iat < exp
+            and all(isinstance(claims[c], str) for c in ("m", "t", "a", "aud"))
+            and ("p" not in claims or isinstance(p, str))
+        ):
+            _fail("bad_claims")
+
+        # 4. Time, written positively so NaN (in `now`) never passes.
+        if not (now < exp and now < iat + self._ttl):
+            _fail("expired")
+        if not (iat <= now + self._max_future_skew):
+            _fail("not_yet_valid")
+
+        # 5. Bindings.
+        if claims["aud"] != self._audience:  # both str: no NaN concern
+            _fail("wrong_audience")
+        if not (isinstance(method, str) and claims["m"] == method):
+            _fail("wrong_method")
+        if not (isinstance(target, str) and claims["t"] == target):
+            _fail("wrong_target")
+        try:
+            expected_args = key.args_digest(_canonical_arguments(arguments))
+        except (TypeError, ValueError, RecursionError):
+            _fail("wrong_arguments")  # never sealable, so never a match
+        if not hmac.compare_digest(_utf8(claims["a"]), _utf8(expected_args)):
+            _fail("wrong_arguments")
+        if principal is None or p is None:
+            if not (principal is None and p is None):
+                _fail("principal_mismatch")
+        elif not (
+            isinstance(principal, str)
+            and hmac.compare_digest(_utf8(p), _utf8(key.principal_digest(principal)))
+        ):
+            _fail("principal_mismatch")
+        return claims["s"]

@@ -1,0 +1,124 @@
+"""Bookkeeping for requests in flight, both directions, with bounded memory.
+
+Deadlines are plain numbers in whatever clock the caller uses; the table never
+reads a clock. Recently finished ids are remembered (up to a bound) so a late
+response or a late answer can be told apart from one that was never ours.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+RequestId = int | str
+
+
+class Outbound:
+    """A request we sent and still wait on."""
+
+    __slots__ = ("deadline", "handler", "method", "progress_token", "related")
+
+    def __init__(
+        self,
+        method: str,
+        deadline: float | None,
+        progress_token: int | str | None,
+        handler: Callable[[RequestId, dict[str, Any] | None, dict[str, Any] | None], None] | None,
+        related: RequestId | None,
+    ) -> None:
+        self.method = method
+        self.deadline = deadline
+        self.progress_token = progress_token
+        # Internal requests (initialize, the discover probe) resolve through a handler
+        # instead of surfacing as events: handler(id, result, error).
+        self.handler = handler
+        self.related = related
+
+
+class Inbound:
+    """A request the peer sent us that the application has not answered yet."""
+
+    __slots__ = ("last_progress", "log_level", "method", "progress_token")
+
+    def __init__(
+        self, method: str, progress_token: int | str | None, log_level: str | None
+    ) -> None:
+        self.method = method
+        self.progress_token = progress_token
+        self.last_progress: float | None = None
+        self.log_level = log_level
+
+
+class RecentIds:
+    """A bounded set of ids, oldest forgotten first."""
+
+    __slots__ = ("_order", "_set")
+
+    def __init__(self, bound: int) -> None:
+        self._order: deque[RequestId] = deque(maxlen=bound)
+        self._set: set[RequestId] = set()
+
+    def add(self, request_id: RequestId) -> None:
+        order = self._order
+        if len(order) == order.maxlen:
+            self._set.discard(order[0])
+        order.append(request_id)
+        self._set.add(request_id)
+
+    def discard(self, request_id: RequestId) -> None:
+        # Leave the deque entry; it ages out. Only membership matters.
+        self._set.discard(request_id)
+
+    def __contains__(self, request_id: object) -> bool:
+        return request_id in self._set
+
+    def __len__(self) -> int:
+        return len(self._set)
+
+
+class DeadlineHeap:
+    """Deadlines of outbound requests, with lazy deletion of settled ones."""
+
+    __slots__ = ("_heap", "_seq")
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, RequestId]] = []
+        self._seq = 0
+
+    def push(self, deadline: float, request_id: RequestId, live: dict[RequestId, Outbound]) -> None:
+        self._seq += 1
+        heap = self._heap
+        heapq.heappush(heap, (deadline, self._seq, request_id))
+        if len(heap) > 2 * len(live) + 64:
+            # Settled entries linger until they reach the top; rebuild to stay bounded.
+            self._heap = [
+                item
+                for item in heap
+                if (entry := live.get(item[2])) is not None and entry.deadline == item[0]
+            ]
+            heapq.heapify(self._heap)
+
+    def next(self, live: dict[RequestId, Outbound]) -> float | None:
+        heap = self._heap
+        while heap:
+            deadline, _, rid = heap[0]
+            entry = live.get(rid)
+            if entry is not None and entry.deadline == deadline:
+                return deadline
+            heapq.heappop(heap)
+        return None
+
+    def pop_expired(self, now: float, live: dict[RequestId, Outbound]) -> list[RequestId]:
+        expired: list[RequestId] = []
+        heap = self._heap
+        while heap and heap[0][0] <= now:
+            deadline, _, rid = heapq.heappop(heap)
+            entry = live.get(rid)
+            if entry is not None and entry.deadline == deadline:
+                expired.append(rid)
+        return expired
+
+    def __len__(self) -> int:
+        return len(self._heap)

@@ -1,0 +1,295 @@
+"""The revision registry and the per-revision method tables.
+
+Revisions are an enumerated set, never compared by date order: what a revision
+allows is looked up, not inferred. Each method row says who may send it, in which
+revisions, which capability gates it and which wire models carry its params and
+result (by name in `mcp_core.types`, resolved lazily so importing the registry
+builds no models).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Final, Literal
+
+Role = Literal["client", "server"]
+
+
+class Era(enum.Enum):
+    """Handshake revisions (`initialize`) vs the stateless per-request revision."""
+
+    LEGACY = "legacy"
+    MODERN = "modern"
+
+
+V2024_11_05: Final = "2024-11-05"
+V2025_03_26: Final = "2025-03-26"
+V2025_06_18: Final = "2025-06-18"
+V2025_11_25: Final = "2025-11-25"
+V2026_07_28: Final = "2026-07-28"
+
+LEGACY_REVISIONS: Final = (V2024_11_05, V2025_03_26, V2025_06_18, V2025_11_25)
+MODERN_REVISIONS: Final = (V2026_07_28,)
+ALL_REVISIONS: Final = LEGACY_REVISIONS + MODERN_REVISIONS
+LATEST_LEGACY: Final = V2025_11_25
+LATEST: Final = V2026_07_28
+
+_ERA = {r: Era.LEGACY for r in LEGACY_REVISIONS} | {r: Era.MODERN for r in MODERN_REVISIONS}
+
+# Revisions that accept JSON-RPC batch arrays (receiving them is mandatory there).
+BATCH_REVISIONS: Final = frozenset({V2025_03_26})
+
+
+def era_of(revision: str) -> Era:
+    """The era of a known revision; KeyError for an unknown one."""
+    return _ERA[revision]
+
+
+def is_known(revision: object) -> bool:
+    return isinstance(revision, str) and revision in _ERA
+
+
+def preference_order(revisions: tuple[str, ...] | frozenset[str]) -> tuple[str, ...]:
+    """Revisions from most to least preferred, by their place in the registry."""
+    wanted = set(revisions)
+    return tuple(r for r in reversed(ALL_REVISIONS) if r in wanted)
+
+
+_L = frozenset(LEGACY_REVISIONS)
+_M = frozenset(MODERN_REVISIONS)
+_ALL = _L | _M
+_FROM_0618 = frozenset({V2025_06_18, V2025_11_25})
+_ONLY_1125 = frozenset({V2025_11_25})
+
+
+@dataclass(frozen=True, slots=True)
+class MethodSpec:
+    """One row of the method table.
+
+    `server_capability` gates a client-to-server method on what the server
+    advertised; `client_capability` gates a server-to-client method on what the
+    client declared. `input_required` marks the methods that may answer with an
+    `InputRequiredResult` in 2026-07-28; `cacheable` the ones whose complete
+    results carry `ttlMs`/`cacheScope` there.
+    """
+
+    method: str
+    sender: Role
+    is_request: bool
+    revisions: frozenset[str]
+    params: str | None
+    result: str | None = None
+    server_capability: str | None = None
+    client_capability: str | None = None
+    input_required: bool = False
+    cacheable: bool = False
+    params_required: bool = False
+
+
+def _req(
+    method: str,
+    sender: Role,
+    revisions: frozenset[str],
+    params: str | None,
+    result: str,
+    **kw: object,
+) -> MethodSpec:
+    return MethodSpec(method, sender, True, revisions, params, result, **kw)  # type: ignore[arg-type]
+
+
+def _note(method: str, sender: Role, revisions: frozenset[str], params: str | None) -> MethodSpec:
+    return MethodSpec(method, sender, False, revisions, params)
+
+
+_ROWS: tuple[MethodSpec, ...] = (
+    # client -> server requests
+    _req(
+        "initialize",
+        "client",
+        _L,
+        "InitializeRequestParams",
+        "InitializeResult",
+        params_required=True,
+    ),
+    _req("ping", "client", _L, None, "EmptyResult"),
+    _req("server/discover", "client", _M, None, "DiscoverResult", cacheable=True),
+    _req(
+        "tools/list",
+        "client",
+        _ALL,
+        "PaginatedRequestParams",
+        "ListToolsResult",
+        server_capability="tools",
+        cacheable=True,
+    ),
+    _req(
+        "tools/call",
+        "client",
+        _ALL,
+        "CallToolRequestParams",
+        "CallToolResult",
+        server_capability="tools",
+        input_required=True,
+        params_required=True,
+    ),
+    _req(
+        "prompts/list",
+        "client",
+        _ALL,
+        "PaginatedRequestParams",
+        "ListPromptsResult",
+        server_capability="prompts",
+        cacheable=True,
+    ),
+    _req(
+        "prompts/get",
+        "client",
+        _ALL,
+        "GetPromptRequestParams",
+        "GetPromptResult",
+        server_capability="prompts",
+        input_required=True,
+        params_required=True,
+    ),
+    _req(
+        "resources/list",
+        "client",
+        _ALL,
+        "PaginatedRequestParams",
+        "ListResourcesResult",
+        server_capability="resources",
+        cacheable=True,
+    ),
+    _req(
+        "resources/templates/list",
+        "client",
+        _ALL,
+        "PaginatedRequestParams",
+        "ListResourceTemplatesResult",
+        server_capability="resources",
+        cacheable=True,
+    ),
+    _req(
+        "resources/read",
+        "client",
+        _ALL,
+        "ReadResourceRequestParams",
+        "ReadResourceResult",
+        server_capability="resources",
+        input_required=True,
+        cacheable=True,
+        params_required=True,
+    ),
+    _req(
+        "resources/subscribe",
+        "client",
+        _L,
+        "SubscribeRequestParams",
+        "EmptyResult",
+        server_capability="resources.subscribe",
+        params_required=True,
+    ),
+    _req(
+        "resources/unsubscribe",
+        "client",
+        _L,
+        "UnsubscribeRequestParams",
+        "EmptyResult",
+        server_capability="resources.subscribe",
+        params_required=True,
+    ),
+    _req(
+        "subscriptions/listen",
+        "client",
+        _M,
+        "SubscriptionsListenRequestParams",
+        "Result",
+        params_required=True,
+    ),
+    _req(
+        "completion/complete",
+        "client",
+        _ALL,
+        "CompleteRequestParams",
+        "CompleteResult",
+        server_capability="completions",
+        params_required=True,
+    ),
+    _req(
+        "logging/setLevel",
+        "client",
+        _L,
+        "SetLevelRequestParams",
+        "EmptyResult",
+        server_capability="logging",
+        params_required=True,
+    ),
+    # server -> client requests (legacy only; 2026-07-28 carries them inside InputRequiredResult)
+    _req("ping", "server", _L, None, "EmptyResult"),
+    _req(
+        "sampling/createMessage",
+        "server",
+        _L,
+        "CreateMessageRequestParams",
+        "CreateMessageResult",
+        client_capability="sampling",
+        params_required=True,
+    ),
+    _req("roots/list", "server", _L, None, "ListRootsResult", client_capability="roots"),
+    _req(
+        "elicitation/create",
+        "server",
+        _FROM_0618,
+        "ElicitRequestParams",
+        "ElicitResult",
+        client_capability="elicitation",
+        params_required=True,
+    ),
+    # client -> server notifications
+    _note("notifications/initialized", "client", _L, None),
+    _note("notifications/cancelled", "client", _ALL, "CancelledNotificationParams"),
+    _note("notifications/progress", "client", _L, "ProgressNotificationParams"),
+    _note("notifications/roots/list_changed", "client", _L, None),
+    # server -> client notifications
+    _note("notifications/cancelled", "server", _ALL, "CancelledNotificationParams"),
+    _note("notifications/progress", "server", _ALL, "ProgressNotificationParams"),
+    _note("notifications/message", "server", _ALL, "LoggingMessageNotificationParams"),
+    _note("notifications/resources/updated", "server", _ALL, "ResourceUpdatedNotificationParams"),
+    _note("notifications/resources/list_changed", "server", _ALL, None),
+    _note("notifications/tools/list_changed", "server", _ALL, None),
+    _note("notifications/prompts/list_changed", "server", _ALL, None),
+    _note(
+        "notifications/elicitation/complete",
+        "server",
+        _ONLY_1125,
+        "ElicitationCompleteNotificationParams",
+    ),
+    _note(
+        "notifications/subscriptions/acknowledged",
+        "server",
+        _M,
+        "SubscriptionsAcknowledgedNotificationParams",
+    ),
+)
+
+# (sender, method) -> spec. Requests and notifications never share a method name.
+METHODS: Final[dict[tuple[Role, str], MethodSpec]] = {
+    (row.sender, row.method): row for row in _ROWS
+}
+
+# Every method name any revision knows, whoever sends it.
+KNOWN_METHOD_NAMES: Final = frozenset(row.method for row in _ROWS)
+
+
+def lookup(sender: Role, method: str, revision: str) -> MethodSpec | None:
+    """The row for `method` sent by `sender`, if `revision` has it."""
+    spec = METHODS.get((sender, method))
+    if spec is None or revision not in spec.revisions:
+        return None
+    return spec
+
+
+def known_in_any(sender: Role, method: str, revisions: frozenset[str] | tuple[str, ...]) -> bool:
+    spec = METHODS.get((sender, method))
+    return spec is not None and not spec.revisions.isdisjoint(revisions)

@@ -1,0 +1,92 @@
+"""Tools for testing code built on mcp_core (and mcp_core itself).
+
+`ConnectionPair` wires a client and a server connection back to back through
+real bytes, with no loop. Hypothesis strategies live in
+`mcp_core.testing.strategies`, so importing this module needs no Hypothesis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from .._config import ClientConfig, ServerConfig
+from .._connection import ClientConnection, ServerConnection
+from .._events import Event
+
+Direction = Literal["client->server", "server->client"]
+WireTap = Callable[[Direction, bytes], None]
+
+
+def default_server_config(**overrides: object) -> ServerConfig:
+    """A server that offers every feature, for tests that need a full peer."""
+    settings: dict[str, object] = {
+        "name": "test-server",
+        "version": "1.0.0",
+        "capabilities": {
+            "tools": {"listChanged": True},
+            "prompts": {"listChanged": True},
+            "resources": {"subscribe": True, "listChanged": True},
+            "logging": {},
+            "completions": {},
+        },
+    }
+    settings.update(overrides)
+    return ServerConfig(**settings)  # type: ignore[arg-type]
+
+
+class ConnectionPair:
+    """A client and a server connection exchanging bytes in memory.
+
+    `pump()` moves bytes both ways until neither side has anything to send and
+    returns what each side reported. `tap`, if given, sees every chunk on the
+    wire (validate it, log it, corrupt it in a copy ...).
+    """
+
+    def __init__(
+        self,
+        server_config: ServerConfig | None = None,
+        client_config: ClientConfig | None = None,
+        *,
+        tap: WireTap | None = None,
+    ) -> None:
+        self.server = ServerConnection(server_config or default_server_config())
+        self.client = ClientConnection(client_config or ClientConfig(mode="legacy"))
+        self.tap = tap
+        self.client_events: list[Event] = []
+        self.server_events: list[Event] = []
+
+    def connect(self, *, deadline: float | None = None) -> tuple[list[Event], list[Event]]:
+        """Run the handshake (or discovery) to the end; returns (client, server) events."""
+        first = self.client.connect(deadline=deadline)
+        client_events, server_events = self.pump()
+        return first + client_events, server_events
+
+    def pump(self, max_rounds: int = 1000) -> tuple[list[Event], list[Event]]:
+        """Deliver bytes both ways until both sides are quiet."""
+        client_events: list[Event] = []
+        server_events: list[Event] = []
+        for _ in range(max_rounds):
+            moved = False
+            data = self.client.data_to_send()
+            if data:
+                moved = True
+                if self.tap is not None:
+                    self.tap("client->server", data)
+                server_events += self.server.receive_data(data)
+            data = self.server.data_to_send()
+            if data:
+                moved = True
+                if self.tap is not None:
+                    self.tap("server->client", data)
+                client_events += self.client.receive_data(data)
+            if not moved:
+                break
+        else:
+            raise RuntimeError("connections kept talking after max_rounds exchanges")
+        self.client_events += client_events
+        self.server_events += server_events
+        return client_events, server_events
+
+
+__all__ = ["ConnectionPair", "Direction", "WireTap", "default_server_config"]
