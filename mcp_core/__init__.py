@@ -4,6 +4,7 @@ Bytes and calls go in, events and bytes come out; no I/O, no clocks, no threads.
 See docs/architecture.md for the shape and docs/embedding.md for the driver loop.
 """
 
+from ._client import ClientConnection
 from ._config import ClientConfig, ServerConfig
 from ._connection import (
     LOG_LEVELS,
@@ -13,9 +14,7 @@ from ._connection import (
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
     META_SUBSCRIPTION_ID,
-    ClientConnection,
     OutgoingMessage,
-    ServerConnection,
     State,
 )
 from ._errors import (
@@ -50,11 +49,15 @@ from ._events import (
     RequestContext,
     RequestFailed,
     RequestReceived,
+    RequestStateRejected,
     ResponseIgnored,
     ResponseReceived,
     SessionStarted,
+    SubscriptionAcknowledged,
 )
 from ._jsonrpc import DEFAULT_LIMITS, Limits
+from ._request_state import INVALID_REQUEST_STATE_MESSAGE, RequestStateError, RequestStateSealer
+from ._server import ServerConnection
 from ._versions import (
     ALL_REVISIONS,
     LATEST,
@@ -70,6 +73,7 @@ __all__ = [
     "CONNECTION_CLOSED",
     "DEFAULT_LIMITS",
     "HEADER_MISMATCH",
+    "INVALID_REQUEST_STATE_MESSAGE",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
@@ -113,11 +117,15 @@ __all__ = [
     "RequestContext",
     "RequestFailed",
     "RequestReceived",
+    "RequestStateError",
+    "RequestStateRejected",
+    "RequestStateSealer",
     "ResponseIgnored",
     "ResponseReceived",
     "ServerConfig",
     "ServerConnection",
     "SessionStarted",
+    "SubscriptionAcknowledged",
     "State",
     "era_of",
 ]

@@ -13,6 +13,7 @@ from typing import Any, Literal
 import pydantic
 
 from ._jsonrpc import DEFAULT_LIMITS, Limits
+from ._request_state import RequestStateSealer
 from ._versions import ALL_REVISIONS, Era, era_of, is_known, preference_order
 
 
@@ -41,6 +42,10 @@ class ServerConfig:
     `server_info` may carry more than name and version (title, icons, websiteUrl);
     `cache_ttl_ms` and `cache_scope` fill the 2026-07-28 caching hints on results
     that must carry them when the application did not set its own.
+
+    `request_state_keys` (each at least 32 bytes; the first seals, all verify)
+    turn on sealing of the 2026-07-28 `requestState`. Give every process of a
+    deployment the same keys so a retry may land on any of them.
     """
 
     name: str
@@ -52,14 +57,28 @@ class ServerConfig:
     limits: Limits = DEFAULT_LIMITS
     cache_ttl_ms: int = 0
     cache_scope: Literal["public", "private"] = "private"
+    request_state_keys: tuple[bytes, ...] = ()
+    request_state_ttl: float = 600.0
+    request_state_audience: str | None = None
+    max_request_state_bytes: int = 16384
     # Derived once.
     capabilities_wire: dict[str, Any] = field(init=False, repr=False, compare=False)
     server_info_wire: dict[str, Any] = field(init=False, repr=False, compare=False)
     legacy_versions: tuple[str, ...] = field(init=False, repr=False, compare=False)
     modern_versions: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    request_state_sealer: RequestStateSealer | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         versions = _check_versions(tuple(self.supported_versions))
+        sealer = None
+        if self.request_state_keys:
+            sealer = RequestStateSealer(
+                self.request_state_keys,
+                audience=self.request_state_audience or self.name,
+                ttl=self.request_state_ttl,
+                max_token_bytes=self.max_request_state_bytes,
+            )
+        object.__setattr__(self, "request_state_sealer", sealer)
         object.__setattr__(self, "supported_versions", versions)
         object.__setattr__(self, "capabilities_wire", to_wire(self.capabilities) or {})
         info = to_wire(self.server_info) or {}
@@ -85,7 +104,8 @@ class ClientConfig:
 
     `mode`: "auto" probes with `server/discover` and falls back to `initialize`;
     "legacy" always uses `initialize`; a revision string pins that revision.
-    `log_level` is stamped on every 2026-07-28 request.
+    `log_level` is stamped on every 2026-07-28 request. `max_input_rounds` ends
+    a 2026-07-28 call that keeps answering `InputRequiredResult`.
     """
 
     name: str = "mcp-sansio"
@@ -96,6 +116,7 @@ class ClientConfig:
     client_info: Any = None
     log_level: str | None = None
     limits: Limits = DEFAULT_LIMITS
+    max_input_rounds: int = 10
     capabilities_wire: dict[str, Any] = field(init=False, repr=False, compare=False)
     client_info_wire: dict[str, Any] = field(init=False, repr=False, compare=False)
 

@@ -7,7 +7,10 @@ come back as events; what the application says goes in through verb methods
 error for a bad message), which is why output is a buffer and not a return value.
 
 Nothing here does I/O or reads a clock: deadlines are numbers the caller
-chooses, and `tick(now)` is how time arrives.
+chooses, and `tick(now)` (or `now=` on the receive calls) is how time arrives.
+
+This module holds what both roles share; `_server.py` and `_client.py` hold
+the role-specific rules.
 """
 
 from __future__ import annotations
@@ -19,35 +22,33 @@ from typing import Any, Final, Literal
 import pydantic
 
 from . import _jsonrpc as jr
-from ._config import ClientConfig, ServerConfig, to_wire
+from ._config import to_wire
 from ._errors import (
     CONNECTION_CLOSED,
+    HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
     REQUEST_TIMEOUT,
+    RESOURCE_NOT_FOUND,
     SERVER_BUSY,
     UNSUPPORTED_PROTOCOL_VERSION,
+    URL_ELICITATION_REQUIRED,
     LocalProtocolError,
     RemoteProtocolError,
 )
 from ._events import (
-    ClientInitialized,
-    Connected,
     ConnectionClosed,
     ErrorReceived,
     Event,
     MessageRejected,
-    NotificationReceived,
     ProgressReceived,
     RequestCancelled,
-    RequestContext,
     RequestFailed,
-    RequestReceived,
     ResponseIgnored,
     ResponseReceived,
-    SessionStarted,
 )
 from ._framing import LineBuffer
 from ._requests import DeadlineHeap, Inbound, Outbound, RecentIds
@@ -55,12 +56,11 @@ from ._versions import (
     BATCH_REVISIONS,
     METHODS,
     V2024_11_05,
+    V2025_11_25,
     Era,
     MethodSpec,
     Role,
-    era_of,
     lookup,
-    preference_order,
 )
 
 RequestId = int | str
@@ -85,7 +85,7 @@ LOG_LEVELS: Final = (
 LOG_RANK: Final = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 
 # What an undeclared client capability is called in the refusal (the SDK's wording).
-_CAPABILITY_LABEL: Final = {
+CAPABILITY_LABEL: Final = {
     "elicitation": "Elicitation",
     "sampling": "Sampling",
     "roots": "Roots",
@@ -119,7 +119,7 @@ class OutgoingMessage:
     related_request_id: RequestId | None = None
 
 
-class _Fatal(Exception):
+class Fatal(Exception):
     """Internal: the connection cannot go on (broken framing or handshake)."""
 
     def __init__(self, error: RemoteProtocolError) -> None:
@@ -127,7 +127,7 @@ class _Fatal(Exception):
         self.error = error
 
 
-class _Reject(Exception):
+class Reject(Exception):
     """Internal: answer the current message with a JSON-RPC error and go on."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
@@ -155,7 +155,7 @@ def validator(type_name: str) -> Callable[[Any], Any]:
     return found
 
 
-def _describe(exc: pydantic.ValidationError) -> str:
+def describe(exc: pydantic.ValidationError) -> str:
     parts = []
     for err in exc.errors(include_url=False, include_input=False)[:3]:
         where = ".".join(str(p) for p in err["loc"]) or "params"
@@ -163,7 +163,7 @@ def _describe(exc: pydantic.ValidationError) -> str:
     return "; ".join(parts)
 
 
-def _has_capability(caps: Mapping[str, Any], path: str) -> bool:
+def has_capability(caps: Mapping[str, Any], path: str) -> bool:
     head, _, tail = path.partition(".")
     value = caps.get(head)
     if value is None or value is False:
@@ -174,6 +174,54 @@ def _has_capability(caps: Mapping[str, Any], path: str) -> bool:
 
 
 _MISSING: Final = object()
+
+# MCP reserves -32020..-32099 for codes the spec defines; emitting any other is forbidden.
+_SPEC_CODES: Final = frozenset(
+    {
+        HEADER_MISMATCH,
+        MISSING_REQUIRED_CLIENT_CAPABILITY,
+        UNSUPPORTED_PROTOCOL_VERSION,
+        URL_ELICITATION_REQUIRED,
+    }
+)
+
+
+def elicitation_mode_declared(declared: Any, mode: str) -> bool:
+    """Whether an elicitation capability object covers `mode` (`{}` means form only)."""
+    if not isinstance(declared, Mapping):
+        return False
+    if "form" not in declared and "url" not in declared:
+        return mode == "form"
+    return declared.get(mode) is not None
+
+
+def capability_problem(
+    declared_caps: Mapping[str, Any], method: str, params: Mapping[str, Any] | None
+) -> tuple[int, str] | None:
+    """Why a client would refuse this server-to-client request: (code, message) or None.
+
+    One rule for both sides and both eras: the client must have declared the
+    capability, the elicitation mode, and sampling with tools when tools are
+    offered. The client answers with this error; the server refuses to send.
+    """
+    spec = METHODS.get(("server", method))
+    cap = spec.client_capability if spec is not None else None
+    if cap is None:
+        return None
+    declared = declared_caps.get(cap)
+    if declared is None:
+        return METHOD_NOT_FOUND, f"{CAPABILITY_LABEL.get(cap, cap)} not supported"
+    if cap == "elicitation":
+        mode = (params or {}).get("mode", "form")
+        if not elicitation_mode_declared(declared, mode):
+            return INVALID_PARAMS, f"Elicitation mode {mode!r} not supported"
+    if (
+        cap == "sampling"
+        and (params or {}).get("tools") is not None
+        and not (isinstance(declared, Mapping) and declared.get("tools") is not None)
+    ):
+        return INVALID_PARAMS, "Sampling with tools not supported"
+    return None
 
 
 def _response_problem(obj: dict[str, Any], error: Any) -> str | None:
@@ -213,13 +261,21 @@ class _Connection:
         self._ended_outbound = RecentIds(limits.max_remembered_ids)
         self._ended_inbound = RecentIds(limits.max_remembered_ids)
         self._deadlines = DeadlineHeap()
+        # progress token -> the logical id of our request it reports on
         self._progress_tokens: dict[int | str, RequestId] = {}
         self._next_id = 0
+        self._now: float | None = None
 
     # ------------------------------------------------------------------ input
 
-    def receive_data(self, data: bytes) -> list[Event]:
-        """Feed bytes of a newline-delimited stream; `b""` means the stream ended."""
+    def receive_data(self, data: bytes, *, now: float | None = None) -> list[Event]:
+        """Feed bytes of a newline-delimited stream; `b""` means the stream ended.
+
+        `now` (optional) tells the engine the time, for checks that need it
+        (the expiry of a sealed `requestState`).
+        """
+        if now is not None:
+            self._now = now
         if not data:
             if self.state in (State.CLOSED, State.ERROR):
                 return []
@@ -231,17 +287,19 @@ class _Connection:
                 self._receive_one(line, events)
         except RemoteProtocolError as exc:
             events.extend(self._settle(exc.message, exc))
-        except _Fatal as fatal:
+        except Fatal as fatal:
             events.extend(self._settle(fatal.error.message, fatal.error))
         return events
 
-    def receive_message(self, data: bytes | str) -> list[Event]:
+    def receive_message(self, data: bytes | str, *, now: float | None = None) -> list[Event]:
         """Feed one whole message from a transport that frames messages itself."""
+        if now is not None:
+            self._now = now
         self._check_receiving()
         events: list[Event] = []
         try:
             self._receive_one(data, events)
-        except _Fatal as fatal:
+        except Fatal as fatal:
             events.extend(self._settle(fatal.error.message, fatal.error))
         return events
 
@@ -340,7 +398,7 @@ class _Connection:
             return
         try:
             self._accept_request(rid, method, params, events)
-        except _Reject as rej:
+        except Reject as rej:
             self._reply_error(rid, rej.code, rej.message, events, rej.data)
 
     def _receive_notification(
@@ -409,7 +467,7 @@ class _Connection:
             if entry is not None and rid is not None:
                 self._ended(rid, entry)
                 self._resolve_failure(
-                    rid, entry, INTERNAL_ERROR, f"invalid response: {problem}", events
+                    entry.logical, entry, INTERNAL_ERROR, f"invalid response: {problem}", events
                 )
             events.append(MessageRejected(rid, INVALID_REQUEST, problem))
             return
@@ -422,10 +480,12 @@ class _Connection:
             entry.handler(rid, obj.get("result"), error)
         elif type(error) is dict:
             events.append(
-                ErrorReceived(rid, entry.method, error["code"], error["message"], error.get("data"))
+                ErrorReceived(
+                    entry.logical, entry.method, error["code"], error["message"], error.get("data")
+                )
             )
         else:
-            self._accept_result(rid, entry, obj["result"], events)
+            self._accept_result(entry.logical, entry, obj["result"], events)
 
     def _accept_result(
         self, rid: RequestId, entry: Outbound, result: dict[str, Any], events: list[Event]
@@ -438,10 +498,13 @@ class _Connection:
             except pydantic.ValidationError as exc:
                 events.append(
                     RequestFailed(
-                        rid, entry.method, INTERNAL_ERROR, f"invalid result: {_describe(exc)}"
+                        rid, entry.method, INTERNAL_ERROR, f"invalid result: {describe(exc)}"
                     )
                 )
                 return
+            if spec.result == "ElicitResult" and value.action != "accept" and value.content:
+                # Content only means something on accept; never let it leak past a decline.
+                value = value.model_copy(update={"content": None})
         events.append(ResponseReceived(rid, entry.method, value))
 
     def _resolve_failure(
@@ -455,6 +518,7 @@ class _Connection:
     def _ended(self, rid: RequestId, entry: Outbound) -> None:
         if entry.progress_token is not None:
             self._progress_tokens.pop(entry.progress_token, None)
+        self._ended_outbound.add(rid)
 
     # ---- role hooks
 
@@ -488,22 +552,28 @@ class _Connection:
             return None
         if params is None:
             if spec.params_required:
-                raise _Reject(INVALID_PARAMS, f"{spec.method} requires params")
+                raise Reject(INVALID_PARAMS, f"{spec.method} requires params")
             params = {}
         try:
             return validator(spec.params)(params)
         except pydantic.ValidationError as exc:
-            raise _Reject(
-                INVALID_PARAMS, f"Invalid params for {spec.method}: {_describe(exc)}"
+            raise Reject(
+                INVALID_PARAMS, f"Invalid params for {spec.method}: {describe(exc)}"
             ) from None
 
     def _track_inbound(
-        self, rid: RequestId, method: str, meta: Any, log_level: str | None
+        self,
+        rid: RequestId,
+        method: str,
+        meta: Any,
+        log_level: str | None,
+        capabilities: dict[str, Any] | None = None,
+        params: Any = None,
     ) -> int | str | None:
         token = meta.get("progressToken") if type(meta) is dict else None
         if not jr.is_request_id(token):
             token = None
-        self._inbound[rid] = Inbound(method, token, log_level)
+        self._inbound[rid] = Inbound(method, token, log_level, capabilities, params)
         return token
 
     # ----------------------------------------------------------------- output
@@ -521,7 +591,7 @@ class _Connection:
         size = len(payload)
         if self._outgoing_bytes + size > self.limits.max_buffered_output_bytes:
             if automatic:
-                raise _Fatal(
+                raise Fatal(
                     RemoteProtocolError("peer is not reading what we send", http_status=503)
                 )
             raise LocalProtocolError("output buffer is full; drain data_to_send() first")
@@ -608,7 +678,18 @@ class _Connection:
         self._queue(
             jr.encode_request(rid, method, wire), "request", method, rid, related_request_id
         )
-        self._register_outbound(rid, Outbound(method, deadline, token, None, related_request_id))
+        self._register_outbound(
+            rid,
+            Outbound(
+                method,
+                deadline,
+                token,
+                None,
+                related_request_id,
+                rid,
+                wire if spec.input_required else None,
+            ),
+        )
         return rid
 
     def _register_outbound(self, rid: RequestId, entry: Outbound) -> None:
@@ -616,7 +697,7 @@ class _Connection:
         if entry.deadline is not None:
             self._deadlines.push(entry.deadline, rid, self._outbound)
         if entry.progress_token is not None:
-            self._progress_tokens[entry.progress_token] = rid
+            self._progress_tokens[entry.progress_token] = entry.logical
 
     def _send_internal(
         self,
@@ -628,7 +709,7 @@ class _Connection:
         rid = self._next_id
         self._next_id += 1
         self._queue(jr.encode_request(rid, method, params), "request", method, rid, None)
-        self._register_outbound(rid, Outbound(method, deadline, None, handler, None))
+        self._register_outbound(rid, Outbound(method, deadline, None, handler, None, rid))
 
     def send_notification(
         self, method: str, params: Any = None, *, related_request_id: RequestId | None = None
@@ -641,10 +722,14 @@ class _Connection:
             raise LocalProtocolError(
                 f"{method!r} is not a {self._role} notification in revision {revision}"
             )
+        self._check_notification_allowed(method)
         wire = to_wire(params)
         self._queue(
             jr.encode_notification(method, wire), "notification", method, None, related_request_id
         )
+
+    def _check_notification_allowed(self, method: str) -> None:
+        """Role hook: refuse notifications the negotiated capabilities do not cover."""
 
     def _take_inbound(self, rid: RequestId) -> Inbound | None:
         entry = self._inbound.get(rid)
@@ -657,14 +742,16 @@ class _Connection:
     def send_result(self, request_id: RequestId, result: Any) -> bool:
         """Answer a peer's request. False when it was cancelled meanwhile (nothing sent)."""
         self._check_sending()
-        entry = self._take_inbound(request_id)
-        if entry is None:
-            return False
         wire = to_wire(result)
         if wire is None:
             wire = {}
         elif not isinstance(wire, dict):
             raise LocalProtocolError("a result must be a model or a mapping")
+        if self._answers_input(request_id, wire, None):
+            return True
+        entry = self._take_inbound(request_id)
+        if entry is None:
+            return False
         wire = self._finish_result(entry.method, wire)
         self._queue(
             jr.encode_result(request_id, wire), "result", entry.method, request_id, request_id
@@ -676,6 +763,9 @@ class _Connection:
     def send_error(self, request_id: RequestId, code: int, message: str, data: Any = None) -> bool:
         """Answer a peer's request with an error. False when it was cancelled meanwhile."""
         self._check_sending()
+        self._check_error_code(code)
+        if self._answers_input(request_id, None, (code, message)):
+            return True
         entry = self._take_inbound(request_id)
         if entry is None:
             return False
@@ -684,6 +774,24 @@ class _Connection:
         del self._inbound[request_id]
         self._ended_inbound.add(request_id)
         return True
+
+    def _answers_input(
+        self, request_id: RequestId, result: dict[str, Any] | None, error: tuple[int, str] | None
+    ) -> bool:
+        """Client hook: answers to 2026-07-28 input requests are collected, not sent."""
+        return False
+
+    def _check_error_code(self, code: int) -> None:
+        """Refuse codes this revision forbids, so a local bug never reaches the wire."""
+        if type(code) is not int:
+            raise LocalProtocolError("error codes are integers")
+        if -32099 <= code <= -32020 and code not in _SPEC_CODES:
+            raise LocalProtocolError(f"error code {code} is reserved for the MCP specification")
+        version = self.protocol_version
+        if code == URL_ELICITATION_REQUIRED and version != V2025_11_25:
+            raise LocalProtocolError("error -32042 exists only in revision 2025-11-25")
+        if code == RESOURCE_NOT_FOUND and self.era is Era.MODERN:
+            raise LocalProtocolError("2026-07-28 reports a missing resource as -32602")
 
     def send_progress(
         self,
@@ -717,17 +825,27 @@ class _Connection:
     def cancel_request(self, request_id: RequestId, reason: str | None = None) -> None:
         """Give up on one of our requests and tell the peer; a late answer is ignored."""
         self._check_sending()
-        entry = self._outbound.get(request_id)
+        if self._drop_pending_inputs(request_id):
+            return
+        wire_id = self._wire_id(request_id)
+        entry = self._outbound.get(wire_id)
         if entry is None:
-            if request_id in self._ended_outbound:
+            if wire_id in self._ended_outbound:
                 return
             raise LocalProtocolError(f"no request {request_id!r} of ours is in flight")
         if entry.method == "initialize":
             raise LocalProtocolError("initialize cannot be cancelled")
-        self._queue_cancel(request_id, reason)
-        del self._outbound[request_id]
-        self._ended(request_id, entry)
-        self._ended_outbound.add(request_id)
+        self._queue_cancel(wire_id, reason)
+        del self._outbound[wire_id]
+        self._ended(wire_id, entry)
+
+    def _wire_id(self, request_id: RequestId) -> RequestId:
+        """Client hook: the id a retried call currently travels under."""
+        return request_id
+
+    def _drop_pending_inputs(self, request_id: RequestId) -> bool:
+        """Client hook: cancel a call that waits on the application's input answers."""
+        return False
 
     def _queue_cancel(self, request_id: RequestId, reason: str | None) -> None:
         params: dict[str, Any] = {"requestId": request_id}
@@ -752,15 +870,17 @@ class _Connection:
         events: list[Event] = []
         if self.state in (State.CLOSED, State.ERROR):
             return events
+        self._now = now
         for rid in self._deadlines.pop_expired(now, self._outbound):
             entry = self._outbound.pop(rid)
             self._ended(rid, entry)
-            self._ended_outbound.add(rid)
-            if entry.method != "initialize":
-                self._queue_cancel(rid, "timed out")
             try:
-                self._resolve_failure(rid, entry, REQUEST_TIMEOUT, "Request timed out", events)
-            except _Fatal as fatal:
+                if entry.method != "initialize":
+                    self._queue_cancel(rid, "timed out")
+                self._resolve_failure(
+                    entry.logical, entry, REQUEST_TIMEOUT, "Request timed out", events
+                )
+            except Fatal as fatal:
                 events.extend(self._settle(fatal.error.message, fatal.error))
                 break
         return events
@@ -793,13 +913,20 @@ class _Connection:
             self._ended_outbound.add(rid)
             if entry.handler is None:
                 events.append(
-                    RequestFailed(rid, entry.method, CONNECTION_CLOSED, "Connection closed")
+                    RequestFailed(
+                        entry.logical, entry.method, CONNECTION_CLOSED, "Connection closed"
+                    )
                 )
+        events.extend(self._settle_local())
         self._progress_tokens.clear()
         abandoned = tuple(self._inbound)
         self._inbound.clear()
         events.append(ConnectionClosed(reason, abandoned, error))
         return events
+
+    def _settle_local(self) -> list[Event]:
+        """Client hook: fail calls that were waiting on the application's input answers."""
+        return []
 
     # ------------------------------------------------------------ inspection
 
@@ -815,620 +942,24 @@ class _Connection:
         assert self._outgoing_bytes <= self.limits.max_buffered_output_bytes
         assert self._outgoing_bytes == sum(len(m.payload) for m in self._outgoing)
         assert self._lines.pending <= self.limits.max_message_bytes
-        for token, rid in self._progress_tokens.items():
-            assert rid in self._outbound and self._outbound[rid].progress_token == token
+        logical_in_flight = {entry.logical for entry in self._outbound.values()}
+        for rid in self._progress_tokens.values():
+            assert rid in logical_in_flight or self._waiting_on_inputs(rid)
         if self.state in (State.CLOSED, State.ERROR):
             assert not self._outbound and not self._inbound
 
-
-# =========================================================================== server
-
-
-class ServerConnection(_Connection):
-    """The server side of one MCP connection, legacy session or 2026-07-28 stream.
-
-    The first request decides the era: `initialize` starts a legacy session; a
-    request carrying the 2026-07-28 `_meta` envelope makes the stream modern, and
-    from then on every request is judged on its own envelope.
-    """
-
-    _role: Role = "server"
-    _peer: Role = "client"
-
-    def __init__(self, config: ServerConfig) -> None:
-        super().__init__(config.limits)
-        self.config = config
-        self.state = State.AWAITING_FIRST
-        self.client_capabilities: Any = None
-        self.client_info: Any = None
-        self.log_level: str | None = None
-        self._client_caps_wire: dict[str, Any] = {}
-        self._session_context: RequestContext | None = None
-
-    # ---- receiving
-
-    def _accept_request(
-        self, rid: RequestId, method: str, params: dict[str, Any] | None, events: list[Event]
-    ) -> None:
-        era = self.era
-        if era is Era.MODERN:
-            self._modern_request(rid, method, params, events)
-        elif era is Era.LEGACY:
-            self._legacy_request(rid, method, params, events)
-        elif method == "initialize":
-            if not self.config.legacy_versions:
-                self._refuse_initialize(params)
-            self._initialize(rid, params, events)
-        elif method == "ping" and self.config.legacy_versions:
-            self._reply_result(rid, {}, method)
-        elif self.config.modern_versions:
-            self._modern_request(rid, method, params, events)
-        elif lookup("client", method, self.config.legacy_versions[0]) is not None:
-            raise _Reject(INVALID_REQUEST, "Received request before initialization was complete")
-        else:
-            raise _Reject(METHOD_NOT_FOUND, f"Method not found: {method}")
-
-    def _refuse_initialize(self, params: dict[str, Any] | None) -> None:
-        requested = (params or {}).get("protocolVersion")
-        supported = list(self.config.supported_versions)
-        raise _Reject(
-            UNSUPPORTED_PROTOCOL_VERSION,
-            "This server speaks MCP "
-            + ", ".join(supported)
-            + " without an initialize handshake; use server/discover and per-request _meta",
-            {
-                "supported": supported,
-                "requested": requested if isinstance(requested, str) else None,
-            },
-        )
-
-    def _initialize(
-        self, rid: RequestId, params: dict[str, Any] | None, events: list[Event]
-    ) -> None:
-        spec = METHODS[("client", "initialize")]
-        p = self._validate_params(spec, params)
-        legacy = self.config.legacy_versions
-        version = p.protocol_version if p.protocol_version in legacy else legacy[0]
-        self.protocol_version = version
-        self.era = Era.LEGACY
-        self.state = State.READY
-        self.client_capabilities = p.capabilities
-        self.client_info = p.client_info
-        self._client_caps_wire = to_wire(p.capabilities) or {}
-        result: dict[str, Any] = {
-            "protocolVersion": version,
-            "capabilities": self.config.capabilities_wire,
-            "serverInfo": self.config.server_info_wire,
-        }
-        if self.config.instructions is not None:
-            result["instructions"] = self.config.instructions
-        self._reply_result(rid, result, "initialize")
-        self._session_context = RequestContext(version, p.capabilities, p.client_info)
-        events.append(SessionStarted(version, p.capabilities, p.client_info))
-
-    def _legacy_request(
-        self, rid: RequestId, method: str, params: dict[str, Any] | None, events: list[Event]
-    ) -> None:
-        version = self.protocol_version
-        assert version is not None
-        spec = lookup("client", method, version)
-        if spec is None or not spec.is_request:
-            raise _Reject(METHOD_NOT_FOUND, f"Method not found: {method}")
-        if method == "ping":
-            self._reply_result(rid, {}, method)
-            return
-        if method == "initialize":
-            raise _Reject(INVALID_REQUEST, "Session already initialized")
-        if spec.server_capability and not _has_capability(
-            self.config.capabilities_wire, spec.server_capability
-        ):
-            raise _Reject(METHOD_NOT_FOUND, f"Method not found: {method} (capability not offered)")
-        model = self._validate_params(spec, params)
-        if method == "logging/setLevel":
-            self.log_level = model.level
-            self._reply_result(rid, {}, method)
-            return
-        meta = params.get("_meta") if params else None
-        token = self._track_inbound(rid, method, meta, None)
-        base = self._session_context
-        assert base is not None
-        if token is None and meta is None:
-            context = base
-        else:
-            context = RequestContext(
-                version, base.client_capabilities, base.client_info, None, token, meta
-            )
-        events.append(RequestReceived(rid, method, model, context))
-
-    def _modern_request(
-        self, rid: RequestId, method: str, params: dict[str, Any] | None, events: list[Event]
-    ) -> None:
-        if method == "initialize":
-            self._refuse_initialize(params)
-        spec = lookup("client", method, self.config.modern_versions[0])
-        if spec is None or not spec.is_request:
-            raise _Reject(METHOD_NOT_FOUND, f"Method not found: {method}")
-        meta = params.get("_meta") if params is not None else None
-        if type(meta) is not dict:
-            raise _Reject(
-                INVALID_PARAMS, f"Missing required params._meta with {META_PROTOCOL_VERSION}"
-            )
-        version = meta.get(META_PROTOCOL_VERSION)
-        if type(version) is not str:
-            raise _Reject(INVALID_PARAMS, f"Missing required _meta key {META_PROTOCOL_VERSION}")
-        if version not in self.config.modern_versions:
-            raise _Reject(
-                UNSUPPORTED_PROTOCOL_VERSION,
-                "Unsupported protocol version",
-                {"supported": list(self.config.supported_versions), "requested": version},
-            )
-        caps = meta.get(META_CLIENT_CAPABILITIES)
-        if type(caps) is not dict:
-            raise _Reject(INVALID_PARAMS, f"Missing required _meta key {META_CLIENT_CAPABILITIES}")
-        log_level = meta.get(META_LOG_LEVEL)
-        if log_level is not None and log_level not in LOG_RANK:
-            raise _Reject(INVALID_PARAMS, f"Unknown log level {log_level!r}")
-        info_wire = meta.get(META_CLIENT_INFO)
-        try:
-            capabilities = validator("ClientCapabilities")(caps)
-            info = validator("Implementation")(info_wire) if info_wire is not None else None
-        except pydantic.ValidationError as exc:
-            raise _Reject(INVALID_PARAMS, f"Invalid _meta envelope: {_describe(exc)}") from None
-        if self.era is None:
-            self.era = Era.MODERN
-            self.state = State.READY
-        self.protocol_version = version
-        if method == "server/discover":
-            self._reply_result(rid, self._finish_result(method, self._discover_result()), method)
-            return
-        if spec.server_capability and not _has_capability(
-            self.config.capabilities_wire, spec.server_capability
-        ):
-            raise _Reject(METHOD_NOT_FOUND, f"Method not found: {method} (capability not offered)")
-        model = self._validate_params(spec, params)
-        token = self._track_inbound(rid, method, meta, log_level)
-        context = RequestContext(version, capabilities, info, log_level, token, meta)
-        events.append(RequestReceived(rid, method, model, context))
-
-    def _discover_result(self) -> dict[str, Any]:
-        result: dict[str, Any] = {
-            "supportedVersions": list(self.config.supported_versions),
-            "capabilities": self.config.capabilities_wire,
-        }
-        if self.config.instructions is not None:
-            result["instructions"] = self.config.instructions
-        return result
-
-    def _accept_notification(
-        self, method: str, params: dict[str, Any] | None, events: list[Event]
-    ) -> None:
-        version = self.protocol_version
-        if version is None:
-            return  # nothing but initialize means anything before the era is known
-        spec = lookup("client", method, version)
-        if spec is None or spec.is_request:
-            return  # unknown notifications are ignored
-        if method == "notifications/initialized":
-            events.append(ClientInitialized())
-            return
-        try:
-            model = self._validate_params(spec, params)
-        except _Reject as rej:
-            events.append(MessageRejected(None, rej.code, rej.message))
-            return
-        events.append(NotificationReceived(method, model))
-
-    # ---- sending
-
-    def _finish_result(self, method: str, result: dict[str, Any]) -> dict[str, Any]:
-        if self.era is not Era.MODERN:
-            return result
-        result_type = result.setdefault("resultType", "complete")
-        meta = result.get("_meta")
-        result["_meta"] = (
-            {**meta, META_SERVER_INFO: self.config.server_info_wire}
-            if meta
-            else {META_SERVER_INFO: self.config.server_info_wire}
-        )
-        if result_type == "complete":
-            spec = METHODS.get(("client", method))
-            if spec is not None and spec.cacheable:
-                result.setdefault("ttlMs", self.config.cache_ttl_ms)
-                result.setdefault("cacheScope", self.config.cache_scope)
-        elif result_type == "input_required":
-            spec = METHODS.get(("client", method))
-            if spec is None or not spec.input_required:
-                raise LocalProtocolError(f"{method} cannot answer with an InputRequiredResult")
-        return result
-
-    def _sending_revision(self) -> str:
-        if self.era is Era.MODERN:
-            raise LocalProtocolError(
-                "in 2026-07-28 a server sends no requests or unsolicited notifications; "
-                "answer with an InputRequiredResult instead"
-            )
-        return super()._sending_revision()
-
-    def _prepare_request(
-        self, spec: MethodSpec, params: dict[str, Any] | None
-    ) -> dict[str, Any] | None:
-        cap = spec.client_capability
-        if cap is not None:
-            label = _CAPABILITY_LABEL.get(cap, cap)
-            declared = self._client_caps_wire.get(cap)
-            if declared is None:
-                raise LocalProtocolError(
-                    f"the client did not declare the {cap} capability ({label} not supported)"
-                )
-            if cap == "elicitation":
-                mode = (params or {}).get("mode", "form")
-                if not elicitation_mode_declared(declared, mode):
-                    raise LocalProtocolError(
-                        f"the client did not declare elicitation mode {mode!r}"
-                    )
-            if (
-                cap == "sampling"
-                and (params or {}).get("tools") is not None
-                and not (isinstance(declared, dict) and declared.get("tools") is not None)
-            ):
-                raise LocalProtocolError("the client did not declare sampling with tools")
-        return params
-
-    def send_log(
-        self,
-        level: str,
-        data: Any,
-        *,
-        logger: str | None = None,
-        related_request_id: RequestId | None = None,
-    ) -> bool:
-        """Send `notifications/message` if the level passes the client's threshold.
-
-        Legacy: the session level from `logging/setLevel` (everything before one
-        arrives). 2026-07-28: only for a request that asked with `logLevel`, on that
-        request's stream. Returns whether anything was sent.
-        """
-        self._check_sending()
-        rank = LOG_RANK.get(level)
-        if rank is None:
-            raise LocalProtocolError(f"unknown log level {level!r}")
-        if "logging" not in self.config.capabilities_wire:
-            raise LocalProtocolError("the server did not advertise the logging capability")
-        if self.era is Era.MODERN:
-            entry = (
-                self._inbound.get(related_request_id) if related_request_id is not None else None
-            )
-            if entry is None or entry.log_level is None or rank < LOG_RANK[entry.log_level]:
-                return False
-        elif self.state is not State.READY:
-            raise LocalProtocolError(f"connection is not ready (state {self.state})")
-        elif self.log_level is not None and rank < LOG_RANK[self.log_level]:
-            return False
-        params: dict[str, Any] = {"level": level, "data": data}
-        if logger is not None:
-            params["logger"] = logger
-        self._queue(
-            jr.encode_notification("notifications/message", params),
-            "notification",
-            "notifications/message",
-            None,
-            related_request_id,
-        )
-        return True
-
-
-def elicitation_mode_declared(declared: Any, mode: str) -> bool:
-    """Whether an elicitation capability object covers `mode` (`{}` means form only)."""
-    if not isinstance(declared, Mapping):
+    def _waiting_on_inputs(self, request_id: RequestId) -> bool:
         return False
-    if not declared.get("form") and not declared.get("url"):
-        return mode == "form" and "form" not in declared and "url" not in declared
-    return declared.get(mode) is not None
 
 
-# =========================================================================== client
+def __getattr__(name: str) -> Any:
+    # The role classes moved to their own modules; keep the old import path working.
+    if name == "ServerConnection":
+        from ._server import ServerConnection
 
+        return ServerConnection
+    if name == "ClientConnection":
+        from ._client import ClientConnection
 
-class ClientConnection(_Connection):
-    """The client side of one MCP connection.
-
-    Call `connect()` first; requests may be sent once a `Connected` event came
-    out (at once for a pinned 2026-07-28 revision).
-    """
-
-    _role: Role = "client"
-    _peer: Role = "server"
-
-    def __init__(self, config: ClientConfig) -> None:
-        super().__init__(config.limits)
-        self.config = config
-        self.server_capabilities: Any = None
-        self.server_info: Any = None
-        self.instructions: str | None = None
-        self._server_caps_wire: dict[str, Any] = {}
-        self._pending_events: list[Event] = []
-        self._probe_tried: set[str] = set()
-        self._probe_deadline: float | None = None
-        self._envelope: dict[str, Any] = {}
-
-    # ---- the handshake
-
-    def connect(self, *, deadline: float | None = None) -> list[Event]:
-        """Start the handshake (or the discovery probe) the configured mode asks for.
-
-        `deadline` bounds the `server/discover` probe of "auto" mode: a server
-        that stays silent until then is taken to be legacy.
-        """
-        if self.state is not State.IDLE:
-            raise LocalProtocolError("connect() was already called")
-        self.state = State.CONNECTING
-        mode = self.config.mode
-        versions = self.config.supported_versions
-        modern = [v for v in versions if era_of(v) is Era.MODERN]
-        legacy = [v for v in versions if era_of(v) is Era.LEGACY]
-        self._probe_deadline = deadline
-        if mode == "legacy":
-            self._send_initialize(legacy[0])
-        elif mode == "auto":
-            if modern:
-                self._send_probe(modern[0])
-            else:
-                self._send_initialize(legacy[0])
-        elif era_of(mode) is Era.MODERN:
-            self._become_modern(mode)
-            return [self._connected_modern(None)]
-        else:
-            self._send_initialize(mode)
-        return []
-
-    def _send_initialize(self, version: str) -> None:
-        params = {
-            "protocolVersion": version,
-            "capabilities": self.config.capabilities_wire,
-            "clientInfo": self.config.client_info_wire,
-        }
-        self._send_internal("initialize", params, self._on_initialize_answer)
-
-    def _on_initialize_answer(
-        self, rid: RequestId, result: dict[str, Any] | None, error: dict[str, Any] | None
-    ) -> None:
-        if error is not None:
-            raise _Fatal(
-                RemoteProtocolError(
-                    f"initialize failed: {error.get('message')}",
-                    code=error.get("code", INTERNAL_ERROR),
-                )
-            )
-        try:
-            init = validator("InitializeResult")(result)
-        except pydantic.ValidationError as exc:
-            raise _Fatal(
-                RemoteProtocolError(f"invalid initialize result: {_describe(exc)}")
-            ) from None
-        version = init.protocol_version
-        mode = self.config.mode
-        acceptable = (
-            version == mode
-            if mode not in ("auto", "legacy")
-            else version in self.config.supported_versions and era_of(version) is Era.LEGACY
-        )
-        if not acceptable:
-            raise _Fatal(
-                RemoteProtocolError(
-                    f"server chose protocol version {version!r}, which this client does not speak"
-                )
-            )
-        self.protocol_version = version
-        self.era = Era.LEGACY
-        self.state = State.READY
-        self.server_capabilities = init.capabilities
-        self.server_info = init.server_info
-        self.instructions = init.instructions
-        self._server_caps_wire = to_wire(init.capabilities) or {}
-        self._queue(
-            jr.encode_notification("notifications/initialized", None),
-            "notification",
-            "notifications/initialized",
-            None,
-            None,
-            automatic=True,
-        )
-        self._pending_events.append(
-            Connected(version, Era.LEGACY, init.capabilities, init.server_info, init.instructions)
-        )
-
-    def _envelope_for(self, version: str) -> dict[str, Any]:
-        envelope: dict[str, Any] = {
-            META_PROTOCOL_VERSION: version,
-            META_CLIENT_CAPABILITIES: self.config.capabilities_wire,
-            META_CLIENT_INFO: self.config.client_info_wire,
-        }
-        if self.config.log_level is not None:
-            envelope[META_LOG_LEVEL] = self.config.log_level
-        return envelope
-
-    def _send_probe(self, version: str) -> None:
-        self._probe_tried.add(version)
-        self._send_internal(
-            "server/discover",
-            {"_meta": self._envelope_for(version)},
-            lambda rid, result, error: self._on_probe_answer(version, result, error),
-            self._probe_deadline,
-        )
-
-    def _on_probe_answer(
-        self, version: str, result: dict[str, Any] | None, error: dict[str, Any] | None
-    ) -> None:
-        ours = self.config.supported_versions
-        if error is None:
-            try:
-                discovered = validator("DiscoverResult")(result)
-            except pydantic.ValidationError as exc:
-                raise _Fatal(
-                    RemoteProtocolError(f"invalid server/discover result: {_describe(exc)}")
-                ) from None
-            mutual = preference_order(tuple(set(ours) & set(discovered.supported_versions)))
-            self._take_mutual(mutual, discovered)
-            return
-        data = error.get("data")
-        if (
-            not error.get("local")
-            and error.get("code") == UNSUPPORTED_PROTOCOL_VERSION
-            and isinstance(data, dict)
-            and isinstance(data.get("supported"), list)
-        ):
-            # A modern server that wants another revision: never fall back blindly.
-            theirs = {v for v in data["supported"] if isinstance(v, str)}
-            mutual = preference_order(tuple(set(ours) & theirs))
-            retry = [v for v in mutual if era_of(v) is Era.MODERN and v not in self._probe_tried]
-            if retry:
-                self._send_probe(retry[0])
-                return
-            self._take_mutual(mutual, None)
-            return
-        legacy = [v for v in ours if era_of(v) is Era.LEGACY]
-        if not legacy:
-            raise _Fatal(RemoteProtocolError(f"server/discover failed: {error.get('message')}"))
-        self._send_initialize(legacy[0])
-
-    def _take_mutual(self, mutual: tuple[str, ...], discovered: Any) -> None:
-        if not mutual:
-            raise _Fatal(RemoteProtocolError("no protocol revision both sides speak"))
-        best = mutual[0]
-        if era_of(best) is Era.MODERN:
-            self._become_modern(best)
-            if discovered is not None:
-                self.server_capabilities = discovered.capabilities
-                self._server_caps_wire = to_wire(discovered.capabilities) or {}
-                self.instructions = discovered.instructions
-                info = (discovered.meta or {}).get(META_SERVER_INFO)
-                if info is not None:
-                    try:
-                        self.server_info = validator("Implementation")(info)
-                    except pydantic.ValidationError:
-                        self.server_info = None
-            self._pending_events.append(self._connected_modern(discovered))
-        else:
-            self._send_initialize(best)
-
-    def _become_modern(self, version: str) -> None:
-        self.protocol_version = version
-        self.era = Era.MODERN
-        self.state = State.READY
-        self._envelope = self._envelope_for(version)
-
-    def _connected_modern(self, discovered: Any) -> Connected:
-        assert self.protocol_version is not None
-        return Connected(
-            self.protocol_version,
-            Era.MODERN,
-            self.server_capabilities,
-            self.server_info,
-            self.instructions,
-        )
-
-    # The internal handlers queue Connected; flush it after the message that caused it.
-    def receive_data(self, data: bytes) -> list[Event]:
-        events = super().receive_data(data)
-        return self._flush(events)
-
-    def receive_message(self, data: bytes | str) -> list[Event]:
-        return self._flush(super().receive_message(data))
-
-    def tick(self, now: float) -> list[Event]:
-        return self._flush(super().tick(now))
-
-    def _flush(self, events: list[Event]) -> list[Event]:
-        if self._pending_events:
-            events = self._pending_events + events
-            self._pending_events = []
-        return events
-
-    # ---- receiving
-
-    def _accept_request(
-        self, rid: RequestId, method: str, params: dict[str, Any] | None, events: list[Event]
-    ) -> None:
-        if self.era is Era.MODERN:
-            raise _Reject(METHOD_NOT_FOUND, "2026-07-28 servers do not send requests")
-        version = self.protocol_version
-        if method == "ping":
-            self._reply_result(rid, {}, method)
-            return
-        if version is None:
-            raise _Reject(INVALID_REQUEST, "Received request before initialization was complete")
-        spec = lookup("server", method, version)
-        if spec is None or not spec.is_request:
-            raise _Reject(METHOD_NOT_FOUND, f"Method not found: {method}")
-        cap = spec.client_capability
-        if cap is not None:
-            declared = self.config.capabilities_wire.get(cap)
-            if declared is None:
-                raise _Reject(METHOD_NOT_FOUND, f"{_CAPABILITY_LABEL.get(cap, cap)} not supported")
-            if cap == "elicitation":
-                mode = (params or {}).get("mode", "form")
-                if not elicitation_mode_declared(declared, mode):
-                    raise _Reject(INVALID_PARAMS, f"Elicitation mode {mode!r} not supported")
-        model = self._validate_params(spec, params)
-        meta = params.get("_meta") if params else None
-        token = self._track_inbound(rid, method, meta, None)
-        events.append(
-            RequestReceived(
-                rid, method, model, RequestContext(version, None, None, None, token, meta)
-            )
-        )
-
-    def _accept_notification(
-        self, method: str, params: dict[str, Any] | None, events: list[Event]
-    ) -> None:
-        version = self.protocol_version
-        if version is None:
-            return
-        spec = lookup("server", method, version)
-        if spec is None or spec.is_request:
-            return
-        try:
-            model = self._validate_params(spec, params)
-        except _Reject as rej:
-            events.append(MessageRejected(None, rej.code, rej.message))
-            return
-        events.append(NotificationReceived(method, model))
-
-    def _accept_result(
-        self, rid: RequestId, entry: Outbound, result: dict[str, Any], events: list[Event]
-    ) -> None:
-        if self.era is Era.MODERN:
-            result_type = result.get("resultType", "complete")
-            if result_type != "complete":
-                events.append(
-                    RequestFailed(
-                        rid,
-                        entry.method,
-                        INTERNAL_ERROR,
-                        f"invalid result: unknown resultType {result_type!r}",
-                    )
-                )
-                return
-        super()._accept_result(rid, entry, result, events)
-
-    # ---- sending
-
-    def _sending_revision(self) -> str:
-        return super()._sending_revision()
-
-    def _prepare_request(
-        self, spec: MethodSpec, params: dict[str, Any] | None
-    ) -> dict[str, Any] | None:
-        cap = spec.server_capability
-        # A pinned 2026-07-28 client that skipped discovery knows no capabilities yet.
-        if (
-            cap is not None
-            and self.server_capabilities is not None
-            and not _has_capability(self._server_caps_wire, cap)
-        ):
-            raise LocalProtocolError(f"the server did not advertise the {cap} capability")
-        if self.era is Era.MODERN:
-            params = dict(params) if params else {}
-            meta = params.get("_meta")
-            params["_meta"] = {**self._envelope, **meta} if meta else self._envelope
-        return params
+        return ClientConnection
+    raise AttributeError(name)

@@ -42,6 +42,8 @@ class RequestContext:
     progress_token: int | str | None = None
     meta: dict[str, Any] | None = None
     related_request_id: RequestId | None = None
+    input_responses: dict[str, Any] | None = None
+    request_state: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +62,34 @@ class RequestReceived(Event):
 
 @dataclass(frozen=True, slots=True)
 class NotificationReceived(Event):
-    """A notification the engine does not consume itself (list_changed, log messages ...)."""
+    """A notification the engine does not consume itself (list_changed, log messages ...).
+
+    `subscription_id` is set for notifications of a 2026-07-28
+    `subscriptions/listen` stream: the id of that listen request.
+    """
 
     method: str
     params: Any
+    subscription_id: RequestId | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SubscriptionAcknowledged(Event):
+    """Client side: the server accepted a `subscriptions/listen` with this filter."""
+
+    request_id: RequestId
+    notifications: Any
+
+
+@dataclass(frozen=True, slots=True)
+class RequestStateRejected(Event):
+    """Server side: an echoed `requestState` failed verification.
+
+    The client only saw the uniform -32602 error; `reason` is for your logs.
+    """
+
+    request_id: RequestId
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)

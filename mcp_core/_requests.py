@@ -16,9 +16,23 @@ RequestId = int | str
 
 
 class Outbound:
-    """A request we sent and still wait on."""
+    """A request we sent and still wait on.
 
-    __slots__ = ("deadline", "handler", "method", "progress_token", "related")
+    `logical` is the id the application knows the request by. It differs from the
+    wire id only for 2026-07-28 retries, which go out under a fresh id but
+    answer the original call. `params` is kept only where a retry may be needed.
+    """
+
+    __slots__ = (
+        "deadline",
+        "handler",
+        "logical",
+        "method",
+        "params",
+        "progress_token",
+        "related",
+        "rounds",
+    )
 
     def __init__(
         self,
@@ -27,6 +41,9 @@ class Outbound:
         progress_token: int | str | None,
         handler: Callable[[RequestId, dict[str, Any] | None, dict[str, Any] | None], None] | None,
         related: RequestId | None,
+        logical: RequestId,
+        params: dict[str, Any] | None = None,
+        rounds: int = 0,
     ) -> None:
         self.method = method
         self.deadline = deadline
@@ -35,20 +52,82 @@ class Outbound:
         # instead of surfacing as events: handler(id, result, error).
         self.handler = handler
         self.related = related
+        self.logical = logical
+        self.params = params
+        self.rounds = rounds
 
 
 class Inbound:
-    """A request the peer sent us that the application has not answered yet."""
+    """A request the peer sent us that the application has not answered yet.
 
-    __slots__ = ("last_progress", "log_level", "method", "progress_token")
+    `capabilities` are the client capabilities in force for this request (wire
+    form) and `params` its validated params: the server checks what it may ask
+    for, and binds a sealed `requestState` to them.
+    """
+
+    __slots__ = (
+        "capabilities",
+        "last_progress",
+        "log_level",
+        "method",
+        "params",
+        "progress_token",
+        "subscription",
+    )
 
     def __init__(
-        self, method: str, progress_token: int | str | None, log_level: str | None
+        self,
+        method: str,
+        progress_token: int | str | None,
+        log_level: str | None,
+        capabilities: dict[str, Any] | None = None,
+        params: Any = None,
     ) -> None:
         self.method = method
         self.progress_token = progress_token
         self.last_progress: float | None = None
         self.log_level = log_level
+        self.capabilities = capabilities
+        self.params = params
+        # For subscriptions/listen: the acknowledged filter (wire form), once sent.
+        self.subscription: dict[str, Any] | None = None
+
+
+class PendingInputs:
+    """Client side of one 2026-07-28 round: answers collected before the retry."""
+
+    __slots__ = (
+        "answers",
+        "deadline",
+        "method",
+        "params",
+        "progress_token",
+        "related",
+        "request_state",
+        "rounds",
+        "waiting",
+    )
+
+    def __init__(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        request_state: str | None,
+        waiting: set[str],
+        rounds: int,
+        deadline: float | None,
+        progress_token: int | str | None,
+        related: RequestId | None,
+    ) -> None:
+        self.method = method
+        self.params = params
+        self.request_state = request_state
+        self.waiting = waiting
+        self.answers: dict[str, Any] = {}
+        self.rounds = rounds
+        self.deadline = deadline
+        self.progress_token = progress_token
+        self.related = related
 
 
 class RecentIds:

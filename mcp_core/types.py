@@ -1063,7 +1063,7 @@ class LoggingMessageNotificationParams(NotificationParams):
     @model_serializer(mode="wrap")
     def _keep_null_data(
         self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
-    ) -> Any:
+    ) -> dict[str, Any]:
         return _restore_required_null(self, handler, info, "data", "data")
 
 
@@ -1291,6 +1291,20 @@ class LegacyTitledEnumSchema(MCPModel):
     default: str | None = None
 
 
+_PRIMITIVE_SCHEMA_NAMES = frozenset(
+    {
+        "StringSchema",
+        "NumberSchema",
+        "BooleanSchema",
+        "UntitledSingleSelectEnumSchema",
+        "TitledSingleSelectEnumSchema",
+        "UntitledMultiSelectEnumSchema",
+        "TitledMultiSelectEnumSchema",
+        "LegacyTitledEnumSchema",
+    }
+)
+
+
 def _primitive_schema_tag(value: Any) -> str | None:
     """Name the schema class a form field is, from its keywords.
 
@@ -1298,7 +1312,10 @@ def _primitive_schema_tag(value: Any) -> str | None:
     `StringSchema`, swallowing `enum` / `oneOf` as extras.
     """
     if isinstance(value, BaseModel):
-        return type(value).__name__
+        for cls in type(value).__mro__:
+            if cls.__name__ in _PRIMITIVE_SCHEMA_NAMES:
+                return cls.__name__
+        return None
     if not isinstance(value, dict):
         return None
     kind = value.get("type")
@@ -1395,6 +1412,7 @@ class ElicitRequestURLParams(RequestParams):
 
 
 def _elicit_mode_tag(value: Any) -> str | None:
+    """A missing `mode` is form: 2025-06-18 peers never send one."""
     if isinstance(value, dict):
         mode = value.get("mode", "form")
         return mode if isinstance(mode, str) else None
@@ -1594,10 +1612,10 @@ def _restore_required_null(
     info: SerializationInfo,
     attr: str,
     wire: str,
-) -> Any:
+) -> dict[str, Any]:
     """Put back a required-but-null field that `exclude_none` dropped."""
-    data = handler(model)
-    if not (info.exclude_none and isinstance(data, dict)):
+    data: dict[str, Any] = handler(model)
+    if not info.exclude_none:
         return data
     if getattr(model, attr) is not None:
         return data

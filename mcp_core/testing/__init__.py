@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
+from .._client import ClientConnection
 from .._config import ClientConfig, ServerConfig
-from .._connection import ClientConnection, ServerConnection
 from .._events import Event
+from .._server import ServerConnection
 
 Direction = Literal["client->server", "server->client"]
 WireTap = Callable[[Direction, bytes], None]

@@ -1,0 +1,537 @@
+"""`ClientConnection`: the client side of one MCP connection, either era.
+
+It picks the protocol revision (`initialize`, a pinned revision, or the
+`server/discover` probe with its fallbacks), stamps the 2026-07-28 `_meta`
+envelope on every request, and runs the multi-round-trip loop: a server's
+`InputRequiredResult` turns into the same `RequestReceived` events a legacy
+server's `elicitation/create`, `sampling/createMessage` or `roots/list` produce,
+and once the application answered them all the original call goes out again.
+"""
+
+from __future__ import annotations
+
+from itertools import count
+from typing import Any
+
+import pydantic
+
+from . import _jsonrpc as jr
+from ._config import ClientConfig, to_wire
+from ._connection import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
+    Fatal,
+    Reject,
+    RequestId,
+    State,
+    _Connection,
+    capability_problem,
+    describe,
+    has_capability,
+    validator,
+)
+from ._errors import (
+    CONNECTION_CLOSED,
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    LocalProtocolError,
+    RemoteProtocolError,
+)
+from ._events import (
+    Connected,
+    Event,
+    MessageRejected,
+    NotificationReceived,
+    RequestContext,
+    RequestFailed,
+    RequestReceived,
+    SubscriptionAcknowledged,
+)
+from ._requests import Outbound, PendingInputs
+from ._versions import METHODS, Era, MethodSpec, Role, era_of, lookup, preference_order
+
+INPUT_REQUEST_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
+
+
+class ClientConnection(_Connection):
+    """The client side of one MCP connection.
+
+    Call `connect()` first; requests may be sent once a `Connected` event came
+    out (at once for a pinned 2026-07-28 revision).
+    """
+
+    _role: Role = "client"
+    _peer: Role = "server"
+
+    def __init__(self, config: ClientConfig) -> None:
+        super().__init__(config.limits)
+        self.config = config
+        self.server_capabilities: Any = None
+        self.server_info: Any = None
+        self.instructions: str | None = None
+        self._server_caps_wire: dict[str, Any] = {}
+        self._pending_events: list[Event] = []
+        self._probe_tried: set[str] = set()
+        self._probe_deadline: float | None = None
+        self._envelope: dict[str, Any] = {}
+        # 2026-07-28 multi-round-trip bookkeeping.
+        self._pending_inputs: dict[RequestId, PendingInputs] = {}
+        self._input_slots: dict[str, tuple[RequestId, str]] = {}
+        self._retry_wire: dict[RequestId, RequestId] = {}
+        self._slot_numbers = count(1)
+
+    # ------------------------------------------------------------ handshake
+
+    def connect(self, *, deadline: float | None = None) -> list[Event]:
+        """Start the handshake (or the discovery probe) the configured mode asks for.
+
+        `deadline` bounds the `server/discover` probe of "auto" mode: a server
+        that stays silent until then is taken to be legacy.
+        """
+        if self.state is not State.IDLE:
+            raise LocalProtocolError("connect() was already called")
+        self.state = State.CONNECTING
+        mode = self.config.mode
+        versions = self.config.supported_versions
+        modern = [v for v in versions if era_of(v) is Era.MODERN]
+        legacy = [v for v in versions if era_of(v) is Era.LEGACY]
+        self._probe_deadline = deadline
+        if mode == "legacy":
+            self._send_initialize(legacy[0])
+        elif mode == "auto":
+            if modern:
+                self._send_probe(modern[0])
+            else:
+                self._send_initialize(legacy[0])
+        elif era_of(mode) is Era.MODERN:
+            self._become_modern(mode)
+            return [self._connected_modern()]
+        else:
+            self._send_initialize(mode)
+        return []
+
+    def _send_initialize(self, version: str) -> None:
+        params = {
+            "protocolVersion": version,
+            "capabilities": self.config.capabilities_wire,
+            "clientInfo": self.config.client_info_wire,
+        }
+        self._send_internal("initialize", params, self._on_initialize_answer)
+
+    def _on_initialize_answer(
+        self, rid: RequestId, result: dict[str, Any] | None, error: dict[str, Any] | None
+    ) -> None:
+        if error is not None:
+            raise Fatal(
+                RemoteProtocolError(
+                    f"initialize failed: {error.get('message')}",
+                    code=error.get("code", INTERNAL_ERROR),
+                )
+            )
+        try:
+            init = validator("InitializeResult")(result)
+        except pydantic.ValidationError as exc:
+            raise Fatal(
+                RemoteProtocolError(f"invalid initialize result: {describe(exc)}")
+            ) from None
+        version = init.protocol_version
+        mode = self.config.mode
+        if mode in ("auto", "legacy"):
+            acceptable = version in self.config.supported_versions and era_of(version) is Era.LEGACY
+        else:
+            acceptable = version == mode
+        if not acceptable:
+            raise Fatal(
+                RemoteProtocolError(
+                    f"server chose protocol version {version!r}, which this client does not speak"
+                )
+            )
+        self.protocol_version = version
+        self.era = Era.LEGACY
+        self.state = State.READY
+        self.server_capabilities = init.capabilities
+        self.server_info = init.server_info
+        self.instructions = init.instructions
+        self._server_caps_wire = to_wire(init.capabilities) or {}
+        self._queue(
+            jr.encode_notification("notifications/initialized", None),
+            "notification",
+            "notifications/initialized",
+            None,
+            None,
+            automatic=True,
+        )
+        self._pending_events.append(
+            Connected(version, Era.LEGACY, init.capabilities, init.server_info, init.instructions)
+        )
+
+    def _envelope_for(self, version: str) -> dict[str, Any]:
+        envelope: dict[str, Any] = {
+            META_PROTOCOL_VERSION: version,
+            META_CLIENT_CAPABILITIES: self.config.capabilities_wire,
+            META_CLIENT_INFO: self.config.client_info_wire,
+        }
+        if self.config.log_level is not None:
+            envelope[META_LOG_LEVEL] = self.config.log_level
+        return envelope
+
+    def _send_probe(self, version: str) -> None:
+        self._probe_tried.add(version)
+        self._send_internal(
+            "server/discover",
+            {"_meta": self._envelope_for(version)},
+            lambda rid, result, error: self._on_probe_answer(result, error),
+            self._probe_deadline,
+        )
+
+    def _on_probe_answer(self, result: dict[str, Any] | None, error: dict[str, Any] | None) -> None:
+        ours = self.config.supported_versions
+        if error is None:
+            try:
+                discovered = validator("DiscoverResult")(result)
+            except pydantic.ValidationError as exc:
+                raise Fatal(
+                    RemoteProtocolError(f"invalid server/discover result: {describe(exc)}")
+                ) from None
+            mutual = preference_order(tuple(set(ours) & set(discovered.supported_versions)))
+            self._take_mutual(mutual, discovered)
+            return
+        data = error.get("data")
+        if (
+            not error.get("local")
+            and error.get("code") == UNSUPPORTED_PROTOCOL_VERSION
+            and isinstance(data, dict)
+            and isinstance(data.get("supported"), list)
+        ):
+            # A modern server that wants another revision: never fall back blindly.
+            theirs = {v for v in data["supported"] if isinstance(v, str)}
+            mutual = preference_order(tuple(set(ours) & theirs))
+            retry = [v for v in mutual if era_of(v) is Era.MODERN and v not in self._probe_tried]
+            if retry:
+                self._send_probe(retry[0])
+                return
+            self._take_mutual(mutual, None)
+            return
+        legacy = [v for v in ours if era_of(v) is Era.LEGACY]
+        if not legacy:
+            raise Fatal(RemoteProtocolError(f"server/discover failed: {error.get('message')}"))
+        self._send_initialize(legacy[0])
+
+    def _take_mutual(self, mutual: tuple[str, ...], discovered: Any) -> None:
+        if not mutual:
+            raise Fatal(RemoteProtocolError("no protocol revision both sides speak"))
+        best = mutual[0]
+        if era_of(best) is not Era.MODERN:
+            self._send_initialize(best)
+            return
+        self._become_modern(best)
+        if discovered is not None:
+            self.server_capabilities = discovered.capabilities
+            self._server_caps_wire = to_wire(discovered.capabilities) or {}
+            self.instructions = discovered.instructions
+            info = (discovered.meta or {}).get(META_SERVER_INFO)
+            if info is not None:
+                try:
+                    self.server_info = validator("Implementation")(info)
+                except pydantic.ValidationError:
+                    self.server_info = None
+        self._pending_events.append(self._connected_modern())
+
+    def _become_modern(self, version: str) -> None:
+        self.protocol_version = version
+        self.era = Era.MODERN
+        self.state = State.READY
+        self._envelope = self._envelope_for(version)
+
+    def _connected_modern(self) -> Connected:
+        assert self.protocol_version is not None
+        return Connected(
+            self.protocol_version,
+            Era.MODERN,
+            self.server_capabilities,
+            self.server_info,
+            self.instructions,
+        )
+
+    # The internal handlers queue events; put them before those of the same input.
+    def receive_data(self, data: bytes, *, now: float | None = None) -> list[Event]:
+        return self._flush(super().receive_data(data, now=now))
+
+    def receive_message(self, data: bytes | str, *, now: float | None = None) -> list[Event]:
+        return self._flush(super().receive_message(data, now=now))
+
+    def tick(self, now: float) -> list[Event]:
+        return self._flush(super().tick(now))
+
+    def _flush(self, events: list[Event]) -> list[Event]:
+        if self._pending_events:
+            events = self._pending_events + events
+            self._pending_events = []
+        return events
+
+    # ------------------------------------------------------------- receiving
+
+    def _accept_request(
+        self, rid: RequestId, method: str, params: dict[str, Any] | None, events: list[Event]
+    ) -> None:
+        if self.era is Era.MODERN:
+            raise Reject(METHOD_NOT_FOUND, "2026-07-28 servers do not send requests")
+        version = self.protocol_version
+        if method == "ping":
+            self._reply_result(rid, {}, method)
+            return
+        if version is None:
+            raise Reject(INVALID_REQUEST, "Received request before initialization was complete")
+        spec = lookup("server", method, version)
+        if spec is None or not spec.is_request:
+            raise Reject(METHOD_NOT_FOUND, f"Method not found: {method}")
+        self._check_declared(method, params)
+        model = self._validate_params(spec, params)
+        meta = params.get("_meta") if params else None
+        token = self._track_inbound(rid, method, meta, None)
+        context = RequestContext(version, None, None, None, token, meta)
+        events.append(RequestReceived(rid, method, model, context))
+
+    def _check_declared(self, method: str, params: dict[str, Any] | None) -> None:
+        """Refuse what the client did not declare, with the errors users expect."""
+        problem = capability_problem(self.config.capabilities_wire, method, params)
+        if problem is not None:
+            raise Reject(*problem)
+
+    def _accept_notification(
+        self, method: str, params: dict[str, Any] | None, events: list[Event]
+    ) -> None:
+        version = self.protocol_version
+        if version is None:
+            return
+        spec = lookup("server", method, version)
+        if spec is None or spec.is_request:
+            return
+        try:
+            model = self._validate_params(spec, params)
+        except Reject as rej:
+            events.append(MessageRejected(None, rej.code, rej.message))
+            return
+        subscription = None
+        if self.era is Era.MODERN:
+            meta = params.get("_meta") if params else None
+            candidate = meta.get(META_SUBSCRIPTION_ID) if type(meta) is dict else None
+            if jr.is_request_id(candidate):
+                subscription = candidate
+            if method == "notifications/subscriptions/acknowledged":
+                if subscription is not None:
+                    events.append(SubscriptionAcknowledged(subscription, model.notifications))
+                return
+        events.append(NotificationReceived(method, model, subscription))
+
+    def _receive_cancel(self, params: dict[str, Any] | None, events: list[Event]) -> None:
+        if self.era is not Era.MODERN:
+            super()._receive_cancel(params, events)
+            return
+        # 2026-07-28: a server cancels only to tear down one of our listen streams.
+        rid = (params or {}).get("requestId")
+        if not jr.is_request_id(rid):
+            return
+        entry = self._outbound.get(rid)
+        if entry is None or entry.method != "subscriptions/listen":
+            return
+        del self._outbound[rid]
+        self._ended(rid, entry)
+        events.append(
+            RequestFailed(
+                entry.logical, entry.method, INTERNAL_ERROR, "subscription ended by the server"
+            )
+        )
+
+    def _accept_result(
+        self, rid: RequestId, entry: Outbound, result: dict[str, Any], events: list[Event]
+    ) -> None:
+        if self.era is Era.MODERN:
+            result_type = result.get("resultType", "complete")
+            if result_type == "input_required" and METHODS[("client", entry.method)].input_required:
+                self._start_input_round(entry, result, events)
+                return
+            if result_type != "complete":
+                events.append(
+                    RequestFailed(
+                        rid,
+                        entry.method,
+                        INTERNAL_ERROR,
+                        f"invalid result: unknown resultType {result_type!r}",
+                    )
+                )
+                return
+        super()._accept_result(rid, entry, result, events)
+
+    # ------------------------------------------------ multi-round-trip (2026)
+
+    def _start_input_round(
+        self, entry: Outbound, result: dict[str, Any], events: list[Event]
+    ) -> None:
+        logical = entry.logical
+        self._retry_wire.pop(logical, None)
+        try:
+            interim = validator("InputRequiredResult")(result)
+        except pydantic.ValidationError as exc:
+            events.append(
+                RequestFailed(
+                    logical, entry.method, INTERNAL_ERROR, f"invalid result: {describe(exc)}"
+                )
+            )
+            return
+        rounds = entry.rounds + 1
+        if rounds > self.config.max_input_rounds:
+            events.append(
+                RequestFailed(
+                    logical,
+                    entry.method,
+                    INTERNAL_ERROR,
+                    f"the server kept asking for input: {self.config.max_input_rounds} rounds exceeded",
+                )
+            )
+            return
+        raw_requests = result.get("inputRequests") or {}
+        asked: list[tuple[str, str, Any, Any]] = []
+        for key, request in (interim.input_requests or {}).items():
+            method = request.method
+            raw_params = (raw_requests.get(key) or {}).get("params") or {}
+            try:
+                self._check_declared(method, raw_params)
+            except Reject as rej:
+                # The server asked for something we never declared: the call cannot go on.
+                events.append(RequestFailed(logical, entry.method, rej.code, rej.message))
+                return
+            asked.append((key, method, request.params, raw_params.get("_meta")))
+        pending = PendingInputs(
+            entry.method,
+            entry.params,
+            interim.request_state,
+            {key for key, *_ in asked},
+            rounds,
+            entry.deadline,
+            entry.progress_token,
+            entry.related,
+        )
+        self._pending_inputs[logical] = pending
+        if entry.progress_token is not None:
+            self._progress_tokens[entry.progress_token] = logical
+        version = self.protocol_version
+        assert version is not None
+        for key, method, params, meta in asked:
+            slot = f"{logical}#{next(self._slot_numbers)}:{key}"
+            self._input_slots[slot] = (logical, key)
+            context = RequestContext(version, None, None, None, None, meta, logical)
+            events.append(RequestReceived(slot, method, params, context))
+        if not pending.waiting:
+            self._retry(logical, pending)  # state only ("load shedding"): retry at once
+
+    def _answers_input(
+        self, request_id: RequestId, result: dict[str, Any] | None, error: tuple[int, str] | None
+    ) -> bool:
+        slot = self._input_slots.pop(request_id, None) if type(request_id) is str else None
+        if slot is None:
+            return False
+        logical, key = slot
+        pending = self._pending_inputs.get(logical)
+        if pending is None:
+            return True  # the call was cancelled meanwhile
+        if error is not None:
+            # The application refused to answer: the whole call fails, nothing is sent.
+            self._drop_pending_inputs(logical)
+            self._pending_events.append(RequestFailed(logical, pending.method, error[0], error[1]))
+            return True
+        pending.answers[key] = result
+        pending.waiting.discard(key)
+        if not pending.waiting:
+            self._retry(logical, pending)
+        return True
+
+    def _retry(self, logical: RequestId, pending: PendingInputs) -> None:
+        """The same call again: a new id, the answers, the state echoed byte for byte."""
+        del self._pending_inputs[logical]
+        params = dict(pending.params or {})
+        if pending.answers:
+            params["inputResponses"] = pending.answers
+        if pending.request_state is not None:
+            params["requestState"] = pending.request_state
+        wire_id = self._next_id
+        self._next_id += 1
+        payload = jr.encode_request(wire_id, pending.method, params)
+        self._queue(payload, "request", pending.method, wire_id, pending.related)
+        self._retry_wire[logical] = wire_id
+        self._register_outbound(
+            wire_id,
+            Outbound(
+                pending.method,
+                pending.deadline,
+                pending.progress_token,
+                None,
+                pending.related,
+                logical,
+                pending.params,
+                pending.rounds,
+            ),
+        )
+
+    def _drop_pending_inputs(self, request_id: RequestId) -> bool:
+        pending = self._pending_inputs.pop(request_id, None)
+        if pending is None:
+            return False
+        for slot in [s for s, (owner, _) in self._input_slots.items() if owner == request_id]:
+            del self._input_slots[slot]
+        if pending.progress_token is not None:
+            self._progress_tokens.pop(pending.progress_token, None)
+        self._ended_outbound.add(request_id)
+        return True
+
+    def _wire_id(self, request_id: RequestId) -> RequestId:
+        return self._retry_wire.get(request_id, request_id)
+
+    def _ended(self, rid: RequestId, entry: Outbound) -> None:
+        super()._ended(rid, entry)
+        if entry.logical != rid:
+            self._retry_wire.pop(entry.logical, None)
+
+    def _waiting_on_inputs(self, request_id: RequestId) -> bool:
+        return request_id in self._pending_inputs
+
+    def _settle_local(self) -> list[Event]:
+        events: list[Event] = [
+            RequestFailed(logical, pending.method, CONNECTION_CLOSED, "Connection closed")
+            for logical, pending in self._pending_inputs.items()
+        ]
+        self._pending_inputs.clear()
+        self._input_slots.clear()
+        self._retry_wire.clear()
+        return events
+
+    # ---------------------------------------------------------------- sending
+
+    def _prepare_request(
+        self, spec: MethodSpec, params: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
+        cap = spec.server_capability
+        # A pinned 2026-07-28 client that skipped discovery knows no capabilities yet.
+        if (
+            cap is not None
+            and self.server_capabilities is not None
+            and not has_capability(self._server_caps_wire, cap)
+        ):
+            raise LocalProtocolError(f"the server did not advertise the {cap} capability")
+        if self.era is Era.MODERN:
+            params = dict(params) if params else {}
+            meta = params.get("_meta")
+            params["_meta"] = {**self._envelope, **meta} if meta else self._envelope
+        return params
+
+    def _check_notification_allowed(self, method: str) -> None:
+        if method == "notifications/roots/list_changed":
+            roots = self.config.capabilities_wire.get("roots")
+            if not (isinstance(roots, dict) and roots.get("listChanged")):
+                raise LocalProtocolError("roots/list_changed needs roots.listChanged declared")

@@ -1,0 +1,720 @@
+"""Pure checks over an HTTP request head: mirrored MCP headers and DNS-rebinding protection.
+
+Streamable HTTP 2026-07-28 (SEP-2243) makes a client copy routing facts from the JSON-RPC
+body into headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) so a load
+balancer can route on them; the server then rejects any disagreement, because a proxy that
+routes on the header and a server that executes the body must never see different requests.
+The body is always the source of truth.
+
+Everything here is a function of its arguments: adapters hand in header values (already
+decoded from bytes, e.g. as Latin-1) and the parsed body, and get back headers to send, a
+status code, or a `RemoteProtocolError` to answer with.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import ipaddress
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, NamedTuple, TypeVar, cast
+
+from mcp_core._errors import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    LocalProtocolError,
+    RemoteProtocolError,
+)
+
+__all__ = [
+    "MCP_METHOD_HEADER",
+    "MCP_NAME_HEADER",
+    "MCP_PARAM_HEADER_PREFIX",
+    "MCP_PROTOCOL_VERSION_HEADER",
+    "MAX_SAFE_INTEGER",
+    "NAME_BEARING_METHODS",
+    "PROTOCOL_VERSION_META_KEY",
+    "X_MCP_HEADER",
+    "HeaderParam",
+    "HostPolicy",
+    "InvalidToolHeaderAnnotation",
+    "check_mirrored_headers",
+    "decode_header_value",
+    "encode_header_value",
+    "filter_tools_with_valid_headers",
+    "mirrored_request_headers",
+    "x_mcp_header_params",
+]
+
+MCP_PROTOCOL_VERSION_HEADER: Final = "MCP-Protocol-Version"
+MCP_METHOD_HEADER: Final = "Mcp-Method"
+MCP_NAME_HEADER: Final = "Mcp-Name"
+MCP_PARAM_HEADER_PREFIX: Final = "Mcp-Param-"
+X_MCP_HEADER: Final = "x-mcp-header"
+PROTOCOL_VERSION_META_KEY: Final = "io.modelcontextprotocol/protocolVersion"
+
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+"""Largest integer a JavaScript peer can hold exactly; larger ones may not be mirrored."""
+
+NAME_BEARING_METHODS: Final[Mapping[str, str]] = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+}
+"""Method -> the params key that `Mcp-Name` mirrors."""
+
+_SENTINEL_PREFIX: Final = "=?base64?"
+_SENTINEL_SUFFIX: Final = "?="
+_FIELD_TEXT = re.compile(r"[\x20-\x7e]*")
+# RFC 9110 section 5.6.2 tchar; spelled out so Unicode letters never count as ALPHA/DIGIT.
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_DECIMAL = re.compile(r"(-?[0-9]+)(?:\.([0-9]+))?")
+_MAX_NUMERIC_HEADER = 64  # JS-safe integers need 17 characters; the cap keeps int() cheap.
+_HEADER_TYPES: Final = frozenset({"string", "integer", "boolean"})
+
+
+# --------------------------------------------------------------------------------------------
+# Value encoding
+# --------------------------------------------------------------------------------------------
+
+
+def _is_plain(value: str) -> bool:
+    """True when `value` survives an HTTP field unchanged and cannot be read as a sentinel."""
+    return (
+        value != ""
+        and _FIELD_TEXT.fullmatch(value) is not None
+        and value[0] != " "
+        and value[-1] != " "
+        and not (value.startswith("=?") and value.endswith("?="))
+    )
+
+
+def encode_header_value(value: str | int | bool) -> str:
+    """Render a value for `Mcp-Name` / `Mcp-Param-*` the way the 2026-07-28 spec requires.
+
+    Integers go out in decimal and booleans as `true`/`false`. A string goes out as-is only
+    when it is non-empty visible ASCII (0x20-0x7E) with no leading or trailing space and does
+    not have the `=?...?=` shape; anything else becomes `=?base64?<base64 of UTF-8>?=`.
+    Empty strings are wrapped too, since some HTTP stacks drop empty fields, which would turn
+    a present argument into a missing header.
+
+    Raises `LocalProtocolError` for integers beyond +-(2**53-1) (the spec requires JS-safe
+    integers) and for strings that are not valid Unicode (lone surrogates), which no header
+    can carry.
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        if abs(value) > MAX_SAFE_INTEGER:
+            raise LocalProtocolError(
+                "integer header values must lie within +-(2**53-1)", code=INVALID_PARAMS
+            )
+        return str(value)
+    if not isinstance(value, str):
+        raise TypeError(f"cannot encode {type(value).__name__} as a header value")
+    if _is_plain(value):
+        return value
+    try:
+        raw = value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise LocalProtocolError(
+            "string is not valid Unicode and cannot be mirrored into a header",
+            code=INVALID_PARAMS,
+        ) from None
+    return f"{_SENTINEL_PREFIX}{base64.b64encode(raw).decode('ascii')}{_SENTINEL_SUFFIX}"
+
+
+def decode_header_value(raw: str) -> str:
+    """Reverse `encode_header_value`; raise `RemoteProtocolError` (-32020, 400) if malformed.
+
+    A value is a sentinel iff it starts with the case-sensitive `=?base64?` and ends with
+    `?=`; its payload must be canonical, padded, standard base64 of valid UTF-8 (anything
+    looser could decode to different strings in different implementations). Any value must
+    be visible ASCII and space: other octets mean the sender skipped the encoding.
+    """
+    try:
+        return _decode(raw)
+    except ValueError as exc:
+        raise _mismatch_error("header value", str(exc)) from None
+
+
+def _decode(raw: str) -> str:
+    """`decode_header_value` with a plain ValueError naming the defect."""
+    if _FIELD_TEXT.fullmatch(raw) is None:
+        raise ValueError("contains characters outside visible ASCII")
+    if not (
+        len(raw) >= len(_SENTINEL_PREFIX) + len(_SENTINEL_SUFFIX)
+        and raw.startswith(_SENTINEL_PREFIX)
+        and raw.endswith(_SENTINEL_SUFFIX)
+    ):
+        return raw
+    payload = raw[len(_SENTINEL_PREFIX) : -len(_SENTINEL_SUFFIX)]
+    try:
+        data = base64.b64decode(payload, validate=True)
+    except binascii.Error:
+        raise ValueError("carries invalid base64") from None
+    if base64.b64encode(data).decode("ascii") != payload:
+        raise ValueError("carries non-canonical base64")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("carries base64 of invalid UTF-8") from None
+
+
+def _mismatch_error(header: str, why: str) -> RemoteProtocolError:
+    return RemoteProtocolError(
+        f"{header} {why}", code=HEADER_MISMATCH, http_status=400, data={"header": header}
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# x-mcp-header annotations
+# --------------------------------------------------------------------------------------------
+
+
+class InvalidToolHeaderAnnotation(ValueError):
+    """A tool's `x-mcp-header` annotation breaks the spec's rules; clients must drop the tool.
+
+    `location` is a JSON pointer into the input schema naming the offending position.
+    """
+
+    def __init__(self, message: str, location: str) -> None:
+        super().__init__(f"{message} (at {location or '/'})")
+        self.location = location
+
+
+class HeaderParam(NamedTuple):
+    """Where an `Mcp-Param-*` header's value lives in `tools/call` arguments, and its type."""
+
+    path: tuple[str, ...]
+    """Chain of `properties` keys from the schema root; top-level properties have length 1."""
+    json_type: str
+    """`string`, `integer` or `boolean`: decides how the header is compared."""
+
+
+# JSON Schema keywords whose values are subschemas (2020-12 plus draft-7 spellings). Only
+# `properties` keeps the pure chain; everything else leads off it. Instance-data keywords
+# (`const`, `enum`, `default`, `examples`) are not schemas, so annotations there are inert.
+_SUBSCHEMA_ONE: Final = frozenset(
+    {
+        "items",  # a schema (2020-12) or a list of schemas (draft-7 tuples)
+        "additionalItems",
+        "unevaluatedItems",
+        "contains",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "propertyNames",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contentSchema",
+    }
+)
+_SUBSCHEMA_LIST: Final = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_SUBSCHEMA_MAP: Final = frozenset(
+    {"$defs", "definitions", "patternProperties", "dependentSchemas", "dependencies"}
+)
+
+
+def _pointer_part(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _schema_positions(
+    root: Any,
+) -> Iterator[tuple[tuple[str, ...] | None, str, Mapping[str, Any]]]:
+    """Yield `(properties path or None, JSON pointer, schema)` for each schema position.
+
+    The path is None once any keyword other than `properties` was crossed. `$ref` is not
+    followed (the target is reached where it is defined, e.g. under `$defs`). Iterative, in
+    document order, so deep schemas cannot exhaust the stack and results are deterministic.
+    """
+    stack: list[tuple[tuple[str, ...] | None, str, Any]] = [((), "", root)]
+    while stack:
+        path, pointer, node = stack.pop()
+        if not isinstance(node, Mapping):
+            continue  # boolean schemas and junk carry no annotations
+        schema = cast(Mapping[str, Any], node)
+        yield path, pointer, schema
+        children: list[tuple[tuple[str, ...] | None, str, Any]] = []
+        for key, value in schema.items():
+            where = f"{pointer}/{_pointer_part(key)}"
+            if key == "properties" and isinstance(value, Mapping):
+                for name, sub in cast(Mapping[str, Any], value).items():
+                    sub_path = None if path is None else (*path, name)
+                    children.append((sub_path, f"{where}/{_pointer_part(name)}", sub))
+            elif key in _SUBSCHEMA_MAP and isinstance(value, Mapping):
+                for name, sub in cast(Mapping[str, Any], value).items():
+                    children.append((None, f"{where}/{_pointer_part(name)}", sub))
+            elif key in _SUBSCHEMA_LIST or key in _SUBSCHEMA_ONE:
+                if isinstance(value, list):
+                    for i, sub in enumerate(value):
+                        children.append((None, f"{where}/{i}", sub))
+                else:
+                    children.append((None, where, value))
+        stack.extend(reversed(children))
+
+
+def x_mcp_header_params(input_schema: Mapping[str, Any]) -> dict[str, HeaderParam]:
+    """Map each `x-mcp-header` token, as declared, to the property it mirrors.
+
+    Raises `InvalidToolHeaderAnnotation` when any annotation is invalid: it must be a
+    non-empty RFC 9110 token, unique in the schema ignoring case, on a property whose `type`
+    is exactly `string`, `integer` or `boolean`, reached from the root through `properties`
+    alone. One bad annotation invalidates the whole tool, as the spec requires.
+    """
+    found: dict[str, HeaderParam] = {}
+    seen: dict[str, str] = {}  # lower-cased token -> pointer of its first use
+    for path, pointer, schema in _schema_positions(input_schema):
+        if X_MCP_HEADER not in schema:
+            continue
+        token = schema[X_MCP_HEADER]
+        if not path:
+            raise InvalidToolHeaderAnnotation(
+                f"{X_MCP_HEADER} is only allowed on a property reached through `properties` alone",
+                pointer,
+            )
+        if not isinstance(token, str):
+            raise InvalidToolHeaderAnnotation(
+                f"{X_MCP_HEADER} must be a string, not {type(token).__name__}", pointer
+            )
+        if _TOKEN.fullmatch(token) is None:
+            raise InvalidToolHeaderAnnotation(
+                f"{X_MCP_HEADER} {token!r} is not a non-empty RFC 9110 token", pointer
+            )
+        json_type = schema.get("type")
+        if not isinstance(json_type, str) or json_type not in _HEADER_TYPES:
+            raise InvalidToolHeaderAnnotation(
+                f"{X_MCP_HEADER} needs a property of type string, integer or boolean, "
+                f"not {json_type!r}",
+                pointer,
+            )
+        lower = token.lower()
+        if lower in seen:
+            raise InvalidToolHeaderAnnotation(
+                f"{X_MCP_HEADER} {token!r} duplicates the one at {seen[lower]} (names ignore case)",
+                pointer,
+            )
+        seen[lower] = pointer
+        found[token] = HeaderParam(path, json_type)
+    return found
+
+
+_ToolT = TypeVar("_ToolT", bound=Mapping[str, Any])
+
+
+def filter_tools_with_valid_headers(
+    tools: Iterable[_ToolT],
+) -> tuple[list[_ToolT], list[tuple[str, str]]]:
+    """Split a `tools/list` page into usable tools and `(name, reason)` for dropped ones.
+
+    An HTTP client MUST drop tools whose `x-mcp-header` annotations are invalid (and log a
+    warning: the caller logs the returned reasons, this module does no I/O).
+    """
+    kept: list[_ToolT] = []
+    dropped: list[tuple[str, str]] = []
+    for tool in tools:
+        schema = tool.get("inputSchema")
+        try:
+            if isinstance(schema, Mapping):
+                x_mcp_header_params(cast(Mapping[str, Any], schema))
+        except InvalidToolHeaderAnnotation as exc:
+            name = tool.get("name")
+            dropped.append((name if isinstance(name, str) else repr(name), str(exc)))
+        else:
+            kept.append(tool)
+    return kept, dropped
+
+
+# --------------------------------------------------------------------------------------------
+# Mirrored headers: client side
+# --------------------------------------------------------------------------------------------
+
+_ABSENT: Final = object()
+
+
+def _value_at(arguments: Any, path: tuple[str, ...]) -> Any:
+    """The argument at a `properties` path, or `_ABSENT` when a step is missing."""
+    node = arguments
+    for key in path:
+        if not isinstance(node, Mapping) or key not in node:
+            return _ABSENT
+        node = cast(Mapping[str, Any], node)[key]
+    return node
+
+
+def _render(value: Any, json_type: str) -> str | int | bool | None:
+    """The scalar a header mirrors for `value`, or None when no rendering exists.
+
+    Integral floats count as integers on integer properties (JSON Schema treats `42.0` as an
+    integer). Objects, arrays and other floats have no header form: the client omits the
+    header and the server's schema validation rejects the body.
+    """
+    if isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float) and json_type == "integer" and value.is_integer():
+        return int(value)
+    return None
+
+
+def _plain_or_raise(header: str, value: Any) -> str:
+    if not isinstance(value, str) or not _is_plain(value):
+        raise LocalProtocolError(
+            f"{header} must be non-empty visible ASCII, got {value!r}", code=INVALID_REQUEST
+        )
+    return value
+
+
+def mirrored_request_headers(
+    method: str,
+    params: Mapping[str, Any] | None,
+    protocol_version: str,
+    header_params: Mapping[str, HeaderParam] | None = None,
+) -> list[tuple[str, str]]:
+    """The mirrored headers a 2026-07-28 client puts on the POST carrying this message.
+
+    `header_params` is `x_mcp_header_params(tool["inputSchema"])` for the tool being called;
+    `Mcp-Param-*` headers are only produced for `tools/call`. Arguments that are absent or
+    null get no header. Raises `LocalProtocolError` when the body cannot be mirrored (a
+    missing or non-string name/uri, an integer outside the JS-safe range, a version that
+    disagrees with `params._meta`), since any server would refuse the request.
+    """
+    version = _plain_or_raise(MCP_PROTOCOL_VERSION_HEADER, protocol_version)
+    meta = params.get("_meta") if params is not None else None
+    if isinstance(meta, Mapping):
+        declared = cast(Mapping[str, Any], meta).get(PROTOCOL_VERSION_META_KEY, version)
+        if declared != version:
+            raise LocalProtocolError(
+                f"params._meta says protocol version {declared!r} but the header would say "
+                f"{version!r}",
+                code=INVALID_REQUEST,
+            )
+    headers = [
+        (MCP_PROTOCOL_VERSION_HEADER, version),
+        (MCP_METHOD_HEADER, _plain_or_raise(MCP_METHOD_HEADER, method)),
+    ]
+    name_key = NAME_BEARING_METHODS.get(method)
+    if name_key is not None:
+        name = params.get(name_key) if params is not None else None
+        if not isinstance(name, str):
+            raise LocalProtocolError(
+                f"{method} needs a string params.{name_key} to mirror into {MCP_NAME_HEADER}",
+                code=INVALID_PARAMS,
+            )
+        headers.append((MCP_NAME_HEADER, encode_header_value(name)))
+    if method == "tools/call" and header_params and params is not None:
+        arguments = params.get("arguments")
+        for token, (path, json_type) in header_params.items():
+            value = _value_at(arguments, path)
+            if value is _ABSENT or value is None:
+                continue
+            rendered = _render(value, json_type)
+            if rendered is not None:
+                headers.append((MCP_PARAM_HEADER_PREFIX + token, encode_header_value(rendered)))
+    return headers
+
+
+# --------------------------------------------------------------------------------------------
+# Mirrored headers: server side
+# --------------------------------------------------------------------------------------------
+
+
+def _fold(headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    """Lower-case names -> every value given, with optional whitespace trimmed."""
+    pairs: Iterable[tuple[str, str]] = headers.items() if isinstance(headers, Mapping) else headers
+    folded: dict[str, list[str]] = {}
+    for name, value in pairs:
+        folded.setdefault(name.lower(), []).append(value.strip(" \t"))
+    return folded
+
+
+def _single(folded: Mapping[str, list[str]], header: str) -> str | None:
+    values = folded.get(header.lower())
+    if values is None:
+        return None
+    if len(values) > 1:
+        # First-value and last-value readers would disagree; refuse to pick one.
+        raise _mismatch_error(header, "appears more than once")
+    return values[0]
+
+
+def _required_plain(folded: Mapping[str, list[str]], header: str) -> str:
+    value = _single(folded, header)
+    if value is None:
+        raise _mismatch_error(header, "is missing")
+    if value == "" or _FIELD_TEXT.fullmatch(value) is None:
+        raise _mismatch_error(header, "is empty or contains characters outside visible ASCII")
+    return value
+
+
+def _decoded(header: str, raw: str) -> str:
+    try:
+        return _decode(raw)
+    except ValueError as exc:
+        raise _mismatch_error(header, str(exc)) from None
+
+
+def _param_matches(decoded: str, rendered: str | int | bool, json_type: str) -> bool:
+    """Compare a decoded `Mcp-Param-*` value with the body's rendered argument."""
+    if isinstance(rendered, bool):
+        return decoded == ("true" if rendered else "false")
+    if isinstance(rendered, int) and json_type == "integer":
+        # Numeric: "42", "042" and "42.0" all equal 42; exponents and junk never match.
+        match = _DECIMAL.fullmatch(decoded) if len(decoded) <= _MAX_NUMERIC_HEADER else None
+        if match is None or (match.group(2) is not None and match.group(2).strip("0")):
+            return False
+        return int(match.group(1)) == rendered
+    return decoded == str(rendered)
+
+
+def check_mirrored_headers(
+    headers: Mapping[str, str] | Iterable[tuple[str, str]],
+    body: Mapping[str, Any],
+    header_params: Mapping[str, HeaderParam] | None = None,
+) -> None:
+    """Verify a 2026-07-28 POST's mirrored headers against its JSON-RPC body.
+
+    `headers` is a mapping or raw `(name, value)` pairs; names are matched ignoring case, and
+    pairs let a repeated header be caught. `header_params` is the called tool's
+    `x_mcp_header_params` (None or {} when the tool is unknown or has none); unrecognised
+    `Mcp-Param-*` headers, and `Mcp-Name` on methods that have no name, are ignored, as the
+    spec only constrains recognised headers.
+
+    Raises `RemoteProtocolError(code=-32020, http_status=400)` naming the header when one is
+    missing, repeated, malformed, or differs from the body. Call it only for 2026-era
+    traffic: a server that also serves legacy clients decides from a missing
+    `MCP-Protocol-Version` that the request is legacy before calling this. Body defects it
+    trips over are reported as such: a non-string method is -32600, a request whose
+    `params._meta` lacks the protocol version is -32602.
+    """
+    folded = _fold(headers)
+    method = body.get("method")
+    if not isinstance(method, str):
+        raise RemoteProtocolError("method must be a string", code=INVALID_REQUEST)
+    params_value = body.get("params")
+    params: Mapping[str, Any] = (
+        cast(Mapping[str, Any], params_value) if isinstance(params_value, Mapping) else {}
+    )
+    meta_value = params.get("_meta")
+    meta: Mapping[str, Any] = (
+        cast(Mapping[str, Any], meta_value) if isinstance(meta_value, Mapping) else {}
+    )
+
+    # MCP-Protocol-Version: required on every message; requests must also carry it in _meta.
+    version = _required_plain(folded, MCP_PROTOCOL_VERSION_HEADER)
+    if PROTOCOL_VERSION_META_KEY in meta:
+        if meta[PROTOCOL_VERSION_META_KEY] != version:
+            raise _mismatch_error(
+                MCP_PROTOCOL_VERSION_HEADER,
+                f"does not match params._meta[{PROTOCOL_VERSION_META_KEY!r}]",
+            )
+    elif "id" in body:
+        raise RemoteProtocolError(
+            f"params._meta is missing the required {PROTOCOL_VERSION_META_KEY!r}",
+            code=INVALID_PARAMS,
+        )
+
+    if _required_plain(folded, MCP_METHOD_HEADER) != method:
+        raise _mismatch_error(MCP_METHOD_HEADER, "does not match the body's method")
+
+    name_key = NAME_BEARING_METHODS.get(method)
+    if name_key is not None:
+        raw_name = _single(folded, MCP_NAME_HEADER)
+        body_name = params.get(name_key)
+        if raw_name is None:
+            if body_name is not None:
+                raise _mismatch_error(MCP_NAME_HEADER, f"is missing but params.{name_key} is set")
+        elif _decoded(MCP_NAME_HEADER, raw_name) != body_name:
+            raise _mismatch_error(MCP_NAME_HEADER, f"does not match params.{name_key}")
+
+    if method != "tools/call" or not header_params:
+        return
+    arguments = params.get("arguments")
+    for token, (path, json_type) in header_params.items():
+        header = MCP_PARAM_HEADER_PREFIX + token
+        raw = _single(folded, header)
+        value = _value_at(arguments, path)
+        argument = ".".join(path)
+        if value is _ABSENT or value is None:
+            if raw is not None:
+                raise _mismatch_error(
+                    header, f"is present but argument {argument!r} is absent or null"
+                )
+            continue
+        rendered = _render(value, json_type)
+        if rendered is None:
+            if raw is not None:
+                raise _mismatch_error(
+                    header, f"is present but argument {argument!r} has no mirrorable value"
+                )
+            continue
+        if raw is None:
+            raise _mismatch_error(header, f"is missing but argument {argument!r} is present")
+        if not _param_matches(_decoded(header, raw), rendered, json_type):
+            raise _mismatch_error(header, f"does not match argument {argument!r}")
+
+
+# --------------------------------------------------------------------------------------------
+# Host / Origin validation (DNS rebinding)
+# --------------------------------------------------------------------------------------------
+
+_ANY_PORT: Final = -1
+_REG_NAME = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.?")
+_PORT = re.compile(r"[0-9]{1,5}")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+
+
+def _parse_authority(text: str, *, allow_wildcard: bool) -> tuple[str, int | None] | None:
+    """Split `host[:port]` into a normalised host and port; None when malformed.
+
+    Hostnames are lower-cased and lose one trailing dot (`localhost.` names the same host);
+    IPv6 literals are put in compressed form. Userinfo, paths, zone ids, percent-escapes and
+    anything else outside a plain hostname make the value malformed, which is what stops
+    `localhost:80@evil` and `localhost:.evil.com` from passing a prefix test.
+    """
+    if text.startswith("["):
+        close = text.find("]")
+        if close < 0:
+            return None
+        literal, rest = text[1:close], text[close + 1 :]
+        if (
+            "%" in literal
+            or not literal
+            or not all(c in "0123456789abcdefABCDEF:." for c in literal)
+        ):
+            return None
+        try:
+            host = f"[{ipaddress.IPv6Address(literal).compressed}]"
+        except ValueError:
+            return None
+    else:
+        name, sep, port_text = text.partition(":")
+        if _REG_NAME.fullmatch(name) is None:
+            return None
+        host = name.lower().removesuffix(".")
+        rest = sep + port_text
+    if rest == "":
+        return host, None
+    if not rest.startswith(":"):
+        return None
+    port_text = rest[1:]
+    if allow_wildcard and port_text == "*":
+        return host, _ANY_PORT
+    if _PORT.fullmatch(port_text) is None or not 0 < int(port_text) < 65536:
+        return None
+    return host, int(port_text)
+
+
+def _parse_origin(text: str, *, allow_wildcard: bool) -> tuple[str, str, int | None] | None:
+    """Split a serialised origin `scheme://host[:port]`; None when malformed or `null`."""
+    scheme, sep, authority = text.partition("://")
+    if not sep or _SCHEME.fullmatch(scheme) is None:
+        return None
+    parsed = _parse_authority(authority, allow_wildcard=allow_wildcard)
+    if parsed is None:
+        return None
+    scheme = scheme.lower()
+    host, port = parsed
+    return scheme, host, _DEFAULT_PORTS.get(scheme) if port is None else port
+
+
+@dataclass(frozen=True, slots=True)
+class HostPolicy:
+    """Which `Host` and `Origin` values a server answers, against DNS rebinding.
+
+    A rebinding page reaches a local server under the attacker's host name, so the `Host`
+    check is what stops it; `Origin` stops cross-site browser requests. Entries are
+    `host[:port]` and `scheme://host[:port]`; `*` as the port matches any port, including
+    an omitted one. Hosts compare case-insensitively, without a trailing dot, and IPv6
+    literals in canonical form; origins without a port take their scheme's default.
+    `null` can never be allowed: any sandboxed iframe or `file:` page sends it.
+    """
+
+    allowed_hosts: tuple[str, ...]
+    allowed_origins: tuple[str, ...] = ()
+    _hosts: frozenset[tuple[str, int | None]] = field(init=False, repr=False, compare=False)
+    _origins: frozenset[tuple[str, str, int | None]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        hosts: set[tuple[str, int | None]] = set()
+        for entry in self.allowed_hosts:
+            parsed = _parse_authority(entry, allow_wildcard=True)
+            if parsed is None:
+                raise ValueError(f"not a host[:port] entry: {entry!r}")
+            hosts.add(parsed)
+        origins: set[tuple[str, str, int | None]] = set()
+        for entry in self.allowed_origins:
+            parsed_origin = _parse_origin(entry, allow_wildcard=True)
+            if parsed_origin is None:
+                raise ValueError(f"not a scheme://host[:port] origin entry: {entry!r}")
+            origins.add(parsed_origin)
+        object.__setattr__(self, "allowed_hosts", tuple(self.allowed_hosts))
+        object.__setattr__(self, "allowed_origins", tuple(self.allowed_origins))
+        object.__setattr__(self, "_hosts", frozenset(hosts))
+        object.__setattr__(self, "_origins", frozenset(origins))
+
+    @classmethod
+    def loopback(cls, port: int | None = None) -> HostPolicy:
+        """The policy for a server bound to 127.0.0.1, localhost or ::1.
+
+        With a port, only that port is accepted (port 80 also admits port-less `Host`
+        values, which is how clients spell it); without one, any port, as the official SDK
+        does.
+        """
+        if port is not None and not 0 < port < 65536:
+            raise ValueError(f"port out of range: {port}")
+        names = ("127.0.0.1", "localhost", "[::1]")
+        suffix = "*" if port is None else str(port)
+        hosts = [f"{name}:{suffix}" for name in names]
+        if port == 80:
+            hosts += names
+        origins = [f"http://{name}:{suffix}" for name in names]
+        return cls(allowed_hosts=tuple(hosts), allowed_origins=tuple(origins))
+
+    def host_allowed(self, host: str | None) -> bool:
+        """True when `host` (the `Host` header or HTTP/2 `:authority`) is allow-listed."""
+        if host is None:
+            return False
+        parsed = _parse_authority(host, allow_wildcard=False)
+        if parsed is None:
+            return False
+        return parsed in self._hosts or (parsed[0], _ANY_PORT) in self._hosts
+
+    def origin_allowed(self, origin: str | None) -> bool:
+        """True when `origin` is absent (non-browser clients send none) or allow-listed."""
+        if origin is None:
+            return True
+        parsed = _parse_origin(origin, allow_wildcard=False)
+        if parsed is None:
+            return False
+        scheme, host, _ = parsed
+        return parsed in self._origins or (scheme, host, _ANY_PORT) in self._origins
+
+    def check(self, host: str | None, origin: str | None) -> int | None:
+        """None when the request may proceed, else the status to refuse it with.
+
+        421 Misdirected Request for a missing, malformed or unlisted `Host`, and 403 for a
+        present `Origin` that is malformed, `null` or unlisted, checked in that order: the
+        official SDK (2.3.0 `TransportSecurityMiddleware`) answers the same way.
+        """
+        if not self.host_allowed(host):
+            return 421
+        if not self.origin_allowed(origin):
+            return 403
+        return None
+
+    def check_headers(self, headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> int | None:
+        """`check` over a whole request head; a repeated `Host` or `Origin` is refused."""
+        folded = _fold(headers)
+        hosts = folded.get("host", [])
+        if len(hosts) != 1:
+            return 421
+        origins = folded.get("origin")
+        if origins is not None and len(origins) != 1:
+            return 403
+        return self.check(hosts[0], None if origins is None else origins[0])
