@@ -6,6 +6,11 @@ deep input, and rejects NaN/Infinity tokens. The remaining limits (depth below
 its own, integer digits, string length, non-finite floats from huge exponents)
 are enforced with C-speed pre-checks on the raw bytes, so a typical message pays
 almost nothing and only suspicious ones take the slow path.
+
+Non-finite numbers: the NaN/Infinity tokens are refused here; a literal such as
+`1e999` parses to infinity, which every typed field refuses (-32602) and which
+is written back as `null`, never as invalid JSON. Free-form values (tool
+arguments) may carry it to the application, as Python's own `json` would.
 """
 
 from __future__ import annotations
@@ -70,7 +75,6 @@ DEFAULT_LIMITS: Final = Limits()
 _BRACKETS = bytes(range(256)).translate(None, b"[]{}")  # every byte except brackets
 _STRING_RE = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _DEPTH_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
-_BIG_EXPONENT_RE = re.compile(rb"[0-9.][eE][+]?[0-9]{3}")
 
 
 class _Scan:
@@ -113,14 +117,9 @@ def _walk_for_limits(value: Any, limits: Limits) -> None:
                 raise RemoteProtocolError("string too long", code=PARSE_ERROR, http_status=413)
         elif isinstance(item, bool):
             continue
-        elif isinstance(item, int):
-            if item and math.log10(abs(item)) >= max_digits:
-                raise RemoteProtocolError(
-                    "integer has too many digits", code=PARSE_ERROR, http_status=400
-                )
-        elif isinstance(item, float) and not math.isfinite(item):
+        elif isinstance(item, int) and item and math.log10(abs(item)) >= max_digits:
             raise RemoteProtocolError(
-                "non-finite number is not valid JSON", code=PARSE_ERROR, http_status=400
+                "integer has too many digits", code=PARSE_ERROR, http_status=400
             )
 
 
@@ -156,11 +155,10 @@ def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_L
         value = pydantic_core.from_json(data, allow_inf_nan=False)
     except ValueError as exc:
         raise RemoteProtocolError(f"parse error: {exc}", code=PARSE_ERROR) from None
+    # Only a message longer than a limit can break it, so small ones skip the scans.
     if (
-        (size > limits.max_integer_digits and _Scan.digits(limits.max_integer_digits).search(data))
-        or size > limits.max_string_length
-        or _BIG_EXPONENT_RE.search(data)
-    ):
+        size > limits.max_integer_digits and _Scan.digits(limits.max_integer_digits).search(data)
+    ) or size > limits.max_string_length:
         _walk_for_limits(value, limits)
     return value
 
@@ -187,7 +185,7 @@ def dumps(obj: Any) -> bytes:
     refuses (lone surrogates), so an error that quotes bad input still encodes.
     """
     try:
-        return pydantic_core.to_json(obj)
+        return pydantic_core.to_json(obj, inf_nan_mode="null")
     except pydantic_core.PydanticSerializationError:
         return json.dumps(obj, separators=(",", ":"), ensure_ascii=True, default=str).encode()
 

@@ -80,6 +80,45 @@ _LISTEN_FILTER: Final = {
 }
 
 
+class _EnvelopeCache:
+    """Validated envelope objects, keyed by their JSON bytes.
+
+    A client sends the same capabilities and clientInfo on every 2026-07-28
+    request; validating them once instead of per request is most of the
+    envelope's cost. Bounded, and shared by every connection, so the models it
+    hands out must be treated as read-only.
+    """
+
+    __slots__ = ("_bound", "_cache", "_validate")
+
+    def __init__(self, type_name: str, bound: int = 256) -> None:
+        self._validate = validator(type_name)
+        self._cache: dict[bytes, Any] = {}
+        self._bound = bound
+
+    def __call__(self, wire: Any) -> Any:
+        key = jr.dumps(wire)
+        found = self._cache.get(key)
+        if found is None:
+            found = self._validate(wire)
+            if len(self._cache) >= self._bound:
+                self._cache.clear()
+            self._cache[key] = found
+        return found
+
+
+_CAPABILITIES_CACHE: _EnvelopeCache | None = None
+_CLIENT_INFO_CACHE: _EnvelopeCache | None = None
+
+
+def _envelope_models(caps: Any, info: Any) -> tuple[Any, Any]:
+    global _CAPABILITIES_CACHE, _CLIENT_INFO_CACHE
+    if _CAPABILITIES_CACHE is None or _CLIENT_INFO_CACHE is None:
+        _CAPABILITIES_CACHE = _EnvelopeCache("ClientCapabilities")
+        _CLIENT_INFO_CACHE = _EnvelopeCache("Implementation")
+    return _CAPABILITIES_CACHE(caps), (_CLIENT_INFO_CACHE(info) if info is not None else None)
+
+
 def _target_and_arguments(method: str, params: Any) -> tuple[str, Mapping[str, Any] | None]:
     """What a sealed requestState is bound to: the tool/prompt name or resource URI."""
     if method == "resources/read":
@@ -236,10 +275,8 @@ class ServerConnection(_Connection):
         log_level = meta.get(META_LOG_LEVEL)
         if log_level is not None and log_level not in LOG_RANK:
             raise Reject(INVALID_PARAMS, f"Unknown log level {log_level!r}")
-        info_wire = meta.get(META_CLIENT_INFO)
         try:
-            capabilities = validator("ClientCapabilities")(caps)
-            info = validator("Implementation")(info_wire) if info_wire is not None else None
+            capabilities, info = _envelope_models(caps, meta.get(META_CLIENT_INFO))
         except pydantic.ValidationError as exc:
             raise Reject(INVALID_PARAMS, f"Invalid _meta envelope: {describe(exc)}") from None
         if self.era is None:

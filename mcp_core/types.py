@@ -320,6 +320,7 @@ class MCPModel(BaseModel):
         populate_by_name=True,
         alias_generator=to_camel,
         defer_build=True,
+        allow_inf_nan=False,  # JSON has no Infinity/NaN; 1e999 parses to inf, refuse it here
     )
 
 
