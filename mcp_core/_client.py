@@ -39,6 +39,7 @@ from ._errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    REQUEST_TIMEOUT,
     UNSUPPORTED_PROTOCOL_VERSION,
     LocalProtocolError,
     RemoteProtocolError,
@@ -53,7 +54,7 @@ from ._events import (
     RequestReceived,
     SubscriptionAcknowledged,
 )
-from ._requests import Outbound, PendingInputs
+from ._requests import Outbound, PendingInputs, RecentIds
 from ._versions import METHODS, Era, MethodSpec, Role, era_of, lookup, preference_order
 
 INPUT_REQUEST_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
@@ -84,6 +85,7 @@ class ClientConnection(_Connection):
         self._pending_inputs: dict[RequestId, PendingInputs] = {}
         self._input_slots: dict[str, tuple[RequestId, str]] = {}
         self._retry_wire: dict[RequestId, RequestId] = {}
+        self._dead_slots = RecentIds(config.limits.max_remembered_ids)
         self._slot_numbers = count(1)
 
     # ------------------------------------------------------------ handshake
@@ -267,7 +269,22 @@ class ClientConnection(_Connection):
         return self._flush(super().receive_message(data, now=now))
 
     def tick(self, now: float) -> list[Event]:
-        return self._flush(super().tick(now))
+        events = super().tick(now)
+        # The deadline keeps running while the application answers input requests.
+        for logical, pending in list(self._pending_inputs.items()):
+            if pending.deadline is not None and pending.deadline <= now:
+                self._drop_pending_inputs(logical)
+                events.append(
+                    RequestFailed(logical, pending.method, REQUEST_TIMEOUT, "Request timed out")
+                )
+        return self._flush(events)
+
+    def next_deadline(self) -> float | None:
+        deadlines = [p.deadline for p in self._pending_inputs.values() if p.deadline is not None]
+        wire = super().next_deadline()
+        if wire is not None:
+            deadlines.append(wire)
+        return min(deadlines) if deadlines else None
 
     def _flush(self, events: list[Event]) -> list[Event]:
         if self._pending_events:
@@ -358,13 +375,13 @@ class ClientConnection(_Connection):
                 self._start_input_round(entry, result, events)
                 return
             if result_type != "complete":
+                problem = (
+                    f"{entry.method} may not answer with input_required"
+                    if result_type == "input_required"
+                    else f"unknown resultType {result_type!r}"
+                )
                 events.append(
-                    RequestFailed(
-                        rid,
-                        entry.method,
-                        INTERNAL_ERROR,
-                        f"invalid result: unknown resultType {result_type!r}",
-                    )
+                    RequestFailed(rid, entry.method, INTERNAL_ERROR, f"invalid result: {problem}")
                 )
                 return
         super()._accept_result(rid, entry, result, events)
@@ -382,6 +399,16 @@ class ClientConnection(_Connection):
             events.append(
                 RequestFailed(
                     logical, entry.method, INTERNAL_ERROR, f"invalid result: {describe(exc)}"
+                )
+            )
+            return
+        if not interim.input_requests and interim.request_state is None:
+            events.append(
+                RequestFailed(
+                    logical,
+                    entry.method,
+                    INTERNAL_ERROR,
+                    "invalid result: nothing to answer or echo",
                 )
             )
             return
@@ -434,9 +461,12 @@ class ClientConnection(_Connection):
     def _answers_input(
         self, request_id: RequestId, result: dict[str, Any] | None, error: tuple[int, str] | None
     ) -> bool:
-        slot = self._input_slots.pop(request_id, None) if type(request_id) is str else None
-        if slot is None:
+        if type(request_id) is not str:
             return False
+        slot = self._input_slots.pop(request_id, None)
+        if slot is None:
+            # A slot of a call that was cancelled or failed meanwhile: nothing to send.
+            return request_id in self._dead_slots
         logical, key = slot
         pending = self._pending_inputs.get(logical)
         if pending is None:
@@ -485,6 +515,7 @@ class ClientConnection(_Connection):
             return False
         for slot in [s for s, (owner, _) in self._input_slots.items() if owner == request_id]:
             del self._input_slots[slot]
+            self._dead_slots.add(slot)
         if pending.progress_token is not None:
             self._progress_tokens.pop(pending.progress_token, None)
         self._ended_outbound.add(request_id)

@@ -95,6 +95,8 @@ class ServerConfig:
             raise ValueError("cache_ttl_ms must be >= 0")
 
 
+_LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
 ClientMode = str  # "auto", "legacy", or a revision string to pin
 
 
@@ -127,6 +129,12 @@ class ClientConfig:
             raise ValueError(
                 f"mode must be 'auto', 'legacy' or one of the supported revisions, not {self.mode!r}"
             )
+        if self.log_level is not None and self.log_level not in _LOG_LEVELS:
+            raise ValueError(
+                f"unknown log level {self.log_level!r}; one of {', '.join(_LOG_LEVELS)}"
+            )
+        if self.max_input_rounds < 1:
+            raise ValueError("max_input_rounds must be at least 1")
         if self.mode == "legacy" and not any(era_of(v) is Era.LEGACY for v in versions):
             raise ValueError("mode 'legacy' needs at least one legacy revision")
         object.__setattr__(self, "capabilities_wire", to_wire(self.capabilities) or {})

@@ -217,7 +217,9 @@ def capability_problem(
             return INVALID_PARAMS, f"Elicitation mode {mode!r} not supported"
     if (
         cap == "sampling"
-        and (params or {}).get("tools") is not None
+        and (
+            (params or {}).get("tools") is not None or (params or {}).get("toolChoice") is not None
+        )
         and not (isinstance(declared, Mapping) and declared.get("tools") is not None)
     ):
         return INVALID_PARAMS, "Sampling with tools not supported"
@@ -803,8 +805,8 @@ class _Connection:
         """Report progress on a peer's request; False when the peer did not ask for it."""
         self._check_sending()
         entry = self._take_inbound(request_id)
-        if entry is None or entry.progress_token is None:
-            return False
+        if entry is None or entry.progress_token is None or entry.method == "subscriptions/listen":
+            return False  # not asked for; and a listen stream never carries progress
         if entry.last_progress is not None and not progress > entry.last_progress:
             raise LocalProtocolError("progress must increase with each notification")
         entry.last_progress = progress
@@ -903,6 +905,32 @@ class _Connection:
             return []
         self._ended_inbound.add(request_id)
         return [RequestCancelled(request_id, reason or "stream closed")]
+
+    def fail_request(
+        self,
+        request_id: RequestId,
+        code: int = CONNECTION_CLOSED,
+        message: str = "Connection closed",
+    ) -> list[Event]:
+        """The transport lost the answer to one of our requests (`request_id` is the
+        id it went out under): settle it locally with `RequestFailed`.
+
+        For HTTP streams that broke and cannot be resumed, a 202 to a request, or a
+        status with no JSON-RPC error in its body. Nothing is sent to the peer;
+        unknown or already settled ids are ignored. An internal request (the
+        handshake, the discovery probe) takes its failure path instead, as on a
+        timeout.
+        """
+        entry = self._outbound.pop(request_id, None)
+        if entry is None:
+            return []
+        self._ended(request_id, entry)
+        events: list[Event] = []
+        try:
+            self._resolve_failure(entry.logical, entry, code, message, events)
+        except Fatal as fatal:
+            events.extend(self._settle(fatal.error.message, fatal.error))
+        return events
 
     def _settle(self, reason: str, error: RemoteProtocolError | None) -> list[Event]:
         events: list[Event] = []

@@ -19,6 +19,7 @@ import ipaddress
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Final, NamedTuple, TypeVar, cast
 
 from mcp_core._errors import (
@@ -59,11 +60,9 @@ PROTOCOL_VERSION_META_KEY: Final = "io.modelcontextprotocol/protocolVersion"
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 """Largest integer a JavaScript peer can hold exactly; larger ones may not be mirrored."""
 
-NAME_BEARING_METHODS: Final[Mapping[str, str]] = {
-    "tools/call": "name",
-    "prompts/get": "name",
-    "resources/read": "uri",
-}
+NAME_BEARING_METHODS: Final[Mapping[str, str]] = MappingProxyType(
+    {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+)
 """Method -> the params key that `Mcp-Name` mirrors."""
 
 _SENTINEL_PREFIX: Final = "=?base64?"
@@ -566,6 +565,7 @@ _ANY_PORT: Final = -1
 _REG_NAME = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.?")
 _PORT = re.compile(r"[0-9]{1,5}")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+_IPV6_CHARS: Final = frozenset("0123456789abcdefABCDEF:.")
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
@@ -582,11 +582,7 @@ def _parse_authority(text: str, *, allow_wildcard: bool) -> tuple[str, int | Non
         if close < 0:
             return None
         literal, rest = text[1:close], text[close + 1 :]
-        if (
-            "%" in literal
-            or not literal
-            or not all(c in "0123456789abcdefABCDEF:." for c in literal)
-        ):
+        if not literal or not set(literal) <= _IPV6_CHARS:  # no zone ids, no IPvFuture
             return None
         try:
             host = f"[{ipaddress.IPv6Address(literal).compressed}]"

@@ -543,7 +543,12 @@ class ServerConnection(_Connection):
             entry = (
                 self._inbound.get(related_request_id) if related_request_id is not None else None
             )
-            if entry is None or entry.log_level is None or rank < LOG_RANK[entry.log_level]:
+            if (
+                entry is None
+                or entry.log_level is None
+                or entry.method == "subscriptions/listen"  # listen streams carry no logs
+                or rank < LOG_RANK[entry.log_level]
+            ):
                 return False
         elif self.state is not State.READY:
             raise LocalProtocolError(f"connection is not ready (state {self.state})")
