@@ -280,6 +280,14 @@ class ClientConnection(_Connection):
         return self._flush(events)
 
     def next_deadline(self) -> float | None:
+        """The earliest deadline, or minus infinity while an event is waiting to come out.
+
+        Events caused by the application's own calls (a refused input request
+        fails its call) leave through the next `tick()`; reporting them as due
+        makes any driver tick at once.
+        """
+        if self._pending_events:
+            return float("-inf")
         deadlines = [p.deadline for p in self._pending_inputs.values() if p.deadline is not None]
         wire = super().next_deadline()
         if wire is not None:

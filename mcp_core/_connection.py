@@ -273,8 +273,10 @@ class _Connection:
     def receive_data(self, data: bytes, *, now: float | None = None) -> list[Event]:
         """Feed bytes of a newline-delimited stream; `b""` means the stream ended.
 
-        `now` (optional) tells the engine the time, for checks that need it
-        (the expiry of a sealed `requestState`).
+        `now` (optional) is the wall-clock time in seconds since the epoch, for
+        the one check that needs it: the expiry of a sealed `requestState`,
+        which other processes must judge alike. Deadlines use whatever clock
+        you give `tick()`; the two are never mixed.
         """
         if now is not None:
             self._now = now
@@ -872,7 +874,6 @@ class _Connection:
         events: list[Event] = []
         if self.state in (State.CLOSED, State.ERROR):
             return events
-        self._now = now
         for rid in self._deadlines.pop_expired(now, self._outbound):
             entry = self._outbound.pop(rid)
             self._ended(rid, entry)

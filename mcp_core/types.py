@@ -25,6 +25,7 @@ from typing import Annotated, Any, Final, Literal, Self, TypeAlias
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Discriminator,
     Field,
@@ -1176,8 +1177,13 @@ CreateMessageResultWithTools = CreateMessageResult
 # ---------------------------------------------------------------------------
 
 
+def _url_text(value: Any) -> Any:
+    """Accept pydantic URL objects (FileUrl, AnyUrl) where the wire wants a URI string."""
+    return value if isinstance(value, str) or not hasattr(value, "unicode_string") else str(value)
+
+
 class Root(MCPModel):
-    uri: str
+    uri: Annotated[str, BeforeValidator(_url_text)]
     name: str | None = None
     meta: _Meta | None = Field(default=None, alias="_meta")
 

@@ -1,0 +1,359 @@
+"""Python functions as MCP tools, prompts and resources.
+
+The signature is the contract: parameters become the input schema (a pydantic
+model built once at registration), the docstring the description, the return
+annotation the output schema. Parameters filled by the framework (the
+`Context`, resolver-filled ones) never appear in the schema.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, get_args, get_origin
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, create_model
+
+from mcp_adapters._resolve import (
+    Consumer,
+    PlanBuilder,
+    is_context_annotation,
+    resolve_marker,
+    wants_outcome,
+)
+from mcp_core.types import (
+    AudioContent,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    Tool,
+)
+
+CONTENT_TYPES = (TextContent, ImageContent, AudioContent, EmbeddedResource, ResourceLink)
+
+
+def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except Exception as exc:
+        raise TypeError(f"cannot read the type hints of {fn!r}: {exc}") from exc
+
+
+def _doc(fn: Callable[..., Any]) -> str | None:
+    doc = inspect.getdoc(fn)
+    return doc or None
+
+
+def _is_object_type(annotation: Any) -> bool:
+    """Whether a return annotation already renders as a JSON object (no wrapping)."""
+    origin = get_origin(annotation) or annotation
+    if isinstance(origin, type):
+        if issubclass(origin, BaseModel) or origin is dict:
+            return True
+        if typing.is_typeddict(origin):
+            return True
+    return False
+
+
+_NO_OUTPUT = {inspect.Signature.empty, None, type(None), Any}
+
+
+@dataclass
+class FunctionTool:
+    """A registered tool: the function, its schemas and how to call it."""
+
+    fn: Callable[..., Any]
+    name: str
+    title: str | None
+    description: str | None
+    arguments_model: type[BaseModel]
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    wrap_output: bool
+    output_adapter: pydantic.TypeAdapter[Any] | None
+    context_param: str | None
+    resolved: list[Consumer]
+    is_async: bool
+    annotations: Any = None
+    icons: Any = None
+    meta: dict[str, Any] | None = None
+    replay_elicitation: bool | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Any = None,
+        icons: Any = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+        replay_elicitation: bool | None = None,
+    ) -> FunctionTool:
+        hints = _hints(fn)
+        signature = inspect.signature(fn)
+        fields: dict[str, Any] = {}
+        context_param: str | None = None
+        resolved_params: list[tuple[str, Any, Any]] = []
+        for pname, parameter in signature.parameters.items():
+            if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+                raise TypeError(f"tool {fn.__name__}: *args and **kwargs cannot become a schema")
+            annotation = hints.get(pname, Any)
+            marker, base = resolve_marker(annotation)
+            if marker is not None:
+                resolved_params.append((pname, marker, base))
+                continue
+            if is_context_annotation(annotation):
+                context_param = pname
+                continue
+            default = ... if parameter.default is parameter.empty else parameter.default
+            fields[pname] = (annotation, default)
+        tool_name = name or fn.__name__
+        model = create_model(  # type: ignore[call-overload]
+            f"{tool_name}Arguments",
+            __config__=ConfigDict(arbitrary_types_allowed=True),
+            **fields,
+        )
+        input_schema = model.model_json_schema()
+        input_schema.pop("title", None)
+        builder = PlanBuilder(set(fields))
+        resolved = [
+            Consumer(pname, builder.node_for(marker.fn), wants_outcome(base))
+            for pname, marker, base in resolved_params
+        ]
+        returns = hints.get("return", signature.return_annotation)
+        output_schema: dict[str, Any] | None = None
+        wrap = False
+        adapter: pydantic.TypeAdapter[Any] | None = None
+        if (
+            structured_output is not False
+            and returns not in _NO_OUTPUT
+            and not _is_content(returns)
+        ):
+            try:
+                adapter = pydantic.TypeAdapter(returns)
+                rendered = adapter.json_schema(mode="serialization")
+            except (pydantic.PydanticSchemaGenerationError, TypeError):
+                if structured_output:
+                    raise
+                adapter = None
+            else:
+                if _is_object_type(returns):
+                    output_schema = rendered
+                else:
+                    wrap = True
+                    defs = rendered.pop("$defs", None)
+                    output_schema = {
+                        "type": "object",
+                        "properties": {"result": rendered},
+                        "required": ["result"],
+                    }
+                    if defs:
+                        output_schema["$defs"] = defs
+        return cls(
+            fn=fn,
+            name=tool_name,
+            title=title,
+            description=description if description is not None else _doc(fn),
+            arguments_model=model,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            wrap_output=wrap,
+            output_adapter=adapter,
+            context_param=context_param,
+            resolved=resolved,
+            is_async=inspect.iscoroutinefunction(fn),
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+            replay_elicitation=replay_elicitation,
+        )
+
+    def definition(self) -> Tool:
+        return Tool(
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            input_schema=self.input_schema,
+            output_schema=self.output_schema,
+            annotations=self.annotations,
+            icons=self.icons,
+            _meta=self.meta,
+        )
+
+    def parse_arguments(self, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        """Validated keyword arguments; raises pydantic.ValidationError."""
+        model = self.arguments_model.model_validate(arguments or {})
+        return {name: getattr(model, name) for name in type(model).model_fields}
+
+    def to_result(self, value: Any) -> CallToolResult:
+        """A function's return value as a CallToolResult (structured when declared)."""
+        if isinstance(value, CallToolResult):
+            return value
+        structured: Any = None
+        if self.output_adapter is not None and self.output_schema is not None:
+            dumped = self.output_adapter.dump_python(value, mode="json", by_alias=True)
+            structured = {"result": dumped} if self.wrap_output else dumped
+        return CallToolResult(content=to_content(value), structured_content=structured)
+
+
+def _is_content(annotation: Any) -> bool:
+    members = (
+        get_args(annotation)
+        if get_origin(annotation) in (typing.Union, type(int | str))
+        else (annotation,)
+    )
+    for member in members:
+        origin = get_origin(member) or member
+        if origin is list:
+            args = get_args(member)
+            if args and _is_content(args[0]):
+                return True
+        if isinstance(origin, type) and issubclass(origin, CONTENT_TYPES):
+            return True
+    return False
+
+
+def to_content(value: Any) -> list[Any]:
+    """Content blocks for a return value: text for scalars, JSON for data."""
+    if value is None:
+        return []
+    if isinstance(value, CONTENT_TYPES):
+        return [value]
+    if isinstance(value, str):
+        return [TextContent(type="text", text=value)]
+    if (
+        isinstance(value, (list, tuple))
+        and value
+        and all(isinstance(v, CONTENT_TYPES) for v in value)
+    ):
+        return list(value)
+    if isinstance(value, BaseModel):
+        text = value.model_dump_json(by_alias=True)
+    else:
+        try:
+            text = json.dumps(pydantic.TypeAdapter(Any).dump_python(value, mode="json"))
+        except (TypeError, ValueError, pydantic.PydanticSerializationError):
+            text = str(value)
+    return [TextContent(type="text", text=text)]
+
+
+# ------------------------------------------------------------------ prompts
+
+
+@dataclass
+class FunctionPrompt:
+    fn: Callable[..., Any]
+    name: str
+    title: str | None
+    description: str | None
+    arguments: list[dict[str, Any]]
+    context_param: str | None
+    is_async: bool
+    icons: Any = None
+
+    @classmethod
+    def build(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Any = None,
+    ) -> FunctionPrompt:
+        hints = _hints(fn)
+        arguments: list[dict[str, Any]] = []
+        context_param = None
+        for pname, parameter in inspect.signature(fn).parameters.items():
+            annotation = hints.get(pname, Any)
+            if is_context_annotation(annotation):
+                context_param = pname
+                continue
+            arguments.append({"name": pname, "required": parameter.default is parameter.empty})
+        return cls(
+            fn,
+            name or fn.__name__,
+            title,
+            description if description is not None else _doc(fn),
+            arguments,
+            context_param,
+            inspect.iscoroutinefunction(fn),
+            icons,
+        )
+
+
+# ---------------------------------------------------------------- resources
+
+_TEMPLATE_VAR = re.compile(r"{([^{}]+)}")
+
+
+@dataclass
+class FunctionResource:
+    """A resource (fixed URI) or a resource template (URI with `{variables}`)."""
+
+    fn: Callable[..., Any]
+    uri: str
+    name: str
+    title: str | None
+    description: str | None
+    mime_type: str | None
+    context_param: str | None
+    is_async: bool
+    pattern: re.Pattern[str] | None = None
+    icons: Any = None
+
+    @classmethod
+    def build(
+        cls,
+        fn: Callable[..., Any],
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        icons: Any = None,
+    ) -> FunctionResource:
+        hints = _hints(fn)
+        context_param = None
+        for pname in inspect.signature(fn).parameters:
+            if is_context_annotation(hints.get(pname, Any)):
+                context_param = pname
+        pattern = None
+        variables = _TEMPLATE_VAR.findall(uri)
+        if variables:
+            regex = "".join(
+                f"(?P<{part}>[^/]+)" if i % 2 else re.escape(part)
+                for i, part in enumerate(_TEMPLATE_VAR.split(uri))
+            )
+            pattern = re.compile(f"^{regex}$")
+        return cls(
+            fn,
+            uri,
+            name or fn.__name__,
+            title,
+            description if description is not None else _doc(fn),
+            mime_type,
+            context_param,
+            inspect.iscoroutinefunction(fn),
+            pattern,
+            icons,
+        )
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        if self.pattern is None:
+            return {} if uri == self.uri else None
+        found = self.pattern.match(uri)
+        return found.groupdict() if found else None

@@ -1,0 +1,133 @@
+"""Glue between `MCPServer` and the sessions of a backend.
+
+An `MCPServer` answers requests through a `RequestScope`; a backend `Session`
+(asyncio or trio, chosen by the running loop) supplies the three things a
+scope needs: a way to ask the client and wait, a way to say "output is
+queued", and a wall clock for sealed state. Everything here is a few lines on
+purpose: protocol decisions live in the core and in the server.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
+
+from mcp_core import RequestReceived, ServerConnection
+
+if TYPE_CHECKING:
+    from mcp_adapters.server import MCPServer
+
+RequestId = int | str
+
+
+class SessionScope:
+    """A `RequestScope` over a backend session."""
+
+    __slots__ = ("connection", "session")
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.connection: ServerConnection = session.connection
+
+    async def ask(self, method: str, params: dict[str, Any], related: RequestId) -> Any:
+        return await self.session.request(method, params, related_request_id=related)
+
+    def wake(self) -> None:
+        self.session.wake()
+
+    def now(self) -> float:
+        return time.time()
+
+
+def request_handler(server: MCPServer) -> Callable[[Any, RequestReceived], Awaitable[Any]]:
+    """The `on_request` a backend session calls for each request from the client."""
+
+    async def on_request(session: Any, request: RequestReceived) -> None:
+        # The server answers on the connection itself (result, InputRequiredResult
+        # or error); the session's own answer afterwards finds nothing to send.
+        await server.handle(request, SessionScope(session))
+
+    return on_request
+
+
+class MemoryStream:
+    """One end of an in-process byte pipe (anyio memory streams: asyncio or trio)."""
+
+    def __init__(
+        self,
+        send: anyio.abc.ObjectSendStream[bytes],
+        receive: anyio.abc.ObjectReceiveStream[bytes],
+    ) -> None:
+        self._send = send
+        self._receive = receive
+
+    async def receive_some(self, max_bytes: int) -> bytes:
+        try:
+            return await self._receive.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return b""
+
+    async def send_all(self, data: bytes) -> None:
+        try:
+            await self._send.send(data)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise BrokenPipeError("the in-process peer is gone") from None
+
+    async def aclose(self) -> None:
+        await self._send.aclose()
+        await self._receive.aclose()
+
+
+def memory_stream_pair(buffer: int = 64) -> tuple[MemoryStream, MemoryStream]:
+    """Two connected in-process byte streams; `buffer` chunks in flight each way."""
+    a_send, b_receive = anyio.create_memory_object_stream[bytes](buffer)
+    b_send, a_receive = anyio.create_memory_object_stream[bytes](buffer)
+    return MemoryStream(a_send, a_receive), MemoryStream(b_send, b_receive)
+
+
+async def serve_session(session: Any) -> None:
+    """Run a server session until its peer goes away."""
+    async with session:
+        await session.wait_closed()
+
+
+def run_server(
+    server: MCPServer,
+    transport: str,
+    *,
+    host: str,
+    port: int,
+    path: str,
+    backend: str,
+) -> None:
+    """Blocking entry point behind `MCPServer.run` and the command line."""
+
+    async def main() -> None:
+        from mcp_adapters import current_backend
+
+        module = current_backend()
+        if transport == "stdio":
+            await module.serve_stdio(request_handler(server), server.config)
+        elif transport == "tcp":
+            await module.serve_tcp(request_handler(server), server.config, host, port)
+        elif transport in ("http", "streamable-http"):
+            from mcp_adapters.http import serve_http
+
+            await serve_http(server, host=host, port=port, path=path)
+        elif transport in ("ws", "websocket"):
+            from mcp_adapters.websocket import serve_websocket
+
+            await serve_websocket(server, host=host, port=port, path=path)
+        else:
+            raise ValueError(f"unknown transport {transport!r}")
+
+    anyio.run(main, backend=backend)
+
+
+def never() -> float:
+    return math.inf

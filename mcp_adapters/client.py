@@ -1,0 +1,475 @@
+"""`Client`: connect to an MCP server and call it; answer what it asks with callbacks.
+
+    async with Client("http://127.0.0.1:8000/mcp", elicitation_callback=ask_user) as client:
+        result = await client.call_tool("book_table", {"date": "2025-12-25", "party_size": 2})
+
+Registering a callback *is* declaring the capability: the client's capabilities
+object is never written by hand. The same callbacks answer a legacy server's
+`elicitation/create` / `sampling/createMessage` / `roots/list` requests and the
+input requests of a 2026-07-28 `InputRequiredResult`; the retry loop (new id,
+answers attached, `requestState` echoed) runs inside the engine, bounded by
+`max_input_rounds`.
+
+`target` is a Streamable HTTP URL, a `ws://` URL, a `StdioServerParameters`, an
+`MCPServer` (served in this process), or a transport object with an async
+context manager method `connect(config, **session_options)` yielding a session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import anyio
+
+from mcp_adapters._errors import TransportError
+from mcp_adapters._process import StdioServerParameters
+from mcp_core import (
+    LOG_LEVELS,
+    METHOD_NOT_FOUND,
+    ClientConfig,
+    ClientConnection,
+    Connected,
+    ConnectionClosed,
+    Era,
+    Event,
+    MCPError,
+    NotificationReceived,
+    RequestReceived,
+    SubscriptionAcknowledged,
+)
+from mcp_core._config import to_wire
+from mcp_core.types import (
+    CallToolResult,
+    ClientCapabilities,
+    CompleteResult,
+    ElicitRequestParams,
+    ErrorData,
+    GetPromptResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    LoggingMessageNotificationParams,
+    ReadResourceResult,
+    SamplingCapability,
+    ServerNotification,
+)
+
+ElicitationCallback = Callable[["ClientRequestContext", ElicitRequestParams], Awaitable[Any]]
+SamplingCallback = Callable[["ClientRequestContext", Any], Awaitable[Any]]
+ListRootsCallback = Callable[["ClientRequestContext"], Awaitable[Any]]
+LoggingCallback = Callable[[LoggingMessageNotificationParams], Awaitable[None]]
+IncomingMessage = Any  # a ServerNotification model, or an Exception from the transport
+MessageHandler = Callable[[IncomingMessage], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class ClientRequestContext:
+    """What a callback learns about the server's question.
+
+    `request_id` is the server's request id (legacy) or the engine's id for
+    one input request of a 2026-07-28 call; `related_request_id` names the
+    call it belongs to (2026-07-28).
+    """
+
+    session: Client
+    request_id: int | str
+    meta: dict[str, Any] | None
+    related_request_id: int | str | None = None
+
+
+class Client:
+    """An MCP client; see the module docstring."""
+
+    def __init__(
+        self,
+        target: Any,
+        *,
+        mode: Literal["legacy", "auto"] | str = "auto",
+        elicitation_callback: ElicitationCallback | None = None,
+        sampling_callback: SamplingCallback | None = None,
+        sampling_capabilities: SamplingCapability | None = None,
+        list_roots_callback: ListRootsCallback | None = None,
+        roots_list_changed: bool = False,
+        logging_callback: LoggingCallback | None = None,
+        log_level: str | None = None,
+        message_handler: MessageHandler | None = None,
+        client_info: Any = None,
+        read_timeout: float | None = None,
+        max_input_rounds: int = 10,
+        elicitation_modes: tuple[str, ...] = ("form", "url"),
+    ) -> None:
+        if log_level is not None and log_level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {log_level!r}")
+        self.target = target
+        self.mode = mode
+        self._elicitation_callback = elicitation_callback
+        self._sampling_callback = sampling_callback
+        self._list_roots_callback = list_roots_callback
+        self._logging_callback = logging_callback
+        self._message_handler = message_handler
+        self.log_level = log_level
+        self.read_timeout = read_timeout
+        capabilities: dict[str, Any] = {}
+        if elicitation_callback is not None:
+            capabilities["elicitation"] = {mode_: {} for mode_ in elicitation_modes}
+        if sampling_callback is not None:
+            capabilities["sampling"] = to_wire(sampling_capabilities) or {}
+        if list_roots_callback is not None:
+            capabilities["roots"] = {"listChanged": True} if roots_list_changed else {}
+        info = to_wire(client_info) or {"name": "mcp-sansio-client", "version": "0.1.0"}
+        self.config = ClientConfig(
+            name=info.get("name", "mcp-sansio-client"),
+            version=info.get("version", "0.1.0"),
+            client_info=info,
+            capabilities=capabilities,
+            mode=mode,
+            log_level=log_level,
+            max_input_rounds=max_input_rounds,
+        )
+        self._session: Any = None
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._listeners: dict[int | str, _Listener] = {}
+        self._unbound_listeners: list[_Listener] = []
+
+    # ------------------------------------------------------------- lifetime
+
+    async def __aenter__(self) -> Client:
+        from mcp_adapters import current_backend
+        from mcp_adapters.server import MCPServer
+
+        backend = current_backend()
+        stack = contextlib.AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            options = {
+                "on_request": self._on_request,
+                "on_notification": self._on_notification,
+                "on_event": self._on_event,
+            }
+            target = self.target
+            if isinstance(target, MCPServer):
+                self._session = await stack.enter_async_context(
+                    _in_process(backend, target, self.config, options)
+                )
+            elif isinstance(target, StdioServerParameters):
+                self._session = await stack.enter_async_context(
+                    backend.connect_stdio(target, self.config, **options)
+                )
+            elif isinstance(target, str) and target.startswith(("http://", "https://")):
+                from mcp_adapters.http import connect_http
+
+                self._session = await stack.enter_async_context(
+                    connect_http(target, self.config, **options)
+                )
+            elif isinstance(target, str) and target.startswith(("ws://", "wss://")):
+                from mcp_adapters.websocket import connect_websocket
+
+                self._session = await stack.enter_async_context(
+                    connect_websocket(target, self.config, **options)
+                )
+            elif hasattr(target, "connect"):
+                self._session = await stack.enter_async_context(
+                    target.connect(self.config, **options)
+                )
+            else:
+                raise TypeError(f"cannot connect to {target!r}")
+            await self._after_connect()
+        except BaseException:
+            await stack.__aexit__(None, None, None)
+            raise
+        self._stack = stack
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.__aexit__(None, None, None)
+
+    async def _after_connect(self) -> None:
+        connected = self.connected
+        if (
+            self.log_level is not None
+            and connected is not None
+            and connected.era is Era.LEGACY
+            and connected.server_capabilities is not None
+            and connected.server_capabilities.logging is not None
+        ):
+            # Older servers keep a session level; 2026-07-28 requests carry it instead.
+            await self._request("logging/setLevel", {"level": self.log_level})
+
+    @property
+    def session(self) -> Any:
+        if self._session is None:
+            raise RuntimeError("use `async with Client(...)` first")
+        return self._session
+
+    @property
+    def connected(self) -> Connected | None:
+        connected: Connected | None = self.session.connected
+        return connected
+
+    @property
+    def protocol_version(self) -> str | None:
+        connected = self.connected
+        return connected.protocol_version if connected else None
+
+    @property
+    def server_capabilities(self) -> Any:
+        connected = self.connected
+        return connected.server_capabilities if connected else None
+
+    @property
+    def server_info(self) -> Any:
+        connected = self.connected
+        return connected.server_info if connected else None
+
+    # ------------------------------------------------------------- requests
+
+    async def _request(self, method: str, params: Any = None, **options: Any) -> Any:
+        options.setdefault("timeout", self.read_timeout)
+        return await self.session.request(method, params, **options)
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        read_timeout: float | None = None,
+        progress_callback: Callable[[float, float | None, str | None], Any] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> CallToolResult:
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        if meta:
+            params["_meta"] = meta
+        on_progress = None
+        if progress_callback is not None:
+
+            def on_progress(event: Any) -> None:
+                progress_callback(event.progress, event.total, event.message)
+
+        result: CallToolResult = await self._request(
+            "tools/call",
+            params,
+            timeout=read_timeout if read_timeout is not None else self.read_timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
+        result: ListToolsResult = await self._request("tools/list", _cursor(cursor))
+        return result
+
+    async def list_prompts(self, cursor: str | None = None) -> ListPromptsResult:
+        result: ListPromptsResult = await self._request("prompts/list", _cursor(cursor))
+        return result
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None
+    ) -> GetPromptResult:
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        result: GetPromptResult = await self._request("prompts/get", params)
+        return result
+
+    async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
+        result: ListResourcesResult = await self._request("resources/list", _cursor(cursor))
+        return result
+
+    async def list_resource_templates(
+        self, cursor: str | None = None
+    ) -> ListResourceTemplatesResult:
+        result: ListResourceTemplatesResult = await self._request(
+            "resources/templates/list", _cursor(cursor)
+        )
+        return result
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        result: ReadResourceResult = await self._request("resources/read", {"uri": uri})
+        return result
+
+    async def complete(
+        self, ref: Any, argument: dict[str, str], context_arguments: dict[str, str] | None = None
+    ) -> CompleteResult:
+        params: dict[str, Any] = {"ref": to_wire(ref), "argument": argument}
+        if context_arguments:
+            params["context"] = {"arguments": context_arguments}
+        result: CompleteResult = await self._request("completion/complete", params)
+        return result
+
+    async def subscribe_resource(self, uri: str) -> None:
+        await self._request("resources/subscribe", {"uri": uri})
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        await self._request("resources/unsubscribe", {"uri": uri})
+
+    async def set_logging_level(self, level: str) -> None:
+        await self._request("logging/setLevel", {"level": level})
+
+    async def send_ping(self) -> None:
+        await self._request("ping")
+
+    async def send_roots_list_changed(self) -> None:
+        await self.session.notify("notifications/roots/list_changed")
+
+    @contextlib.asynccontextmanager
+    async def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: list[str] | None = None,
+    ) -> AsyncIterator[anyio.abc.ObjectReceiveStream[NotificationReceived]]:
+        """A 2026-07-28 `subscriptions/listen` stream of change notifications.
+
+        Entering waits for the server's acknowledgement (consumed here, never
+        passed on); leaving the block cancels the subscription. Several may be
+        open at once: each stream gets only its own notifications.
+        """
+        filter_: dict[str, Any] = {}
+        if tools:
+            filter_["toolsListChanged"] = True
+        if prompts:
+            filter_["promptsListChanged"] = True
+        if resources:
+            filter_["resourcesListChanged"] = True
+        if resource_uris:
+            filter_["resourceSubscriptions"] = list(resource_uris)
+        send, receive = anyio.create_memory_object_stream[NotificationReceived](64)
+        listener = _Listener(send)
+        self._unbound_listeners.append(listener)
+        async with anyio.create_task_group() as group:
+
+            async def run() -> None:
+                try:
+                    await self.session.request("subscriptions/listen", {"notifications": filter_})
+                except Exception as exc:  # the server refused or the connection ended
+                    listener.error = exc
+                finally:
+                    listener.acknowledged.set()
+                    await send.aclose()
+
+            group.start_soon(run)
+            await listener.acknowledged.wait()
+            if listener.error is not None:
+                raise listener.error
+            try:
+                yield receive
+            finally:
+                group.cancel_scope.cancel()
+                self._listeners.pop(listener.request_id, None)
+
+    # --------------------------------------------------------- the callbacks
+
+    async def _on_request(self, session: Any, event: RequestReceived) -> Any:
+        context = ClientRequestContext(
+            self, event.request_id, event.context.meta, event.context.related_request_id
+        )
+        method = event.method
+        if method == "elicitation/create" and self._elicitation_callback is not None:
+            answer = await self._elicitation_callback(context, event.params)
+        elif method == "sampling/createMessage" and self._sampling_callback is not None:
+            answer = await self._sampling_callback(context, event.params)
+        elif method == "roots/list" and self._list_roots_callback is not None:
+            answer = await self._list_roots_callback(context)
+        else:
+            raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        if isinstance(answer, ErrorData):
+            raise MCPError(answer.code, answer.message, answer.data)
+        return answer
+
+    def _on_notification(self, session: Any, event: NotificationReceived) -> None:
+        if event.subscription_id is not None:
+            listener = self._listeners.get(event.subscription_id)
+            if listener is not None:
+                with contextlib.suppress(
+                    anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError
+                ):
+                    listener.send.send_nowait(event)
+            return
+        if event.method == "notifications/message" and self._logging_callback is not None:
+            self._spawn(self._logging_callback(event.params))
+        if self._message_handler is not None:
+            self._spawn(self._message_handler(_as_notification(event)))
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, SubscriptionAcknowledged) and self._unbound_listeners:
+            listener = self._unbound_listeners.pop(0)
+            listener.request_id = event.request_id
+            self._listeners[event.request_id] = listener
+            listener.acknowledged.set()
+        elif isinstance(event, ConnectionClosed) and self._message_handler is not None:
+            error = event.error
+            if error is not None or self.session.transport_error is not None:
+                exc: Exception = self.session.transport_error or TransportError(str(error))
+                self._spawn(self._message_handler(exc))
+
+    def _spawn(self, awaitable: Awaitable[None]) -> None:
+        spawner = getattr(self.session, "spawn", None)
+        if spawner is not None:
+            spawner(awaitable)
+        else:  # pragma: no cover - every backend session has spawn()
+            raise RuntimeError("session cannot run callbacks")
+
+
+class _Listener:
+    __slots__ = ("acknowledged", "error", "request_id", "send")
+
+    def __init__(self, send: Any) -> None:
+        self.send = send
+        self.acknowledged = anyio.Event()
+        self.error: Exception | None = None
+        self.request_id: int | str | None = None
+
+
+def _cursor(cursor: str | None) -> dict[str, Any] | None:
+    return {"cursor": cursor} if cursor is not None else None
+
+
+def _as_notification(event: NotificationReceived) -> Any:
+    from pydantic import TypeAdapter
+
+    wire: dict[str, Any] = {"method": event.method}
+    params = to_wire(event.params)
+    if params:
+        wire["params"] = params
+    try:
+        return TypeAdapter(ServerNotification).validate_python(wire)
+    except Exception:
+        return event
+
+
+@contextlib.asynccontextmanager
+async def _in_process(
+    backend: Any, server: Any, config: ClientConfig, options: dict[str, Any]
+) -> AsyncIterator[Any]:
+    """Client and server in one process: two sessions joined by a memory pipe."""
+    from mcp_adapters._serve import memory_stream_pair, request_handler, serve_session
+
+    client_stream, server_stream = memory_stream_pair()
+    server_session = backend.Session(
+        server.new_connection(), server_stream, on_request=request_handler(server)
+    )
+    async with anyio.create_task_group() as group:
+        group.start_soon(serve_session, server_session)
+        session = backend.Session(ClientConnection(config), client_stream, **options)
+        try:
+            async with session:
+                yield session
+        finally:
+            await server_session.aclose()
+
+
+__all__ = [
+    "Client",
+    "ClientCapabilities",
+    "ClientRequestContext",
+    "IncomingMessage",
+]

@@ -1,0 +1,808 @@
+"""`MCPServer`: tools, resources and prompts as decorated Python functions.
+
+The server never touches a socket: a transport hands it each request together
+with a `RequestScope` (the core connection the request came on, a way to send
+a server-to-client request and wait for the answer, and a clock), and the
+server answers on that connection. So the same `MCPServer` runs on stdio,
+Streamable HTTP, WebSocket or in the same process, on asyncio or trio.
+
+Asking the user works on both protocol generations:
+
+- resolvers (`Annotated[T, Resolve(fn)]`) always work: a legacy connection gets
+  `elicitation/create`; a 2026-07-28 call returns `InputRequiredResult` and the
+  client's retry carries the answers, several questions per round;
+- `ctx.elicit` / `ctx.elicit_url` are server-to-client requests. On a
+  2026-07-28 connection they work only when the tool (or the server) opts in
+  with `replay_elicitation=True`: the call returns `InputRequiredResult`, and on
+  the retry the tool body runs again from the top, every question already
+  answered returning its recorded answer. Code before the first unanswered
+  question therefore runs again: keep side effects after the questions.
+"""
+
+from __future__ import annotations
+
+import inspect
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Literal, Protocol, TypeVar, overload
+
+import pydantic
+
+from mcp_adapters._functions import FunctionPrompt, FunctionResource, FunctionTool
+from mcp_adapters._resolve import (
+    Elicit,
+    ElicitUrl,
+    ListRoots,
+    NeedInput,
+    Question,
+    Resolution,
+    Resolve,
+    Sample,
+    ToolFailure,
+)
+from mcp_adapters.elicitation import (
+    AcceptedElicitation,
+    AcceptedUrlElicitation,
+    CancelledElicitation,
+    DeclinedElicitation,
+    ElicitationResult,
+    UrlElicitationResult,
+)
+from mcp_core import (
+    INVALID_PARAMS,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    RESOURCE_NOT_FOUND,
+    Era,
+    Limits,
+    MCPError,
+    RequestReceived,
+    ServerConfig,
+    ServerConnection,
+)
+from mcp_core._config import to_wire
+from mcp_core._connection import capability_problem
+from mcp_core._versions import ALL_REVISIONS
+from mcp_core.types import (
+    BlobResourceContents,
+    CallToolResult,
+    ClientCapabilities,
+    CompleteResult,
+    Completion,
+    GetPromptResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    TextContent,
+    TextResourceContents,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+M = TypeVar("M", bound=pydantic.BaseModel)
+RequestId = int | str
+
+_REPLAY_HINT = (
+    "ctx.{what}() sends a server-to-client request, which 2026-07-28 connections do not "
+    "have. Ask through a resolver (Annotated[T, Resolve(fn)]) instead, or opt in with "
+    "@mcp.tool(replay_elicitation=True) or MCPServer(..., replay_elicitation=True): the call "
+    "then returns InputRequiredResult and the tool body runs again on the client's retry."
+)
+
+
+class RequestScope(Protocol):
+    """What a transport gives the server for one request."""
+
+    connection: ServerConnection
+
+    async def ask(self, method: str, params: dict[str, Any], related: RequestId) -> Any:
+        """Send a server-to-client request (legacy) and wait for its validated result."""
+        ...
+
+    def wake(self) -> None:
+        """Output was queued on the connection outside the transport's own loop turn."""
+        ...
+
+    def now(self) -> float:
+        """Wall-clock seconds (sealed state must be readable by other processes)."""
+        ...
+
+
+# ------------------------------------------------------------------ askers
+
+
+class _LegacyAsker:
+    """Legacy connection: each question is a server-to-client request, answered in place."""
+
+    def __init__(self, scope: RequestScope, request_id: RequestId, revision: str) -> None:
+        self.scope = scope
+        self.request_id = request_id
+        self.revision = revision
+
+    async def ask(self, key: str, question: Question) -> Any:
+        params = question.params(self.revision)
+        problem = capability_problem(
+            self.scope.connection._client_caps_wire, question.method, params
+        )
+        if problem is not None:
+            raise MCPError(problem[0], problem[1])
+        answer = await self.scope.ask(question.method, params, self.request_id)
+        try:
+            return question.outcome(answer)
+        except pydantic.ValidationError as exc:
+            raise ToolFailure(f"the client's answer to {key!r} is invalid: {exc}") from None
+
+
+class _ReplayAsker:
+    """2026-07-28: answers come from the retry; unanswered questions end the round."""
+
+    def __init__(
+        self, recorded: dict[str, Any], capabilities: Mapping[str, Any], revision: str
+    ) -> None:
+        self.recorded = recorded
+        self.capabilities = capabilities
+        self.revision = revision
+        self.questions: dict[str, dict[str, Any]] = {}
+
+    async def ask(self, key: str, question: Question) -> Any:
+        answer = self.recorded.get(key)
+        if answer is not None:
+            try:
+                return question.outcome(answer)
+            except pydantic.ValidationError:
+                del self.recorded[key]  # an invalid answer is asked again, never accepted
+        params = question.params(self.revision)
+        problem = capability_problem(self.capabilities, question.method, params)
+        if problem is not None:
+            capability = {
+                "elicitation/create": "elicitation",
+                "sampling/createMessage": "sampling",
+                "roots/list": "roots",
+            }[question.method]
+            raise MCPError(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                problem[1],
+                {"requiredCapabilities": {capability: {}}},
+            )
+        self.questions[key] = {"method": question.method, "params": params}
+        raise NeedInput(key)
+
+
+# ----------------------------------------------------------------- context
+
+
+class ServerSessionView:
+    """`ctx.session`: what the tool may know and do about the connection."""
+
+    def __init__(self, context: Context) -> None:
+        self._context = context
+
+    @property
+    def client_capabilities(self) -> ClientCapabilities | None:
+        caps: ClientCapabilities | None = self._context.request.context.client_capabilities
+        return caps
+
+    def check_client_capability(self, capability: ClientCapabilities) -> bool:
+        """Whether the client declared everything `capability` names (for this request)."""
+        declared = to_wire(self.client_capabilities) or {}
+        wanted = to_wire(capability) or {}
+        return _covers(declared, wanted)
+
+    async def send_elicit_complete(self, elicitation_id: str) -> bool:
+        """`notifications/elicitation/complete` (2025-11-25 only; other revisions have no
+        such message, so nothing is sent and False is returned)."""
+        connection = self._context.scope.connection
+        if connection.protocol_version != "2025-11-25":
+            return False
+        connection.send_notification(
+            "notifications/elicitation/complete",
+            {"elicitationId": elicitation_id},
+            related_request_id=self._context.request_id,
+        )
+        self._context.scope.wake()
+        return True
+
+    async def send_log_message(self, level: str, data: Any, logger: str | None = None) -> bool:
+        return await self._context.log(level, data, logger_name=logger)
+
+
+def _covers(declared: Any, wanted: Any) -> bool:
+    if not isinstance(wanted, Mapping):
+        return declared is not None
+    if not isinstance(declared, Mapping):
+        return False
+    return all(key in declared and _covers(declared[key], value) for key, value in wanted.items())
+
+
+class Context:
+    """Injected into any tool, resource or prompt function that declares it."""
+
+    def __init__(
+        self,
+        server: MCPServer,
+        request: RequestReceived,
+        scope: RequestScope,
+        asker: _LegacyAsker | _ReplayAsker,
+        replay: bool,
+    ) -> None:
+        self.server = server
+        self.request = request
+        self.scope = scope
+        self._asker = asker
+        self._replay = replay
+        self._asked = 0
+        self.session = ServerSessionView(self)
+
+    @property
+    def request_id(self) -> RequestId:
+        return self.request.request_id
+
+    @property
+    def protocol_version(self) -> str:
+        return self.request.context.protocol_version
+
+    @property
+    def client_capabilities(self) -> ClientCapabilities | None:
+        return self.session.client_capabilities
+
+    @property
+    def client_info(self) -> Any:
+        return self.request.context.client_info
+
+    def _modern(self) -> bool:
+        return self.scope.connection.era is Era.MODERN
+
+    async def _ask(self, question: Question, what: str) -> Any:
+        self._asked += 1
+        if self._modern() and not self._replay:
+            raise MCPError(INVALID_PARAMS, _REPLAY_HINT.format(what=what))
+        return await self._asker.ask(f"{what}_{self._asked}", question)
+
+    async def elicit(self, message: str, schema: type[M]) -> ElicitationResult[M]:
+        """Ask the user to fill a form shaped like `schema`; see the module docstring."""
+        outcome: ElicitationResult[M] = await self._ask(Elicit(message, schema), "elicit")
+        return outcome
+
+    async def elicit_url(self, message: str, url: str, elicitation_id: str) -> UrlElicitationResult:
+        """Send the user to `url`; "accept" means they agreed to go, not that they finished."""
+        outcome: UrlElicitationResult = await self._ask(
+            ElicitUrl(message, url, elicitation_id), "elicit_url"
+        )
+        return outcome
+
+    async def sample(self, messages: list[Any], max_tokens: int, **options: Any) -> Any:
+        """Ask the client's model (sampling; deprecated in 2026-07-28)."""
+        return await self._ask(Sample(messages, max_tokens, **options), "sample")
+
+    async def list_roots(self) -> Any:
+        return await self._ask(ListRoots(), "list_roots")
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> bool:
+        """Progress for this request, if the client asked for it."""
+        sent = self.scope.connection.send_progress(self.request_id, progress, total, message)
+        if sent:
+            self.scope.wake()
+        return sent
+
+    async def log(self, level: str, data: Any, *, logger_name: str | None = None) -> bool:
+        """`notifications/message` for this request (filtered by the client's level)."""
+        connection = self.scope.connection
+        if "logging" not in connection.config.capabilities_wire:
+            return False
+        sent = connection.send_log(
+            level, data, logger=logger_name, related_request_id=self.request_id
+        )
+        if sent:
+            self.scope.wake()
+        return sent
+
+    async def debug(self, data: Any, *, logger_name: str | None = None) -> bool:
+        return await self.log("debug", data, logger_name=logger_name)
+
+    async def info(self, data: Any, *, logger_name: str | None = None) -> bool:
+        return await self.log("info", data, logger_name=logger_name)
+
+    async def warning(self, data: Any, *, logger_name: str | None = None) -> bool:
+        return await self.log("warning", data, logger_name=logger_name)
+
+    async def error(self, data: Any, *, logger_name: str | None = None) -> bool:
+        return await self.log("error", data, logger_name=logger_name)
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        return await self.server._read(uri, self)
+
+
+# ------------------------------------------------------------------ server
+
+
+class MCPServer:
+    """An MCP server made of decorated functions; see the module docstring."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        version: str = "0.1.0",
+        title: str | None = None,
+        instructions: str | None = None,
+        website_url: str | None = None,
+        icons: Any = None,
+        replay_elicitation: bool = False,
+        request_state_keys: Sequence[bytes] | None = None,
+        request_state_ttl: float = 600.0,
+        supported_versions: Sequence[str] = ALL_REVISIONS,
+        limits: Limits | None = None,
+        cache_ttl_ms: int = 0,
+        cache_scope: Literal["public", "private"] = "private",
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.title = title
+        self.instructions = instructions
+        self.website_url = website_url
+        self.icons = icons
+        self.replay_elicitation = replay_elicitation
+        # Without explicit keys, state sealed here verifies only in this process.
+        self.request_state_keys = tuple(request_state_keys or (secrets.token_bytes(32),))
+        self.request_state_ttl = request_state_ttl
+        self.supported_versions = tuple(supported_versions)
+        self.limits = limits
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope = cache_scope
+        self._tools: dict[str, FunctionTool] = {}
+        self._prompts: dict[str, FunctionPrompt] = {}
+        self._resources: dict[str, FunctionResource] = {}
+        self._templates: dict[str, FunctionResource] = {}
+        self._completion: Callable[..., Any] | None = None
+        self._config: ServerConfig | None = None
+        self._list_cache: dict[str, Any] = {}
+
+    # ---- registration
+
+    def _changed(self) -> None:
+        self._config = None
+        self._list_cache.clear()
+
+    @overload
+    def tool(self, fn: F) -> F: ...
+
+    @overload
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Any = None,
+        icons: Any = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+        replay_elicitation: bool | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def tool(self, name: Any = None, **options: Any) -> Any:
+        """Register a function as a tool: `@mcp.tool()` or `@mcp.tool(name=..., ...)`."""
+        if callable(name):
+            return self.tool()(name)
+
+        def decorate(fn: F) -> F:
+            spec = FunctionTool.build(fn, name=name, **options)
+            self._tools[spec.name] = spec
+            self._changed()
+            return fn
+
+        return decorate
+
+    def add_tool(self, fn: Callable[..., Any], **options: Any) -> None:
+        self.tool(**options)(fn)
+
+    def remove_tool(self, name: str) -> None:
+        del self._tools[name]
+        self._changed()
+
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Any = None,
+    ) -> Callable[[F], F]:
+        def decorate(fn: F) -> F:
+            spec = FunctionPrompt.build(
+                fn, name=name, title=title, description=description, icons=icons
+            )
+            self._prompts[spec.name] = spec
+            self._changed()
+            return fn
+
+        return decorate
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        icons: Any = None,
+    ) -> Callable[[F], F]:
+        """A resource; a URI with `{variables}` registers a template."""
+
+        def decorate(fn: F) -> F:
+            spec = FunctionResource.build(
+                fn,
+                uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                icons=icons,
+            )
+            (self._templates if spec.pattern is not None else self._resources)[uri] = spec
+            self._changed()
+            return fn
+
+        return decorate
+
+    def completion(self) -> Callable[[F], F]:
+        """The completion handler: `fn(ref, argument, context) -> list[str] | Completion`."""
+
+        def decorate(fn: F) -> F:
+            self._completion = fn
+            self._changed()
+            return fn
+
+        return decorate
+
+    # ---- configuration
+
+    @property
+    def config(self) -> ServerConfig:
+        if self._config is None:
+            caps: dict[str, Any] = {"logging": {}}
+            if self._tools:
+                caps["tools"] = {"listChanged": True}
+            if self._prompts:
+                caps["prompts"] = {"listChanged": True}
+            if self._resources or self._templates:
+                caps["resources"] = {"subscribe": True, "listChanged": True}
+            if self._completion is not None:
+                caps["completions"] = {}
+            info: dict[str, Any] = {"name": self.name, "version": self.version}
+            if self.title:
+                info["title"] = self.title
+            if self.website_url:
+                info["websiteUrl"] = self.website_url
+            if self.icons:
+                info["icons"] = to_wire(self.icons)
+            self._config = ServerConfig(
+                name=self.name,
+                version=self.version,
+                capabilities=caps,
+                instructions=self.instructions,
+                server_info=info,
+                supported_versions=self.supported_versions,
+                limits=self.limits or Limits(),
+                cache_ttl_ms=self.cache_ttl_ms,
+                cache_scope=self.cache_scope,
+                request_state_keys=self.request_state_keys,
+                request_state_ttl=self.request_state_ttl,
+            )
+        return self._config
+
+    def new_connection(self, *, principal: str | None = None) -> ServerConnection:
+        return ServerConnection(self.config, principal=principal)
+
+    # ---- dispatch
+
+    async def handle(self, request: RequestReceived, scope: RequestScope) -> None:
+        """Answer one request on its connection (result, InputRequiredResult or error).
+
+        Raises `MCPError` for protocol-level failures; the transport turns it
+        into the JSON-RPC error.
+        """
+        connection = scope.connection
+        handler = _HANDLERS.get(request.method)
+        if handler is None:
+            raise MCPError(-32601, f"Method not found: {request.method}")
+        outcome = await handler(self, request, scope)
+        if isinstance(outcome, _InputRequired):
+            connection.send_input_required(
+                request.request_id, outcome.questions, outcome.state, now=scope.now()
+            )
+        elif outcome is not _NO_ANSWER:
+            connection.send_result(request.request_id, outcome)
+
+    def _asker(self, request: RequestReceived, scope: RequestScope) -> _LegacyAsker | _ReplayAsker:
+        revision = request.context.protocol_version
+        if scope.connection.era is not Era.MODERN:
+            return _LegacyAsker(scope, request.request_id, revision)
+        state = request.context.request_state
+        recorded: dict[str, Any] = {}
+        if isinstance(state, Mapping) and isinstance(state.get("a"), Mapping):
+            recorded.update(state["a"])
+        for key, answer in (request.context.input_responses or {}).items():
+            recorded[key] = to_wire(answer)
+        caps = to_wire(request.context.client_capabilities) or {}
+        return _ReplayAsker(recorded, caps, revision)
+
+    async def _call_tool(self, request: RequestReceived, scope: RequestScope) -> Any:
+        params = request.params
+        tool = self._tools.get(params.name)
+        if tool is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name}")
+        try:
+            kwargs = tool.parse_arguments(params.arguments)
+        except pydantic.ValidationError as exc:
+            return _tool_error(f"Invalid arguments for tool {tool.name}: {exc}")
+        asker = self._asker(request, scope)
+        replay = (
+            self.replay_elicitation if tool.replay_elicitation is None else tool.replay_elicitation
+        )
+        context = Context(self, request, scope, asker, replay)
+        try:
+            if tool.resolved:
+                resolution = Resolution(kwargs, context, asker, request.context.protocol_version)
+                kwargs.update(await resolution.fill(tool.resolved))
+            if tool.context_param is not None:
+                kwargs[tool.context_param] = context
+            value = tool.fn(**kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+            return tool.to_result(value)
+        except NeedInput:
+            assert isinstance(asker, _ReplayAsker)
+            return _InputRequired(asker.questions, {"a": asker.recorded})
+        except ToolFailure as exc:
+            return _tool_error(str(exc))
+        except MCPError:
+            raise
+        except Exception as exc:  # a tool's failure is a result the model can read
+            return _tool_error(f"Error executing tool {tool.name}: {exc}")
+
+    async def _list_tools(self, request: RequestReceived, scope: RequestScope) -> Any:
+        cached = self._list_cache.get("tools")
+        if cached is None:
+            cached = self._list_cache["tools"] = to_wire(
+                ListToolsResult(tools=[t.definition() for t in self._tools.values()])
+            )
+        return dict(cached)
+
+    async def _list_prompts(self, request: RequestReceived, scope: RequestScope) -> Any:
+        prompts = [
+            Prompt(
+                name=p.name,
+                title=p.title,
+                description=p.description,
+                arguments=[PromptArgument(**a) for a in p.arguments] or None,
+                icons=p.icons,
+            )
+            for p in self._prompts.values()
+        ]
+        return ListPromptsResult(prompts=prompts)
+
+    async def _get_prompt(self, request: RequestReceived, scope: RequestScope) -> Any:
+        params = request.params
+        prompt = self._prompts.get(params.name)
+        if prompt is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
+        arguments = dict(params.arguments or {})
+        missing = [
+            a["name"] for a in prompt.arguments if a["required"] and a["name"] not in arguments
+        ]
+        if missing:
+            raise MCPError(INVALID_PARAMS, f"Missing required arguments: {', '.join(missing)}")
+        if prompt.context_param is not None:
+            arguments[prompt.context_param] = Context(
+                self, request, scope, self._asker(request, scope), self.replay_elicitation
+            )
+        value = prompt.fn(**arguments)
+        if inspect.isawaitable(value):
+            value = await value
+        return GetPromptResult(description=prompt.description, messages=_prompt_messages(value))
+
+    async def _list_resources(self, request: RequestReceived, scope: RequestScope) -> Any:
+        return ListResourcesResult(
+            resources=[
+                Resource(
+                    uri=r.uri,
+                    name=r.name,
+                    title=r.title,
+                    description=r.description,
+                    mime_type=r.mime_type,
+                    icons=r.icons,
+                )
+                for r in self._resources.values()
+            ]
+        )
+
+    async def _list_templates(self, request: RequestReceived, scope: RequestScope) -> Any:
+        return ListResourceTemplatesResult(
+            resource_templates=[
+                ResourceTemplate(
+                    uri_template=r.uri,
+                    name=r.name,
+                    title=r.title,
+                    description=r.description,
+                    mime_type=r.mime_type,
+                    icons=r.icons,
+                )
+                for r in self._templates.values()
+            ]
+        )
+
+    async def _read_resource(self, request: RequestReceived, scope: RequestScope) -> Any:
+        context = Context(
+            self, request, scope, self._asker(request, scope), self.replay_elicitation
+        )
+        return await self._read(request.params.uri, context)
+
+    async def _read(self, uri: str, context: Context) -> ReadResourceResult:
+        for spec in (*self._resources.values(), *self._templates.values()):
+            variables = spec.match(uri)
+            if variables is None:
+                continue
+            kwargs: dict[str, Any] = dict(variables)
+            if spec.context_param is not None:
+                kwargs[spec.context_param] = context
+            value = spec.fn(**kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+            return ReadResourceResult(contents=_resource_contents(uri, spec.mime_type, value))
+        modern = context.scope.connection.era is Era.MODERN
+        raise MCPError(
+            INVALID_PARAMS if modern else RESOURCE_NOT_FOUND,
+            f"Resource not found: {uri}",
+            {"uri": uri},
+        )
+
+    async def _subscribe(self, request: RequestReceived, scope: RequestScope) -> Any:
+        return {}
+
+    async def _listen(self, request: RequestReceived, scope: RequestScope) -> Any:
+        # Acknowledge first; the stream stays open until the client cancels it.
+        scope.connection.acknowledge_subscription(request.request_id)
+        scope.wake()
+        return _NO_ANSWER
+
+    async def _complete(self, request: RequestReceived, scope: RequestScope) -> Any:
+        if self._completion is None:
+            return CompleteResult(completion=Completion(values=[]))
+        params = request.params
+        value = self._completion(params.ref, params.argument, params.context)
+        if inspect.isawaitable(value):
+            value = await value
+        if isinstance(value, CompleteResult):
+            return value
+        if isinstance(value, Completion):
+            return CompleteResult(completion=value)
+        values = list(value or [])[:100]
+        return CompleteResult(
+            completion=Completion(values=values, total=len(values), has_more=False)
+        )
+
+    # ---- running
+
+    def run(
+        self,
+        transport: Literal["stdio", "streamable-http", "http", "websocket", "ws"] = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        path: str = "/mcp",
+        backend: Literal["asyncio", "trio"] = "asyncio",
+    ) -> None:
+        """Serve until interrupted: stdio, Streamable HTTP or WebSocket."""
+        from mcp_adapters._serve import run_server
+
+        run_server(self, transport, host=host, port=port, path=path, backend=backend)
+
+
+class _InputRequired:
+    __slots__ = ("questions", "state")
+
+    def __init__(self, questions: dict[str, Any], state: Any) -> None:
+        self.questions = questions
+        self.state = state
+
+
+_NO_ANSWER = object()
+
+
+def _tool_error(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+def _prompt_messages(value: Any) -> list[PromptMessage]:
+    items = value if isinstance(value, (list, tuple)) else [value]
+    messages = []
+    for item in items:
+        if isinstance(item, PromptMessage):
+            messages.append(item)
+        elif isinstance(item, str):
+            messages.append(PromptMessage(role="user", content=TextContent(type="text", text=item)))
+        elif isinstance(item, Mapping):
+            messages.append(PromptMessage.model_validate(item))
+        else:
+            messages.append(
+                PromptMessage(role="user", content=TextContent(type="text", text=str(item)))
+            )
+    return messages
+
+
+def _resource_contents(uri: str, mime_type: str | None, value: Any) -> list[Any]:
+    import base64
+
+    items = value if isinstance(value, (list, tuple)) else [value]
+    contents: list[Any] = []
+    for item in items:
+        if isinstance(item, (TextResourceContents, BlobResourceContents)):
+            contents.append(item)
+        elif isinstance(item, bytes):
+            contents.append(
+                BlobResourceContents(
+                    uri=uri,
+                    mime_type=mime_type or "application/octet-stream",
+                    blob=base64.b64encode(item).decode(),
+                )
+            )
+        else:
+            text = (
+                item
+                if isinstance(item, str)
+                else pydantic.TypeAdapter(Any).dump_json(item).decode()
+            )
+            contents.append(
+                TextResourceContents(uri=uri, mime_type=mime_type or "text/plain", text=text)
+            )
+    if not contents:
+        raise MCPError(INVALID_PARAMS, f"Resource {uri} has no contents")
+    return contents
+
+
+_Handler = Callable[[MCPServer, RequestReceived, RequestScope], Awaitable[Any]]
+_HANDLERS: dict[str, _Handler] = {
+    "tools/call": MCPServer._call_tool,
+    "tools/list": MCPServer._list_tools,
+    "prompts/list": MCPServer._list_prompts,
+    "prompts/get": MCPServer._get_prompt,
+    "resources/list": MCPServer._list_resources,
+    "resources/templates/list": MCPServer._list_templates,
+    "resources/read": MCPServer._read_resource,
+    "resources/subscribe": MCPServer._subscribe,
+    "resources/unsubscribe": MCPServer._subscribe,
+    "subscriptions/listen": MCPServer._listen,
+    "completion/complete": MCPServer._complete,
+}
+
+
+def wall_clock() -> float:
+    return time.time()
+
+
+__all__ = [
+    "AcceptedElicitation",
+    "AcceptedUrlElicitation",
+    "CancelledElicitation",
+    "Context",
+    "DeclinedElicitation",
+    "Elicit",
+    "ElicitUrl",
+    "ElicitationResult",
+    "ListRoots",
+    "MCPServer",
+    "RequestScope",
+    "Resolve",
+    "Sample",
+    "UrlElicitationResult",
+]
