@@ -103,7 +103,11 @@ class Wire:
         principal: str | None = None,
     ) -> None:
         self.tap = SchemaTap(None)
-        self.pair = ConnectionPair(server_config, client_config, tap=self._on_wire)
+        #: Wall-clock time the server is told with each delivery (None: not told).
+        self.wall_time: float | None = None
+        self.pair = ConnectionPair(
+            server_config, client_config, tap=self._on_wire, clock=lambda: self.wall_time
+        )
         if principal is not None:
             self.pair.server = ServerConnection(
                 server_config or default_server_config(), principal=principal
@@ -224,8 +228,11 @@ def line(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
 
 
-def inject(conn: ClientConnection | ServerConnection, *messages: Any) -> list[Event]:
-    return conn.receive_data(b"".join(line(m) for m in messages))
+def inject(
+    conn: ClientConnection | ServerConnection, *messages: Any, now: float | None = None
+) -> list[Event]:
+    """Deliver hand-written messages; `now` is the wall-clock time they arrive at."""
+    return conn.receive_data(b"".join(line(m) for m in messages), now=now)
 
 
 def raw_legacy_client(

@@ -258,6 +258,7 @@ def raw_retry(
     params: dict[str, Any] | None = None,
     rid: Any = "raw-retry",
     caps: dict[str, Any] | None = None,
+    now: float = T0 + 1,
 ) -> tuple[list[Any], list[dict[str, Any]]]:
     body: dict[str, Any] = dict(
         params if params is not None else {"name": "book", "arguments": {"n": 2}}
@@ -267,7 +268,9 @@ def raw_retry(
         body["requestState"] = token
     if responses is not None:
         body["inputResponses"] = responses
-    events = inject(server, {"jsonrpc": "2.0", "id": rid, "method": method, "params": body})
+    events = inject(
+        server, {"jsonrpc": "2.0", "id": rid, "method": method, "params": body}, now=now
+    )
     return events, drain(server, MODERN)
 
 
@@ -378,7 +381,7 @@ def test_expired_state_is_rejected_and_the_client_sees_the_error() -> None:
     cid, _ = _interim(w)
     slot = one(w.pair.client_events[-1:], RequestReceived)
     w.client.send_result(slot.request_id, ACCEPT)
-    w.server.tick(T0 + 601.0)  # request_state_ttl is 600 s
+    w.wall_time = T0 + 601.0  # request_state_ttl is 600 s
     client_events, server_events = w.pump()
     assert one(server_events, RequestStateRejected).reason == "expired"
     err = one(client_events, ErrorReceived)
@@ -401,7 +404,7 @@ def test_state_is_bound_to_the_principal(sealed_for: str | None, retried_by: str
     # The retry lands on a server connection authenticated as someone else (or no one).
     config = default_server_config(request_state_keys=(KEY1,))
     other = ServerConnection(config, principal=retried_by)
-    other.tick(T0 + 1)
+    w.wall_time = T0 + 1
     w.server = other
     w.client.send_result(slot.request_id, ACCEPT)
     client_events, server_events = w.pump()
@@ -459,7 +462,7 @@ def test_state_is_accepted_by_the_same_principal_on_another_connection() -> None
     cid, _ = _interim(w)
     slot = one(w.pair.client_events[-1:], RequestReceived)
     alice2 = ServerConnection(default_server_config(request_state_keys=(KEY1,)), principal="alice")
-    alice2.tick(T0 + 1)
+    w.wall_time = T0 + 1
     w.server = alice2
     w.client.send_result(slot.request_id, ACCEPT)
     _, server_events = w.pump()
@@ -476,8 +479,7 @@ def test_state_is_bound_to_the_audience() -> None:
     other = ServerConnection(
         default_server_config(name="other-service", request_state_keys=(KEY1,))
     )
-    other.tick(T0 + 1)
-    events, out = raw_retry(other, token, {"date": ACCEPT})
+    events, out = raw_retry(other, token, {"date": ACCEPT}, now=T0 + 1)
     _assert_state_rejected(events, out, "wrong_audience")
 
 
@@ -491,7 +493,7 @@ def test_key_rotation(keys: tuple[bytes, ...], accepted: bool) -> None:
     cid, _ = _interim(w)
     slot = one(w.pair.client_events[-1:], RequestReceived)
     replica = ServerConnection(default_server_config(request_state_keys=keys))
-    replica.tick(T0 + 5)
+    w.wall_time = T0 + 5
     w.server = replica
     w.client.send_result(slot.request_id, ACCEPT)
     client_events, server_events = w.pump()

@@ -1,0 +1,147 @@
+"""What the Streamable HTTP server and client share: header names, media types,
+the 2026-07-28 error-code -> status table, and small parsers for request heads.
+
+The server lives in `_http_server.py` and the client in `_http_client.py`; both
+own an h11 connection and feed whole JSON-RPC messages to an MCP connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from http import HTTPStatus
+from typing import Any, Final
+
+from . import _jsonrpc as jr
+from ._errors import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
+
+DEFAULT_PATH: Final = "/mcp"
+
+JSON: Final = "application/json"
+SSE: Final = "text/event-stream"
+
+# Header names, lower-cased as h11 hands them over.
+SESSION_ID: Final = "mcp-session-id"
+PROTOCOL_VERSION: Final = "mcp-protocol-version"
+LAST_EVENT_ID: Final = "last-event-id"
+
+ERROR_STATUS: Final[Mapping[int, int]] = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
+"""2026-07-28 (SPEC-NOTES 4.3): the status a JSON response carrying this error code goes out
+with; any other code travels with 200. The official SDK uses the same table."""
+
+Headers = list[tuple[str, str]]
+
+
+def decode_headers(raw: Iterable[tuple[bytes, bytes]]) -> Headers:
+    """h11 header pairs (names already lower-case) as text; Latin-1 never fails."""
+    return [(name.decode("latin-1"), value.decode("latin-1")) for name, value in raw]
+
+
+def header_values(headers: Headers, name: str) -> list[str]:
+    """Every value of one header (`name` lower-case), in order."""
+    return [value for key, value in headers if key == name]
+
+
+def single_header(headers: Headers, name: str) -> tuple[str | None, bool]:
+    """(the value or None, whether it was repeated): repeats are refused by callers,
+    because a first-value reader and a last-value reader would disagree."""
+    values = header_values(headers, name)
+    if not values:
+        return None, False
+    return values[0].strip(" \t"), len(values) > 1
+
+
+def media_type(value: str | None) -> str:
+    """`application/json; charset=utf-8` -> `application/json`."""
+    if value is None:
+        return ""
+    return value.split(";", 1)[0].strip().lower()
+
+
+def accepted(headers: Headers) -> tuple[bool, bool]:
+    """(accepts JSON, accepts SSE) from every Accept header, wildcards included.
+
+    A `q=0` entry means "not acceptable", so it does not count. An absent Accept
+    header accepts anything (RFC 9110 section 12.5.1).
+    """
+    values = header_values(headers, "accept")
+    if not values:
+        return True, True
+    json_ok = sse_ok = False
+    for value in values:
+        for item in value.split(","):
+            kind, *params = (part.strip().lower() for part in item.split(";"))
+            if any(p.replace(" ", "") in ("q=0", "q=0.0", "q=0.00", "q=0.000") for p in params):
+                continue
+            if kind in ("*/*", JSON, "application/*"):
+                json_ok = True
+            if kind in ("*/*", SSE, "text/*"):
+                sse_ok = True
+    return json_ok, sse_ok
+
+
+def is_visible_ascii(value: str) -> bool:
+    """Session ids must be visible ASCII (0x21-0x7E), and non-empty."""
+    return bool(value) and all("\x21" <= c <= "\x7e" for c in value)
+
+
+def reason_phrase(status: int) -> bytes:
+    try:
+        return HTTPStatus(status).phrase.encode("ascii")
+    except ValueError:
+        return b""
+
+
+def error_body(request_id: Any, code: int, message: str, data: Any = None) -> bytes:
+    """A JSON-RPC error response (id null when the request's id is unknown)."""
+    return jr.encode_error(
+        request_id if jr.is_request_id(request_id) else None,
+        jr.error_object(code, message, data),
+    )
+
+
+def sse_message(payload: bytes, event_id: str | None = None) -> bytes:
+    """One SSE `message` event carrying a compact JSON-RPC message.
+
+    `jr.dumps` never emits a newline, so the payload fits one `data:` line and the
+    general encoder in `_sse.py` is not needed on this hot path.
+    """
+    if event_id is None:
+        return b"event: message\ndata: " + payload + b"\n\n"
+    return b"event: message\nid: " + event_id.encode("ascii") + b"\ndata: " + payload + b"\n\n"
+
+
+__all__ = [
+    "DEFAULT_PATH",
+    "ERROR_STATUS",
+    "JSON",
+    "LAST_EVENT_ID",
+    "PROTOCOL_VERSION",
+    "SESSION_ID",
+    "SSE",
+    "Headers",
+    "accepted",
+    "decode_headers",
+    "error_body",
+    "header_values",
+    "is_visible_ascii",
+    "media_type",
+    "reason_phrase",
+    "single_header",
+    "sse_message",
+]

@@ -1,0 +1,842 @@
+"""Streamable HTTP, client side, both protocol eras, over h11; sans-IO.
+
+Two objects, mirroring the server:
+
+* `HTTPClientEndpoint`: one per MCP server URL, wrapping the `ClientConnection`. It
+  turns every message the connection queues into an `HTTPRequest` (a POST with the
+  right headers: `Accept`, `Content-Type`, `MCP-Protocol-Version`, `Mcp-Session-Id`
+  and, in 2026-07-28, the mirrored `Mcp-Method` / `Mcp-Name` / `Mcp-Param-*`), opens
+  the legacy GET stream, resumes dropped streams with `Last-Event-ID`, and sends the
+  DELETE when closed. It keeps what outlives one TCP connection: the session id, the
+  tools' `x-mcp-header` parameters seen in `tools/list`, the streams to resume.
+* `HTTPClientConnection`: one per TCP connection (an `h11.Connection(CLIENT)`
+  inside). It runs one `HTTPRequest` at a time and may be reused (keep-alive) once it
+  is no longer `busy`. JSON bodies and SSE events are fed to the `ClientConnection`;
+  its events come out of `receive_data`.
+
+Driving it (one task per `HTTPRequest`)::
+
+    mcp = ClientConnection(ClientConfig())
+    client = HTTPClientEndpoint(mcp, host="127.0.0.1:8000")
+    mcp.connect()
+
+    def flush():                                  # after every step that may queue output
+        out = client.pump()
+        for request in out.requests:
+            spawn(run, request)
+        for http in out.aborts:                   # 2026-07-28 cancel: close that socket
+            cancel_task_running(http)
+        handle(out.events)
+
+    def run(request):
+        sleep(request.delay)                      # the server's SSE `retry`, for resumptions
+        sock, http = pool.get()                   # http = client.new_connection() per socket
+        if not http.start(request):               # cancelled while waiting
+            return pool.put(sock, http)
+        sock.sendall(http.data_to_send())
+        while http.busy:
+            handle(http.receive_data(sock.recv(65536)))   # b"" at EOF
+            flush()
+        pool.put(sock, http) if not http.closed else sock.close()
+
+Decisions:
+
+* A status >= 400 whose body is a JSON-RPC error is that request's answer (fed to the
+  connection as an error response with the request's id), so the `server/discover`
+  probe follows the connection's own rule (-32022 with `supported` means modern and
+  retry; anything else means legacy). A status without such a body fails the request
+  locally (`RequestFailed`), which makes the probe fall back to `initialize`.
+* 404 on a request carrying `Mcp-Session-Id` means the session is gone:
+  `SessionExpired` comes out and the `ClientConnection` is closed (every request in
+  flight fails); start again with a new connection.
+* A legacy SSE stream that ends without the answer is resumed with GET +
+  `Last-Event-ID` after the server's `retry` (or `default_retry_ms`), at most
+  `max_reconnects` times in a row; without an event id it fails. A 2026-07-28 stream
+  is never resumed: the request fails and the application re-issues it (new id).
+* In 2026-07-28 a cancelled request is not announced with a POST: its TCP connection
+  is closed (`ClientOutbox.aborts`), which the server treats as the cancellation.
+* `tools/list` results of 2026-07-28 are filtered before the connection sees them:
+  tools with invalid `x-mcp-header` annotations are dropped (`ToolsFiltered` says
+  which and why, for a warning), and the valid annotations are kept to build the
+  `Mcp-Param-*` headers of later `tools/call` requests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+import h11
+
+from . import _jsonrpc as jr
+from ._client import ClientConnection
+from ._connection import META_PROTOCOL_VERSION, OutgoingMessage, RequestId, State
+from ._errors import CONNECTION_CLOSED, INTERNAL_ERROR, LocalProtocolError, RemoteProtocolError
+from ._events import Connected, Event
+from ._http import (
+    DEFAULT_PATH,
+    JSON,
+    LAST_EVENT_ID,
+    PROTOCOL_VERSION,
+    SESSION_ID,
+    SSE,
+    Headers,
+    decode_headers,
+    is_visible_ascii,
+    media_type,
+    single_header,
+)
+from ._http_headers import (
+    NAME_BEARING_METHODS,
+    HeaderParam,
+    InvalidToolHeaderAnnotation,
+    filter_tools_with_valid_headers,
+    mirrored_request_headers,
+    x_mcp_header_params,
+)
+from ._sse import SSEDecoder
+from ._versions import Era
+
+__all__ = [
+    "ClientOutbox",
+    "HTTPClientConnection",
+    "HTTPClientEndpoint",
+    "HTTPErrorReceived",
+    "HTTPRequest",
+    "SessionExpired",
+    "ToolsFiltered",
+]
+
+Purpose = Literal["message", "listen", "resume", "terminate"]
+_ACCEPT_BOTH: Final = "application/json, text/event-stream"
+_MAX_ERROR_BODY: Final = 64 * 1024
+
+
+# =========================================================================== events
+
+
+@dataclass(frozen=True, slots=True)
+class SessionExpired(Event):
+    """The server answered 404 for our legacy session: it ended or was never known.
+
+    The `ClientConnection` has been closed (its requests failed); start over with a
+    new connection and `initialize` (without the old session id).
+    """
+
+    session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsFiltered(Event):
+    """Tools dropped from a 2026-07-28 `tools/list` result for invalid `x-mcp-header`
+    annotations, as (name, reason): the spec asks clients to log a warning."""
+
+    dropped: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HTTPErrorReceived(Event):
+    """An HTTP exchange failed without settling an MCP request (a notification POST
+    refused, the GET stream refused or given up on, a failed DELETE)."""
+
+    purpose: str
+    status: int | None
+    message: str
+
+
+# ========================================================================= requests
+
+
+class _ClientStream:
+    """What one logical exchange needs across HTTP responses (resumption state)."""
+
+    __slots__ = (
+        "attempts",
+        "cancelled",
+        "completed",
+        "got_events",
+        "http",
+        "kind",
+        "last_event_id",
+        "method",
+        "modern",
+        "request",
+        "request_id",
+        "retry_ms",
+    )
+
+    def __init__(
+        self,
+        kind: Purpose,
+        request_id: RequestId | None = None,
+        method: str | None = None,
+        modern: bool = False,
+    ) -> None:
+        self.kind: Purpose = kind
+        self.request_id = request_id
+        self.method = method
+        self.modern = modern
+        self.last_event_id: str | None = None
+        self.retry_ms: int | None = None
+        self.attempts = 0
+        self.got_events = False
+        self.completed = False
+        self.cancelled = False
+        self.http: HTTPClientConnection | None = None
+        self.request: HTTPRequest | None = None
+
+
+@dataclass(eq=False, slots=True)
+class HTTPRequest:
+    """One HTTP request the adapter must send (on any idle `HTTPClientConnection`).
+
+    `delay` is how long to wait first (seconds; the server's SSE `retry` when
+    resuming). `request_id` is the MCP request (as sent on the wire) whose answer it
+    carries, if any. `cancelled` turns true if the request became pointless before it
+    was started; `HTTPClientConnection.start` then refuses it.
+    """
+
+    method: str
+    target: str
+    headers: Headers
+    body: bytes = b""
+    purpose: Purpose = "message"
+    request_id: RequestId | None = None
+    delay: float = 0.0
+    cancelled: bool = False
+    _stream: _ClientStream | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ClientOutbox:
+    """What `HTTPClientEndpoint.pump()` asks the adapter to do.
+
+    Start `requests`; close the sockets of `aborts` (2026-07-28 cancellations, or
+    everything when closing) and call their `close()`; handle `events` (requests the
+    transport failed before sending them).
+    """
+
+    requests: list[HTTPRequest]
+    aborts: list[HTTPClientConnection]
+    events: list[Event]
+
+    def __bool__(self) -> bool:
+        return bool(self.requests or self.aborts or self.events)
+
+
+# ========================================================================= endpoint
+
+
+class HTTPClientEndpoint:
+    """The shared half of the HTTP client: one per server endpoint and `ClientConnection`.
+
+    `host` is the `Host` header (`host[:port]`), `path` the MCP endpoint path; extra
+    `headers` (authorization, user agent ...) go on every request. `listen=False`
+    skips the legacy GET stream.
+    """
+
+    def __init__(
+        self,
+        connection: ClientConnection,
+        *,
+        host: str,
+        path: str = DEFAULT_PATH,
+        headers: Iterable[tuple[str, str]] = (),
+        listen: bool = True,
+        max_reconnects: int = 3,
+        default_retry_ms: int = 1000,
+        max_response_bytes: int | None = None,
+        max_sse_event_bytes: int | None = None,
+        max_header_bytes: int = 64 * 1024,
+        max_tools: int = 10_000,
+    ) -> None:
+        self.mcp = connection
+        self.host = host
+        self.path = path
+        self.listen = listen
+        self.max_reconnects = max_reconnects
+        self.default_retry_ms = default_retry_ms
+        limit = connection.limits.max_message_bytes
+        self.max_response_bytes = max_response_bytes or limit
+        self.max_sse_event_bytes = max_sse_event_bytes or limit
+        self.max_header_bytes = max_header_bytes
+        self.max_tools = max_tools
+        self.session_id: str | None = None
+        self._extra = [(k, v) for k, v in headers]
+        self._streams: dict[RequestId, _ClientStream] = {}
+        self._tool_params: dict[str, Mapping[str, HeaderParam]] = {}
+        self._queue: list[HTTPRequest] = []
+        self._aborts: list[HTTPClientConnection] = []
+        self._events: list[Event] = []
+        self._listen: _ClientStream | None = None
+        self._want_listen = False
+        self._closing = False
+        self._expired = False
+
+    # ----------------------------------------------------------------- public
+
+    def new_connection(self) -> HTTPClientConnection:
+        """A new `HTTPClientConnection` for one TCP connection to the server."""
+        return HTTPClientConnection(self)
+
+    @property
+    def tool_header_params(self) -> Mapping[str, Mapping[str, HeaderParam]]:
+        """Tool name -> its `x-mcp-header` parameters, from 2026-07-28 `tools/list`."""
+        return self._tool_params
+
+    def pump(self) -> ClientOutbox:
+        """Turn what the `ClientConnection` queued into HTTP requests (and aborts)."""
+        for message in self.mcp.messages_to_send():
+            self._outgoing(message)
+        if (
+            self._want_listen
+            and self._listen is None
+            and self.session_id is not None
+            and not self._closing
+            and not self._expired
+        ):
+            self._listen = _ClientStream("listen")
+            self._open_listen(self._listen, 0.0)
+        requests, self._queue = self._queue, []
+        aborts, self._aborts = self._aborts, []
+        events, self._events = self._events, []
+        return ClientOutbox(requests, aborts, events)
+
+    def close(self, reason: str = "closed locally") -> list[Event]:
+        """Close the `ClientConnection`, abort open streams, and (legacy) queue the
+        DELETE that ends the session; the next `pump()` hands them over."""
+        if self._closing:
+            return []
+        self._closing = True
+        events: list[Event] = []
+        if self.mcp.state not in (State.CLOSED, State.ERROR):
+            events = self.mcp.close(reason)
+        self._abort_all()
+        if self.session_id is not None and not self._expired:
+            headers = [("host", self.host), *self._extra, (SESSION_ID, self.session_id)]
+            if self.mcp.protocol_version is not None:
+                headers.append((PROTOCOL_VERSION, self.mcp.protocol_version))
+            self._queue.append(
+                HTTPRequest(
+                    "DELETE",
+                    self.path,
+                    headers,
+                    purpose="terminate",
+                    _stream=_ClientStream("terminate"),
+                )
+            )
+        return events
+
+    # --------------------------------------------------------------- outgoing
+
+    def _outgoing(self, m: OutgoingMessage) -> None:
+        mcp = self.mcp
+        if self._closing or self._expired:
+            return
+        if m.kind == "notification" and m.method == "notifications/cancelled":
+            rid = m.related_request_id
+            stream = self._streams.get(rid) if rid is not None else None
+            modern = stream.modern if stream is not None else mcp.era is Era.MODERN
+            if stream is not None:
+                stream.cancelled = True
+            if modern:
+                # 2026-07-28: closing the response stream *is* the cancellation.
+                if stream is not None:
+                    self._abort(stream)
+                return
+        params: Any = None
+        is_request = m.kind == "request"
+        if is_request and (m.method in NAME_BEARING_METHODS or mcp.era is None):
+            obj = jr.parse(m.payload, mcp.limits)
+            params = obj.get("params") if type(obj) is dict else None
+        modern = mcp.era is Era.MODERN
+        version = mcp.protocol_version if mcp.era is not None else None
+        if mcp.era is None and type(params) is dict:
+            meta = params.get("_meta")
+            probe_version = meta.get(META_PROTOCOL_VERSION) if type(meta) is dict else None
+            if isinstance(probe_version, str):
+                modern, version = True, probe_version
+        headers: Headers = [
+            ("host", self.host),
+            ("accept", _ACCEPT_BOTH),
+            ("content-type", JSON),
+            ("content-length", str(len(m.payload))),
+            *self._extra,
+        ]
+        if modern and version is not None:
+            if is_request and m.method is not None:
+                header_params = None
+                if m.method == "tools/call" and type(params) is dict:
+                    name = params.get("name")
+                    header_params = self._tool_params.get(name) if isinstance(name, str) else None
+                try:
+                    headers += mirrored_request_headers(m.method, params, version, header_params)
+                except LocalProtocolError as exc:
+                    if m.request_id is not None:
+                        self._events += mcp.fail_request(m.request_id, exc.code, exc.message)
+                    return
+            else:
+                headers.append((PROTOCOL_VERSION, version))
+        else:
+            if version is not None:
+                headers.append((PROTOCOL_VERSION, version))
+            if self.session_id is not None:
+                headers.append((SESSION_ID, self.session_id))
+        stream = _ClientStream("message", m.request_id if is_request else None, m.method, modern)
+        request = HTTPRequest(
+            "POST", self.path, headers, m.payload, "message", stream.request_id, _stream=stream
+        )
+        stream.request = request
+        if is_request and m.request_id is not None:
+            self._streams[m.request_id] = stream
+        self._queue.append(request)
+
+    def _get_headers(self, stream: _ClientStream) -> Headers:
+        headers: Headers = [("host", self.host), ("accept", SSE), *self._extra]
+        if self.session_id is not None:
+            headers.append((SESSION_ID, self.session_id))
+        version = self.mcp.protocol_version
+        if version is not None:
+            headers.append((PROTOCOL_VERSION, version))
+        if stream.last_event_id is not None:
+            headers.append((LAST_EVENT_ID, stream.last_event_id))
+        return headers
+
+    def _open_listen(self, stream: _ClientStream, delay: float) -> None:
+        request = HTTPRequest(
+            "GET",
+            self.path,
+            self._get_headers(stream),
+            purpose="listen",
+            delay=delay,
+            _stream=stream,
+        )
+        stream.request = request
+        self._queue.append(request)
+
+    def _delay(self, stream: _ClientStream) -> float:
+        retry = stream.retry_ms if stream.retry_ms is not None else self.default_retry_ms
+        return retry / 1000.0
+
+    # -------------------------------------------------------------- incoming
+
+    def _deliver(self, stream: _ClientStream, data: bytes) -> list[Event]:
+        """Feed one JSON-RPC message (or batch) to the connection, watching for answers."""
+        mcp = self.mcp
+        if mcp.state in (State.CLOSED, State.ERROR):
+            return []
+        events: list[Event] = []
+        try:
+            obj: Any = jr.parse(data, mcp.limits)
+        except RemoteProtocolError:
+            obj = None
+        items = obj if type(obj) is list else [obj]
+        rewritten = False
+        for index, item in enumerate(items):
+            if type(item) is not dict or "method" in item or not jr.is_request_id(item.get("id")):
+                continue
+            target = self._streams.get(item["id"])
+            if target is None:
+                continue
+            target.completed = True
+            if target.method == "tools/list" and target.modern:
+                filtered, dropped = self._filter_tools(item)
+                if dropped:
+                    items[index] = filtered
+                    rewritten = True
+                    events.append(ToolsFiltered(dropped))
+        if rewritten:
+            data = jr.dumps(items if type(obj) is list else items[0])
+        events += mcp.receive_message(data)
+        for event in events:
+            if isinstance(event, Connected) and event.era is Era.LEGACY:
+                self._want_listen = self.listen
+        return events
+
+    def _filter_tools(
+        self, response: dict[str, Any]
+    ) -> tuple[dict[str, Any], tuple[tuple[str, str], ...]]:
+        result = response.get("result")
+        tools = result.get("tools") if type(result) is dict else None
+        if type(tools) is not list:
+            return response, ()
+        mappings = [t for t in tools if isinstance(t, Mapping)]
+        kept, dropped = filter_tools_with_valid_headers(mappings)
+        for tool in kept:
+            name, schema = tool.get("name"), tool.get("inputSchema")
+            if not isinstance(name, str) or not isinstance(schema, Mapping):
+                continue
+            try:
+                params = x_mcp_header_params(schema)
+            except InvalidToolHeaderAnnotation:  # pragma: no cover - filtered above
+                continue
+            if params and (name in self._tool_params or len(self._tool_params) < self.max_tools):
+                self._tool_params[name] = params
+            else:
+                self._tool_params.pop(name, None)
+        if not dropped:
+            return response, ()
+        for name, _ in dropped:
+            self._tool_params.pop(name, None)
+        keep_ids = {id(t) for t in kept}
+        tools_out = [t for t in tools if not isinstance(t, Mapping) or id(t) in keep_ids]
+        assert type(result) is dict
+        return {**response, "result": {**result, "tools": tools_out}}, tuple(dropped)
+
+    def _ended(
+        self,
+        stream: _ClientStream,
+        status: int | None,
+        mode: str,
+        body: bytes | None,
+        reason: str,
+    ) -> list[Event]:
+        """The HTTP response carrying `stream` is over (`status` None: it never came).
+
+        `mode` is "sse", "json" or "other"; `body` the collected body (JSON/other).
+        """
+        stream.http = None
+        kind = stream.kind
+        if kind == "terminate":
+            if status is not None and status not in (200, 202, 204, 404, 405):
+                return [HTTPErrorReceived(kind, status, f"DELETE answered {status}")]
+            return []
+        if self._closing or self._expired:
+            return []
+        if status == 404 and self.session_id is not None and not stream.modern:
+            return self._session_expired()
+        if kind == "listen":
+            return self._listen_ended(stream, status, mode)
+        events: list[Event] = []
+        ok = status is not None and 200 <= status < 300
+        if ok and mode == "json" and body is not None and body.strip():
+            events += self._deliver(stream, body)
+        if stream.request_id is None:
+            if status is not None and not ok:
+                events.append(HTTPErrorReceived(kind, status, f"POST answered {status}"))
+            return events
+        if stream.completed or stream.cancelled:
+            self._forget(stream)
+            return events
+        if status is not None and not ok:
+            error = _jsonrpc_error(body)
+            if error is not None:
+                code, message, data = error
+                payload = jr.encode_error(stream.request_id, jr.error_object(code, message, data))
+                events += self._deliver(stream, payload)
+                self._forget(stream)
+                return events
+            return events + self._fail(
+                stream, INTERNAL_ERROR, f"HTTP {status} without a JSON-RPC error"
+            )
+        if mode == "sse" or status is None:
+            if (
+                not stream.modern
+                and stream.last_event_id is not None
+                and self.session_id is not None
+            ):
+                return events + self._resume(stream)
+            return events + self._fail(
+                stream, CONNECTION_CLOSED, f"stream ended without an answer ({reason})"
+            )
+        if status == 202:
+            return events + self._fail(
+                stream, INTERNAL_ERROR, "server answered a request with 202 Accepted"
+            )
+        return events + self._fail(stream, INTERNAL_ERROR, "response carried no answer")
+
+    def _resume(self, stream: _ClientStream) -> list[Event]:
+        stream.attempts = 0 if stream.got_events else stream.attempts + 1
+        stream.got_events = False
+        if stream.attempts >= self.max_reconnects:
+            return self._fail(stream, CONNECTION_CLOSED, "stream lost and could not be resumed")
+        stream.kind = "resume"
+        request = HTTPRequest(
+            "GET",
+            self.path,
+            self._get_headers(stream),
+            purpose="resume",
+            request_id=stream.request_id,
+            delay=self._delay(stream),
+            _stream=stream,
+        )
+        stream.request = request
+        self._queue.append(request)
+        return []
+
+    def _listen_ended(self, stream: _ClientStream, status: int | None, mode: str) -> list[Event]:
+        if status in (405, 409):
+            # No GET stream here (405), or one is open already (409): nothing to retry.
+            self._want_listen = False
+            return (
+                [] if status == 405 else [HTTPErrorReceived("listen", status, "GET stream refused")]
+            )
+        if status == 200 and mode == "sse" and stream.got_events:
+            stream.attempts = 0
+        else:
+            stream.attempts += 1
+        stream.got_events = False
+        if stream.attempts >= self.max_reconnects:
+            self._want_listen = False
+            return [
+                HTTPErrorReceived("listen", status, "GET stream given up after repeated failures")
+            ]
+        self._open_listen(stream, self._delay(stream))
+        return []
+
+    def _fail(self, stream: _ClientStream, code: int, message: str) -> list[Event]:
+        self._forget(stream)
+        mcp = self.mcp
+        if stream.request_id is None or mcp.state in (State.CLOSED, State.ERROR):
+            return []
+        return mcp.fail_request(stream.request_id, code, message)
+
+    def _forget(self, stream: _ClientStream) -> None:
+        if stream.request_id is not None and self._streams.get(stream.request_id) is stream:
+            del self._streams[stream.request_id]
+
+    def _abort(self, stream: _ClientStream) -> None:
+        stream.cancelled = True
+        self._forget(stream)
+        if stream.http is not None:
+            self._aborts.append(stream.http)
+        elif stream.request is not None:
+            stream.request.cancelled = True
+
+    def _abort_all(self) -> None:
+        streams = list(self._streams.values())
+        if self._listen is not None:
+            streams.append(self._listen)
+        for stream in streams:
+            self._abort(stream)
+        for request in self._queue:
+            request.cancelled = True
+        self._queue = []
+        self._streams.clear()
+        self._listen = None
+
+    def _session_expired(self) -> list[Event]:
+        session_id = self.session_id
+        assert session_id is not None
+        self._expired = True
+        self.session_id = None
+        self._abort_all()
+        events: list[Event] = [SessionExpired(session_id)]
+        if self.mcp.state not in (State.CLOSED, State.ERROR):
+            events += self.mcp.close("session expired")
+        return events
+
+    def _took_session(self, stream: _ClientStream, headers: Headers) -> list[Event]:
+        session_id, _ = single_header(headers, SESSION_ID)
+        if session_id is None or stream.method != "initialize":
+            return []
+        if not is_visible_ascii(session_id):
+            return [HTTPErrorReceived("message", None, "ignored a malformed Mcp-Session-Id")]
+        self.session_id = session_id
+        return []
+
+
+def _jsonrpc_error(body: bytes | None) -> tuple[int, str, Any] | None:
+    """(code, message, data) when `body` is one JSON-RPC error response."""
+    if not body:
+        return None
+    try:
+        obj = jr.parse(body)
+    except RemoteProtocolError:
+        return None
+    if type(obj) is not dict or obj.get("jsonrpc") != "2.0" or "method" in obj:
+        return None
+    error = obj.get("error")
+    if type(error) is not dict:
+        return None
+    code, message = error.get("code"), error.get("message")
+    if type(code) is not int or type(message) is not str:
+        return None
+    return code, message, error.get("data")
+
+
+# ======================================================================= connection
+
+
+class HTTPClientConnection:
+    """One TCP connection to the server (an h11 client connection inside).
+
+    `start(request)` when not `busy`, write `data_to_send()`, feed what the socket
+    gives to `receive_data` (`b""` at EOF) until `busy` is false; close the socket
+    when `closed`. `close()` tells it the socket is gone (or that you aborted it).
+    """
+
+    def __init__(self, endpoint: HTTPClientEndpoint) -> None:
+        self.endpoint = endpoint
+        self._h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=endpoint.max_header_bytes)
+        self._out: list[bytes] = []
+        self._stream: _ClientStream | None = None
+        self._closed = False
+        self._status: int | None = None
+        self._mode = "other"
+        self._body: list[bytes] = []
+        self._body_len = 0
+        self._limit = 0
+        self._decoder: SSEDecoder | None = None
+
+    @property
+    def busy(self) -> bool:
+        """An exchange is in progress: keep reading."""
+        return self._stream is not None
+
+    @property
+    def closed(self) -> bool:
+        """The socket must be closed (after writing `data_to_send()`); not reusable."""
+        return self._closed
+
+    def start(self, request: HTTPRequest) -> bool:
+        """Send `request` on this connection. False (nothing sent) if it was cancelled."""
+        if self._closed or self._stream is not None or self._h11.our_state is not h11.IDLE:
+            raise LocalProtocolError("this connection is busy or closed; use another one")
+        stream = request._stream
+        if request.cancelled or stream is None or stream.cancelled:
+            return False
+        self._emit(
+            self._h11.send(
+                h11.Request(method=request.method, target=request.target, headers=request.headers)
+            )
+        )
+        if request.body:
+            self._emit(self._h11.send(h11.Data(data=request.body)))
+        self._emit(self._h11.send(h11.EndOfMessage()))
+        self._stream = stream
+        stream.http = self
+        self._status = None
+        self._mode = "other"
+        self._body = []
+        self._body_len = 0
+        self._decoder = None
+        return True
+
+    def data_to_send(self) -> bytes:
+        """Everything queued for the socket."""
+        data = b"".join(self._out)
+        self._out.clear()
+        return data
+
+    def receive_data(self, data: bytes) -> list[Event]:
+        """Feed bytes from the socket; `b""` means the server closed it."""
+        if self._closed:
+            return []
+        self._h11.receive_data(data)
+        events: list[Event] = []
+        while not self._closed:
+            try:
+                event = self._h11.next_event()
+            except h11.RemoteProtocolError as exc:
+                events += self._drop(f"malformed HTTP response: {exc}")
+                break
+            if event is h11.NEED_DATA or event is h11.PAUSED:
+                break
+            if isinstance(event, h11.Response):
+                events += self._on_head(event)
+            elif isinstance(event, h11.Data):
+                events += self._on_data(bytes(event.data))
+            elif isinstance(event, h11.EndOfMessage):
+                events += self._on_end()
+            elif isinstance(event, h11.ConnectionClosed):
+                events += self._drop("server closed the connection")
+                break
+            # InformationalResponse (100 Continue): nothing to do
+        return events
+
+    def close(self) -> list[Event]:
+        """The socket is closed (by you, or it broke): settle the exchange on it."""
+        if self._closed and self._stream is None:
+            return []
+        return self._drop("connection closed")
+
+    # ------------------------------------------------------------------ input
+
+    def _on_head(self, response: h11.Response) -> list[Event]:
+        stream = self._stream
+        if stream is None:
+            return self._drop("response without a request")
+        endpoint = self.endpoint
+        status = response.status_code
+        headers = decode_headers(response.headers)
+        self._status = status
+        events: list[Event] = []
+        content_type = media_type(single_header(headers, "content-type")[0])
+        if 200 <= status < 300:
+            events += endpoint._took_session(stream, headers)
+            if content_type == SSE:
+                self._mode = "sse"
+                self._decoder = SSEDecoder(
+                    endpoint.max_sse_event_bytes, endpoint.max_sse_event_bytes
+                )
+                return events
+            self._mode = "json" if content_type == JSON else "other"
+            self._limit = endpoint.max_response_bytes
+        else:
+            self._mode = "other"
+            self._limit = _MAX_ERROR_BODY
+        return events
+
+    def _on_data(self, data: bytes) -> list[Event]:
+        stream = self._stream
+        if stream is None:
+            return []
+        if self._mode == "sse":
+            assert self._decoder is not None
+            try:
+                sse_events = self._decoder.feed(data)
+            except RemoteProtocolError as exc:
+                return self._drop(exc.message, fatal=True)
+            events: list[Event] = []
+            for sse in sse_events:
+                if sse.id is not None:
+                    stream.last_event_id = sse.id
+                if sse.retry is not None:
+                    stream.retry_ms = sse.retry
+                stream.got_events = True
+                if sse.event == "message" and sse.data:
+                    events += self.endpoint._deliver(stream, sse.data.encode("utf-8"))
+            if self._decoder.retry is not None:
+                stream.retry_ms = self._decoder.retry
+            return events
+        self._body_len += len(data)
+        if self._body_len > self._limit:
+            if self._mode == "json":
+                return self._drop("response body too large", fatal=True)
+            return []  # an error body we only skim: keep what fits
+        self._body.append(data)
+        return []
+
+    def _on_end(self) -> list[Event]:
+        stream = self._stream
+        if stream is None:
+            return []
+        self._stream = None
+        body = b"".join(self._body) if self._mode != "sse" else None
+        self._body = []
+        events = self.endpoint._ended(stream, self._status, self._mode, body, "stream ended")
+        h = self._h11
+        if h.our_state is h11.DONE and h.their_state is h11.DONE:
+            h.start_next_cycle()
+        else:
+            self._closed = True
+        return events
+
+    def _drop(self, reason: str, *, fatal: bool = False) -> list[Event]:
+        """The exchange broke (EOF, garbage, a limit): settle it and retire the socket."""
+        self._closed = True
+        stream = self._stream
+        self._stream = None
+        if stream is None:
+            return []
+        if fatal and stream.request_id is not None and not stream.completed:
+            # A limit or a broken stream: resuming would hit the same wall.
+            return self.endpoint._fail(stream, CONNECTION_CLOSED, reason)
+        status = self._status if self._mode == "sse" else None
+        return self.endpoint._ended(stream, status, self._mode, None, reason)
+
+    def _emit(self, data: bytes | None) -> None:
+        if data:
+            self._out.append(data)

@@ -1,0 +1,837 @@
+"""The Streamable HTTP client layer: against raw bytes, and back to back with the server
+through bytes in memory (no sockets), for both protocol eras."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from mcp_core import (
+    CONNECTION_CLOSED,
+    METHOD_NOT_FOUND,
+    ClientConfig,
+    ClientConnection,
+    Connected,
+    ConnectionClosed,
+    Era,
+    ErrorReceived,
+    Event,
+    NotificationReceived,
+    ProgressReceived,
+    RequestCancelled,
+    RequestFailed,
+    RequestReceived,
+    ResponseReceived,
+    ServerConfig,
+    SessionStarted,
+)
+from mcp_core._http_client import (
+    HTTPClientConnection,
+    HTTPClientEndpoint,
+    HTTPErrorReceived,
+    HTTPRequest,
+    SessionExpired,
+    ToolsFiltered,
+)
+from mcp_core._http_server import (
+    HTTPServerConnection,
+    HTTPServerEndpoint,
+    MCPEvent,
+    tool_header_params_from,
+)
+from mcp_core.testing import default_server_config
+
+MODERN = "2026-07-28"
+WALL = 1_790_000_000.0  # a wall-clock time, for sealed requestState
+
+WEATHER = {
+    "name": "weather",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "days": {"type": "integer", "x-mcp-header": "Days"},
+        },
+    },
+}
+BROKEN = {
+    "name": "broken",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"n": {"type": "number", "x-mcp-header": "N"}},
+    },
+}
+
+
+# ----------------------------------------------------------------------- harness
+
+
+class Net:
+    """A client endpoint and a server endpoint joined by in-memory TCP connections.
+
+    Each `HTTPRequest` runs on an idle connection pair if one exists (keep-alive),
+    else on a new one. `run()` moves bytes until nothing moves. Requests' `delay`
+    is recorded, not waited for.
+    """
+
+    def __init__(
+        self,
+        server: HTTPServerEndpoint,
+        client: HTTPClientEndpoint,
+        *,
+        server_app: Callable[[MCPEvent], None] | None = None,
+        client_app: Callable[[Event], None] | None = None,
+    ) -> None:
+        self.server = server
+        self.client = client
+        self.server_app = server_app
+        self.client_app = client_app
+        self.pairs: list[tuple[HTTPClientConnection, HTTPServerConnection]] = []
+        self.sent: list[HTTPRequest] = []
+        self.wire: list[bytes] = []  # raw client -> server bytes
+        self.client_events: list[Event] = []
+        self.server_events: list[Event] = []
+        self.now = 0.0
+
+    def run(self, max_rounds: int = 500) -> None:
+        for _ in range(max_rounds):
+            moved = False
+            out = self.client.pump()
+            self._client(out.events)
+            for request in out.requests:
+                pair = next(
+                    (
+                        p
+                        for p in self.pairs
+                        if not p[0].busy and not p[0].closed and not p[1].closed
+                    ),
+                    None,
+                )
+                if pair is None:
+                    pair = (self.client.new_connection(), self.server.new_connection(now=self.now))
+                    self.pairs.append(pair)
+                if pair[0].start(request):
+                    self.sent.append(request)
+                    moved = True
+            for http in out.aborts:
+                self.cut(lambda c, h=http: c is h)  # type: ignore[misc]
+                moved = True
+            for pair in list(self.pairs):
+                c, s = pair
+                data = c.data_to_send()
+                if data:
+                    moved = True
+                    self.wire.append(data)
+                    self._server(s.receive_data(data, now=self.now, wall_time=WALL))
+                self.server.pump()
+                data = s.data_to_send()
+                if data:
+                    moved = True
+                    self._client(c.receive_data(data))
+                if s.closed and not c.closed:
+                    self._client(c.receive_data(b""))
+                    moved = True
+                if c.closed and not s.closed:
+                    self._server(s.receive_data(b"", now=self.now))
+                    moved = True
+                if c.closed and s.closed:
+                    self.pairs.remove(pair)
+            if not moved:
+                return
+        raise RuntimeError("the network never went quiet")
+
+    def cut(self, which: Callable[[HTTPClientConnection], bool]) -> None:
+        """Break the TCP connections whose client side matches (both ends see EOF)."""
+        for pair in list(self.pairs):
+            c, s = pair
+            if which(c):
+                self._client(c.close())
+                self._server(s.receive_data(b"", now=self.now))
+                self.pairs.remove(pair)
+
+    def carrying(self, request_id: Any) -> Callable[[HTTPClientConnection], bool]:
+        return lambda c: c._stream is not None and c._stream.request_id == request_id
+
+    def _server(self, events: list[Event]) -> None:
+        self.server_events += events
+        if self.server_app is not None:
+            for event in events:
+                if isinstance(event, MCPEvent):
+                    self.server_app(event)
+
+    def _client(self, events: list[Event]) -> None:
+        self.client_events += events
+        if self.client_app is not None:
+            for event in events:
+                self.client_app(event)
+
+    def client_of(self, kind: type) -> list[Any]:
+        return [e for e in self.client_events if isinstance(e, kind)]
+
+    def server_of(self, kind: type) -> list[Any]:
+        return [
+            e.event
+            for e in self.server_events
+            if isinstance(e, MCPEvent) and isinstance(e.event, kind)
+        ]
+
+    def requests(self, purpose: str) -> list[HTTPRequest]:
+        return [r for r in self.sent if r.purpose == purpose]
+
+
+def headers_of(request: HTTPRequest) -> dict[str, str]:
+    return {k.lower(): v for k, v in request.headers}
+
+
+class App:
+    """A small server application: tools/list, tools/call with options in arguments."""
+
+    def __init__(self, tools: list[dict[str, Any]] | None = None) -> None:
+        self.tools = tools if tools is not None else [WEATHER]
+        self.held: list[MCPEvent] = []
+
+    def __call__(self, ev: MCPEvent) -> None:
+        event = ev.event
+        if not isinstance(event, RequestReceived):
+            return
+        conn, rid = ev.connection, event.request_id
+        if event.method == "tools/list":
+            conn.send_result(rid, {"tools": self.tools})
+        elif event.method == "tools/call":
+            args = event.params.arguments or {}
+            if args.get("hold"):
+                self.held.append(ev)
+                if event.context.progress_token is not None:
+                    conn.send_progress(rid, 1)
+                return
+            if event.context.progress_token is not None:
+                conn.send_progress(rid, 1, 2, "half way")
+            conn.send_result(rid, {"content": [{"type": "text", "text": json.dumps(args)}]})
+
+
+def make(
+    mode: str = "legacy",
+    *,
+    config: ServerConfig | None = None,
+    app: Callable[[MCPEvent], None] | None = None,
+    client_app: Callable[[Event], None] | None = None,
+    client_caps: dict[str, Any] | None = None,
+    **server_kwargs: Any,
+) -> tuple[Net, ClientConnection]:
+    counter = itertools.count(1)
+    server_kwargs.setdefault("new_session_id", lambda: f"sid-{next(counter)}")
+    server = HTTPServerEndpoint(config or default_server_config(), **server_kwargs)
+    mcp = ClientConnection(ClientConfig(mode=mode, capabilities=client_caps))
+    client = HTTPClientEndpoint(mcp, host="localhost:8000")
+    net = Net(server, client, server_app=app or App(), client_app=client_app)
+    mcp.connect()
+    net.run()
+    return net, mcp
+
+
+def result_of(net: Net, rid: Any) -> Any:
+    [got] = [e for e in net.client_of(ResponseReceived) if e.request_id == rid]
+    return got.result
+
+
+# ===================================================================== legacy era
+
+
+def test_legacy_handshake_session_and_headers() -> None:
+    net, _mcp = make("legacy")
+    [connected] = net.client_of(Connected)
+    assert connected.era is Era.LEGACY and connected.protocol_version == "2025-11-25"
+    assert net.client.session_id == "sid-1"
+    init, initialized = net.requests("message")[:2]
+    h = headers_of(init)
+    assert h["accept"] == "application/json, text/event-stream"
+    assert h["content-type"] == "application/json"
+    assert "mcp-protocol-version" not in h and "mcp-session-id" not in h
+    h = headers_of(initialized)
+    assert h["mcp-protocol-version"] == "2025-11-25" and h["mcp-session-id"] == "sid-1"
+    [listen] = net.requests("listen")
+    h = headers_of(listen)
+    assert listen.method == "GET" and h["accept"] == "text/event-stream"
+    assert h["mcp-session-id"] == "sid-1"
+    assert net.server_of(SessionStarted)
+
+
+def test_legacy_calls_json_and_sse_with_progress() -> None:
+    net, mcp = make("legacy")
+    rid = mcp.send_request("tools/list")
+    net.run()
+    assert [t.name for t in result_of(net, rid).tools] == ["weather"]
+    rid = mcp.send_request(
+        "tools/call", {"name": "weather", "arguments": {"region": "eu"}}, progress=True
+    )
+    net.run()
+    [progress] = net.client_of(ProgressReceived)
+    assert progress.request_id == rid and progress.message == "half way"
+    assert json.loads(result_of(net, rid).content[0].text) == {"region": "eu"}
+    # Legacy: no x-mcp-header filtering or mirroring.
+    call = net.requests("message")[-1]
+    assert "mcp-param-region" not in headers_of(call) and "mcp-method" not in headers_of(call)
+
+
+def test_legacy_elicitation_on_the_post_stream() -> None:
+    def server_app(ev: MCPEvent) -> None:
+        event = ev.event
+        if isinstance(event, RequestReceived) and event.method == "tools/call":
+            ev.connection.send_request(
+                "elicitation/create",
+                {
+                    "message": "Which day?",
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {"day": {"type": "string"}},
+                    },
+                },
+                related_request_id=event.request_id,
+            )
+            calls.append(ev)
+        elif isinstance(event, ResponseReceived):
+            day = event.result.content["day"]
+            call = calls[0]
+            call.connection.send_result(
+                call.event.request_id, {"content": [{"type": "text", "text": day}]}
+            )
+
+    def client_app(event: Event) -> None:
+        if isinstance(event, RequestReceived) and event.method == "elicitation/create":
+            net.client.mcp.send_result(
+                event.request_id, {"action": "accept", "content": {"day": "Friday"}}
+            )
+
+    calls: list[MCPEvent] = []
+    net, mcp = make(
+        "legacy", app=server_app, client_app=client_app, client_caps={"elicitation": {}}
+    )
+    rid = mcp.send_request("tools/call", {"name": "book"})
+    net.run()
+    assert result_of(net, rid).content[0].text == "Friday"
+    # The client's answer went out as its own POST, acknowledged with 202.
+    answer = [r for r in net.requests("message") if b'"result"' in r.body]
+    assert answer and headers_of(answer[0])["mcp-session-id"] == "sid-1"
+
+
+def test_legacy_get_stream_delivers_unrelated_notifications() -> None:
+    net, _mcp = make("legacy")
+    session = net.server.sessions["sid-1"]
+    session.send_notification("notifications/tools/list_changed")
+    net.run()
+    [note] = net.client_of(NotificationReceived)
+    assert note.method == "notifications/tools/list_changed"
+
+
+def test_legacy_resumption_after_a_dropped_stream_honours_retry() -> None:
+    app = App()
+    net, mcp = make("legacy", app=app, retry_ms=250)
+    rid = mcp.send_request(
+        "tools/call", {"name": "weather", "arguments": {"hold": True}}, progress=True
+    )
+    net.run()
+    assert net.client_of(ProgressReceived)
+    net.cut(net.carrying(rid))  # the network drops the POST's stream
+    [held] = app.held
+    held.connection.send_result(
+        held.event.request_id, {"content": [{"type": "text", "text": "late"}]}
+    )
+    net.server.pump()
+    net.run()
+    [resume] = net.requests("resume")
+    assert resume.method == "GET" and resume.delay == 0.25
+    h = headers_of(resume)
+    assert h["last-event-id"].startswith("2:") and h["mcp-session-id"] == "sid-1"
+    assert result_of(net, rid).content[0].text == "late"
+    assert not net.client_of(RequestFailed)
+
+
+def test_legacy_resumption_while_the_stream_is_still_open() -> None:
+    app = App()
+    net, mcp = make("legacy", app=app)
+    rid = mcp.send_request("tools/call", {"name": "w", "arguments": {"hold": True}}, progress=True)
+    net.run()
+    net.cut(net.carrying(rid))
+    net.run()  # resumes at once (no answer yet): the GET now carries the stream live
+    [held] = app.held
+    held.connection.send_result(held.event.request_id, {"content": []})
+    net.server.pump()
+    net.run()
+    assert result_of(net, rid).content == []
+    assert net.requests("resume")[0].delay == 1.0  # no retry from the server: the default
+
+
+def test_dropped_stream_without_event_ids_fails_the_request() -> None:
+    app = App()
+    net, mcp = make("legacy", app=app, resumable=False)
+    rid = mcp.send_request("tools/call", {"name": "w", "arguments": {"hold": True}}, progress=True)
+    net.run()
+    net.cut(net.carrying(rid))
+    net.run()
+    [failed] = net.client_of(RequestFailed)
+    assert failed.request_id == rid and failed.code == CONNECTION_CLOSED
+    assert not net.requests("resume")
+
+
+def test_close_sends_delete_and_ends_the_session() -> None:
+    net, _mcp = make("legacy")
+    events = net.client.close()
+    assert any(isinstance(e, ConnectionClosed) for e in events)
+    net.run()
+    [delete] = net.requests("terminate")
+    assert delete.method == "DELETE" and headers_of(delete)["mcp-session-id"] == "sid-1"
+    assert not net.server.sessions
+    assert net.server_of(ConnectionClosed)
+    assert net.client.close() == []
+
+
+def test_session_404_expires_the_session() -> None:
+    app = App()
+    net, mcp = make("legacy", app=app)
+    held = mcp.send_request("tools/call", {"name": "w", "arguments": {"hold": True}})
+    net.run()
+    net.server.close_session("sid-1")  # its pending answer becomes a 404
+    net.run()
+    [expired] = net.client_of(SessionExpired)
+    assert expired.session_id == "sid-1"
+    assert [e.request_id for e in net.client_of(RequestFailed)] == [held]
+    assert mcp.state == "closed" and net.client.session_id is None
+    assert net.client.close() == []
+    net.run()
+    assert not net.requests("terminate")  # nothing to delete
+
+
+def test_session_expiry_is_noticed_through_the_get_stream() -> None:
+    net, mcp = make("legacy")
+    net.server.close_session("sid-1")  # ends the GET stream; its reconnection gets 404
+    net.run()
+    assert net.client_of(SessionExpired) and mcp.state == "closed"
+    assert [r.purpose for r in net.sent].count("listen") == 2
+
+
+def test_get_stream_refused_with_405_is_not_retried() -> None:
+    # Our server offers a GET stream; one that answers 405 must not be asked again.
+    client = HTTPClientEndpoint(ClientConnection(ClientConfig(mode="legacy")), host="h")
+    conn = client.new_connection()
+    client.session_id = "s"
+    client._want_listen = True
+    [listen] = client.pump().requests
+    assert conn.start(listen)
+    conn.data_to_send()
+    conn.receive_data(
+        b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nallow: POST\r\n\r\n"
+    )
+    assert not conn.busy and client.pump().requests == []
+
+
+def test_get_stream_reconnects_with_last_event_id() -> None:
+    net, _mcp = make("legacy", retry_ms=100)
+    net.cut(lambda c: c._stream is not None and c._stream.kind == "listen")
+    net.run()
+    _first, second = net.requests("listen")
+    assert second.delay == 0.1
+    assert headers_of(second)["last-event-id"] == "0:1"  # the priming event's id
+    net.server.sessions["sid-1"].send_notification("notifications/prompts/list_changed")
+    net.run()
+    assert [n.method for n in net.client_of(NotificationReceived)] == [
+        "notifications/prompts/list_changed"
+    ]
+
+
+# ===================================================================== modern era
+
+
+def test_modern_probe_and_calls_with_mirrored_headers() -> None:
+    net, mcp = make("auto", tool_header_params=tool_header_params_from([WEATHER]))
+    [connected] = net.client_of(Connected)
+    assert connected.era is Era.MODERN
+    probe = net.requests("message")[0]
+    h = headers_of(probe)
+    assert h["mcp-protocol-version"] == MODERN and h["mcp-method"] == "server/discover"
+    rid = mcp.send_request("tools/list")
+    net.run()
+    assert [t.name for t in result_of(net, rid).tools] == ["weather"]
+    rid = mcp.send_request(
+        "tools/call", {"name": "weather", "arguments": {"region": "eu west", "days": 3}}
+    )
+    net.run()
+    call = net.requests("message")[-1]
+    h = headers_of(call)
+    assert h["mcp-method"] == "tools/call" and h["mcp-name"] == "weather"
+    assert h["mcp-param-region"] == "eu west" and h["mcp-param-days"] == "3"
+    assert "mcp-session-id" not in h
+    assert json.loads(result_of(net, rid).content[0].text) == {"region": "eu west", "days": 3}
+    assert not net.server.sessions
+
+
+def test_modern_tools_list_drops_invalid_annotations() -> None:
+    net, mcp = make("auto", app=App([WEATHER, BROKEN]))
+    rid = mcp.send_request("tools/list")
+    net.run()
+    [filtered] = net.client_of(ToolsFiltered)
+    assert [name for name, _ in filtered.dropped] == ["broken"]
+    assert [t.name for t in result_of(net, rid).tools] == ["weather"]
+    assert set(net.client.tool_header_params) == {"weather"}
+
+
+def test_modern_mismatch_without_listing_is_a_header_error() -> None:
+    # Without tools/list the client cannot know the Mcp-Param headers: the server says so.
+    net, mcp = make("auto", tool_header_params=tool_header_params_from([WEATHER]))
+    rid = mcp.send_request("tools/call", {"name": "weather", "arguments": {"region": "eu"}})
+    net.run()
+    [error] = net.client_of(ErrorReceived)
+    assert error.request_id == rid and error.code == -32020
+
+
+def test_modern_progress_over_sse() -> None:
+    net, mcp = make("auto")
+    rid = mcp.send_request("tools/call", {"name": "t", "arguments": {}}, progress=True)
+    net.run()
+    assert net.client_of(ProgressReceived)[0].request_id == rid
+    assert result_of(net, rid).content[0].text == "{}"
+
+
+def test_modern_cancel_closes_the_stream_and_cancels_on_the_server() -> None:
+    app = App()
+    net, mcp = make("auto", app=app)
+    rid = mcp.send_request("tools/call", {"name": "t", "arguments": {"hold": True}})
+    net.run()
+    mcp.cancel_request(rid, "user gave up")
+    net.run()
+    [cancelled] = net.server_of(RequestCancelled)
+    assert cancelled.request_id == rid
+    assert not any(b"notifications/cancelled" in r.body for r in net.sent)
+    assert app.held[0].connection.send_result(rid, {"content": []}) is False
+
+
+def test_modern_cancel_before_the_request_was_sent() -> None:
+    net, mcp = make("auto")
+    rid = mcp.send_request("tools/call", {"name": "t", "arguments": {}})
+    mcp.cancel_request(rid)
+    out = net.client.pump()
+    [request] = out.requests
+    assert request.cancelled and not net.client.new_connection().start(request)
+
+
+def test_modern_dropped_stream_fails_without_resumption() -> None:
+    app = App()
+    net, mcp = make("auto", app=app)
+    rid = mcp.send_request("tools/call", {"name": "t", "arguments": {"hold": True}}, progress=True)
+    net.run()
+    net.cut(net.carrying(rid))
+    net.run()
+    [failed] = net.client_of(RequestFailed)
+    assert failed.request_id == rid and failed.code == CONNECTION_CLOSED
+    assert not net.requests("resume")
+    assert net.server_of(RequestCancelled)  # and the server took it as a cancellation
+
+
+def test_modern_input_required_round_trip_over_http() -> None:
+    def server_app(ev: MCPEvent) -> None:
+        event = ev.event
+        if not isinstance(event, RequestReceived):
+            return
+        answers = event.context.input_responses
+        if answers:
+            assert event.context.request_state == {"step": 1}  # sealed, then verified
+            day = answers["day"].content["day"]
+            ev.connection.send_result(
+                event.request_id, {"content": [{"type": "text", "text": day}]}
+            )
+            return
+        ev.connection.send_input_required(
+            event.request_id,
+            state={"step": 1},
+            now=WALL,
+            input_requests={
+                "day": {
+                    "method": "elicitation/create",
+                    "params": {
+                        "message": "Day?",
+                        "requestedSchema": {
+                            "type": "object",
+                            "properties": {"day": {"type": "string"}},
+                        },
+                    },
+                }
+            },
+        )
+
+    def client_app(event: Event) -> None:
+        if isinstance(event, RequestReceived):
+            net.client.mcp.send_result(
+                event.request_id, {"action": "accept", "content": {"day": "Monday"}}
+            )
+
+    config = default_server_config(request_state_keys=(b"k" * 32,))
+    net, mcp = make(
+        "auto",
+        config=config,
+        app=server_app,
+        client_app=client_app,
+        client_caps={"elicitation": {}},
+    )
+    rid = mcp.send_request("tools/call", {"name": "book", "arguments": {}})
+    net.run()
+    assert result_of(net, rid).content[0].text == "Monday"
+    posts = [r for r in net.requests("message") if headers_of(r).get("mcp-method") == "tools/call"]
+    assert len(posts) == 2 and posts[0].request_id != posts[1].request_id  # the retry: a new id
+
+
+def test_modern_listen_stream() -> None:
+    listens: list[MCPEvent] = []
+
+    def server_app(ev: MCPEvent) -> None:
+        if isinstance(ev.event, RequestReceived) and ev.event.method == "subscriptions/listen":
+            ev.connection.acknowledge_subscription(ev.event.request_id)
+            listens.append(ev)
+
+    net, mcp = make("auto", app=server_app)
+    mcp.send_request("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+    net.run()
+    listens[0].connection.notify_subscribers("notifications/tools/list_changed")
+    net.server.pump()
+    net.run()
+    [note] = net.client_of(NotificationReceived)
+    assert note.method == "notifications/tools/list_changed" and note.subscription_id is not None
+
+
+def test_probe_falls_back_to_legacy_on_a_legacy_only_server() -> None:
+    net, _mcp = make(
+        "auto", config=default_server_config(supported_versions=("2025-11-25", "2025-06-18"))
+    )
+    [connected] = net.client_of(Connected)
+    assert connected.era is Era.LEGACY and net.client.session_id == "sid-1"
+    methods = [json.loads(r.body)["method"] for r in net.requests("message")[:2]]
+    assert methods == ["server/discover", "initialize"]
+
+
+def test_unmirrorable_request_fails_before_sending() -> None:
+    net, mcp = make("auto")
+    net.client._tool_params["weather"] = tool_header_params_from([WEATHER])("weather") or {}
+    rid = mcp.send_request("tools/call", {"name": "weather", "arguments": {"days": 2**60}})
+    out = net.client.pump()
+    assert out.requests == []
+    [failed] = out.events
+    assert isinstance(failed, RequestFailed) and failed.request_id == rid
+
+
+# ================================================================= raw responses
+
+
+def raw_client(mode: str = MODERN) -> tuple[HTTPClientEndpoint, ClientConnection]:
+    mcp = ClientConnection(ClientConfig(mode=mode))
+    client = HTTPClientEndpoint(mcp, host="example.test", headers=[("authorization", "Bearer t")])
+    mcp.connect()
+    return client, mcp
+
+
+def exchange(
+    client: HTTPClientEndpoint, response: bytes
+) -> tuple[HTTPRequest, list[Event], HTTPClientConnection]:
+    [request] = client.pump().requests
+    conn = client.new_connection()
+    assert conn.start(request)
+    wire = conn.data_to_send()
+    assert wire.startswith(f"{request.method} /mcp HTTP/1.1\r\n".encode())
+    assert b"authorization: Bearer t" in wire
+    return request, conn.receive_data(response), conn
+
+
+def json_response(status: int, body: Any, extra: str = "") -> bytes:
+    raw = json.dumps(body).encode()
+    return (
+        f"HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {len(raw)}\r\n{extra}\r\n"
+    ).encode() + raw
+
+
+def test_jsonrpc_error_body_on_4xx_is_the_answer() -> None:
+    client, mcp = raw_client()
+    rid = mcp.send_request("tools/list")
+    error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32602, "message": "bad"}}
+    _, events, conn = exchange(client, json_response(400, error))
+    [got] = [e for e in events if isinstance(e, ErrorReceived)]
+    assert got.request_id == rid and got.code == -32602
+    assert not conn.busy and not conn.closed  # keep-alive
+
+
+@pytest.mark.parametrize(
+    ("response", "message"),
+    [
+        (b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n", "202"),
+        (b"HTTP/1.1 500 Oops\r\ncontent-length: 4\r\n\r\nboom", "HTTP 500"),
+        (
+            b"HTTP/1.1 404 Not Found\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\nno",
+            "HTTP 404",
+        ),
+        (b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 2\r\n\r\nhi", "no answer"),
+    ],
+)
+def test_statuses_without_an_answer_fail_the_request(response: bytes, message: str) -> None:
+    client, mcp = raw_client()
+    rid = mcp.send_request("tools/list")
+    _, events, _ = exchange(client, response)
+    [failed] = [e for e in events if isinstance(e, RequestFailed)]
+    assert failed.request_id == rid and message in failed.message
+
+
+def test_probe_rule_plain_404_falls_back_and_jsonrpc_32022_stays_modern() -> None:
+    client, _ = raw_client("auto")
+    exchange(client, b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
+    [fallback] = client.pump().requests
+    assert json.loads(fallback.body)["method"] == "initialize"
+    assert "mcp-protocol-version" not in headers_of(fallback)
+
+    client, _mcp = raw_client("auto")
+    refusal = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "error": {
+            "code": -32022,
+            "message": "Unsupported",
+            "data": {"supported": ["2025-06-18"], "requested": MODERN},
+        },
+    }
+    _, _events, _ = exchange(client, json_response(400, refusal))
+    [next_request] = client.pump().requests
+    body = json.loads(next_request.body)
+    assert body["method"] == "initialize" and body["params"]["protocolVersion"] == "2025-06-18"
+
+
+def test_sse_event_over_the_limit_fails_the_request() -> None:
+    mcp = ClientConnection(ClientConfig(mode=MODERN))
+    client = HTTPClientEndpoint(mcp, host="h", max_sse_event_bytes=64)
+    mcp.connect()
+    rid = mcp.send_request("tools/list")
+    [request] = client.pump().requests
+    conn = client.new_connection()
+    conn.start(request)
+    big = b"data: " + b"x" * 200 + b"\n\n"
+    head = (
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+    )
+    events = conn.receive_data(head + b"%x\r\n" % len(big) + big + b"\r\n")
+    [failed] = [e for e in events if isinstance(e, RequestFailed)]
+    assert failed.request_id == rid and conn.closed
+
+
+def test_oversized_json_body_fails_the_request() -> None:
+    mcp = ClientConnection(ClientConfig(mode=MODERN))
+    client = HTTPClientEndpoint(mcp, host="h", max_response_bytes=10)
+    mcp.connect()
+    rid = mcp.send_request("tools/list")
+    [request] = client.pump().requests
+    conn = client.new_connection()
+    conn.start(request)
+    events = conn.receive_data(
+        json_response(200, {"jsonrpc": "2.0", "id": rid, "result": {"tools": []}})
+    )
+    assert [e.request_id for e in events if isinstance(e, RequestFailed)] == [rid]
+
+
+def test_server_closing_mid_json_fails_the_request() -> None:
+    client, mcp = raw_client()
+    rid = mcp.send_request("tools/list")
+    _, events, conn = exchange(
+        client, b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 50\r\n\r\n{"
+    )
+    assert events == []
+    events = conn.receive_data(b"")
+    [failed] = [e for e in events if isinstance(e, RequestFailed)]
+    assert failed.request_id == rid and conn.closed
+
+
+def test_busy_connection_refuses_a_second_request() -> None:
+    client, mcp = raw_client()
+    mcp.send_request("tools/list")
+    mcp.send_request("prompts/list")
+    first, second = client.pump().requests
+    conn = client.new_connection()
+    conn.start(first)
+    with pytest.raises(Exception, match="busy"):
+        conn.start(second)
+
+
+def test_notification_post_refused_is_reported() -> None:
+    client, _mcp = raw_client("legacy")
+    [init] = client.pump().requests
+    conn = client.new_connection()
+    conn.start(init)
+    result = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "serverInfo": {"name": "s", "version": "1"},
+        },
+    }
+    events = conn.receive_data(json_response(200, result, "mcp-session-id: abc\r\n"))
+    assert any(isinstance(e, Connected) for e in events)
+    assert client.session_id == "abc"
+    out = client.pump()
+    initialized = next(r for r in out.requests if r.purpose == "message")
+    conn.start(initialized)
+    events = conn.receive_data(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+    [error] = events
+    assert isinstance(error, HTTPErrorReceived) and error.status == 400
+
+
+def test_malformed_session_id_is_ignored() -> None:
+    client, _mcp = raw_client("legacy")
+    result = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "serverInfo": {"name": "s", "version": "1"},
+        },
+    }
+    _, events, _ = exchange(client, json_response(200, result, "mcp-session-id: a b\r\n"))
+    assert any(isinstance(e, HTTPErrorReceived) for e in events)
+    assert client.session_id is None
+
+
+def test_server_sent_error_for_unknown_method_over_http() -> None:
+    net, mcp = make("auto")
+    # A method the server does not offer: 404 with a JSON-RPC error is this request's answer.
+    net.server.config.capabilities_wire.pop("completions")
+    rid = mcp.send_request(
+        "completion/complete",
+        {"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": "b"}},
+    )
+    net.run()
+    [error] = net.client_of(ErrorReceived)
+    assert error.request_id == rid and error.code == METHOD_NOT_FOUND
+
+
+def test_empty_json_body_on_a_notification_post_is_fine() -> None:
+    client, mcp = raw_client()
+    mcp.send_notification("notifications/cancelled", {"requestId": 99})
+    assert client.pump().requests == []  # 2026-07-28: cancellation is never POSTed
+    legacy, lmcp = raw_client("legacy")
+    [init] = legacy.pump().requests
+    conn = legacy.new_connection()
+    conn.start(init)
+    result = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "serverInfo": {"name": "s", "version": "1"},
+        },
+    }
+    conn.receive_data(json_response(200, result, "mcp-session-id: abc\r\n"))
+    initialized = next(r for r in legacy.pump().requests if r.purpose == "message")
+    conn.start(initialized)
+    events = conn.receive_data(
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 0\r\n\r\n"
+    )
+    assert events == []
+    assert lmcp.messages_to_send() == []  # nothing was taken for a malformed message
