@@ -8,6 +8,7 @@ interrupted. Streamable HTTP listens on http://127.0.0.1:8000/mcp by default.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import sys
@@ -62,12 +63,10 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--backend", default="asyncio", choices=["asyncio", "trio"])
     args = parser.parse_args(argv)
     server = load_server(args.target)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         server.run(
             args.transport, host=args.host, port=args.port, path=args.path, backend=args.backend
         )
-    except KeyboardInterrupt:
-        pass
     return 0
 
 
