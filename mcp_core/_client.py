@@ -55,7 +55,16 @@ from ._events import (
     SubscriptionAcknowledged,
 )
 from ._requests import Outbound, PendingInputs, RecentIds
-from ._versions import METHODS, Era, MethodSpec, Role, era_of, lookup, preference_order
+from ._versions import (
+    METHODS,
+    Era,
+    MethodSpec,
+    Role,
+    era_of,
+    lookup,
+    needs_capability,
+    preference_order,
+)
 
 INPUT_REQUEST_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 
@@ -306,7 +315,12 @@ class ClientConnection(_Connection):
         self, rid: RequestId, method: str, params: dict[str, Any] | None, events: list[Event]
     ) -> None:
         if self.era is Era.MODERN:
-            raise Reject(METHOD_NOT_FOUND, "2026-07-28 servers do not send requests")
+            # 2026-07-28 servers send no requests and clients send no responses:
+            # report it and answer nothing.
+            events.append(
+                MessageRejected(rid, METHOD_NOT_FOUND, "2026-07-28 servers do not send requests")
+            )
+            return
         version = self.protocol_version
         if method == "ping":
             self._reply_result(rid, {}, method)
@@ -555,7 +569,7 @@ class ClientConnection(_Connection):
     def _prepare_request(
         self, spec: MethodSpec, params: dict[str, Any] | None
     ) -> dict[str, Any] | None:
-        cap = spec.server_capability
+        cap = needs_capability(spec, self.protocol_version or "")
         # A pinned 2026-07-28 client that skipped discovery knows no capabilities yet.
         if (
             cap is not None

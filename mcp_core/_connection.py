@@ -15,9 +15,11 @@ the role-specific rules.
 
 from __future__ import annotations
 
+import contextlib
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeGuard
 
 import pydantic
 
@@ -226,6 +228,13 @@ def capability_problem(
     return None
 
 
+_ID_OPTIONAL_ON_ERRORS: Final = frozenset({V2025_11_25, "2026-07-28"})
+
+
+def _finite_number(value: object) -> TypeGuard[float]:
+    return type(value) is int or (type(value) is float and math.isfinite(value))
+
+
 def _response_problem(obj: dict[str, Any], error: Any) -> str | None:
     """What is wrong with a response's shape, if anything (its id aside)."""
     if obj.get("jsonrpc") != "2.0":
@@ -286,11 +295,12 @@ class _Connection:
             return self._settle("end of stream", None)
         self._check_receiving()
         events: list[Event] = []
+        lines = self._lines
         try:
-            for line in self._lines.feed(data):
+            for line in lines.feed(data):
                 self._receive_one(line, events)
-        except RemoteProtocolError as exc:
-            events.extend(self._settle(exc.message, exc))
+            if lines.failed is not None:
+                events.extend(self._settle(lines.failed.message, lines.failed))
         except Fatal as fatal:
             events.extend(self._settle(fatal.error.message, fatal.error))
         return events
@@ -358,7 +368,14 @@ class _Connection:
     def _dispatch(self, obj: dict[str, Any], events: list[Event]) -> None:
         method = obj.get("method", _MISSING)
         if method is _MISSING:
-            self._receive_response(obj, events)
+            if "result" in obj or "error" in obj:
+                self._receive_response(obj, events)
+            else:
+                # Neither request nor response: an invalid request, answered if it has an id.
+                rid = jr.recover_id(obj)
+                self._reply_error(
+                    rid, INVALID_REQUEST, "a message needs method, result or error", events
+                )
             return
         is_request = "id" in obj
         rid = obj["id"] if is_request else None
@@ -440,14 +457,7 @@ class _Connection:
         progress = params.get("progress")
         total = params.get("total")
         message = params.get("message")
-        if (
-            not isinstance(progress, (int, float))
-            or isinstance(progress, bool)
-            or (
-                total is not None
-                and (not isinstance(total, (int, float)) or isinstance(total, bool))
-            )
-        ):
+        if not _finite_number(progress) or (total is not None and not _finite_number(total)):
             events.append(MessageRejected(None, INVALID_PARAMS, "malformed progress notification"))
             return
         events.append(
@@ -610,8 +620,11 @@ class _Connection:
         events: list[Event],
         data: Any = None,
     ) -> None:
+        # 2025-11-25 and 2026-07-28 type the id of an error as optional but never null:
+        # an error that names no request leaves it out there; older revisions write null.
+        omit_id = rid is None and self.protocol_version in _ID_OPTIONAL_ON_ERRORS
         self._queue(
-            jr.encode_error(rid, jr.error_object(code, message, data)),
+            jr.encode_error(rid, jr.error_object(code, message, data), omit_id=omit_id),
             "error",
             None,
             rid,
@@ -878,8 +891,12 @@ class _Connection:
             entry = self._outbound.pop(rid)
             self._ended(rid, entry)
             try:
-                if entry.method != "initialize":
-                    self._queue_cancel(rid, "timed out")
+                # Tell the peer (not for internal requests: initialize cannot be cancelled,
+                # and the probe may be talking to a server that knows no such notification).
+                # A full output buffer only costs the courtesy, never the terminal event.
+                if entry.handler is None:
+                    with contextlib.suppress(LocalProtocolError):
+                        self._queue_cancel(rid, "timed out")
                 self._resolve_failure(
                     entry.logical, entry, REQUEST_TIMEOUT, "Request timed out", events
                 )

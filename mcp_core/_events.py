@@ -148,8 +148,9 @@ class ProgressReceived(Event):
 class ResponseIgnored(Event):
     """A response whose id matches no request in flight; it was dropped.
 
-    `late` is True when the id belongs to a request we recently cancelled or
-    timed out (an expected race), False when it was never ours.
+    `late` is True when the id belongs to one of our requests that recently
+    ended (cancelled, timed out, or already answered once), an expected race;
+    False when it was never ours.
     """
 
     request_id: RequestId | None

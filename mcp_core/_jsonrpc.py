@@ -15,9 +15,9 @@ arguments) may carry it to the application, as Python's own `json` would.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -98,6 +98,12 @@ def _max_depth(data: bytes) -> int:
     return max(itertools.accumulate(_DEPTH_STEP[b] for b in skeleton))
 
 
+@functools.lru_cache(maxsize=8)
+def _digits_bound(digits: int) -> int:
+    """The smallest integer with more than `digits` digits (exact, unlike log10)."""
+    return int(10**digits)
+
+
 def _walk_for_limits(value: Any, limits: Limits) -> None:
     """Slow path: check every leaf (only when a cheap byte scan found a suspect)."""
     stack = [value]
@@ -117,7 +123,7 @@ def _walk_for_limits(value: Any, limits: Limits) -> None:
                 raise RemoteProtocolError("string too long", code=PARSE_ERROR, http_status=413)
         elif isinstance(item, bool):
             continue
-        elif isinstance(item, int) and item and math.log10(abs(item)) >= max_digits:
+        elif isinstance(item, int) and abs(item) >= _digits_bound(max_digits):
             raise RemoteProtocolError(
                 "integer has too many digits", code=PARSE_ERROR, http_status=400
             )
@@ -215,5 +221,9 @@ def encode_result(request_id: RequestId, result: Mapping[str, Any]) -> bytes:
     return dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
-def encode_error(request_id: RequestId | None, error: Mapping[str, Any]) -> bytes:
+def encode_error(
+    request_id: RequestId | None, error: Mapping[str, Any], *, omit_id: bool = False
+) -> bytes:
+    if omit_id:
+        return dumps({"jsonrpc": "2.0", "error": error})
     return dumps({"jsonrpc": "2.0", "id": request_id, "error": error})

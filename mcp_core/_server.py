@@ -53,7 +53,7 @@ from ._events import (
 )
 from ._request_state import INVALID_REQUEST_STATE_MESSAGE, RequestStateError
 from ._requests import Inbound
-from ._versions import METHODS, V2025_06_18, Era, MethodSpec, Role, lookup
+from ._versions import METHODS, V2025_06_18, Era, MethodSpec, Role, lookup, needs_capability
 
 # What an answer to each kind of input request must validate as.
 INPUT_RESULT_TYPES: Final = {
@@ -240,9 +240,8 @@ class ServerConnection(_Connection):
         events.append(RequestReceived(rid, method, model, context))
 
     def _check_offered(self, spec: MethodSpec) -> None:
-        if spec.server_capability and not has_capability(
-            self.config.capabilities_wire, spec.server_capability
-        ):
+        cap = needs_capability(spec, self.protocol_version or "")
+        if cap and not has_capability(self.config.capabilities_wire, cap):
             raise Reject(
                 METHOD_NOT_FOUND, f"Method not found: {spec.method} (capability not offered)"
             )

@@ -282,6 +282,17 @@ METHODS: Final[dict[tuple[Role, str], MethodSpec]] = {
 KNOWN_METHOD_NAMES: Final = frozenset(row.method for row in _ROWS)
 
 
+# (method, revision) pairs where the method existed before the capability that now gates it.
+UNGATED: Final = frozenset({("completion/complete", V2024_11_05)})
+
+
+def needs_capability(spec: MethodSpec, revision: str) -> str | None:
+    """The server capability `spec` needs in `revision` (None when ungated there)."""
+    if spec.server_capability is None or (spec.method, revision) in UNGATED:
+        return None
+    return spec.server_capability
+
+
 def lookup(sender: Role, method: str, revision: str) -> MethodSpec | None:
     """The row for `method` sent by `sender`, if `revision` has it."""
     spec = METHODS.get((sender, method))

@@ -486,13 +486,14 @@ def test_2026_client_fails_the_call_when_asked_an_undeclared_elicitation(
 
 
 def test_2026_client_rejects_legacy_style_server_requests() -> None:
+    """2026-07-28 clients send no responses: the request is reported, never answered."""
     client = ClientConnection(ClientConfig(mode=MODERN, capabilities={"elicitation": {}}))
     client.connect()
     events = inject(client, _server_request(3, "elicitation/create", form_params(MODERN)))
     assert not of_type(events, RequestReceived)
-    [answer] = drain(client, MODERN)
-    assert answer["id"] == 3
-    assert answer["error"]["code"] == METHOD_NOT_FOUND
+    rejected = one(events, MessageRejected)
+    assert (rejected.request_id, rejected.code) == (3, METHOD_NOT_FOUND)
+    assert drain(client, MODERN) == []
 
 
 def test_envelope_helper_is_schema_valid() -> None:
