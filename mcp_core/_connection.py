@@ -907,11 +907,18 @@ class _Connection:
 
     # --------------------------------------------------------------- closing
 
-    def close(self, reason: str = "closed locally") -> list[Event]:
-        """End the connection: every request in flight either way is settled."""
+    def close(
+        self, reason: str = "closed locally", *, error: RemoteProtocolError | None = None
+    ) -> list[Event]:
+        """End the connection: every request in flight either way is settled.
+
+        `error` marks a failure found by the layer around this connection (a
+        broken WebSocket frame, say): the connection then ends in the ERROR state
+        and `ConnectionClosed.error` carries it.
+        """
         if self.state in (State.CLOSED, State.ERROR):
             return []
-        return self._settle(reason, None)
+        return self._settle(reason, error)
 
     def abandon_request(self, request_id: RequestId, reason: str | None = None) -> list[Event]:
         """The transport lost the stream carrying a peer's request (HTTP disconnect).

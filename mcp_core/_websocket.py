@@ -1,0 +1,882 @@
+"""WebSocket transport, server and client, both protocol eras, over wsproto; sans-IO.
+
+No MCP revision specifies a WebSocket transport. This follows the SEP-1288 proposal
+(SPEC-NOTES 4.4), which makes it a *custom transport* in the spec's terms: one
+JSON-RPC message per UTF-8 text message, and a binary message closes the connection
+with 1003. Each object owns one MCP connection (`.mcp`) and does the framing around
+it, so both eras work unchanged: a server's first message decides (as on stdio).
+
+Driving a server (one task per accepted socket, any event loop)::
+
+    ws = WebSocketServerConnection(config, host_policy=HostPolicy.loopback(8000))
+    while not ws.closed:
+        data = recv_with_timeout(sock, ws.next_deadline())   # b"" at EOF
+        if data is None:                                      # the deadline passed
+            events = ws.tick(clock())                         # clock(): monotonic
+        else:
+            events = ws.receive_data(data, now=time())        # time(): epoch seconds
+        for ev in events:
+            if isinstance(ev, RequestReceived):
+                ws.mcp.send_result(ev.request_id, answer(ev))
+        sock.sendall(ws.data_to_send())
+    sock.sendall(ws.data_to_send()); sock.close()
+
+Driving a client::
+
+    ws = WebSocketClientConnection(ClientConfig(), host="127.0.0.1:8000",
+                                   new_key=lambda: secrets.token_bytes(16))
+    sock.sendall(ws.data_to_send())                           # the upgrade request
+    ... same loop; after `Connected`: ws.mcp.send_request("tools/list") and
+    sock.sendall(ws.data_to_send()); answers arrive as ResponseReceived ...
+
+Decisions:
+
+* The HTTP/1.1 upgrade is done here with h11 and only the frame layer is wsproto's
+  (`wsproto.connection.Connection`). `wsproto.WSConnection` draws the client key from
+  `os.urandom` with no way to pass one, and its server handshake drops frames that
+  arrive in the same chunk as the request and lets `UnicodeDecodeError` escape on
+  non-ASCII header bytes.
+* Server handshake, checked in the HTTP layer's order: a malformed or oversized
+  head gets h11's status (400 / 431), a bad `Host` 421, a bad `Origin` 403 (with a
+  JSON-RPC error body, as over HTTP), another path 404, a method other than GET
+  405, a missing `Upgrade: websocket` or a `Sec-WebSocket-Version` other than 13 gets
+  426, and anything else malformed (no `Connection: upgrade`, a bad key, a body,
+  HTTP/1.0) gets 400. Extension offers (permessage-deflate included) are declined by
+  leaving them out of the answer. The subprotocol `mcp` is selected when offered
+  (the official SDK's 1.x WebSocket client offers it) and never required; others
+  are ignored.
+* Client: offers `mcp`, offers no extension, and fails the connection when the 101
+  lacks the right `Sec-WebSocket-Accept`, names a subprotocol it did not offer, or
+  turns on any extension. Once accepted it calls `mcp.connect()`, unless the
+  application already did (its requests then wait for the 101).
+* Frames: a binary message closes with 1003, invalid UTF-8 with 1007 (wsproto's
+  check), a text message over `max_message_bytes` with 1009 as soon as its bytes
+  pass the limit (nothing beyond it is kept), a message of more than `max_fragments`
+  frames with 1008 (a policy limit, not a size), any other framing violation
+  (unmasked client frame, reserved bits, a bad close code ...) with 1002. These
+  surface as `WebSocketClosed` and a `ConnectionClosed` whose `error` is set.
+* Input is handed to wsproto in slices of 64 KiB and parsed as it goes, so a peer
+  cannot make this layer hold more than one slice beyond the message limit.
+* Pings are answered with pongs. Only the latest unanswered ping is answered
+  (RFC 6455 5.5.3), so a ping flood cannot grow the output.
+* Every WebSocket ends with exactly one `ConnectionClosed` from `.mcp` (also when
+  the handshake fails), and every opened one with exactly one `WebSocketClosed`,
+  emitted when the closing starts (ours or the peer's).
+* Two clocks, as in the adapters' driver: `now=` on `receive_data` is wall-clock
+  time for the MCP connection (expiry of a sealed `requestState`); `tick(now)`
+  takes the timer clock, which runs the MCP request deadlines and this layer's
+  handshake and closing timeouts. Those timers start at the first `tick()`
+  (`next_deadline()` asks for one at once), so wall time never leaks into them.
+* The client's frames are masked by wsproto with `os.urandom(4)` per frame; RFC
+  6455 requires unpredictable masks and wsproto offers no hook, so that is the one
+  source of randomness used on this path.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import h11
+from wsproto import events as wse
+from wsproto.connection import Connection as FrameConnection
+from wsproto.connection import ConnectionState, ConnectionType
+from wsproto.utilities import generate_accept_token
+
+from ._client import ClientConnection
+from ._config import ClientConfig, ServerConfig
+from ._connection import State
+from ._errors import INVALID_REQUEST, PARSE_ERROR, LocalProtocolError, RemoteProtocolError
+from ._events import ConnectionClosed, Event
+from ._http import DEFAULT_PATH, JSON, Headers, decode_headers, error_body, reason_phrase
+from ._http_headers import HostPolicy
+from ._http_server import DEFAULT_HOST_POLICY, RequestHead
+from ._server import ServerConnection
+
+__all__ = [
+    "CLOSE_ABNORMAL",
+    "CLOSE_GOING_AWAY",
+    "CLOSE_INTERNAL_ERROR",
+    "CLOSE_INVALID_PAYLOAD",
+    "CLOSE_MESSAGE_TOO_BIG",
+    "CLOSE_NORMAL",
+    "CLOSE_POLICY_VIOLATION",
+    "CLOSE_PROTOCOL_ERROR",
+    "CLOSE_UNSUPPORTED_DATA",
+    "MCP_SUBPROTOCOL",
+    "WebSocketAccepted",
+    "WebSocketClientConnection",
+    "WebSocketClosed",
+    "WebSocketLimits",
+    "WebSocketRejected",
+    "WebSocketServerConnection",
+]
+
+MCP_SUBPROTOCOL: Final = "mcp"
+
+CLOSE_NORMAL: Final = 1000
+CLOSE_GOING_AWAY: Final = 1001
+CLOSE_PROTOCOL_ERROR: Final = 1002
+CLOSE_UNSUPPORTED_DATA: Final = 1003
+CLOSE_ABNORMAL: Final = 1006  # never sent: no close frame was received
+CLOSE_INVALID_PAYLOAD: Final = 1007
+CLOSE_POLICY_VIOLATION: Final = 1008
+CLOSE_MESSAGE_TOO_BIG: Final = 1009
+CLOSE_INTERNAL_ERROR: Final = 1011
+
+# Codes an endpoint may put in a close frame (RFC 6455 7.4, IANA registry).
+_SENDABLE_CODES: Final = frozenset({1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012})
+_SLICE: Final = 64 * 1024  # bytes handed to wsproto at a time
+_MAX_REJECTION_BODY: Final = 4096  # what a client keeps of a refusal's body
+_WEBSOCKET_VERSION: Final = "13"
+
+_HANDSHAKE, _OPEN, _CLOSING, _DONE = "handshake", "open", "closing", "closed"
+
+
+# =========================================================================== events
+
+
+@dataclass(frozen=True, slots=True)
+class WebSocketAccepted(Event):
+    """The opening handshake completed; MCP messages flow from now on.
+
+    Server: `target` and `headers` are the client's request (names lower-case, values
+    decoded as Latin-1), for your logs or authentication. Client: `target` is the path
+    asked for and `headers` the server's 101 response.
+    """
+
+    target: str
+    subprotocol: str | None
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class WebSocketRejected(Event):
+    """The upgrade was refused with an HTTP status; the connection is over.
+
+    Server: the status this layer answered with and why (for your logs). Client: the
+    server's status and the start of its body (decoded leniently).
+    """
+
+    status: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class WebSocketClosed(Event):
+    """The WebSocket started closing: `code` and `reason` of the close that started it.
+
+    `by_peer` tells whose close it was. 1006 means the peer vanished without a close
+    frame. The MCP connection was closed at the same time (its events follow).
+    """
+
+    code: int
+    reason: str
+    by_peer: bool
+
+
+# =========================================================================== limits
+
+
+@dataclass(frozen=True, slots=True)
+class WebSocketLimits:
+    """The bounds this layer keeps (times in the `tick()` clock's units, seconds).
+
+    `max_message_bytes` caps one reassembled text message (1009); None means the MCP
+    connection's `Limits.max_message_bytes`, so an oversized message is refused here
+    before it is ever buffered whole. `max_fragments` caps the frames of one message
+    (1008). `max_header_bytes` caps the handshake's HTTP head (431 on the server).
+    `handshake_timeout` runs from the first `tick()` to the end of the upgrade;
+    `close_timeout` is how long a close we started waits for the peer's answer before
+    `closed` turns true anyway.
+    """
+
+    max_message_bytes: int | None = None
+    max_fragments: int = 4096
+    max_header_bytes: int = 16 * 1024
+    handshake_timeout: float | None = 10.0
+    close_timeout: float | None = 5.0
+
+    def __post_init__(self) -> None:
+        if self.max_message_bytes is not None and self.max_message_bytes < 1:
+            raise ValueError("max_message_bytes must be positive")
+        if self.max_fragments < 1 or self.max_header_bytes < 1:
+            raise ValueError("max_fragments and max_header_bytes must be positive")
+        for name in ("handshake_timeout", "close_timeout"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a positive number of seconds or None")
+
+
+# ====================================================================== helpers
+
+
+def _tokens(headers: Headers, name: str, *, lower: bool = True) -> list[str]:
+    """Every comma-separated token of a header across repeats (subprotocol names are
+    case-sensitive, so those keep their case)."""
+    tokens = [token.strip() for key, value in headers if key == name for token in value.split(",")]
+    return [t.lower() if lower else t for t in tokens if t]
+
+
+def _values(headers: Headers, name: str) -> list[str]:
+    return [value.strip(" \t") for key, value in headers if key == name]
+
+
+def _valid_key(values: list[str]) -> bool:
+    """RFC 6455 4.2.1: one `Sec-WebSocket-Key`, the base64 of 16 bytes."""
+    if len(values) != 1:
+        return False
+    try:
+        return len(base64.b64decode(values[0].encode("latin-1"), validate=True)) == 16
+    except (binascii.Error, ValueError):
+        return False
+
+
+def _close_reason(reason: str) -> str:
+    """A reason that fits a close frame (123 bytes of UTF-8) whatever it quotes."""
+    raw = reason.encode("utf-8", "replace")[:123]
+    return raw.decode("utf-8", "ignore")
+
+
+def _accept_token(key: str) -> str:
+    return generate_accept_token(key.encode("latin-1")).decode("ascii")
+
+
+def _protocol_error(code: int, reason: str) -> RemoteProtocolError:
+    """What a failed WebSocket reports on `ConnectionClosed.error`."""
+    unreadable = code in (CLOSE_INVALID_PAYLOAD, CLOSE_MESSAGE_TOO_BIG)
+    return RemoteProtocolError(
+        f"WebSocket closed with {code}: {reason}",
+        code=PARSE_ERROR if unreadable else INVALID_REQUEST,
+        http_status=413 if code == CLOSE_MESSAGE_TOO_BIG else 400,
+        data={"close_code": code},
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Refusal:
+    status: int
+    message: str
+    headers: tuple[tuple[str, str], ...] = ()
+    jsonrpc: bool = False
+
+
+# ========================================================================== shared
+
+
+class _WebSocket:
+    """What both roles share: the frame loop, message reassembly, closing, timers."""
+
+    mcp: ServerConnection | ClientConnection
+
+    def __init__(self, mcp: ServerConnection | ClientConnection, limits: WebSocketLimits) -> None:
+        self.mcp = mcp
+        self.limits = limits
+        self.subprotocol: str | None = None
+        self._max_message = limits.max_message_bytes or mcp.limits.max_message_bytes
+        self._phase = _HANDSHAKE
+        self._ws: FrameConnection | None = None
+        self._out: list[bytes] = []
+        self._pong: bytes | None = None
+        self._message = bytearray()
+        self._fragments = 0
+        self._deferred: list[Event] = []
+        self._wall: float | None = None
+        # The running timer (handshake or closing): its length, and its start in the
+        # tick() clock (NaN: start at the next tick).
+        self._timer: float | None = limits.handshake_timeout
+        self._timer_start = math.nan
+
+    # ----------------------------------------------------------------- public
+
+    @property
+    def state(self) -> str:
+        """One of "handshake", "open", "closing" (our close sent, waiting) or "closed"."""
+        return self._phase
+
+    @property
+    def closed(self) -> bool:
+        """True when the socket should be closed (after writing `data_to_send()`)."""
+        return self._phase == _DONE
+
+    def receive_data(self, data: bytes, *, now: float | None = None) -> list[Event]:
+        """Feed bytes from the socket; `b""` means the peer closed it.
+
+        `now` (optional) is wall-clock time in seconds since the epoch, passed to the
+        MCP connection for the expiry of a sealed `requestState`. Never raises for
+        anything the peer sends: failures come out as events.
+        """
+        events, self._deferred = self._deferred, []
+        if self._phase == _DONE:
+            return events
+        self._wall = now
+        try:
+            if not data:
+                events += self._end_of_stream()
+            elif self._phase == _HANDSHAKE:
+                events += self._receive_handshake(data)
+            else:
+                events += self._sync(events)
+                self._receive_frames(data, events)
+        finally:
+            self._wall = None
+        return events
+
+    def data_to_send(self) -> bytes:
+        """Everything to write: handshake, one text frame per MCP message, control frames."""
+        self._flush_messages()
+        ws = self._ws
+        if self._pong is not None and ws is not None and ws.state is ConnectionState.OPEN:
+            self._out.append(ws.send(wse.Pong(payload=self._pong)))
+        self._pong = None
+        self._deferred += self._sync(self._deferred)
+        if not self._out:
+            return b""
+        data = b"".join(self._out)
+        self._out.clear()
+        return data
+
+    def next_deadline(self) -> float | None:
+        """When `tick()` next has work (minus infinity: now), or None."""
+        if self._deferred:
+            return -math.inf
+        if self._phase == _DONE:
+            return None
+        deadlines: list[float] = []
+        if self._timer is not None:
+            start = self._timer_start
+            deadlines.append(-math.inf if math.isnan(start) else start + self._timer)
+        inner = self.mcp.next_deadline()
+        if inner is not None:
+            deadlines.append(inner)
+        return min(deadlines) if deadlines else None
+
+    def tick(self, now: float) -> list[Event]:
+        """Run the timers: the MCP request deadlines, the handshake and closing timeouts."""
+        events, self._deferred = self._deferred, []
+        if self._phase == _DONE:
+            return events
+        if self._timer is not None:
+            if math.isnan(self._timer_start):
+                self._timer_start = now
+            elif self._timer_start + self._timer <= now:
+                self._timer = None
+                if self._phase == _HANDSHAKE:
+                    return events + self._handshake_timed_out()
+                self._phase = _DONE  # the peer never answered our close
+                return events
+        if self.mcp.state not in (State.CLOSED, State.ERROR):
+            events += self.mcp.tick(now)
+        events += self._sync(events)
+        return events
+
+    def close(self, code: int = CLOSE_NORMAL, reason: str = "") -> list[Event]:
+        """Close the WebSocket with `code` and end the MCP connection (requests in
+        flight are settled). `closed` turns true once the peer answered, or after
+        `close_timeout`. Before the upgrade completed the socket is simply dropped.
+        """
+        if code not in _SENDABLE_CODES and not 3000 <= code <= 4999:
+            raise LocalProtocolError(f"{code} may not be sent in a close frame")
+        events, self._deferred = self._deferred, []
+        if self._phase == _HANDSHAKE:
+            self._phase = _DONE
+            return events + self._close_mcp(reason or "closed locally before the handshake")
+        if self._phase != _OPEN:
+            return events
+        self._send_close(code, reason)
+        events.append(WebSocketClosed(code, reason, by_peer=False))
+        return events + self._close_mcp(reason or "closed locally")
+
+    def check_invariants(self) -> None:
+        """Assert this layer's bounds and consistency (for tests and fuzzers)."""
+        assert len(self._message) <= self._max_message
+        assert self._fragments <= self.limits.max_fragments
+        assert self._pong is None or len(self._pong) <= 125
+        if self._phase == _DONE:
+            assert self.mcp.state in (State.CLOSED, State.ERROR)
+        self.mcp.check_invariants()
+
+    # ------------------------------------------------------------ frame layer
+
+    def _open(self, connection_type: ConnectionType, subprotocol: str | None) -> None:
+        self._ws = FrameConnection(connection_type)
+        self._phase = _OPEN
+        self.subprotocol = subprotocol
+        self._timer = None
+
+    def _receive_frames(self, data: bytes, events: list[Event]) -> None:
+        for start in range(0, len(data), _SLICE):
+            ws = self._ws
+            if ws is None or self._phase not in (_OPEN, _CLOSING):
+                return
+            try:
+                ws.receive_data(data[start : start + _SLICE])
+                received = list(ws.events())
+            except Exception as exc:  # wsproto turns framing errors into events; be safe
+                self._fail(CLOSE_PROTOCOL_ERROR, f"malformed frame: {exc}", events)
+                return
+            for event in received:
+                if self._phase not in (_OPEN, _CLOSING):
+                    return
+                self._on_frame_event(event, events)
+
+    def _on_frame_event(self, event: wse.Event, events: list[Event]) -> None:
+        ws = self._ws
+        assert ws is not None
+        if isinstance(event, wse.TextMessage):
+            if self._phase == _OPEN:
+                self._on_text(event, events)
+        elif isinstance(event, wse.BytesMessage):
+            if self._phase == _OPEN:
+                self._fail(CLOSE_UNSUPPORTED_DATA, "binary messages are not supported", events)
+        elif isinstance(event, wse.Ping):
+            self._pong = bytes(event.payload)
+        elif isinstance(event, wse.CloseConnection):
+            if ws.state in (ConnectionState.REMOTE_CLOSING, ConnectionState.CLOSED):
+                self._on_peer_close(event, events)
+            else:  # wsproto reports a framing error as a close event, state unchanged
+                self._fail(int(event.code), event.reason or "protocol error", events)
+        # Pong: we send no pings, so there is nothing to match it with.
+
+    def _on_text(self, event: wse.TextMessage, events: list[Event]) -> None:
+        raw = event.data.encode("utf-8")  # wsproto checked it; a str, so re-encode
+        if len(self._message) + len(raw) > self._max_message:
+            self._fail(
+                CLOSE_MESSAGE_TOO_BIG,
+                f"message exceeds the limit of {self._max_message} bytes",
+                events,
+            )
+            return
+        if event.frame_finished:
+            self._fragments += 1
+            if self._fragments > self.limits.max_fragments:
+                self._fail(
+                    CLOSE_POLICY_VIOLATION,
+                    f"message has more than {self.limits.max_fragments} fragments",
+                    events,
+                )
+                return
+        self._message += raw
+        if not event.message_finished:
+            return
+        payload = bytes(self._message)
+        self._message.clear()
+        self._fragments = 0
+        if self.mcp.state in (State.CLOSED, State.ERROR):
+            return
+        events += self.mcp.receive_message(payload, now=self._wall)
+        events += self._sync(events)
+
+    def _on_peer_close(self, event: wse.CloseConnection, events: list[Event]) -> None:
+        ws = self._ws
+        assert ws is not None
+        was_open = self._phase == _OPEN
+        self._phase = _DONE
+        self._timer = None
+        self._pong = None
+        self._message.clear()
+        if ws.state is ConnectionState.REMOTE_CLOSING:
+            self._out.append(ws.send(wse.CloseConnection(code=event.code)))
+        if was_open:
+            code, reason = int(event.code), event.reason or ""
+            events.append(WebSocketClosed(code, reason, by_peer=True))
+            events += self._close_mcp(f"peer closed the WebSocket ({code} {reason})".strip())
+
+    def _fail(self, code: int, reason: str, events: list[Event]) -> None:
+        """Fail the WebSocket (RFC 6455 7.1.7): send our close and stop reading."""
+        if self._phase == _OPEN:
+            self._send_close(code, reason)
+            events.append(WebSocketClosed(code, reason, by_peer=False))
+            events += self._settle_mcp(reason, _protocol_error(code, reason))
+        self._phase = _DONE
+        self._timer = None
+        self._message.clear()
+        self._fragments = 0
+
+    def _send_close(self, code: int, reason: str) -> None:
+        """Queue our close frame after whatever the MCP connection already queued."""
+        self._flush_messages()
+        ws = self._ws
+        assert ws is not None
+        self._pong = None
+        frame_reason = _close_reason(reason) or None
+        self._out.append(ws.send(wse.CloseConnection(code=code, reason=frame_reason)))
+        self._phase = _CLOSING
+        self._timer = self.limits.close_timeout
+        self._timer_start = math.nan
+
+    def _flush_messages(self) -> None:
+        """Frame the MCP connection's output: one text frame per message."""
+        if self._phase == _HANDSHAKE:
+            return  # kept queued until the upgrade completes
+        messages = self.mcp.messages_to_send()
+        ws = self._ws
+        if self._phase != _OPEN or ws is None:
+            return  # nothing can carry them any more
+        for message in messages:
+            self._out.append(ws.send(wse.TextMessage(data=message.payload.decode("utf-8"))))
+
+    def _sync(self, events: Sequence[Event]) -> list[Event]:
+        """Close the WebSocket when the MCP connection ended under it."""
+        state = self.mcp.state
+        if self._phase != _OPEN or state not in (State.CLOSED, State.ERROR):
+            return []
+        reason = next(
+            (e.reason for e in reversed(events) if isinstance(e, ConnectionClosed)),
+            "MCP connection closed",
+        )
+        code = CLOSE_POLICY_VIOLATION if state == State.ERROR else CLOSE_NORMAL
+        self._send_close(code, reason)
+        return [WebSocketClosed(code, reason, by_peer=False)]
+
+    def _settle_mcp(self, reason: str, error: RemoteProtocolError) -> list[Event]:
+        """End the MCP connection as failed (ERROR state, `ConnectionClosed.error` set)."""
+        if self.mcp.state in (State.CLOSED, State.ERROR):
+            return []
+        return self.mcp.close(reason, error=error)
+
+    def _close_mcp(self, reason: str) -> list[Event]:
+        if self.mcp.state in (State.CLOSED, State.ERROR):
+            return []
+        return self.mcp.close(reason)
+
+    def _end_of_stream(self) -> list[Event]:
+        phase = self._phase
+        self._phase = _DONE
+        self._timer = None
+        self._message.clear()
+        if phase == _OPEN:
+            reason = "connection lost without a close frame"
+            return [WebSocketClosed(CLOSE_ABNORMAL, reason, by_peer=True), *self._close_mcp(reason)]
+        if phase == _HANDSHAKE:
+            return self._handshake_eof()
+        return []
+
+    # ---- role hooks
+
+    def _receive_handshake(self, data: bytes) -> list[Event]:
+        raise NotImplementedError
+
+    def _handshake_eof(self) -> list[Event]:
+        raise NotImplementedError
+
+    def _handshake_timed_out(self) -> list[Event]:
+        raise NotImplementedError
+
+
+# ========================================================================== server
+
+
+class WebSocketServerConnection(_WebSocket):
+    """The server side of one WebSocket (one accepted TCP connection).
+
+    Answer through `mcp` (the `ServerConnection`), then write `data_to_send()`.
+    `path` is the only target accepted (query strings aside). `host_policy` defaults
+    to the loopback allow-list, as for HTTP; pass your own for a public bind, or None
+    to switch the check off explicitly. Browsers do not apply CORS to WebSockets, so
+    the `Origin` check is what stops another site's page from connecting.
+    `principal_of(head)` names who the handshake authenticated (from your own
+    headers); a sealed 2026-07-28 `requestState` is bound to it.
+    """
+
+    mcp: ServerConnection
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        *,
+        path: str = DEFAULT_PATH,
+        host_policy: HostPolicy | None = DEFAULT_HOST_POLICY,
+        limits: WebSocketLimits | None = None,
+        principal_of: Callable[[RequestHead], str | None] | None = None,
+    ) -> None:
+        limits = limits or WebSocketLimits()
+        super().__init__(ServerConnection(config), limits)
+        self.path = path
+        self.host_policy = host_policy
+        self.principal_of = principal_of
+        self.request: RequestHead | None = None
+        self._h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=limits.max_header_bytes)
+
+    def _receive_handshake(self, data: bytes) -> list[Event]:
+        self._h11.receive_data(data)
+        while True:
+            try:
+                event = self._h11.next_event()
+            except h11.RemoteProtocolError as exc:
+                return self._reject(_Refusal(exc.error_status_hint, f"Bad Request: {exc}"))
+            if event is h11.NEED_DATA:
+                return []
+            if isinstance(event, h11.Request):
+                head = RequestHead(
+                    event.method.decode("latin-1"),
+                    event.target.decode("latin-1"),
+                    decode_headers(event.headers),
+                )
+                self.request = head
+                refusal = self._check(head, event.http_version)
+                if refusal is not None:
+                    return self._reject(refusal)
+            elif event is h11.PAUSED:
+                return self._accept()
+            elif isinstance(event, h11.Data) and event.data:
+                return self._reject(_Refusal(400, "Bad Request: a WebSocket upgrade has no body"))
+            # EndOfMessage (the upgrade request carries no body): PAUSED comes next.
+
+    def _check(self, head: RequestHead, http_version: bytes) -> _Refusal | None:
+        headers = head.headers
+        policy = self.host_policy
+        if policy is not None:
+            status = policy.check_headers(headers)
+            if status == 421:
+                return _Refusal(421, "Invalid Host header")
+            if status == 403:
+                return _Refusal(403, "Forbidden: invalid Origin header", jsonrpc=True)
+        if head.target.split("?", 1)[0] != self.path:
+            return _Refusal(404, "Not Found")
+        if head.method != "GET":
+            return _Refusal(405, "Method Not Allowed", (("allow", "GET"),))
+        if http_version != b"1.1":
+            return _Refusal(400, "Bad Request: a WebSocket upgrade needs HTTP/1.1")
+        upgrade_needed = (("upgrade", "websocket"), ("sec-websocket-version", _WEBSOCKET_VERSION))
+        if "websocket" not in _tokens(headers, "upgrade"):
+            return _Refusal(426, "Upgrade Required: this endpoint speaks WebSocket", upgrade_needed)
+        if "upgrade" not in _tokens(headers, "connection"):
+            return _Refusal(400, "Bad Request: missing Connection: Upgrade")
+        if _values(headers, "sec-websocket-version") != [_WEBSOCKET_VERSION]:
+            return _Refusal(426, "Upgrade Required: unsupported WebSocket version", upgrade_needed)
+        if not _valid_key(_values(headers, "sec-websocket-key")):
+            return _Refusal(400, "Bad Request: invalid Sec-WebSocket-Key")
+        if _values(headers, "transfer-encoding") or any(
+            v != "0" for v in _values(headers, "content-length")
+        ):
+            return _Refusal(400, "Bad Request: a WebSocket upgrade has no body")
+        return None
+
+    def _accept(self) -> list[Event]:
+        head = self.request
+        assert head is not None
+        offered = _tokens(head.headers, "sec-websocket-protocol", lower=False)
+        subprotocol = MCP_SUBPROTOCOL if MCP_SUBPROTOCOL in offered else None
+        key = _values(head.headers, "sec-websocket-key")[0]
+        headers = [
+            ("upgrade", "websocket"),
+            ("connection", "Upgrade"),
+            ("sec-websocket-accept", _accept_token(key)),
+        ]
+        if subprotocol is not None:
+            headers.append(("sec-websocket-protocol", subprotocol))
+        self._out.append(
+            self._h11.send(
+                h11.InformationalResponse(
+                    status_code=101, headers=headers, reason=b"Switching Protocols"
+                )
+            )
+            or b""
+        )
+        trailing = self._h11.trailing_data[0]
+        if self.principal_of is not None:
+            self.mcp.principal = self.principal_of(head)
+        self._open(ConnectionType.SERVER, subprotocol)
+        events: list[Event] = [WebSocketAccepted(head.target, subprotocol, tuple(head.headers))]
+        if trailing:  # frames pipelined behind the request: same result however split
+            self._receive_frames(trailing, events)
+        return events
+
+    def _reject(self, refusal: _Refusal) -> list[Event]:
+        headers = list(refusal.headers)
+        if refusal.jsonrpc:
+            body = error_body(None, INVALID_REQUEST, refusal.message)
+            headers.append(("content-type", JSON))
+        else:
+            body = refusal.message.encode("utf-8") if refusal.status != 405 else b""
+            if body:
+                headers.append(("content-type", "text/plain; charset=utf-8"))
+        headers += [("content-length", str(len(body))), ("connection", "close")]
+        self._out.append(_response_bytes(self._h11, refusal.status, headers, body))
+        self._phase = _DONE
+        self._timer = None
+        return [
+            WebSocketRejected(refusal.status, refusal.message),
+            *self._close_mcp(f"WebSocket upgrade refused with HTTP {refusal.status}"),
+        ]
+
+    def _handshake_eof(self) -> list[Event]:
+        return self._close_mcp("client closed the connection during the WebSocket handshake")
+
+    def _handshake_timed_out(self) -> list[Event]:
+        return self._reject(_Refusal(408, "Request Timeout"))
+
+
+def _response_bytes(conn: h11.Connection, status: int, headers: Headers, body: bytes) -> bytes:
+    """An HTTP response through h11, or written by hand when h11's state forbids one
+    (a head that never finished, which is exactly when a 408 or 400 is due)."""
+    try:
+        data = conn.send(
+            h11.Response(status_code=status, headers=headers, reason=reason_phrase(status))
+        )
+        if body:
+            data = (data or b"") + (conn.send(h11.Data(data=body)) or b"")
+        return (data or b"") + (conn.send(h11.EndOfMessage()) or b"")
+    except h11.LocalProtocolError:
+        lines = [b"HTTP/1.1 %d %s" % (status, reason_phrase(status))]
+        lines += [f"{name}: {value}".encode("latin-1") for name, value in headers]
+        return b"\r\n".join(lines) + b"\r\n\r\n" + body
+
+
+# ========================================================================== client
+
+
+class WebSocketClientConnection(_WebSocket):
+    """The client side of one WebSocket to an MCP server.
+
+    `host` is the `Host` header (`name[:port]`), `path` the target (query allowed).
+    `new_key()` returns the 16 random bytes of `Sec-WebSocket-Key` (for example
+    `secrets.token_bytes(16)`); the core reads no randomness source of its own.
+    `origin`, when set, is sent as `Origin` (browsers do; other clients need not).
+    `extra_headers` go on the upgrade request (`Authorization` ...). `connect_deadline`
+    is passed to `mcp.connect()`: a time in the `tick()` clock after which a silent
+    `server/discover` probe falls back to `initialize` ("auto" mode).
+
+    The upgrade request is queued at once: write `data_to_send()` first. Send MCP
+    requests through `mcp` after `Connected`.
+    """
+
+    mcp: ClientConnection
+
+    def __init__(
+        self,
+        config: ClientConfig,
+        *,
+        host: str,
+        new_key: Callable[[], bytes],
+        path: str = DEFAULT_PATH,
+        origin: str | None = None,
+        subprotocols: Sequence[str] = (MCP_SUBPROTOCOL,),
+        extra_headers: Iterable[tuple[str, str]] = (),
+        connect_deadline: float | None = None,
+        limits: WebSocketLimits | None = None,
+    ) -> None:
+        limits = limits or WebSocketLimits()
+        super().__init__(ClientConnection(config), limits)
+        self.host = host
+        self.path = path
+        self.subprotocols = tuple(subprotocols)
+        for token in self.subprotocols:
+            if not token or any(c in token for c in ", \t\r\n"):
+                raise ValueError(f"not a subprotocol token: {token!r}")
+        self.connect_deadline = connect_deadline
+        nonce = new_key()
+        if not isinstance(nonce, bytes) or len(nonce) != 16:
+            raise ValueError("new_key() must return 16 random bytes")
+        self._key = base64.b64encode(nonce).decode("ascii")
+        self._h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=limits.max_header_bytes)
+        self._accepted: h11.InformationalResponse | None = None
+        self._refused: int | None = None
+        self._refusal_body = bytearray()
+        headers = [
+            ("host", host),
+            ("upgrade", "websocket"),
+            ("connection", "Upgrade"),
+            ("sec-websocket-key", self._key),
+            ("sec-websocket-version", _WEBSOCKET_VERSION),
+        ]
+        if self.subprotocols:
+            headers.append(("sec-websocket-protocol", ", ".join(self.subprotocols)))
+        if origin is not None:
+            headers.append(("origin", origin))
+        headers += list(extra_headers)
+        try:
+            request = self._h11.send(h11.Request(method="GET", target=path, headers=headers))
+            end = self._h11.send(h11.EndOfMessage())
+        except h11.LocalProtocolError as exc:
+            raise LocalProtocolError(f"cannot build the upgrade request: {exc}") from None
+        self._out.append((request or b"") + (end or b""))
+
+    def _receive_handshake(self, data: bytes) -> list[Event]:
+        self._h11.receive_data(data)
+        return self._handshake_events()
+
+    def _handshake_events(self) -> list[Event]:
+        while True:
+            try:
+                event = self._h11.next_event()
+            except h11.RemoteProtocolError as exc:
+                return self._handshake_failed(f"malformed upgrade response: {exc}")
+            if event is h11.NEED_DATA:
+                return []
+            if isinstance(event, h11.InformationalResponse):
+                if event.status_code == 101:
+                    problem = self._check_101(decode_headers(event.headers))
+                    if problem is not None:
+                        return self._handshake_failed(problem)
+                    self._accepted = event
+                # other 1xx responses are interim: the real answer follows
+            elif event is h11.PAUSED:
+                return self._opened()
+            elif isinstance(event, h11.Response):
+                self._refused = event.status_code
+            elif isinstance(event, h11.Data):
+                room = _MAX_REJECTION_BODY - len(self._refusal_body)
+                self._refusal_body += event.data[: max(room, 0)]
+                if room <= len(event.data):
+                    return self._rejected()
+            elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
+                return self._rejected()
+
+    def _check_101(self, headers: Headers) -> str | None:
+        if "websocket" not in _tokens(headers, "upgrade"):
+            return "upgrade response lacks Upgrade: websocket"
+        if "upgrade" not in _tokens(headers, "connection"):
+            return "upgrade response lacks Connection: Upgrade"
+        if _values(headers, "sec-websocket-accept") != [_accept_token(self._key)]:
+            return "upgrade response has a wrong Sec-WebSocket-Accept"
+        if _tokens(headers, "sec-websocket-extensions"):
+            return "server turned on an extension that was not offered"
+        chosen = _values(headers, "sec-websocket-protocol")
+        if len(chosen) > 1 or (chosen and chosen[0] not in self.subprotocols):
+            return f"server chose a subprotocol that was not offered: {', '.join(chosen)}"
+        return None
+
+    def _opened(self) -> list[Event]:
+        accepted = self._accepted
+        assert accepted is not None
+        headers = decode_headers(accepted.headers)
+        chosen = _values(headers, "sec-websocket-protocol")
+        trailing = self._h11.trailing_data[0]
+        self._open(ConnectionType.CLIENT, chosen[0] if chosen else None)
+        events: list[Event] = [WebSocketAccepted(self.path, self.subprotocol, tuple(headers))]
+        if self.mcp.state == State.IDLE:
+            events += self.mcp.connect(deadline=self.connect_deadline)
+        events += self._sync(events)
+        if trailing:  # frames the server sent right behind its 101
+            self._receive_frames(trailing, events)
+        return events
+
+    def _rejected(self) -> list[Event]:
+        status = self._refused or 0
+        body = bytes(self._refusal_body).decode("utf-8", errors="replace")
+        self._phase = _DONE
+        self._timer = None
+        message = f"WebSocket upgrade refused with HTTP {status}"
+        return [
+            WebSocketRejected(status, body),
+            *self._settle_mcp(message, RemoteProtocolError(message, http_status=status or 502)),
+        ]
+
+    def _handshake_failed(self, message: str) -> list[Event]:
+        self._phase = _DONE
+        self._timer = None
+        return self._settle_mcp(message, RemoteProtocolError(message, http_status=502))
+
+    def _handshake_eof(self) -> list[Event]:
+        if self._refused is not None:
+            return self._rejected()
+        return self._handshake_failed("server closed the connection during the WebSocket handshake")
+
+    def _handshake_timed_out(self) -> list[Event]:
+        return self._handshake_failed("WebSocket handshake timed out")

@@ -1,0 +1,63 @@
+"""Streamable HTTP over h11, sans-IO: the public names.
+
+Imported on its own (not by `import mcp_core`) so programs that never speak
+HTTP never load h11. See `_http_server` and `_http_client` for the driving loop.
+"""
+
+from ._http_client import (
+    ClientOutbox,
+    HTTPClientConnection,
+    HTTPClientEndpoint,
+    HTTPErrorReceived,
+    HTTPRequest,
+    SessionExpired,
+    ToolsFiltered,
+)
+from ._http_headers import (
+    HostPolicy,
+    InvalidToolHeaderAnnotation,
+    check_mirrored_headers,
+    decode_header_value,
+    encode_header_value,
+    filter_tools_with_valid_headers,
+    mirrored_request_headers,
+    x_mcp_header_params,
+)
+from ._http_server import (
+    EventStore,
+    HTTPLimits,
+    HTTPRequestRejected,
+    HTTPServerConnection,
+    HTTPServerEndpoint,
+    InMemoryEventStore,
+    MCPEvent,
+    RequestHead,
+    tool_header_params_from,
+)
+
+__all__ = [
+    "ClientOutbox",
+    "EventStore",
+    "HTTPClientConnection",
+    "HTTPClientEndpoint",
+    "HTTPErrorReceived",
+    "HTTPLimits",
+    "HTTPRequest",
+    "HTTPRequestRejected",
+    "HTTPServerConnection",
+    "HTTPServerEndpoint",
+    "HostPolicy",
+    "InMemoryEventStore",
+    "InvalidToolHeaderAnnotation",
+    "MCPEvent",
+    "RequestHead",
+    "SessionExpired",
+    "ToolsFiltered",
+    "check_mirrored_headers",
+    "decode_header_value",
+    "encode_header_value",
+    "filter_tools_with_valid_headers",
+    "mirrored_request_headers",
+    "tool_header_params_from",
+    "x_mcp_header_params",
+]

@@ -1,0 +1,44 @@
+"""MCP over WebSocket (wsproto frames, h11 handshake), sans-IO: the public names.
+
+A custom transport in the spec's terms (the proposed SEP-1288 shape: one
+JSON-RPC message per UTF-8 text frame). Imported on its own so programs that
+never speak WebSocket never load wsproto.
+"""
+
+from ._websocket import (
+    CLOSE_ABNORMAL,
+    CLOSE_GOING_AWAY,
+    CLOSE_INTERNAL_ERROR,
+    CLOSE_INVALID_PAYLOAD,
+    CLOSE_MESSAGE_TOO_BIG,
+    CLOSE_NORMAL,
+    CLOSE_POLICY_VIOLATION,
+    CLOSE_PROTOCOL_ERROR,
+    CLOSE_UNSUPPORTED_DATA,
+    MCP_SUBPROTOCOL,
+    WebSocketAccepted,
+    WebSocketClientConnection,
+    WebSocketClosed,
+    WebSocketLimits,
+    WebSocketRejected,
+    WebSocketServerConnection,
+)
+
+__all__ = [
+    "CLOSE_ABNORMAL",
+    "CLOSE_GOING_AWAY",
+    "CLOSE_INTERNAL_ERROR",
+    "CLOSE_INVALID_PAYLOAD",
+    "CLOSE_MESSAGE_TOO_BIG",
+    "CLOSE_NORMAL",
+    "CLOSE_POLICY_VIOLATION",
+    "CLOSE_PROTOCOL_ERROR",
+    "CLOSE_UNSUPPORTED_DATA",
+    "MCP_SUBPROTOCOL",
+    "WebSocketAccepted",
+    "WebSocketClientConnection",
+    "WebSocketClosed",
+    "WebSocketLimits",
+    "WebSocketRejected",
+    "WebSocketServerConnection",
+]
