@@ -270,12 +270,17 @@ class ClientConnection(_Connection):
             self.instructions,
         )
 
-    # The internal handlers queue events; put them before those of the same input.
-    def receive_data(self, data: bytes, *, now: float | None = None) -> list[Event]:
-        return self._flush(super().receive_data(data, now=now))
-
-    def receive_message(self, data: bytes | str, *, now: float | None = None) -> list[Event]:
-        return self._flush(super().receive_message(data, now=now))
+    def _receive_one(self, data: bytes | str, events: list[Event]) -> None:
+        # Queued events (the handshake's Connected, a call failed by a refused input)
+        # come out in causal order: those of earlier local calls first, those of this
+        # message right after it, however the input was split.
+        if self._pending_events:
+            events.extend(self._pending_events)
+            self._pending_events = []
+        super()._receive_one(data, events)
+        if self._pending_events:
+            events.extend(self._pending_events)
+            self._pending_events = []
 
     def tick(self, now: float) -> list[Event]:
         events = super().tick(now)

@@ -1,0 +1,1027 @@
+"""Hypothesis strategies for MCP messages, valid and broken, as values and as bytes.
+
+For property tests and fuzzers of code built on `mcp_core` (and of `mcp_core`
+itself). This is the only module of the package that imports Hypothesis, so
+install it (``pip install hypothesis``) to use these.
+
+Valid messages are built from the method table in `mcp_core._versions`: a
+revision offers exactly the methods it has for the chosen sender, with params
+that validate against the wire models in `mcp_core.types` and against that
+revision's JSON schema (2026-07-28 client requests carry the required `_meta`
+envelope). Valid means *well-formed*, not *welcome*: a generated
+`sampling/createMessage` may still be refused by a client that declared no
+sampling capability, which is exactly what a fuzzer wants to see.
+
+Messages are plain JSON values (dicts); `message_bytes` turns them into NDJSON,
+`chunked` cuts bytes at random points, and `invalid_messages` gives raw lines
+that are broken in every way a peer could break them.
+
+Quick reference:
+
+* `revisions()`: protocol revision strings.
+* `request_ids()`: JSON-RPC ids (integers and strings).
+* `json_values(max_leaves=...)`: any JSON value Python's `json` can round-trip.
+* `client_capabilities(revision)`, `server_capabilities(revision)`: capability objects.
+* `valid_params(revision, method, sender)`: params of one request or notification.
+* `valid_requests(revision, sender)`, `valid_notifications(revision, sender)`.
+* `valid_results(revision, method)`: a result for a request method.
+* `valid_responses(revision, sender)`: result or error responses.
+* `valid_messages(revision, sender)`: any of the above.
+* `invalid_messages()`: one broken line (bytes, no newline).
+* `message_bytes(messages)`: messages encoded as NDJSON bytes.
+* `chunked(data)`: `data` cut into non-empty chunks at random points.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable, Collection
+from typing import Any, Literal
+
+from hypothesis import strategies as st
+from hypothesis.strategies import SearchStrategy
+
+from .._versions import (
+    ALL_REVISIONS,
+    BATCH_REVISIONS,
+    LEGACY_REVISIONS,
+    METHODS,
+    MODERN_REVISIONS,
+    V2024_11_05,
+    V2025_03_26,
+    V2025_06_18,
+    V2025_11_25,
+    Era,
+    MethodSpec,
+    era_of,
+)
+
+__all__ = [
+    "chunked",
+    "client_capabilities",
+    "invalid_messages",
+    "json_values",
+    "message_bytes",
+    "request_ids",
+    "revisions",
+    "server_capabilities",
+    "valid_messages",
+    "valid_notifications",
+    "valid_params",
+    "valid_requests",
+    "valid_responses",
+    "valid_results",
+]
+
+Sender = Literal["client", "server"]
+JSON = Any
+
+_META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+_META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+_META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+_META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+_META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+_META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+
+_LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+_SAFE_INT = 2**53  # ids and numbers every JSON implementation reads exactly
+
+# ----------------------------------------------------------------- scalars
+
+
+def revisions(*, era: Literal["legacy", "modern"] | None = None) -> SearchStrategy[str]:
+    """Protocol revision strings the engine knows, optionally of one era only."""
+    if era is None:
+        return st.sampled_from(ALL_REVISIONS)
+    return st.sampled_from(LEGACY_REVISIONS if era == "legacy" else MODERN_REVISIONS)
+
+
+def request_ids() -> SearchStrategy[int | str]:
+    """Valid JSON-RPC ids: integers (small ones often, to collide) and strings."""
+    return st.one_of(
+        st.integers(min_value=0, max_value=8),
+        st.integers(min_value=-_SAFE_INT, max_value=_SAFE_INT),
+        st.text(max_size=16),
+    )
+
+
+def _texts(min_size: int = 0, max_size: int = 10) -> SearchStrategy[str]:
+    # Any Unicode except surrogates: every generated message encodes as UTF-8.
+    return st.text(min_size=min_size, max_size=max_size)
+
+
+def json_values(*, max_leaves: int = 8) -> SearchStrategy[JSON]:
+    """Any JSON value (null, bools, safe integers, finite floats, strings, arrays, objects)."""
+    scalars = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-_SAFE_INT, max_value=_SAFE_INT),
+        st.floats(allow_nan=False, allow_infinity=False),
+        _texts(),
+    )
+    return st.recursive(
+        scalars,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=4),
+            st.dictionaries(_texts(max_size=8), inner, max_size=4),
+        ),
+        max_leaves=max_leaves,
+    )
+
+
+def _small_json(depth: int = 2) -> SearchStrategy[JSON]:
+    """JSON values nested at most `depth` levels: several times cheaper to draw than
+    `json_values`, for the many spots inside messages that just need some JSON."""
+    scalars = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-_SAFE_INT, max_value=_SAFE_INT),
+        st.floats(allow_nan=False, allow_infinity=False),
+        _texts(),
+    )
+    value: SearchStrategy[JSON] = scalars
+    for _ in range(depth):
+        value = st.one_of(
+            scalars,
+            st.lists(value, max_size=3),
+            st.dictionaries(_texts(max_size=8), value, max_size=3),
+        )
+    return value
+
+
+def _json_objects(depth: int = 1) -> SearchStrategy[dict[str, JSON]]:
+    return st.dictionaries(_texts(max_size=8), _small_json(depth), max_size=3)
+
+
+def _capability_objects() -> SearchStrategy[dict[str, dict[str, JSON]]]:
+    """`experimental`/`extensions` maps: 2026-07-28's JSONValue has no null and no floats."""
+    leaf = st.one_of(st.booleans(), st.integers(-1000, 1000), _texts(max_size=8))
+    return st.dictionaries(
+        _texts(max_size=8), st.dictionaries(_texts(max_size=8), leaf, max_size=2), max_size=2
+    )
+
+
+def _numbers() -> SearchStrategy[float | int]:
+    return st.one_of(
+        st.integers(min_value=-_SAFE_INT, max_value=_SAFE_INT),
+        st.floats(allow_nan=False, allow_infinity=False),
+    )
+
+
+def _is_modern(revision: str) -> bool:
+    return era_of(revision) is Era.MODERN
+
+
+def _check_revision(revision: str) -> None:
+    if revision not in ALL_REVISIONS:
+        raise ValueError(f"unknown revision {revision!r}; known: {', '.join(ALL_REVISIONS)}")
+
+
+# ------------------------------------------------------- shared structures
+
+
+def _implementation(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    optional: dict[str, SearchStrategy[Any]] = {}
+    if revision not in (V2024_11_05, V2025_03_26):
+        optional["title"] = _texts()
+    return st.fixed_dictionaries({"name": _texts(), "version": _texts()}, optional=optional)
+
+
+_EMPTY: SearchStrategy[dict[str, JSON]] = st.just({})
+
+
+def client_capabilities(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """A `ClientCapabilities` object whose shape `revision` allows."""
+    _check_revision(revision)
+    modern = _is_modern(revision)
+    roots = _EMPTY if modern else st.fixed_dictionaries({}, optional={"listChanged": st.booleans()})
+    sampling = _EMPTY
+    if revision in (V2025_11_25, *MODERN_REVISIONS):
+        sampling = st.fixed_dictionaries({}, optional={"context": _EMPTY, "tools": _EMPTY})
+    optional: dict[str, SearchStrategy[Any]] = {
+        "roots": roots,
+        "sampling": sampling,
+        "experimental": _capability_objects(),
+    }
+    if revision == V2025_06_18:
+        optional["elicitation"] = _EMPTY
+    elif revision in (V2025_11_25, *MODERN_REVISIONS):
+        optional["elicitation"] = st.fixed_dictionaries(
+            {}, optional={"form": _EMPTY, "url": _EMPTY}
+        )
+    return st.fixed_dictionaries({}, optional=optional)
+
+
+def server_capabilities(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """A `ServerCapabilities` object whose shape `revision` allows."""
+    _check_revision(revision)
+    list_changed = st.fixed_dictionaries({}, optional={"listChanged": st.booleans()})
+    optional: dict[str, SearchStrategy[Any]] = {
+        "tools": list_changed,
+        "prompts": list_changed,
+        "resources": st.fixed_dictionaries(
+            {}, optional={"subscribe": st.booleans(), "listChanged": st.booleans()}
+        ),
+        "logging": _EMPTY,
+        "experimental": _capability_objects(),
+    }
+    if revision != V2024_11_05:
+        optional["completions"] = _EMPTY
+    return st.fixed_dictionaries({}, optional=optional)
+
+
+def _modern_envelope(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """The required 2026-07-28 request `_meta`, with some optional keys."""
+    return st.fixed_dictionaries(
+        {
+            _META_PROTOCOL_VERSION: st.just(revision),
+            _META_CLIENT_CAPABILITIES: client_capabilities(revision),
+        },
+        optional={
+            _META_CLIENT_INFO: _implementation(revision),
+            _META_LOG_LEVEL: st.sampled_from(_LOG_LEVELS),
+            "progressToken": request_ids(),
+        },
+    )
+
+
+def _legacy_request_meta() -> SearchStrategy[dict[str, JSON]]:
+    return st.fixed_dictionaries({}, optional={"progressToken": request_ids()})
+
+
+def _subscription_filter() -> SearchStrategy[dict[str, JSON]]:
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            "toolsListChanged": st.booleans(),
+            "promptsListChanged": st.booleans(),
+            "resourcesListChanged": st.booleans(),
+            "resourceSubscriptions": st.lists(_texts(), max_size=3),
+        },
+    )
+
+
+def _text_content() -> SearchStrategy[dict[str, JSON]]:
+    return st.fixed_dictionaries({"type": st.just("text"), "text": _texts()})
+
+
+def _message_role() -> SearchStrategy[str]:
+    return st.sampled_from(("user", "assistant"))
+
+
+# ------------------------------------------------------------ param bodies
+
+_Body = Callable[[str], SearchStrategy[dict[str, JSON]]]
+
+
+def _no_params(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    return _EMPTY
+
+
+def _paginated(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    return st.fixed_dictionaries({}, optional={"cursor": _texts()})
+
+
+def _initialize(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    return st.fixed_dictionaries(
+        {
+            "protocolVersion": st.just(revision),
+            "capabilities": client_capabilities(revision),
+            "clientInfo": _implementation(revision),
+        }
+    )
+
+
+def _retry_fields(revision: str) -> dict[str, SearchStrategy[Any]]:
+    """The optional MRTR retry fields of 2026-07-28 (answers plus echoed state)."""
+    if not _is_modern(revision):
+        return {}
+    answer = st.fixed_dictionaries(
+        {"action": st.sampled_from(("accept", "decline", "cancel"))},
+    )
+    return {
+        "requestState": _texts(max_size=64),
+        "inputResponses": st.dictionaries(_texts(max_size=8), answer, max_size=2),
+    }
+
+
+def _call_tool(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    return st.fixed_dictionaries(
+        {"name": _texts(min_size=1)},
+        optional={"arguments": _json_objects(), **_retry_fields(revision)},
+    )
+
+
+def _get_prompt(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    return st.fixed_dictionaries(
+        {"name": _texts(min_size=1)},
+        optional={
+            "arguments": st.dictionaries(_texts(max_size=8), _texts(), max_size=3),
+            **_retry_fields(revision),
+        },
+    )
+
+
+def _read_resource(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    return st.fixed_dictionaries({"uri": _texts(min_size=1)}, optional=_retry_fields(revision))
+
+
+def _uri_only(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    return st.fixed_dictionaries({"uri": _texts(min_size=1)})
+
+
+def _listen(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    return st.fixed_dictionaries({"notifications": _subscription_filter()})
+
+
+def _complete(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    ref = st.one_of(
+        st.fixed_dictionaries({"type": st.just("ref/prompt"), "name": _texts()}),
+        st.fixed_dictionaries({"type": st.just("ref/resource"), "uri": _texts()}),
+    )
+    optional: dict[str, SearchStrategy[Any]] = {}
+    if revision not in (V2024_11_05, V2025_03_26):
+        optional["context"] = st.fixed_dictionaries(
+            {},
+            optional={"arguments": st.dictionaries(_texts(max_size=8), _texts(), max_size=3)},
+        )
+    return st.fixed_dictionaries(
+        {
+            "ref": ref,
+            "argument": st.fixed_dictionaries({"name": _texts(), "value": _texts()}),
+        },
+        optional=optional,
+    )
+
+
+def _set_level(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    return st.fixed_dictionaries({"level": st.sampled_from(_LOG_LEVELS)})
+
+
+def _create_message(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    message = st.fixed_dictionaries({"role": _message_role(), "content": _text_content()})
+    return st.fixed_dictionaries(
+        {
+            "messages": st.lists(message, max_size=3),
+            "maxTokens": st.integers(min_value=1, max_value=100_000),
+        },
+        optional={
+            "systemPrompt": _texts(),
+            "temperature": st.floats(min_value=0, max_value=2),
+            "stopSequences": st.lists(_texts(), max_size=2),
+        },
+    )
+
+
+def _elicit(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    prop = st.sampled_from(
+        ({"type": "string"}, {"type": "number"}, {"type": "integer"}, {"type": "boolean"})
+    )
+    schema = st.fixed_dictionaries(
+        {
+            "type": st.just("object"),
+            "properties": st.dictionaries(_texts(min_size=1, max_size=8), prop, max_size=3),
+        }
+    )
+    form_optional: dict[str, SearchStrategy[Any]] = {}
+    if revision == V2025_11_25:
+        form_optional["mode"] = st.just("form")
+    form = st.fixed_dictionaries(
+        {"message": _texts(), "requestedSchema": schema}, optional=form_optional
+    )
+    if revision != V2025_11_25:
+        return form
+    url = st.fixed_dictionaries(
+        {
+            "mode": st.just("url"),
+            "message": _texts(),
+            "url": st.just("https://example.com/")
+            | _texts(min_size=1).map(lambda s: "https://example.com/" + s),
+            "elicitationId": _texts(min_size=1),
+        }
+    )
+    return form | url
+
+
+def _cancelled(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    return st.fixed_dictionaries({"requestId": request_ids()}, optional={"reason": _texts()})
+
+
+def _progress(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    optional: dict[str, SearchStrategy[Any]] = {"total": _numbers()}
+    if revision != V2024_11_05:
+        optional["message"] = _texts()
+    return st.fixed_dictionaries(
+        {"progressToken": request_ids(), "progress": _numbers()}, optional=optional
+    )
+
+
+def _log_message(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    return st.fixed_dictionaries(
+        {"level": st.sampled_from(_LOG_LEVELS), "data": _small_json()},
+        optional={"logger": _texts()},
+    )
+
+
+def _elicitation_complete(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    return st.fixed_dictionaries({"elicitationId": _texts()})
+
+
+def _acknowledged(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    return st.fixed_dictionaries({"notifications": _subscription_filter()})
+
+
+# Keyed by the params model name in the method table.
+_PARAM_BODIES: dict[str | None, _Body] = {
+    None: _no_params,
+    "InitializeRequestParams": _initialize,
+    "PaginatedRequestParams": _paginated,
+    "CallToolRequestParams": _call_tool,
+    "GetPromptRequestParams": _get_prompt,
+    "ReadResourceRequestParams": _read_resource,
+    "SubscribeRequestParams": _uri_only,
+    "UnsubscribeRequestParams": _uri_only,
+    "SubscriptionsListenRequestParams": _listen,
+    "CompleteRequestParams": _complete,
+    "SetLevelRequestParams": _set_level,
+    "CreateMessageRequestParams": _create_message,
+    "ElicitRequestParams": _elicit,
+    "CancelledNotificationParams": _cancelled,
+    "ProgressNotificationParams": _progress,
+    "LoggingMessageNotificationParams": _log_message,
+    "ResourceUpdatedNotificationParams": _uri_only,
+    "ElicitationCompleteNotificationParams": _elicitation_complete,
+    "SubscriptionsAcknowledgedNotificationParams": _acknowledged,
+}
+
+# Server notifications that 2026-07-28 delivers only on a listen stream, where
+# `_meta` must name the subscription.
+_LISTEN_STREAM_NOTIFICATIONS = frozenset(
+    {
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+        "notifications/resources/updated",
+        "notifications/subscriptions/acknowledged",
+    }
+)
+
+
+def _spec(revision: str, method: str, sender: Sender) -> MethodSpec:
+    _check_revision(revision)
+    spec = METHODS.get((sender, method))
+    if spec is None or revision not in spec.revisions:
+        raise ValueError(f"{method!r} is not sent by the {sender} in revision {revision}")
+    return spec
+
+
+def _with_meta(
+    body: SearchStrategy[dict[str, JSON]], meta: SearchStrategy[dict[str, JSON]]
+) -> SearchStrategy[dict[str, JSON]]:
+    return st.tuples(body, meta).map(lambda pair: {**pair[0], "_meta": pair[1]})
+
+
+def valid_params(
+    revision: str, method: str, sender: Sender = "client"
+) -> SearchStrategy[dict[str, JSON] | None]:
+    """The params of one request or notification that `sender` may send in `revision`.
+
+    `None` stands for "no params member" where the method allows leaving it out.
+    2026-07-28 client requests always carry the `_meta` envelope.
+    """
+    spec = _spec(revision, method, sender)
+    body = _PARAM_BODIES[spec.params](revision)
+    if spec.is_request and sender == "client" and _is_modern(revision):
+        return _with_meta(body, _modern_envelope(revision))
+    if spec.is_request:
+        with_meta = _with_meta(body, _legacy_request_meta())
+        if spec.params is None:
+            return st.one_of(st.none(), body, with_meta)
+        if spec.params_required:
+            return body | with_meta
+        return st.one_of(st.none(), body, with_meta)
+    if sender == "server" and _is_modern(revision) and method in _LISTEN_STREAM_NOTIFICATIONS:
+        return _with_meta(body, st.fixed_dictionaries({_META_SUBSCRIPTION_ID: request_ids()}))
+    if spec.params is None:
+        return st.none() | body
+    return body
+
+
+def _methods(
+    revision: str, sender: Sender, requests: bool, methods: Collection[str] | None
+) -> list[str]:
+    _check_revision(revision)
+    found = [
+        spec.method
+        for (who, _), spec in METHODS.items()
+        if who == sender and spec.is_request == requests and revision in spec.revisions
+    ]
+    if methods is not None:
+        unknown = set(methods) - set(found)
+        if unknown:
+            kind = "request" if requests else "notification"
+            raise ValueError(
+                f"not a {sender} {kind} in revision {revision}: {', '.join(sorted(unknown))}"
+            )
+        found = [m for m in found if m in methods]
+    if not found:
+        kind = "requests" if requests else "notifications"
+        raise ValueError(f"the {sender} sends no {kind} in revision {revision}")
+    return sorted(found)
+
+
+def _message(head: dict[str, JSON], params: dict[str, JSON] | None) -> dict[str, JSON]:
+    if params is not None:
+        head["params"] = params
+    return head
+
+
+def valid_requests(
+    revision: str,
+    sender: Sender = "client",
+    *,
+    methods: Collection[str] | None = None,
+    ids: SearchStrategy[int | str] | None = None,
+) -> SearchStrategy[dict[str, JSON]]:
+    """Well-formed JSON-RPC requests of methods `sender` may send in `revision`.
+
+    `methods` narrows the choice (ValueError for one the revision lacks); `ids`
+    replaces `request_ids()`. A 2026-07-28 server sends no requests, so asking
+    for them raises ValueError.
+    """
+    names = _methods(revision, sender, True, methods)
+    id_strategy = ids if ids is not None else request_ids()
+
+    def build(method: str) -> SearchStrategy[dict[str, JSON]]:
+        return st.tuples(id_strategy, valid_params(revision, method, sender)).map(
+            lambda pair: _message({"jsonrpc": "2.0", "id": pair[0], "method": method}, pair[1])
+        )
+
+    return st.one_of([build(m) for m in names])
+
+
+def valid_notifications(
+    revision: str,
+    sender: Sender = "client",
+    *,
+    methods: Collection[str] | None = None,
+) -> SearchStrategy[dict[str, JSON]]:
+    """Well-formed notifications of methods `sender` may send in `revision`."""
+    names = _methods(revision, sender, False, methods)
+
+    def build(method: str) -> SearchStrategy[dict[str, JSON]]:
+        return valid_params(revision, method, sender).map(
+            lambda params: _message({"jsonrpc": "2.0", "method": method}, params)
+        )
+
+    return st.one_of([build(m) for m in names])
+
+
+# ------------------------------------------------------------------ results
+
+
+def _tool() -> SearchStrategy[dict[str, JSON]]:
+    return st.fixed_dictionaries(
+        {"name": _texts(min_size=1), "inputSchema": st.just({"type": "object"})},
+        optional={"description": _texts()},
+    )
+
+
+def _result_bodies(revision: str, result: str) -> SearchStrategy[dict[str, JSON]]:
+    named = st.fixed_dictionaries({"name": _texts(min_size=1)})
+    paginated = {"nextCursor": _texts()}
+    bodies: dict[str, Callable[[], SearchStrategy[dict[str, JSON]]]] = {
+        "InitializeResult": lambda: st.fixed_dictionaries(
+            {
+                "protocolVersion": st.just(revision),
+                "capabilities": server_capabilities(revision),
+                "serverInfo": _implementation(revision),
+            },
+            optional={"instructions": _texts()},
+        ),
+        "EmptyResult": lambda: _EMPTY,
+        "Result": lambda: _EMPTY,
+        "DiscoverResult": lambda: st.fixed_dictionaries(
+            {
+                "supportedVersions": st.lists(
+                    st.sampled_from(ALL_REVISIONS), max_size=3, unique=True
+                ).map(lambda vs: [revision, *(v for v in vs if v != revision)]),
+                "capabilities": server_capabilities(revision),
+            },
+            optional={"instructions": _texts()},
+        ),
+        "ListToolsResult": lambda: st.fixed_dictionaries(
+            {"tools": st.lists(_tool(), max_size=3)}, optional=paginated
+        ),
+        "CallToolResult": lambda: st.fixed_dictionaries(
+            {"content": st.lists(_text_content(), max_size=3)},
+            optional={"isError": st.booleans()},
+        ),
+        "ListPromptsResult": lambda: st.fixed_dictionaries(
+            {"prompts": st.lists(named, max_size=3)}, optional=paginated
+        ),
+        "GetPromptResult": lambda: st.fixed_dictionaries(
+            {
+                "messages": st.lists(
+                    st.fixed_dictionaries({"role": _message_role(), "content": _text_content()}),
+                    max_size=3,
+                )
+            },
+            optional={"description": _texts()},
+        ),
+        "ListResourcesResult": lambda: st.fixed_dictionaries(
+            {
+                "resources": st.lists(
+                    st.fixed_dictionaries({"uri": _texts(min_size=1), "name": _texts()}),
+                    max_size=3,
+                )
+            },
+            optional=paginated,
+        ),
+        "ListResourceTemplatesResult": lambda: st.fixed_dictionaries(
+            {
+                "resourceTemplates": st.lists(
+                    st.fixed_dictionaries({"uriTemplate": _texts(min_size=1), "name": _texts()}),
+                    max_size=3,
+                )
+            },
+            optional=paginated,
+        ),
+        "ReadResourceResult": lambda: st.fixed_dictionaries(
+            {
+                "contents": st.lists(
+                    st.fixed_dictionaries({"uri": _texts(min_size=1), "text": _texts()}),
+                    max_size=3,
+                )
+            }
+        ),
+        "CompleteResult": lambda: st.fixed_dictionaries(
+            {
+                "completion": st.fixed_dictionaries(
+                    {"values": st.lists(_texts(), max_size=5)},
+                    optional={"hasMore": st.booleans()},
+                )
+            }
+        ),
+        "CreateMessageResult": lambda: st.fixed_dictionaries(
+            {"role": _message_role(), "content": _text_content(), "model": _texts()},
+            optional={"stopReason": st.sampled_from(("endTurn", "stopSequence", "maxTokens"))},
+        ),
+        "ListRootsResult": lambda: st.fixed_dictionaries(
+            {
+                "roots": st.lists(
+                    st.fixed_dictionaries(
+                        {"uri": _texts().map(lambda s: "file:///" + s)},
+                        optional={"name": _texts()},
+                    ),
+                    max_size=3,
+                )
+            }
+        ),
+        "ElicitResult": lambda: st.one_of(
+            st.fixed_dictionaries({"action": st.sampled_from(("decline", "cancel"))}),
+            st.fixed_dictionaries(
+                {"action": st.just("accept")},
+                optional={
+                    "content": st.dictionaries(
+                        _texts(max_size=8),
+                        st.one_of(_texts(), st.integers(-1000, 1000), st.booleans()),
+                        max_size=3,
+                    )
+                },
+            ),
+        ),
+    }
+    return bodies[result]()
+
+
+def valid_results(revision: str, method: str) -> SearchStrategy[dict[str, JSON]]:
+    """A successful result for a request `method` of `revision` (either sender's).
+
+    2026-07-28 results carry `resultType: "complete"`, `serverInfo` in `_meta`
+    and, where the method is cacheable, `ttlMs` and `cacheScope`.
+    """
+    _check_revision(revision)
+    spec = METHODS.get(("client", method))
+    if spec is None or not spec.is_request or revision not in spec.revisions:
+        spec = METHODS.get(("server", method))
+    if spec is None or not spec.is_request or revision not in spec.revisions:
+        raise ValueError(f"{method!r} is not a request in revision {revision}")
+    assert spec.result is not None
+    body = _result_bodies(revision, spec.result)
+    if not _is_modern(revision):
+        return body
+    meta: dict[str, SearchStrategy[Any]] = {_META_SERVER_INFO: _implementation(revision)}
+    if method == "subscriptions/listen":
+        meta[_META_SUBSCRIPTION_ID] = request_ids()
+    extra: dict[str, SearchStrategy[Any]] = {
+        "resultType": st.just("complete"),
+        "_meta": st.fixed_dictionaries(meta),
+    }
+    if spec.cacheable:
+        extra["ttlMs"] = st.integers(min_value=0, max_value=10**9)
+        extra["cacheScope"] = st.sampled_from(("public", "private"))
+    return st.tuples(body, st.fixed_dictionaries(extra)).map(lambda p: {**p[0], **p[1]})
+
+
+def _error_objects() -> SearchStrategy[dict[str, JSON]]:
+    codes = st.one_of(
+        st.sampled_from((-32700, -32600, -32601, -32602, -32603, -32000, -32002, -32042)),
+        st.integers(min_value=-_SAFE_INT, max_value=_SAFE_INT),
+    )
+    return st.fixed_dictionaries(
+        {"code": codes, "message": _texts()}, optional={"data": _small_json()}
+    )
+
+
+def valid_responses(
+    revision: str,
+    sender: Sender = "server",
+    *,
+    methods: Collection[str] | None = None,
+    ids: SearchStrategy[int | str] | None = None,
+    errors: bool = True,
+) -> SearchStrategy[dict[str, JSON]]:
+    """Responses `sender` could send in `revision`: results for the peer's request methods
+    (each shaped for one method of `methods`, default all) or, if `errors`, error objects.
+
+    The id is drawn from `ids` (default `request_ids()`), so a response may or may
+    not match a request in flight: that is the point when fuzzing.
+    """
+    peer: Sender = "client" if sender == "server" else "server"
+    id_strategy = ids if ids is not None else request_ids()
+    options: list[SearchStrategy[dict[str, JSON]]] = []
+    try:
+        names = _methods(revision, peer, True, methods)
+    except ValueError:
+        if methods:
+            raise
+        names = []
+    for method in names:
+        options.append(
+            st.tuples(id_strategy, valid_results(revision, method)).map(
+                lambda pair: {"jsonrpc": "2.0", "id": pair[0], "result": pair[1]}
+            )
+        )
+    if errors:
+        options.append(
+            st.tuples(id_strategy, _error_objects()).map(
+                lambda pair: {"jsonrpc": "2.0", "id": pair[0], "error": pair[1]}
+            )
+        )
+    if not options:
+        raise ValueError(f"the {sender} sends no responses in revision {revision}")
+    return st.one_of(options)
+
+
+def valid_messages(
+    revision: str,
+    sender: Sender = "client",
+    *,
+    ids: SearchStrategy[int | str] | None = None,
+) -> SearchStrategy[dict[str, JSON]]:
+    """Any well-formed message `sender` may send in `revision`: requests,
+    notifications and responses (results and errors)."""
+    options = [valid_notifications(revision, sender), valid_responses(revision, sender, ids=ids)]
+    if any(
+        who == sender and spec.is_request and revision in spec.revisions
+        for (who, _), spec in METHODS.items()
+    ):
+        options.insert(0, valid_requests(revision, sender, ids=ids))
+    return st.one_of(options)
+
+
+# ----------------------------------------------------------- broken messages
+
+
+def _dumps(value: JSON) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _broken_ids() -> SearchStrategy[JSON]:
+    return st.one_of(
+        st.none(),
+        st.booleans(),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.just(1.0),
+        st.lists(st.integers(0, 3), max_size=2),
+        st.dictionaries(_texts(max_size=4), st.integers(0, 3), max_size=2),
+    )
+
+
+def _broken_objects() -> SearchStrategy[JSON]:
+    """Objects that parse as JSON but break the JSON-RPC envelope."""
+    methods = st.sampled_from([*sorted({m for _, m in METHODS}), "ping ", "Ping", "x"])
+    ids = request_ids()
+    params = _small_json()
+    bad_params = st.one_of(
+        st.lists(_small_json(1), max_size=3),
+        st.none(),
+        st.booleans(),
+        st.integers(-10, 10),
+        _texts(),
+    )
+    envelope: SearchStrategy[dict[str, Any]] = st.one_of(
+        st.just({}),
+        st.just({"jsonrpc": "1.0"}),
+        st.just({"jsonrpc": 2.0}),
+        st.just({"jsonrpc": None}),
+    )
+    return st.one_of(
+        # wrong or missing jsonrpc
+        st.tuples(envelope, ids, methods).map(lambda t: {**t[0], "id": t[1], "method": t[2]}),
+        st.tuples(envelope, methods).map(lambda t: {**t[0], "method": t[1]}),
+        # ids that are not ids
+        st.tuples(_broken_ids(), methods).map(
+            lambda t: {"jsonrpc": "2.0", "id": t[0], "method": t[1]}
+        ),
+        st.tuples(_broken_ids(), _json_objects(1)).map(
+            lambda t: {"jsonrpc": "2.0", "id": t[0], "result": t[1]}
+        ),
+        # both result and error, or neither
+        st.tuples(ids, _json_objects(1)).map(
+            lambda t: {
+                "jsonrpc": "2.0",
+                "id": t[0],
+                "result": t[1],
+                "error": {"code": -1, "message": "x"},
+            }
+        ),
+        ids.map(lambda i: {"jsonrpc": "2.0", "id": i}),
+        # malformed result and error members
+        st.tuples(ids, params).map(lambda t: {"jsonrpc": "2.0", "id": t[0], "result": t[1]}),
+        st.tuples(ids, params).map(lambda t: {"jsonrpc": "2.0", "id": t[0], "error": t[1]}),
+        # params that are not an object
+        st.tuples(ids, methods, bad_params).map(
+            lambda t: {"jsonrpc": "2.0", "id": t[0], "method": t[1], "params": t[2]}
+        ),
+        st.tuples(methods, bad_params).map(
+            lambda t: {"jsonrpc": "2.0", "method": t[0], "params": t[1]}
+        ),
+        # method that is not a string, or too long, or case-variant keys
+        st.tuples(ids, params).map(lambda t: {"jsonrpc": "2.0", "id": t[0], "method": t[1]}),
+        st.tuples(ids, st.integers(257, 2000)).map(
+            lambda t: {"jsonrpc": "2.0", "id": t[0], "method": "m" * t[1]}
+        ),
+        st.tuples(ids, methods).map(lambda t: {"jsonrpc": "2.0", "id": t[0], "Method": t[1]}),
+        # a request carrying result or error
+        st.tuples(ids, methods).map(
+            lambda t: {"jsonrpc": "2.0", "id": t[0], "method": t[1], "result": {}}
+        ),
+        # valid-looking requests with params of the wrong shape
+        st.tuples(ids, methods, _json_objects(2)).map(
+            lambda t: {"jsonrpc": "2.0", "id": t[0], "method": t[1], "params": t[2]}
+        ),
+        # anything at all
+        _small_json(3),
+    )
+
+
+def _nested(depth: int, kind: int) -> bytes:
+    if kind == 0:
+        return b"[" * depth + b"]" * depth
+    if kind == 1:
+        return b'{"a":' * depth + b"1" + b"}" * depth
+    inner = b'{"a":' * depth + b"1" + b"}" * depth
+    return b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":' + (
+        inner + b"}}"
+    )
+
+
+_TOKENS = (
+    b"NaN",
+    b"Infinity",
+    b"-Infinity",
+    b"1e999",
+    b"-1e400",
+    b"true",
+    b"null",
+    b'"\\ud800"',
+    b'"\\udfff\\ud800"',
+    b'"\\u0000"',
+    b"\xed\xa0\x80",  # a surrogate encoded as UTF-8: invalid UTF-8
+    b"\xff\xfe",
+    b"\xc3",  # a truncated multi-byte sequence
+    b"\x00",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b",",
+    b":",
+    b'"',
+    b"\\",
+)
+
+
+def _raw_lines() -> SearchStrategy[bytes]:
+    """Byte strings that are not one valid JSON text (or barely are)."""
+    big_int = st.integers(1001, 1500).map(lambda n: b"9" * n)
+    template = st.sampled_from(
+        (
+            b'{"jsonrpc":"2.0","id":%s,"method":"ping"}',
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"v":%s}}}',
+            b'{"jsonrpc":"2.0","id":1,"method":%s}',
+            b'{"jsonrpc":"2.0","id":1,"result":{"v":%s}}',
+            b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%s}}',
+            b"[%s]",
+            b"%s",
+        )
+    )
+    token = st.one_of(st.sampled_from(_TOKENS), big_int)
+    filled = st.tuples(template, token).map(lambda t: t[0].replace(b"%s", t[1]))
+    return st.one_of(
+        filled,
+        st.tuples(st.integers(120, 300), st.integers(0, 2)).map(lambda t: _nested(*t)),
+        st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=8).map(b"".join),
+        st.binary(max_size=64),
+        # duplicate envelope keys: last one wins in most parsers
+        request_ids().map(
+            lambda i: b'{"jsonrpc":"2.0","id":%s,"id":null,"method":"ping","method":7}' % _dumps(i)
+        ),
+        # truncated valid JSON
+        st.tuples(_broken_objects(), st.integers(min_value=1, max_value=40)).map(
+            lambda t: _dumps(t[0])[: -t[1]] if len(_dumps(t[0])) > t[1] else b"{"
+        ),
+    )
+
+
+def _batches() -> SearchStrategy[bytes]:
+    """JSON-RPC batch arrays: valid only in 2025-03-26 (and never for initialize)."""
+    (batch_revision,) = sorted(BATCH_REVISIONS)
+    item = st.one_of(
+        valid_requests(batch_revision, ids=st.integers(0, 5)),
+        valid_notifications(batch_revision),
+        _broken_objects(),
+    )
+    return st.lists(item, max_size=5).map(_dumps)
+
+
+def invalid_messages() -> SearchStrategy[bytes]:
+    """One broken message as a line body (bytes, no newline).
+
+    Covers wrong or missing `jsonrpc`, ids that are not ids, both or neither of
+    `result`/`error`, params as an array or scalar, non-string and over-long
+    method names, case-variant keys, duplicate keys, nesting past any sane
+    depth, integers past 1000 digits, NaN/Infinity, lone surrogates, invalid
+    UTF-8, NUL bytes, truncated JSON, arbitrary bytes and batch arrays.
+    """
+    objects = _broken_objects().map(_dumps)
+    return st.one_of(objects, _raw_lines(), _batches()).map(
+        lambda line: line.replace(b"\n", b" ").replace(b"\r", b" ")
+    )
+
+
+# ---------------------------------------------------------------- framing
+
+
+def message_bytes(
+    messages: SearchStrategy[Any] | None = None,
+    *,
+    min_size: int = 1,
+    max_size: int = 8,
+) -> SearchStrategy[bytes]:
+    """Several messages as one NDJSON byte string.
+
+    Each message is a JSON value (encoded compactly, non-ASCII as UTF-8) or
+    `bytes` taken as an already-encoded line. Lines end in `\\n`, sometimes
+    `\\r\\n`; an occasional blank line is thrown in. The default mixes valid
+    messages of every revision and both senders with `invalid_messages()`.
+    """
+    if messages is None:
+        messages = st.one_of(
+            revisions().flatmap(lambda r: valid_messages(r, "client")),
+            revisions().flatmap(lambda r: valid_messages(r, "server")),
+            invalid_messages(),
+        )
+    line = st.tuples(
+        messages, st.sampled_from((b"\n", b"\n", b"\n", b"\r\n", b"\n\n", b"\n \n"))
+    ).map(lambda pair: _encode_line(pair[0]) + pair[1])
+    return st.lists(line, min_size=min_size, max_size=max_size).map(b"".join)
+
+
+def _encode_line(message: Any) -> bytes:
+    if isinstance(message, bytes | bytearray):
+        return bytes(message)
+    return _dumps(message)
+
+
+def chunked(data: bytes, *, max_chunks: int | None = None) -> SearchStrategy[list[bytes]]:
+    """`data` cut at random points into non-empty chunks that join back to `data`.
+
+    Chunks are never empty, because `receive_data(b"")` means end of stream.
+    `b""` gives `[]`. `max_chunks` caps how many pieces (default: any).
+    """
+    if not data:
+        return st.just([])
+    cuts = st.sets(
+        st.integers(min_value=1, max_value=max(1, len(data) - 1)),
+        max_size=(max_chunks - 1) if max_chunks is not None else len(data),
+    )
+
+    def split(points: set[int]) -> list[bytes]:
+        bounds = [0, *sorted(p for p in points if p < len(data)), len(data)]
+        return [data[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+
+    return cuts.map(split)
