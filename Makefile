@@ -30,6 +30,10 @@ unit: $(STAMP)
 
 test: lint typecheck unit
 
+# The official MCP conformance suite (npm, pinned) against examples/conformance/.
+conformance: $(STAMP)
+	scripts/conformance.sh
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/core_bench.py
 

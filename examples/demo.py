@@ -1,89 +1,102 @@
-"""The main demo: a client and a server connection exchanging real bytes.
+"""The main demo: a real server and client doing an elicitation round trip.
 
-Both protocol generations run back to back: a legacy session (`initialize`,
-then tools/list and tools/call) and a 2026-07-28 exchange (`server/discover`,
-then the same calls, each carrying its own `_meta` envelope). Every byte on the
-wire is printed. No event loop is involved: this is the sans-IO core alone.
+The seed server `examples/seeds/bistro_form_server.py` runs as a separate
+process (stdio, then Streamable HTTP on 127.0.0.1); the seed client asks for a
+table on Christmas day, the server asks back mid-call, the client's callback
+answers, and the booking completes. Both protocol generations run: a legacy
+session (`initialize`, then `elicitation/create` sent mid-call) and a
+2026-07-28 exchange (`server/discover`, then `InputRequiredResult` and a retry).
 """
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import sys
+import time
+from pathlib import Path
+from typing import Any
 
-from mcp_core import (
-    ClientConfig,
-    Connected,
-    RequestReceived,
-    ResponseReceived,
-    ServerConfig,
-)
-from mcp_core.testing import ConnectionPair
-from mcp_core.types import CallToolResult, ListToolsResult, TextContent, Tool
+import anyio
 
-ECHO = Tool(
-    name="echo",
-    description="Echo the text back.",
-    input_schema={
-        "type": "object",
-        "properties": {"text": {"type": "string"}},
-        "required": ["text"],
-    },
-)
+from mcp_adapters import Client, StdioServerParameters
+from mcp_core.types import ElicitRequestParams, ElicitRequestURLParams, ElicitResult
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER = ROOT / "examples" / "seeds" / "bistro_form_server.py"
+EXPECTED = "Booked a table for 2 on 2025-12-27."
 
 
-def show(direction: str, data: bytes) -> None:
-    arrow = "C -> S" if direction == "client->server" else "S -> C"
-    for line in data.decode().splitlines():
-        print(f"  {arrow}  {line}")
+async def handle_elicitation(context: Any, params: ElicitRequestParams) -> ElicitResult:
+    """The seed page's callback: print the question, accept another date."""
+    if isinstance(params, ElicitRequestURLParams):
+        print(f"    callback: open this link to continue: {params.url}")
+        return ElicitResult(action="accept")
+    print(f"    callback: {params.message}")
+    return ElicitResult(action="accept", content={"accept_alternative": True, "date": "2025-12-27"})
 
 
-def serve(pair: ConnectionPair, events: list[object]) -> None:
-    """The application side of the server: answer what arrived."""
-    for event in events:
-        if not isinstance(event, RequestReceived):
-            continue
-        if event.method == "tools/list":
-            pair.server.send_result(event.request_id, ListToolsResult(tools=[ECHO]))
-        elif event.method == "tools/call":
-            text = (event.params.arguments or {}).get("text", "")
-            pair.server.send_result(
-                event.request_id,
-                CallToolResult(content=[TextContent(type="text", text=text)]),
-            )
+async def book(target: Any, mode: str) -> str:
+    async with Client(target, mode=mode, elicitation_callback=handle_elicitation) as client:
+        print(f"    connected: revision {client.protocol_version}")
+        result = await client.call_tool("book_table", {"date": "2025-12-25", "party_size": 2})
+        text: str = result.content[0].text
+        print(f"    result: {text!r}")
+        return text
 
 
-def run(mode: str) -> str:
-    print(f"\n=== client mode {mode!r} ===")
-    pair = ConnectionPair(
-        ServerConfig(name="demo-server", version="1.0.0", capabilities={"tools": {}}),
-        ClientConfig(name="demo-client", mode=mode),
-        tap=show,
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def start_http_server(port: int) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mcp_adapters",
+            "run",
+            str(SERVER),
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+        ],
+        cwd=ROOT,
     )
-    client_events, _ = pair.connect()
-    connected = next(e for e in client_events if isinstance(e, Connected))
-    print(f"  connected: revision {connected.protocol_version} ({connected.era.value})")
-    pair.client.send_request("tools/list")
-    _, server_events = pair.pump()
-    serve(pair, server_events)
-    client_events, _ = pair.pump()
-    tools = next(e for e in client_events if isinstance(e, ResponseReceived)).result.tools
-    print(f"  tools: {[t.name for t in tools]}")
-    pair.client.send_request("tools/call", {"name": "echo", "arguments": {"text": "hello, MCP"}})
-    _, server_events = pair.pump()
-    serve(pair, server_events)
-    client_events, _ = pair.pump()
-    result = next(e for e in client_events if isinstance(e, ResponseReceived)).result
-    text: str = result.content[0].text
-    print(f"  echo returned: {text!r}")
-    return text
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return process
+        except OSError:
+            time.sleep(0.05)
+    process.kill()
+    raise RuntimeError("the HTTP server did not start")
 
 
-def main() -> int:
-    answers = [run("legacy"), run("auto")]
-    ok = answers == ["hello, MCP", "hello, MCP"]
-    print("\ndemo", "succeeded" if ok else "FAILED")
+async def main() -> int:
+    answers: list[str] = []
+    stdio = StdioServerParameters(sys.executable, ["-m", "mcp_adapters", "run", str(SERVER)])
+    for mode in ("legacy", "2026-07-28"):
+        print(f"\n== stdio, client mode {mode!r}")
+        answers.append(await book(stdio, mode))
+    port = free_port()
+    server = start_http_server(port)
+    try:
+        for mode in ("legacy", "auto"):
+            print(f"\n== Streamable HTTP http://127.0.0.1:{port}/mcp, client mode {mode!r}")
+            answers.append(await book(f"http://127.0.0.1:{port}/mcp", mode))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    ok = answers == [EXPECTED] * len(answers)
+    print("\ndemo", "succeeded" if ok else f"FAILED: {answers}")
     return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(anyio.run(main))

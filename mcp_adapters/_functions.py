@@ -100,6 +100,7 @@ class FunctionTool:
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
         replay_elicitation: bool | None = None,
+        input_schema: dict[str, Any] | None = None,
     ) -> FunctionTool:
         hints = _hints(fn)
         signature = inspect.signature(fn)
@@ -125,8 +126,11 @@ class FunctionTool:
             __config__=ConfigDict(arbitrary_types_allowed=True),
             **fields,
         )
-        input_schema = model.model_json_schema()
-        input_schema.pop("title", None)
+        if input_schema is None:
+            input_schema = model.model_json_schema()
+            input_schema.pop("title", None)
+        # else: the schema you declare is what clients see; arguments are still
+        # validated against the signature.
         builder = PlanBuilder(set(fields))
         resolved = [
             Consumer(pname, builder.node_for(marker.fn), wants_outcome(base))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import inspect
 import secrets
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol, TypeVar, overload
 
@@ -55,6 +56,7 @@ from mcp_core import (
     RESOURCE_NOT_FOUND,
     Era,
     Limits,
+    LocalProtocolError,
     MCPError,
     RequestReceived,
     ServerConfig,
@@ -364,12 +366,62 @@ class MCPServer:
         self._completion: Callable[..., Any] | None = None
         self._config: ServerConfig | None = None
         self._list_cache: dict[str, Any] = {}
+        self._live: weakref.WeakKeyDictionary[ServerConnection, Callable[[], None]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     # ---- registration
 
-    def _changed(self) -> None:
+    def _changed(self, kind: str | None = None) -> None:
         self._config = None
         self._list_cache.clear()
+        if kind is not None:
+            self._notify_list_changed(kind)
+
+    # ---- change notifications
+
+    def _attach(self, scope: RequestScope) -> None:
+        """Remember a live connection (weakly), so changes can be announced on it."""
+        self._live[scope.connection] = scope.wake
+
+    def _notify_list_changed(self, kind: str) -> int:
+        """Announce a changed list on every live connection that may hear it.
+
+        Legacy sessions get `notifications/{kind}/list_changed` (when advertised);
+        2026-07-28 clients get it on the `subscriptions/listen` streams that asked.
+        Returns how many connections were told.
+        """
+        return self._broadcast(f"notifications/{kind}/list_changed", None)
+
+    def _broadcast(self, method: str, params: Any) -> int:
+        told = 0
+        for connection, wake in list(self._live.items()):
+            try:
+                if connection.era is Era.MODERN:
+                    sent = connection.notify_subscribers(method, params) > 0
+                elif connection.state == "ready":
+                    connection.send_notification(method, params)
+                    sent = True
+                else:
+                    sent = False
+            except LocalProtocolError:
+                sent = False  # closed, or the capability was not advertised
+            if sent:
+                told += 1
+                wake()
+        return told
+
+    def notify_tools_changed(self) -> int:
+        return self._notify_list_changed("tools")
+
+    def notify_prompts_changed(self) -> int:
+        return self._notify_list_changed("prompts")
+
+    def notify_resources_changed(self) -> int:
+        return self._notify_list_changed("resources")
+
+    def notify_resource_updated(self, uri: str) -> int:
+        return self._broadcast("notifications/resources/updated", {"uri": uri})
 
     @overload
     def tool(self, fn: F) -> F: ...
@@ -396,7 +448,7 @@ class MCPServer:
         def decorate(fn: F) -> F:
             spec = FunctionTool.build(fn, name=name, **options)
             self._tools[spec.name] = spec
-            self._changed()
+            self._changed("tools")
             return fn
 
         return decorate
@@ -406,7 +458,16 @@ class MCPServer:
 
     def remove_tool(self, name: str) -> None:
         del self._tools[name]
-        self._changed()
+        self._changed("tools")
+
+    def remove_prompt(self, name: str) -> None:
+        del self._prompts[name]
+        self._changed("prompts")
+
+    def remove_resource(self, uri: str) -> None:
+        if self._resources.pop(uri, None) is None:
+            del self._templates[uri]
+        self._changed("resources")
 
     def prompt(
         self,
@@ -421,7 +482,7 @@ class MCPServer:
                 fn, name=name, title=title, description=description, icons=icons
             )
             self._prompts[spec.name] = spec
-            self._changed()
+            self._changed("prompts")
             return fn
 
         return decorate
@@ -449,7 +510,7 @@ class MCPServer:
                 icons=icons,
             )
             (self._templates if spec.pattern is not None else self._resources)[uri] = spec
-            self._changed()
+            self._changed("resources")
             return fn
 
         return decorate
@@ -515,6 +576,8 @@ class MCPServer:
         handler = _HANDLERS.get(request.method)
         if handler is None:
             raise MCPError(-32601, f"Method not found: {request.method}")
+        if connection not in self._live:
+            self._attach(scope)
         outcome = await handler(self, request, scope)
         if isinstance(outcome, _InputRequired):
             connection.send_input_required(
@@ -561,8 +624,7 @@ class MCPServer:
                 value = await value
             return tool.to_result(value)
         except NeedInput:
-            assert isinstance(asker, _ReplayAsker)
-            return _InputRequired(asker.questions, {"a": asker.recorded})
+            return _asked(asker)
         except ToolFailure as exc:
             return _tool_error(str(exc))
         except MCPError:
@@ -602,13 +664,17 @@ class MCPServer:
         ]
         if missing:
             raise MCPError(INVALID_PARAMS, f"Missing required arguments: {', '.join(missing)}")
+        asker = self._asker(request, scope)
         if prompt.context_param is not None:
             arguments[prompt.context_param] = Context(
-                self, request, scope, self._asker(request, scope), self.replay_elicitation
+                self, request, scope, asker, self.replay_elicitation
             )
-        value = prompt.fn(**arguments)
-        if inspect.isawaitable(value):
-            value = await value
+        try:
+            value = prompt.fn(**arguments)
+            if inspect.isawaitable(value):
+                value = await value
+        except NeedInput:
+            return _asked(asker)
         return GetPromptResult(description=prompt.description, messages=_prompt_messages(value))
 
     async def _list_resources(self, request: RequestReceived, scope: RequestScope) -> Any:
@@ -642,10 +708,12 @@ class MCPServer:
         )
 
     async def _read_resource(self, request: RequestReceived, scope: RequestScope) -> Any:
-        context = Context(
-            self, request, scope, self._asker(request, scope), self.replay_elicitation
-        )
-        return await self._read(request.params.uri, context)
+        asker = self._asker(request, scope)
+        context = Context(self, request, scope, asker, self.replay_elicitation)
+        try:
+            return await self._read(request.params.uri, context)
+        except NeedInput:
+            return _asked(asker)
 
     async def _read(self, uri: str, context: Context) -> ReadResourceResult:
         for spec in (*self._resources.values(), *self._templates.values()):
@@ -717,6 +785,13 @@ class _InputRequired:
 
 
 _NO_ANSWER = object()
+
+
+def _asked(asker: _LegacyAsker | _ReplayAsker) -> _InputRequired:
+    """The round's questions, with every answer so far recorded in the sealed state."""
+    if not isinstance(asker, _ReplayAsker):  # only a replay asker ever raises NeedInput
+        raise MCPError(-32603, "internal error: a question escaped a legacy connection")
+    return _InputRequired(asker.questions, {"a": asker.recorded})
 
 
 def _tool_error(message: str) -> CallToolResult:

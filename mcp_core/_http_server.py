@@ -709,7 +709,9 @@ class HTTPServerEndpoint:
             return http._refuse(_Refusal(exc.http_status, exc.message, exc.code))
         version, _ = single_header(head.headers, PROTOCOL_VERSION)
         is_init = type(obj) is dict and obj.get("method") == "initialize" and "id" in obj
-        if is_init:
+        # An initialize that carries the 2026 header or envelope is a modern request
+        # for a method that revision does not have; any other starts a legacy session.
+        if is_init and version not in MODERN_REVISIONS and not _has_modern_meta(obj):
             return self._post_legacy(http, head, obj, body)
         legacy = self.config.legacy_versions
         if version in MODERN_REVISIONS or _has_modern_meta(obj) or not legacy:

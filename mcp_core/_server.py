@@ -119,6 +119,12 @@ def _envelope_models(caps: Any, info: Any) -> tuple[Any, Any]:
     return _CAPABILITIES_CACHE(caps), (_CLIENT_INFO_CACHE(info) if info is not None else None)
 
 
+def _modern_meta(params: Any) -> bool:
+    """Whether params carry the 2026-07-28 envelope (a protocolVersion in `_meta`)."""
+    meta = params.get("_meta") if type(params) is dict else None
+    return type(meta) is dict and META_PROTOCOL_VERSION in meta
+
+
 def _target_and_arguments(method: str, params: Any) -> tuple[str, Mapping[str, Any] | None]:
     """What a sealed requestState is bound to: the tool/prompt name or resource URI."""
     if method == "resources/read":
@@ -161,7 +167,7 @@ class ServerConnection(_Connection):
             if not self.config.legacy_versions:
                 self._refuse_initialize(params)
             self._initialize(rid, params, events)
-        elif method == "ping" and self.config.legacy_versions:
+        elif method == "ping" and self.config.legacy_versions and not _modern_meta(params):
             self._reply_result(rid, {}, method)
         elif self.config.modern_versions:
             self._modern_request(rid, method, params, events)
@@ -249,7 +255,8 @@ class ServerConnection(_Connection):
     def _modern_request(
         self, rid: RequestId, method: str, params: dict[str, Any] | None, events: list[Event]
     ) -> None:
-        if method == "initialize":
+        if method == "initialize" and not _modern_meta(params):
+            # A legacy client: tell it, in words it can show, which revisions we speak.
             self._refuse_initialize(params)
         spec = lookup("client", method, self.config.modern_versions[0])
         if spec is None or not spec.is_request:
@@ -308,8 +315,9 @@ class ServerConnection(_Connection):
             # No keys configured: the application seals (or trusts) its own state.
             return model.input_responses, model.request_state
         if model.request_state is None:
-            # Answers without state answer nothing we asked: ignore them, as unknown keys.
-            return None, None
+            # Nothing sealed to check them against: pass the (validated) answers on; the
+            # application matches them to its own questions and ignores the rest.
+            return model.input_responses, None
         target, arguments = _target_and_arguments(method, model)
         try:
             if self._now is None:

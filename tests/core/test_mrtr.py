@@ -299,12 +299,16 @@ def test_unknown_answer_keys_are_ignored_and_missing_ones_absent() -> None:
     assert again["result"]["resultType"] == "input_required"
 
 
-def test_answers_without_state_are_ignored_when_sealing() -> None:
+def test_answers_without_state_are_passed_on_validated() -> None:
+    """Nothing sealed to check them against: the validated answers reach the
+    application (which matches them to its own questions), with no state."""
     w = modern_wire({"elicitation": {}})
-    events, out = raw_retry(w.server, None, {"date": ACCEPT})
+    events, out = raw_retry(w.server, None, {"date": ACCEPT, "extra": ROOTS_ANSWER})
     assert out == []
     retry = one(events, RequestReceived)
-    assert retry.context.input_responses is None
+    answers = retry.context.input_responses
+    assert answers is not None and set(answers) == {"date", "extra"}
+    assert answers["date"].action == "accept"
     assert retry.context.request_state is None
 
 

@@ -1,0 +1,537 @@
+"""The Streamable HTTP server on real sockets, on anyio (asyncio or trio, one implementation).
+
+One `HTTPServerEndpoint` for the listening socket, one `HTTPServerConnection` per
+accepted TCP connection, each driven by a reader task and a writer task exactly as
+`mcp_core._http_server` describes; one endpoint timer task runs `endpoint.tick`.
+
+Every MCP connection the endpoint routes to (a legacy session's, or the throwaway one
+of a 2026-07-28 POST) gets a `SessionCore`: it starts `MCPServer.handle` for each
+request as a task, cancels that task on `RequestCancelled` (a legacy
+`notifications/cancelled`, or a 2026-07-28 client closing its stream, which the
+endpoint reports as such), and holds the waiters of the server-to-client requests a
+legacy handler makes (`ctx.elicit`), whose answers come back on other TCP connections.
+Whatever a handler queues goes out through `endpoint.pump()`, which names the TCP
+connections whose writers must wake.
+
+Time: the HTTP timers (header, idle, SSE commit, keep-alive, session expiry) run on
+`anyio.current_time()` (monotonic); the MCP connections get `time.time()` as the wall
+clock for sealed 2026-07-28 `requestState`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import logging
+import math
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
+from anyio.abc import SocketAttribute
+
+from mcp_adapters._driver import CLOSE_TIMEOUT, READ_SIZE
+from mcp_adapters._session import RequestId, SessionCore
+from mcp_core import (
+    ConnectionClosed,
+    Event,
+    LocalProtocolError,
+    RequestReceived,
+    ServerConnection,
+)
+from mcp_core.http import (
+    HostPolicy,
+    HTTPRequestRejected,
+    HTTPServerConnection,
+    HTTPServerEndpoint,
+    InvalidToolHeaderAnnotation,
+    MCPEvent,
+    x_mcp_header_params,
+)
+
+if TYPE_CHECKING:
+    from mcp_adapters.server import MCPServer
+    from mcp_core._http_headers import HeaderParam
+
+logger = logging.getLogger("mcp_adapters.http")
+
+_STREAM_ERRORS: tuple[type[BaseException], ...] = (
+    anyio.BrokenResourceError,
+    anyio.ClosedResourceError,
+    OSError,
+)
+
+
+# ============================================================================ waiter
+
+
+class Waiter:
+    """One outcome (a result or an exception) handed from a dispatch to an awaiting task."""
+
+    __slots__ = ("_event", "_exception", "_value")
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+        self._value: Any = None
+        self._exception: BaseException | None = None
+
+    def set_result(self, value: Any) -> None:
+        if not self._event.is_set():
+            self._value = value
+            self._event.set()
+
+    def set_exception(self, exc: BaseException) -> None:
+        if not self._event.is_set():
+            self._exception = exc
+            self._event.set()
+
+    async def wait(self) -> Any:
+        await self._event.wait()
+        if self._exception is not None:
+            raise self._exception
+        return self._value
+
+
+async def close_quietly(resource: anyio.abc.AsyncResource) -> None:
+    """Close at once, even from a cancelled scope (without raising its cancellation)."""
+    with anyio.CancelScope(shield=True):
+        await anyio.aclose_forcefully(resource)
+
+
+def is_loopback(host: str) -> bool:
+    """True for an address (or `localhost`) that only this machine can reach."""
+    if host.lower().rstrip(".") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def tool_header_params_of(server: MCPServer) -> Callable[[str], Mapping[str, HeaderParam] | None]:
+    """The endpoint's `tool_header_params` hook, read live from the server's tools."""
+    cache: dict[str, tuple[object, Mapping[str, HeaderParam] | None]] = {}
+
+    def lookup(name: str) -> Mapping[str, HeaderParam] | None:
+        tools: Mapping[str, Any] = getattr(server, "_tools", {})
+        tool = tools.get(name)
+        if tool is None:
+            cache.pop(name, None)
+            return None
+        schema = tool.input_schema
+        hit = cache.get(name)
+        if hit is not None and hit[0] is schema:
+            return hit[1]
+        try:
+            params: Mapping[str, HeaderParam] | None = x_mcp_header_params(schema) or None
+        except InvalidToolHeaderAnnotation:
+            params = None
+        cache[name] = (schema, params)
+        return params
+
+    return lookup
+
+
+# ===================================================================== TCP connection
+
+
+class _Socket:
+    """One accepted TCP connection: its HTTP state machine and how to wake its writer."""
+
+    __slots__ = ("event", "http", "stream", "woken", "write_scope")
+
+    def __init__(self, http: HTTPServerConnection, stream: anyio.abc.ByteStream) -> None:
+        self.http = http
+        self.stream = stream
+        self.woken = False
+        self.event = anyio.Event()
+        self.write_scope: anyio.CancelScope | None = None
+
+    def wake(self) -> None:
+        self.woken = True
+        self.event.set()
+
+    def hurry(self, timeout: float) -> None:
+        """A write in progress gets `timeout` more seconds (the connection is ending)."""
+        scope = self.write_scope
+        if scope is not None and math.isinf(scope.deadline):
+            scope.deadline = anyio.current_time() + timeout
+
+
+# ========================================================================= request scope
+
+
+class _Scope:
+    """The `RequestScope` `MCPServer.handle` gets: the MCP connection, ask, wake, clock."""
+
+    __slots__ = ("_core", "_server", "connection")
+
+    def __init__(self, server: HTTPServer, connection: ServerConnection, core: SessionCore) -> None:
+        self._server = server
+        self._core = core
+        self.connection = connection
+
+    async def ask(self, method: str, params: dict[str, Any], related: RequestId) -> Any:
+        """A legacy server-to-client request on this session; its answer may arrive on any
+        TCP connection of the session (as an `MCPEvent` for this connection)."""
+        waiter = Waiter()
+        rid = self._core.start_request(method, params, waiter, related_request_id=related)
+        self.wake()
+        try:
+            return await waiter.wait()
+        except anyio.get_cancelled_exc_class():
+            with contextlib.suppress(LocalProtocolError):
+                self._core.cancel_request(rid, "cancelled by the server")
+            self.wake()
+            raise
+
+    def wake(self) -> None:
+        self._server._pump(self.connection)
+
+    def now(self) -> float:
+        return time.time()
+
+
+# ============================================================================ server
+
+
+class HTTPServer:
+    """A running Streamable HTTP server (see `http_server`).
+
+    `port` is the bound port, `url` the endpoint's URL, `endpoint` the sans-IO
+    `HTTPServerEndpoint` (its `sessions`, `close_session` ...; call `wake()` after using
+    it directly so queued output goes out).
+    """
+
+    def __init__(
+        self,
+        server: MCPServer,
+        endpoint: HTTPServerEndpoint,
+        *,
+        host: str,
+        port: int,
+        close_timeout: float,
+    ) -> None:
+        self.server = server
+        self.endpoint = endpoint
+        self.host = host
+        self.port = port
+        self._close_timeout = close_timeout
+        self._sockets: dict[HTTPServerConnection, _Socket] = {}
+        self._cores: dict[ServerConnection, SessionCore] = {}
+        self._modern: set[ServerConnection] = set()
+        self._handlers = 0
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._accept_scope = anyio.CancelScope()
+        self._timer_event = anyio.Event()
+        self._all_closed = anyio.Event()
+        self._closing = False
+        # A connection owned by nobody: `endpoint.pump(idle)` collects the TCP
+        # connections that became ready without draining every MCP connection.
+        self._nobody = ServerConnection(endpoint.config)
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}{self.endpoint.path}"
+
+    @property
+    def open_connections(self) -> int:
+        """TCP connections currently open."""
+        return len(self._sockets)
+
+    @property
+    def running_handlers(self) -> int:
+        """Request handlers (`MCPServer.handle` tasks) currently running."""
+        return self._handlers
+
+    def wake(self) -> None:
+        """Route what every MCP connection queued and wake the writers concerned."""
+        self._wake_ready(self.endpoint.pump())
+
+    # ------------------------------------------------------------------ tasks
+
+    async def _accept(self, listener: anyio.abc.SocketListener) -> None:
+        tg = self._tg
+        assert tg is not None
+        with self._accept_scope:
+            while True:
+                try:
+                    stream = await listener.accept()
+                except OSError as exc:  # out of descriptors, say: don't spin, don't die
+                    logger.warning("accept failed: %s", exc)
+                    await anyio.sleep(0.1)
+                    continue
+                tg.start_soon(self._serve_socket, stream)
+
+    async def _timer(self) -> None:
+        """The endpoint's own timers: session expiry, server-to-client request deadlines."""
+        endpoint = self.endpoint
+        while True:
+            self._timer_event = anyio.Event()
+            deadline = endpoint.next_deadline()
+            with anyio.move_on_at(math.inf if deadline is None else deadline):
+                await self._timer_event.wait()
+            if self._closing:
+                return
+            now = anyio.current_time()
+            deadline = endpoint.next_deadline()
+            if deadline is not None and deadline <= now:
+                self._handle(endpoint.tick(now))
+
+    async def _serve_socket(self, stream: anyio.abc.SocketStream) -> None:
+        if self._closing:
+            await close_quietly(stream)
+            return
+        http = self.endpoint.new_connection(now=anyio.current_time())
+        sock = _Socket(http, stream)
+        self._sockets[http] = sock
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._read_loop, sock)
+                await self._write_loop(sock)
+                tg.cancel_scope.cancel()
+        except Exception:
+            logger.exception("HTTP connection failed")
+        finally:
+            del self._sockets[http]
+            try:
+                # Deferred events (a stream dropped for not reading) and the streams
+                # that rode on this connection (a 2026-07-28 request is cancelled).
+                self._handle(http.tick(anyio.current_time()) + http.close("connection closed"))
+            except Exception:
+                logger.exception("settling a closed HTTP connection failed")
+            if self._closing and not self._sockets:
+                self._all_closed.set()
+            await close_quietly(stream)
+
+    async def _read_loop(self, sock: _Socket) -> None:
+        http = sock.http
+        while True:
+            try:
+                data = await sock.stream.receive(READ_SIZE)
+            except anyio.EndOfStream:
+                data = b""
+            except _STREAM_ERRORS:
+                data = b""
+            self._handle(
+                http.receive_data(data, now=anyio.current_time(), wall_time=time.time())
+            )
+            self._wake(sock)
+            if not data or http.closed:
+                return
+
+    async def _write_loop(self, sock: _Socket) -> None:
+        http = sock.http
+        while True:
+            if not sock.woken:
+                sock.event = anyio.Event()
+                deadline = None if self._closing else http.next_deadline()
+                with anyio.move_on_at(math.inf if deadline is None else deadline):
+                    await sock.event.wait()
+            sock.woken = False
+            if not self._closing:
+                now = anyio.current_time()
+                deadline = http.next_deadline()
+                if deadline is not None and deadline <= now:
+                    self._handle(http.tick(now))
+            data = http.data_to_send()
+            if data:
+                if not await self._write(sock, data):
+                    return
+                sock.woken = True  # look again before sleeping
+            elif http.closed or self._closing:
+                return
+
+    async def _write(self, sock: _Socket, data: bytes) -> bool:
+        with anyio.CancelScope() as scope:
+            sock.write_scope = scope
+            if sock.http.closed or self._closing:
+                scope.deadline = anyio.current_time() + self._close_timeout
+            try:
+                await sock.stream.send(data)
+            except _STREAM_ERRORS:
+                return False
+            finally:
+                sock.write_scope = None
+        return not scope.cancelled_caught
+
+    def _wake(self, sock: _Socket) -> None:
+        sock.wake()
+        if sock.http.closed or self._closing:
+            sock.hurry(self._close_timeout)
+
+    # -------------------------------------------------------------- events
+
+    def _handle(self, events: list[Event]) -> None:
+        """Dispatch one batch from the HTTP layer, route the output, wake the writers."""
+        touched: list[ServerConnection] = []
+        for event in events:
+            if isinstance(event, MCPEvent):
+                self._mcp_event(event)
+                touched.append(event.connection)
+            elif isinstance(event, HTTPRequestRejected):
+                logger.debug(
+                    "refused %s %s: %d %s", event.method, event.target, event.status, event.reason
+                )
+        self._pump(*touched)
+
+    def _pump(self, *connections: ServerConnection) -> None:
+        self._wake_ready(self.endpoint.pump(*(connections or (self._nobody,))))
+
+    def _wake_ready(self, ready: list[HTTPServerConnection]) -> None:
+        for http in ready:
+            sock = self._sockets.get(http)
+            if sock is not None:
+                self._wake(sock)
+        self._timer_event.set()
+
+    def _mcp_event(self, wrapped: MCPEvent) -> None:
+        conn, event = wrapped.connection, wrapped.event
+        core = self._cores.get(conn)
+        if core is None:
+            if isinstance(event, ConnectionClosed):
+                return
+            modern = wrapped.session_id is None
+            if modern and not isinstance(event, RequestReceived):
+                return  # a 2026-07-28 exchange answered on the spot: nothing runs for it
+            new = SessionCore(conn, spawn=lambda e: self._spawn(conn, new, e))
+            self._cores[conn] = core = new
+            if modern:
+                self._modern.add(conn)
+        core.dispatch([event])
+        self._retire(conn, core)
+
+    def _retire(self, conn: ServerConnection, core: SessionCore) -> None:
+        """Forget a core whose connection ended, or a 2026-07-28 one with nothing running."""
+        if core.closed is not None or (
+            conn in self._modern and core.running_handlers == 0 and core.pending_requests == 0
+        ):
+            if self._cores.get(conn) is core:
+                del self._cores[conn]
+            self._modern.discard(conn)
+
+    def _spawn(
+        self, conn: ServerConnection, core: SessionCore, event: RequestReceived
+    ) -> anyio.CancelScope:
+        scope = anyio.CancelScope()
+        if self._tg is None or self._closing:
+            scope.cancel()
+            return scope
+        self._handlers += 1
+        self._tg.start_soon(self._run_handler, conn, core, event, scope)
+        return scope
+
+    async def _run_handler(
+        self,
+        conn: ServerConnection,
+        core: SessionCore,
+        event: RequestReceived,
+        scope: anyio.CancelScope,
+    ) -> None:
+        rid = event.request_id
+        try:
+            with scope:
+                try:
+                    await self.server.handle(event, _Scope(self, conn, core))
+                except Exception as exc:
+                    core.answer_exception(rid, exc)
+        finally:
+            self._handlers -= 1
+            core.forget(rid)
+            self._pump(conn)
+            self._retire(conn, core)
+
+    # ------------------------------------------------------------- shutdown
+
+    async def _shutdown(self) -> None:
+        """Stop accepting, end every session and request, flush, close every socket."""
+        self._closing = True
+        self._accept_scope.cancel()
+        try:
+            self._handle(self.endpoint.close("server shutting down"))
+        except Exception:
+            logger.exception("closing the HTTP endpoint failed")
+        for sock in list(self._sockets.values()):
+            self._wake(sock)
+        if self._sockets:
+            with anyio.move_on_after(self._close_timeout + 0.5):
+                await self._all_closed.wait()
+
+
+@contextlib.asynccontextmanager
+async def http_server(
+    server: MCPServer,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    path: str = "/mcp",
+    close_timeout: float = CLOSE_TIMEOUT,
+    **endpoint_options: Any,
+) -> AsyncIterator[HTTPServer]:
+    """Serve `server` over Streamable HTTP while the block runs; yields the `HTTPServer`.
+
+    `endpoint_options` go to `HTTPServerEndpoint` (`limits`, `response_mode`,
+    `event_store`, `retry_ms`, `principal_of`, `host_policy` ...). Unless given,
+    `host_policy` is the loopback allow-list for the bound port when `host` is a
+    loopback address, and off (with a warning) otherwise: pass your own for a public
+    bind. Leaving the block ends every session and request and closes every socket.
+    """
+    listener = await anyio.create_tcp_listener(local_host=host, local_port=port)
+    try:
+        bound = listener.extra(SocketAttribute.local_port)
+        options = dict(endpoint_options)
+        if "host_policy" not in options:
+            if is_loopback(host):
+                options["host_policy"] = HostPolicy.loopback(bound)
+            else:
+                logger.warning(
+                    "serving on %s without a Host/Origin allow-list: pass host_policy= "
+                    "(HostPolicy) to protect against DNS rebinding",
+                    host,
+                )
+                options["host_policy"] = None
+        options.setdefault("new_session_id", lambda: secrets.token_urlsafe(24))
+        options.setdefault("tool_header_params", tool_header_params_of(server))
+        endpoint = HTTPServerEndpoint(server.config, path=path, **options)
+        running = HTTPServer(server, endpoint, host=host, port=bound, close_timeout=close_timeout)
+        async with anyio.create_task_group() as tg:
+            running._tg = tg
+            for sub in listener.listeners:
+                assert isinstance(sub, anyio.abc.SocketListener)
+                tg.start_soon(running._accept, sub)
+            tg.start_soon(running._timer)
+            logger.info("serving MCP on %s", running.url)
+            try:
+                yield running
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await running._shutdown()
+                tg.cancel_scope.cancel()
+    finally:
+        await close_quietly(listener)
+
+
+async def serve_http(
+    server: MCPServer,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    path: str = "/mcp",
+    task_status: anyio.abc.TaskStatus[int] = anyio.TASK_STATUS_IGNORED,
+    **endpoint_options: Any,
+) -> None:
+    """Serve `server` over Streamable HTTP until cancelled.
+
+    With `await task_group.start(serve_http, server, port=0)` the bound port is the
+    start value. Options as for `http_server`.
+    """
+    async with http_server(server, host=host, port=port, path=path, **endpoint_options) as running:
+        task_status.started(running.port)
+        await anyio.sleep_forever()
+
+
+__all__ = ["HTTPServer", "Waiter", "close_quietly", "http_server", "is_loopback", "serve_http"]

@@ -1,0 +1,276 @@
+"""`SessionCore`: what every backend's session shares, written once and free of I/O.
+
+A session owns one core connection and turns its events into outcomes:
+
+- each request we send gets a *waiter* (an asyncio future, a trio event, a
+  threading event ...) that receives exactly one outcome: the result of
+  `ResponseReceived`, or the exception for `ErrorReceived` / `RequestFailed`;
+- each request the peer sends is handed to a *spawn* function that starts the
+  application's handler and returns something cancellable, cancelled again on
+  `RequestCancelled` or when the connection ends;
+- `ConnectionClosed` fails whatever is still waiting with `ConnectionClosedError`.
+
+Why one class and not one per backend: this bookkeeping is where "exactly one
+terminal outcome per request" and "settle everything on disconnect" live, so it
+should exist once and be testable without a loop. What differs per backend
+(futures vs events, tasks vs threads, how to wait) is passed in as the two tiny
+protocols below. The backends own the I/O loop and call `dispatch` with every
+batch of events; nothing here blocks, awaits or reads a clock.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from mcp_adapters._errors import ConnectionClosedError, error_for_event
+from mcp_core import (
+    INTERNAL_ERROR,
+    ClientConnection,
+    Connected,
+    ConnectionClosed,
+    ErrorReceived,
+    Event,
+    LocalProtocolError,
+    MCPError,
+    NotificationReceived,
+    ProgressReceived,
+    RequestCancelled,
+    RequestFailed,
+    RequestReceived,
+    ResponseReceived,
+    ServerConnection,
+)
+
+logger = logging.getLogger("mcp_adapters")
+
+RequestId = int | str
+Connection = ClientConnection | ServerConnection
+ProgressCallback = Callable[[ProgressReceived], None]
+
+
+class Waiter(Protocol):
+    """Receives the single outcome of one outbound request (or of the handshake)."""
+
+    def set_result(self, value: Any) -> None: ...
+
+    def set_exception(self, exc: BaseException) -> None: ...
+
+
+class Cancellable(Protocol):
+    """A running inbound handler, as the backend started it."""
+
+    def cancel(self) -> object: ...
+
+
+@dataclass(slots=True)
+class _Pending:
+    waiter: Waiter
+    on_progress: ProgressCallback | None
+
+
+class SessionCore:
+    """Routes a connection's events to waiters and handlers; see the module docstring.
+
+    Not thread-safe: the owner calls it from one loop (or under one lock).
+    """
+
+    def __init__(
+        self,
+        connection: Connection,
+        *,
+        spawn: Callable[[RequestReceived], Cancellable],
+        on_notification: Callable[[NotificationReceived], None] | None = None,
+        on_event: Callable[[Event], None] | None = None,
+    ) -> None:
+        self.connection = connection
+        self.connected: Connected | None = None
+        self.closed: ConnectionClosed | None = None
+        # The transport failure that ended the stream, if any; the backend sets it
+        # before feeding end-of-stream so closed errors can chain to it.
+        self.cause: BaseException | None = None
+        self._spawn = spawn
+        self._on_notification = on_notification
+        self._on_event = on_event
+        self._pending: dict[RequestId, _Pending] = {}
+        self._inbound: dict[RequestId, Cancellable] = {}
+        self._handshake: Waiter | None = None
+
+    # ------------------------------------------------------------ outbound
+
+    def connect(self, waiter: Waiter, *, deadline: float | None = None) -> None:
+        """Client side: start the handshake; `waiter` gets the `Connected` event."""
+        connection = self.connection
+        if not isinstance(connection, ClientConnection):
+            raise TypeError("only a client connection has a handshake")
+        self.check_open()
+        self._handshake = waiter
+        self.dispatch(connection.connect(deadline=deadline))
+
+    def start_request(
+        self,
+        method: str,
+        params: Any,
+        waiter: Waiter,
+        *,
+        deadline: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        related_request_id: RequestId | None = None,
+    ) -> RequestId:
+        """Queue a request; `waiter` will get its result or its exception."""
+        self.check_open()
+        rid = self.connection.send_request(
+            method,
+            params,
+            deadline=deadline,
+            progress=on_progress is not None,
+            related_request_id=related_request_id,
+        )
+        self._pending[rid] = _Pending(waiter, on_progress)
+        return rid
+
+    def cancel_request(self, request_id: RequestId, reason: str | None = None) -> None:
+        """The caller gave up: tell the peer (unless it already answered) and forget it."""
+        if self._pending.pop(request_id, None) is None or self.closed is not None:
+            return
+        self.connection.cancel_request(request_id, reason)
+
+    def notify(
+        self, method: str, params: Any = None, *, related_request_id: RequestId | None = None
+    ) -> None:
+        self.check_open()
+        self.connection.send_notification(method, params, related_request_id=related_request_id)
+
+    # ------------------------------------------------------------- inbound
+
+    def answer(self, request_id: RequestId, result: Any) -> None:
+        """A handler returned: send its result (an invalid one becomes an internal error)."""
+        self._inbound.pop(request_id, None)
+        if self.closed is not None:
+            return
+        try:
+            self.connection.send_result(request_id, result)
+        except (LocalProtocolError, ValueError, TypeError) as exc:
+            logger.error(
+                "handler for request %r returned an unsendable result: %s", request_id, exc
+            )
+            self._send_error(request_id, INTERNAL_ERROR, f"Internal error: {exc}", None)
+
+    def answer_exception(self, request_id: RequestId, exc: BaseException) -> None:
+        """A handler raised: `MCPError` goes to the peer as is, anything else as -32603."""
+        self._inbound.pop(request_id, None)
+        if self.closed is not None:
+            return
+        if isinstance(exc, MCPError):
+            self._send_error(request_id, exc.code, exc.message, exc.data)
+        else:
+            logger.error("handler for request %r failed", request_id, exc_info=exc)
+            self._send_error(request_id, INTERNAL_ERROR, str(exc) or type(exc).__name__, None)
+
+    def _send_error(self, request_id: RequestId, code: int, message: str, data: Any) -> None:
+        try:
+            self.connection.send_error(request_id, code, message, data)
+            return
+        except LocalProtocolError as exc:
+            logger.error("cannot send error %d for request %r: %s", code, request_id, exc)
+        if code != INTERNAL_ERROR:
+            try:
+                self.connection.send_error(request_id, INTERNAL_ERROR, message)
+            except LocalProtocolError as exc:
+                logger.error("cannot answer request %r at all: %s", request_id, exc)
+
+    def forget(self, request_id: RequestId) -> None:
+        """A handler ended without answering (it was cancelled)."""
+        self._inbound.pop(request_id, None)
+
+    # ------------------------------------------------------------- closing
+
+    def close(self, reason: str = "closed locally") -> None:
+        """End the connection locally; everything in flight is settled."""
+        if self.closed is None:
+            self.dispatch(self.connection.close(reason))
+
+    def check_open(self) -> None:
+        if self.closed is not None:
+            raise self.closed_error(self.closed)
+
+    def closed_error(self, event: ConnectionClosed) -> ConnectionClosedError:
+        error = ConnectionClosedError(f"Connection closed: {event.reason}", error=event.error)
+        error.__cause__ = self.cause or event.error
+        return error
+
+    @property
+    def pending_requests(self) -> int:
+        return len(self._pending)
+
+    @property
+    def running_handlers(self) -> int:
+        return len(self._inbound)
+
+    # ------------------------------------------------------------ dispatch
+
+    def dispatch(self, events: Iterable[Event]) -> None:
+        """Route one batch of events from the connection."""
+        events = list(events)
+        closing = next((e for e in events if isinstance(e, ConnectionClosed)), None)
+        for event in events:
+            if self._on_event is not None:
+                try:
+                    self._on_event(event)
+                except Exception:
+                    logger.exception("on_event callback failed")
+            if isinstance(event, ResponseReceived):
+                pending = self._pending.pop(event.request_id, None)
+                if pending is not None:
+                    pending.waiter.set_result(event.result)
+            elif isinstance(event, (ErrorReceived, RequestFailed)):
+                pending = self._pending.pop(event.request_id, None)
+                if pending is not None:
+                    if closing is not None and isinstance(event, RequestFailed):
+                        exc: Exception = self.closed_error(closing)
+                    else:
+                        exc = error_for_event(event)
+                    pending.waiter.set_exception(exc)
+            elif isinstance(event, ProgressReceived):
+                entry = self._pending.get(event.request_id)
+                if entry is not None and entry.on_progress is not None:
+                    try:
+                        entry.on_progress(event)
+                    except Exception:
+                        logger.exception("progress callback failed")
+            elif isinstance(event, RequestReceived):
+                self._inbound[event.request_id] = self._spawn(event)
+            elif isinstance(event, RequestCancelled):
+                handle = self._inbound.pop(event.request_id, None)
+                if handle is not None:
+                    handle.cancel()
+            elif isinstance(event, NotificationReceived):
+                if self._on_notification is not None:
+                    try:
+                        self._on_notification(event)
+                    except Exception:
+                        logger.exception("notification callback failed")
+            elif isinstance(event, Connected):
+                self.connected = event
+                if self._handshake is not None:
+                    self._handshake.set_result(event)
+                    self._handshake = None
+            elif isinstance(event, ConnectionClosed):
+                self._settle(event)
+
+    def _settle(self, event: ConnectionClosed) -> None:
+        self.closed = event
+        pending, self._pending = self._pending, {}
+        for entry in pending.values():
+            entry.waiter.set_exception(self.closed_error(event))
+        if self._handshake is not None:
+            self._handshake.set_exception(self.closed_error(event))
+            self._handshake = None
+        inbound, self._inbound = self._inbound, {}
+        for handle in inbound.values():
+            handle.cancel()
+
+
+__all__ = ["Cancellable", "ProgressCallback", "SessionCore", "Waiter"]

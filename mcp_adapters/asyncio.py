@@ -1,0 +1,911 @@
+"""The asyncio backend: the driver loop on asyncio's own transports and protocols.
+
+Native asyncio only (no anyio), so it runs on any asyncio loop. The same
+public API as `mcp_adapters.trio`; `mcp_adapters.sockets` is its blocking twin::
+
+    async with connect_stdio(StdioServerParameters("python", ["server.py"])) as session:
+        result = await session.request("tools/call", {"name": "echo", "arguments": {}})
+
+    async def on_request(session: Session, request: RequestReceived) -> Any:
+        return CallToolResult(content=[...])      # or raise MCPError(code, message)
+
+    await serve_stdio(on_request, ServerConfig(name="demo"))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+from mcp_adapters._driver import (
+    CLOSE_TIMEOUT,
+    CONNECT_TIMEOUT,
+    PROBE_TIMEOUT,
+    READ_SIZE,
+    AsyncByteStream,
+    EventSink,
+    SansIOConnection,
+)
+from mcp_adapters._errors import (
+    ConnectionClosedError,
+    RequestTimeoutError,
+    TransportError,
+    to_transport_error,
+)
+from mcp_adapters._process import ServerProcess, Sleep, StdioServerParameters, WaitExit
+from mcp_adapters._session import Connection, RequestId, SessionCore
+from mcp_adapters._stdio import claim_stdio
+from mcp_core import (
+    METHOD_NOT_FOUND,
+    REQUEST_TIMEOUT,
+    ClientConfig,
+    ClientConnection,
+    Connected,
+    Event,
+    MCPError,
+    NotificationReceived,
+    ProgressReceived,
+    RequestReceived,
+    ServerConfig,
+    ServerConnection,
+    State,
+)
+
+logger = logging.getLogger("mcp_adapters")
+
+T = TypeVar("T")
+
+RequestHandler = Callable[["Session", RequestReceived], Awaitable[Any]]
+NotificationHandler = Callable[["Session", NotificationReceived], None]
+EventObserver = Callable[[Event], None]
+
+# Pause reading when this much arrived but was not consumed yet.
+_HIGH_WATER = 256 * 1024
+
+
+# =========================================================================== streams
+
+
+class _StreamProtocol(asyncio.Protocol):
+    """One side of a transport as a pull-style stream, with flow control both ways."""
+
+    def __init__(self, on_connection: Callable[[_StreamProtocol], None] | None = None) -> None:
+        self.transport: asyncio.BaseTransport | None = None
+        self._on_connection = on_connection
+        self._buffer = bytearray()
+        self._eof = False
+        self._exc: BaseException | None = None
+        self._reading_paused = False
+        self._writing_paused = False
+        self._read_waiter: asyncio.Future[None] | None = None
+        self._drain_waiters: deque[asyncio.Future[None]] = deque()
+        self.lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    # ---- asyncio callbacks
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+        if self._on_connection is not None:
+            self._on_connection(self)
+
+    def data_received(self, data: bytes) -> None:
+        self._buffer += data
+        if len(self._buffer) > _HIGH_WATER and not self._reading_paused:
+            assert isinstance(self.transport, asyncio.ReadTransport)
+            self._reading_paused = True
+            self.transport.pause_reading()
+        self._wake_reader()
+
+    def eof_received(self) -> bool:
+        self._eof = True
+        self._wake_reader()
+        return True  # keep the write side open: queued answers may still go out
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._eof = True
+        self._exc = exc
+        self._wake_reader()
+        while self._drain_waiters:
+            waiter = self._drain_waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+        if not self.lost.done():
+            self.lost.set_result(None)
+
+    def pause_writing(self) -> None:
+        self._writing_paused = True
+
+    def resume_writing(self) -> None:
+        self._writing_paused = False
+        while self._drain_waiters:
+            waiter = self._drain_waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def _wake_reader(self) -> None:
+        waiter = self._read_waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    # ---- the stream side
+
+    async def read(self, max_bytes: int) -> bytes:
+        while not self._buffer and not self._eof:
+            self._read_waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._read_waiter
+            finally:
+                self._read_waiter = None
+        if not self._buffer:
+            if self._exc is not None:
+                raise self._exc
+            return b""
+        data = bytes(self._buffer[:max_bytes])
+        del self._buffer[:max_bytes]
+        if self._reading_paused and len(self._buffer) <= _HIGH_WATER // 4:
+            assert isinstance(self.transport, asyncio.ReadTransport)
+            self._reading_paused = False
+            self.transport.resume_reading()
+        return data
+
+    async def write(self, data: bytes) -> None:
+        transport = self.transport
+        if self.lost.done() or transport is None or transport.is_closing():
+            raise self._exc or BrokenPipeError("the stream is closed")
+        assert isinstance(transport, asyncio.WriteTransport)
+        transport.write(data)
+        while self._writing_paused and not self.lost.done():
+            waiter = asyncio.get_running_loop().create_future()
+            self._drain_waiters.append(waiter)
+            await waiter
+        if self.lost.done() and self._exc is not None:
+            raise self._exc
+
+    async def close(self, timeout: float) -> None:
+        """Close gracefully (queued bytes still go out), forcefully after `timeout`."""
+        transport = self.transport
+        if transport is None:
+            return
+        if not transport.is_closing():
+            transport.close()
+        try:
+            await asyncio.wait_for(asyncio.shield(self.lost), timeout)
+        except TimeoutError:
+            if isinstance(transport, asyncio.WriteTransport):
+                transport.abort()
+            await self.lost
+
+
+class AsyncioStream:
+    """A byte stream over one transport (a socket) or two (a pair of pipes)."""
+
+    def __init__(
+        self,
+        reader: _StreamProtocol,
+        writer: _StreamProtocol | None = None,
+        *,
+        close_timeout: float = CLOSE_TIMEOUT,
+    ) -> None:
+        self._reader = reader
+        self._writer = writer or reader
+        self._close_timeout = close_timeout
+
+    async def receive_some(self, max_bytes: int) -> bytes:
+        return await self._reader.read(max_bytes)
+
+    async def send_all(self, data: bytes) -> None:
+        await self._writer.write(data)
+
+    async def aclose(self) -> None:
+        await self._writer.close(self._close_timeout)
+        if self._reader is not self._writer:
+            await self._reader.close(self._close_timeout)
+
+    def abort(self) -> None:
+        """Close at once, dropping whatever the transports still buffer."""
+        for side in (self._writer, self._reader):
+            transport = side.transport
+            if isinstance(transport, asyncio.WriteTransport):
+                transport.abort()
+            elif transport is not None:
+                transport.close()
+
+
+async def open_pipe_stream(read_fd: int, write_fd: int) -> AsyncioStream:
+    """A stream over two pipe (or socket, or terminal) descriptors; it owns and closes them."""
+    loop = asyncio.get_running_loop()
+    read_file = os.fdopen(read_fd, "rb", buffering=0)
+    try:
+        write_file = os.fdopen(write_fd, "wb", buffering=0)
+    except BaseException:
+        read_file.close()
+        os.close(write_fd)
+        raise
+    reader = _StreamProtocol()
+    writer = _StreamProtocol()
+    try:
+        await loop.connect_read_pipe(lambda: reader, read_file)
+    except BaseException:
+        read_file.close()
+        write_file.close()
+        raise
+    try:
+        await loop.connect_write_pipe(lambda: writer, write_file)
+    except BaseException:
+        write_file.close()
+        await reader.close(0)
+        raise
+    return AsyncioStream(reader, writer)
+
+
+async def open_tcp_stream(host: str, port: int) -> AsyncioStream:
+    """A TCP connection as a stream (asyncio sets TCP_NODELAY itself)."""
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.create_connection(_StreamProtocol, host, port)
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    return AsyncioStream(protocol)
+
+
+# =========================================================================== driver
+
+
+class Driver:
+    """Runs one sans-IO connection over one byte stream (see `mcp_adapters._driver`)."""
+
+    def __init__(
+        self,
+        connection: SansIOConnection,
+        stream: AsyncByteStream,
+        on_events: EventSink,
+        *,
+        close_timeout: float = CLOSE_TIMEOUT,
+        read_size: int = READ_SIZE,
+    ) -> None:
+        self._conn = connection
+        self._stream = stream
+        self._on_events = on_events
+        self._close_timeout = close_timeout
+        self._read_size = read_size
+        self._loop = asyncio.get_running_loop()
+        self.error: TransportError | None = None
+        self._input_done = False
+        self._finishing = False
+        self._broken = False
+        self._woken = False
+        self._waiter: asyncio.Future[None] | None = None
+        self._writing = False
+        self._drained: list[asyncio.Future[None]] = []
+        self._writer: asyncio.Task[None] | None = None
+        self._give_up: asyncio.TimerHandle | None = None
+
+    def now(self) -> float:
+        return self._loop.time()
+
+    def wake(self) -> None:
+        """Output was queued (or a deadline moved): let the writer look again."""
+        self._woken = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def finish(self) -> None:
+        """Take no more input; write what is queued (within the close timeout), then close."""
+        self._input_done = True
+        if not self._finishing:
+            self._finishing = True
+            # A write may be stuck on a peer that does not read: bound the whole flush.
+            self._give_up = self._loop.call_later(self._close_timeout, self._abandon)
+        self.wake()
+
+    def _abandon(self) -> None:
+        self._broken = True
+        if self._writer is not None and not self._writer.done():
+            self._writer.cancel()
+
+    async def drain(self) -> None:
+        """Back-pressure: wait while a write is in progress."""
+        while self._writing and not self._broken:
+            waiter = self._loop.create_future()
+            self._drained.append(waiter)
+            await waiter
+
+    async def run(self) -> None:
+        """Read and write until `finish()` (or end of stream); always closes the stream."""
+        reader = self._loop.create_task(self._read_loop())
+        writer = self._writer = self._loop.create_task(self._write_loop())
+        try:
+            await asyncio.wait([writer])
+        finally:
+            if self._give_up is not None:
+                self._give_up.cancel()
+            reader.cancel()
+            writer.cancel()
+            await asyncio.wait([reader, writer])
+            for task in (reader, writer):
+                if not task.cancelled() and task.exception() is not None:
+                    logger.error("driver: %s failed", task.get_name(), exc_info=task.exception())
+            abort = getattr(self._stream, "abort", None)
+            if self._broken and abort is not None:
+                abort()  # what is still buffered will never be read
+            try:
+                await self._stream.aclose()
+            except Exception as exc:
+                if to_transport_error(exc) is None:
+                    raise
+
+    # ---- the two halves
+
+    async def _read_loop(self) -> None:
+        while not self._input_done:
+            try:
+                data = await self._stream.receive_some(self._read_size)
+            except Exception as exc:
+                error = to_transport_error(exc)
+                if error is None:
+                    raise
+                self.error = self.error or error
+                data = b""
+            if self._input_done:
+                break
+            self._feed(data)
+
+    def _feed(self, data: bytes) -> None:
+        if not data:
+            self._input_done = True
+        try:
+            self._on_events(self._conn.receive_data(data, now=time.time()))
+        except Exception:
+            logger.exception("driver: processing input failed; closing")
+            self.error = self.error or TransportError("internal error while processing input")
+            self.finish()
+        if not data:
+            self.finish()
+        self.wake()
+
+    async def _write_loop(self) -> None:
+        conn = self._conn
+        while True:
+            if not self._woken:
+                deadline = None if self._finishing else conn.next_deadline()
+                waiter = self._waiter = self._loop.create_future()
+                timer = (
+                    self._loop.call_at(deadline, _set_if_pending, waiter)
+                    if deadline is not None
+                    else None
+                )
+                try:
+                    await waiter
+                finally:
+                    self._waiter = None
+                    if timer is not None:
+                        timer.cancel()
+            self._woken = False
+            if not self._finishing:
+                deadline = conn.next_deadline()
+                now = self._loop.time()
+                if deadline is not None and deadline <= now:
+                    self._on_events(conn.tick(now))
+            data = conn.data_to_send()
+            if data and not self._broken:
+                await self._write(data)
+                self._woken = True  # look for more before sleeping
+            elif self._finishing:
+                return
+
+    async def _write(self, data: bytes) -> None:
+        self._writing = True
+        try:
+            await self._stream.send_all(data)
+        except Exception as exc:
+            error = to_transport_error(exc)
+            if error is None:
+                raise
+            self.error = self.error or error
+            self._broken = True
+            if not self._input_done:
+                self._feed(b"")
+        finally:
+            self._writing = False
+            drained, self._drained = self._drained, []
+            for waiter in drained:
+                _set_if_pending(waiter)
+
+
+def _set_if_pending(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+# =========================================================================== session
+
+
+class _FutureWaiter:
+    """A request's outcome into an asyncio future, unless the caller stopped waiting."""
+
+    __slots__ = ("future",)
+
+    def __init__(self, future: asyncio.Future[Any]) -> None:
+        self.future = future
+
+    def set_result(self, value: Any) -> None:
+        if not self.future.done():
+            self.future.set_result(value)
+
+    def set_exception(self, exc: BaseException) -> None:
+        if not self.future.done():
+            self.future.set_exception(exc)
+
+
+async def _finish_uncancelled(task: asyncio.Future[Any]) -> None:
+    """Wait for `task` even through cancellation (it is bounded); re-raise that afterwards."""
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.done():
+                break
+            cancelled = True
+            task.cancel()
+        except Exception:
+            break
+    if cancelled:
+        raise asyncio.CancelledError
+
+
+class Session:
+    """One MCP connection, client or server, over one byte stream.
+
+    Use it as an async context manager: entering starts the driver and, for a
+    client, runs the handshake (`session.connected` holds the `Connected` event);
+    leaving closes the connection, settles everything in flight and closes the
+    stream. Inbound requests run as tasks calling `on_request(session, request)`:
+    its return value is the result, an `MCPError` it raises is the error, and
+    the task is cancelled when the peer cancels or the connection ends.
+    `on_notification` and `on_event` are plain callbacks run in the reader;
+    they must not block. Not thread-safe: use it from its loop only.
+    """
+
+    def __init__(
+        self,
+        connection: Connection,
+        stream: AsyncByteStream,
+        *,
+        on_request: RequestHandler | None = None,
+        on_notification: NotificationHandler | None = None,
+        on_event: EventObserver | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        probe_timeout: float = PROBE_TIMEOUT,
+        close_timeout: float = CLOSE_TIMEOUT,
+        layer: SansIOConnection | None = None,
+    ) -> None:
+        # `layer`: a sans-IO object wrapping `connection` (the WebSocket layer, say)
+        # that the driver reads and writes instead of the connection itself.
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self._connect_timeout = connect_timeout
+        self._probe_timeout = probe_timeout
+        self._core = SessionCore(
+            connection,
+            spawn=self._spawn,
+            on_notification=self._notification if on_notification is not None else None,
+            on_event=on_event,
+        )
+        self._driver = Driver(
+            layer if layer is not None else connection,
+            stream,
+            self._on_events,
+            close_timeout=close_timeout,
+        )
+        self._handlers: set[asyncio.Task[None]] = set()
+        self._task: asyncio.Task[None] | None = None
+        self._done = asyncio.Event()
+        #: The server process, for a session made by `connect_stdio`.
+        self.process: ServerProcess | None = None
+
+    # ---- state
+
+    @property
+    def connection(self) -> Connection:
+        return self._core.connection
+
+    @property
+    def connected(self) -> Connected | None:
+        return self._core.connected
+
+    @property
+    def closed(self) -> bool:
+        return self._core.closed is not None
+
+    @property
+    def transport_error(self) -> TransportError | None:
+        return self._driver.error
+
+    # ---- lifetime
+
+    async def __aenter__(self) -> Session:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+        try:
+            connection = self._core.connection
+            if isinstance(connection, ClientConnection) and connection.state == State.IDLE:
+                await self._handshake()
+        except BaseException:
+            await self.aclose("handshake failed")
+            raise
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def _handshake(self) -> None:
+        future: asyncio.Future[Connected] = asyncio.get_running_loop().create_future()
+        self._core.connect(_FutureWaiter(future), deadline=self._driver.now() + self._probe_timeout)
+        self._driver.wake()
+        try:
+            await asyncio.wait_for(future, self._connect_timeout)
+        except TimeoutError:
+            raise RequestTimeoutError(
+                "initialize", REQUEST_TIMEOUT, "the server did not complete the handshake"
+            ) from None
+
+    async def _run(self) -> None:
+        try:
+            await self._driver.run()
+        finally:
+            self._core.close("transport closed")  # settles anything still waiting
+            handlers = list(self._handlers)
+            for task in handlers:
+                task.cancel()
+            if handlers:
+                await asyncio.wait(handlers)
+            self._done.set()
+
+    async def aclose(self, reason: str = "closed locally") -> None:
+        """Close the connection: waiters fail, handlers are cancelled, the stream is closed."""
+        self._core.close(reason)
+        self._driver.finish()
+        if self._task is not None:
+            await _finish_uncancelled(self._task)
+
+    async def wait_closed(self) -> None:
+        """Wait until the connection ends (the peer closed it, or `aclose`)."""
+        await self._done.wait()
+
+    # ---- sending
+
+    def wake(self) -> None:
+        """Flush what was queued on `session.connection` directly (e.g. an InputRequiredResult)."""
+        self._driver.wake()
+
+    def spawn(self, awaitable: Awaitable[Any]) -> None:
+        """Run a callback coroutine alongside the session; it ends with the session."""
+
+        async def run() -> None:
+            try:
+                await awaitable
+            except Exception:
+                logger.exception("callback failed")
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._handlers.add(task)
+        task.add_done_callback(self._handlers.discard)
+
+    def apply(self, fn: Callable[[Connection], T]) -> T:
+        """Run `fn(connection)` for a core verb this class does not wrap, then flush."""
+        self._core.check_open()
+        try:
+            return fn(self._core.connection)
+        finally:
+            self._driver.wake()
+
+    async def request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        timeout: float | None = None,
+        on_progress: Callable[[ProgressReceived], None] | None = None,
+        related_request_id: RequestId | None = None,
+    ) -> Any:
+        """Send a request and return its validated result model.
+
+        Raises `MCPError` for the peer's error, `RequestTimeoutError` once
+        `timeout` seconds pass (the peer is told to cancel), `ConnectionClosedError`
+        when the connection ends first. Cancelling the caller cancels the request.
+        """
+        await self._driver.drain()
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        deadline = None if timeout is None else self._driver.now() + timeout
+        rid = self._core.start_request(
+            method,
+            params,
+            _FutureWaiter(future),
+            deadline=deadline,
+            on_progress=on_progress,
+            related_request_id=related_request_id,
+        )
+        self._driver.wake()
+        try:
+            return await future
+        except asyncio.CancelledError:
+            self._core.cancel_request(rid, "cancelled by the caller")
+            self._driver.wake()
+            raise
+
+    async def notify(
+        self, method: str, params: Any = None, *, related_request_id: RequestId | None = None
+    ) -> None:
+        await self._driver.drain()
+        self._core.notify(method, params, related_request_id=related_request_id)
+        self._driver.wake()
+
+    async def send_progress(
+        self,
+        request_id: RequestId,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+    ) -> bool:
+        """Progress on a request the peer sent us; False when it did not ask for any."""
+        await self._driver.drain()
+        self._core.check_open()
+        sent = self._core.connection.send_progress(request_id, progress, total, message)
+        self._driver.wake()
+        return sent
+
+    async def send_log(
+        self,
+        level: str,
+        data: Any,
+        *,
+        logger: str | None = None,
+        related_request_id: RequestId | None = None,
+    ) -> bool:
+        """Server side: `notifications/message`, if the client's level lets it through."""
+        connection = self._core.connection
+        if not isinstance(connection, ServerConnection):
+            raise TypeError("only a server sends log messages")
+        await self._driver.drain()
+        self._core.check_open()
+        sent = connection.send_log(
+            level, data, logger=logger, related_request_id=related_request_id
+        )
+        self._driver.wake()
+        return sent
+
+    # ---- inbound
+
+    def _on_events(self, events: list[Any]) -> None:
+        if self._driver.error is not None and self._core.cause is None:
+            self._core.cause = self._driver.error
+        self._core.dispatch(events)
+        if self._core.closed is not None:
+            self._driver.finish()
+
+    def _notification(self, event: NotificationReceived) -> None:
+        assert self._on_notification is not None
+        self._on_notification(self, event)
+
+    def _spawn(self, event: RequestReceived) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(self._handle(event))
+        self._handlers.add(task)
+        task.add_done_callback(self._handlers.discard)
+        return task
+
+    async def _handle(self, event: RequestReceived) -> None:
+        rid = event.request_id
+        try:
+            if self._on_request is None:
+                raise MCPError(METHOD_NOT_FOUND, f"Method not found: {event.method}")
+            result = await self._on_request(self, event)
+            await self._driver.drain()
+        except asyncio.CancelledError:
+            self._core.forget(rid)
+            raise
+        except Exception as exc:
+            self._core.answer_exception(rid, exc)
+        else:
+            self._core.answer(rid, result)
+        self._driver.wake()
+
+
+# =========================================================================== transports
+
+
+@contextlib.asynccontextmanager
+async def connect_stdio(
+    params: StdioServerParameters,
+    config: ClientConfig | None = None,
+    **session_options: Any,
+) -> AsyncIterator[Session]:
+    """Start a stdio server, connect to it, and on exit stop it and its children."""
+    process = ServerProcess(params)
+    try:
+        stream = await open_pipe_stream(*process.take_pipes())
+        session = Session(ClientConnection(config or ClientConfig()), stream, **session_options)
+        session.process = process
+        async with session:
+            yield session
+    finally:
+        await _stop_process(process)
+
+
+async def _stop_process(process: ServerProcess) -> None:
+    try:
+        for step in process.shutdown():
+            if isinstance(step, Sleep):
+                await asyncio.sleep(step.seconds)
+            elif isinstance(step, WaitExit):
+                await _wait_exit(step)
+    finally:
+        process.release()  # kills at once if we were interrupted
+
+
+async def _wait_exit(step: WaitExit) -> None:
+    if step.process.poll() is not None:
+        return
+    loop = asyncio.get_running_loop()
+    if step.pidfd is None:
+        end = loop.time() + step.timeout
+        while step.process.poll() is None and loop.time() < end:
+            await asyncio.sleep(0.01)
+        return
+    exited = loop.create_future()
+    loop.add_reader(step.pidfd, _set_if_pending, exited)
+    try:
+        await asyncio.wait_for(exited, step.timeout)
+    except TimeoutError:
+        pass
+    finally:
+        loop.remove_reader(step.pidfd)
+    step.process.poll()
+
+
+async def serve_stdio(
+    on_request: RequestHandler | None,
+    config: ServerConfig,
+    **session_options: Any,
+) -> None:
+    """Serve one connection on this process's stdin/stdout until stdin ends.
+
+    While serving, `print()` and anything else written to fd 1 goes to stderr.
+    """
+    with claim_stdio() as (fd_in, fd_out):
+        stream = await open_pipe_stream(fd_in, fd_out)
+        session = Session(
+            ServerConnection(config), stream, on_request=on_request, **session_options
+        )
+        async with session:
+            await session.wait_closed()
+
+
+@contextlib.asynccontextmanager
+async def connect_tcp(
+    host: str,
+    port: int,
+    config: ClientConfig | None = None,
+    **session_options: Any,
+) -> AsyncIterator[Session]:
+    """Connect to an MCP server speaking the stdio framing over TCP."""
+    try:
+        stream = await open_tcp_stream(host, port)
+    except OSError as exc:
+        error = to_transport_error(exc)
+        assert error is not None
+        raise error from exc
+    async with Session(ClientConnection(config or ClientConfig()), stream, **session_options) as s:
+        yield s
+
+
+class TcpServer:
+    """A listening TCP server; one `Session` per accepted connection."""
+
+    def __init__(
+        self, on_request: RequestHandler | None, config: ServerConfig, session_options: Any
+    ) -> None:
+        self._on_request = on_request
+        self._config = config
+        self._options: dict[str, Any] = dict(session_options)
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+        self.sessions: set[Session] = set()
+        self.host = ""
+        self.port = 0
+        self._closed = asyncio.Event()
+
+    async def _start(self, host: str, port: int) -> None:
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(lambda: _StreamProtocol(self._accepted), host, port)
+        self.host, self.port = self._server.sockets[0].getsockname()[:2]
+
+    def _accepted(self, protocol: _StreamProtocol) -> None:
+        sock = protocol.transport.get_extra_info("socket") if protocol.transport else None
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        task = asyncio.get_running_loop().create_task(self._serve(AsyncioStream(protocol)))
+        self._connections.add(task)
+        task.add_done_callback(self._connections.discard)
+
+    async def _serve(self, stream: AsyncioStream) -> None:
+        session = Session(
+            ServerConnection(self._config), stream, on_request=self._on_request, **self._options
+        )
+        async with session:
+            self.sessions.add(session)
+            try:
+                await session.wait_closed()
+            finally:
+                self.sessions.discard(session)
+
+    async def serve_forever(self) -> None:
+        await self._closed.wait()
+
+    async def aclose(self) -> None:
+        """Stop listening, close every connection, wait for them to end."""
+        if self._server is not None:
+            self._server.close()
+        for session in list(self.sessions):
+            await session.aclose("server shutting down")
+        if self._connections:
+            await asyncio.wait(list(self._connections))
+        if self._server is not None:
+            await self._server.wait_closed()
+        self._closed.set()
+
+
+@contextlib.asynccontextmanager
+async def tcp_server(
+    on_request: RequestHandler | None,
+    config: ServerConfig,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    **session_options: Any,
+) -> AsyncIterator[TcpServer]:
+    """Listen for MCP connections (stdio framing over TCP); `server.port` is the bound port."""
+    server = TcpServer(on_request, config, session_options)
+    await server._start(host, port)
+    try:
+        yield server
+    finally:
+        await _finish_uncancelled(asyncio.ensure_future(server.aclose()))
+
+
+async def serve_tcp(
+    on_request: RequestHandler | None,
+    config: ServerConfig,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    **session_options: Any,
+) -> None:
+    """Serve MCP over TCP until cancelled."""
+    async with tcp_server(on_request, config, host, port, **session_options) as server:
+        await server.serve_forever()
+
+
+__all__ = [
+    "AsyncioStream",
+    "ConnectionClosedError",
+    "Driver",
+    "EventObserver",
+    "NotificationHandler",
+    "RequestHandler",
+    "Session",
+    "StdioServerParameters",
+    "TcpServer",
+    "connect_stdio",
+    "connect_tcp",
+    "open_pipe_stream",
+    "open_tcp_stream",
+    "serve_stdio",
+    "serve_tcp",
+    "tcp_server",
+]

@@ -1,0 +1,922 @@
+"""The blocking backend: the driver loop on `selectors`, with no event loop at all.
+
+The same API as the async backends, minus `await`::
+
+    with connect_stdio(StdioServerParameters("python", ["server.py"])) as session:
+        result = session.request("tools/call", {"name": "echo", "arguments": {}})
+
+    def on_request(session: Session, request: RequestReceived) -> Any:
+        if session.wait_cancelled(request.request_id, timeout=1.0):
+            return None                            # the peer gave up; nothing is sent
+        return CallToolResult(content=[...])
+
+    with tcp_server(on_request, ServerConfig(name="demo")) as server:
+        ...                                        # serves on a background thread
+
+Threads, and why: the connection is driven by whichever thread is waiting on
+it (a client inside `request()`, a server inside `serve_forever()`); there is
+no background loop. Inbound requests run on their own handler threads, so a
+slow handler never stops the reading, and cancellation reaches it as an event
+(`is_cancelled` / `wait_cancelled`). Every touch of the connection happens on
+the driving thread: other threads hand it a job and wake it through a socket
+pair; if nobody drives, the caller becomes the driver for as long as it waits.
+Callbacks (`on_notification`, `on_event`, progress) run on the driving thread
+and must not block or wait on this session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import select
+import selectors
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any, Generic, TypeVar
+
+from mcp_adapters._driver import (
+    CLOSE_TIMEOUT,
+    CONNECT_TIMEOUT,
+    PROBE_TIMEOUT,
+    READ_SIZE,
+    EventSink,
+    SansIOConnection,
+)
+from mcp_adapters._errors import (
+    ConnectionClosedError,
+    RequestTimeoutError,
+    TransportError,
+    to_transport_error,
+)
+from mcp_adapters._process import ServerProcess, Sleep, StdioServerParameters, WaitExit
+from mcp_adapters._session import Connection, RequestId, SessionCore
+from mcp_adapters._stdio import claim_stdio
+from mcp_core import (
+    METHOD_NOT_FOUND,
+    REQUEST_TIMEOUT,
+    ClientConfig,
+    ClientConnection,
+    Connected,
+    Event,
+    MCPError,
+    NotificationReceived,
+    ProgressReceived,
+    RequestReceived,
+    ServerConfig,
+    ServerConnection,
+    State,
+)
+
+logger = logging.getLogger("mcp_adapters")
+
+T = TypeVar("T")
+
+RequestHandler = Callable[["Session", RequestReceived], Any]
+NotificationHandler = Callable[["Session", NotificationReceived], None]
+EventObserver = Callable[[Event], None]
+
+#: How long `close()` waits for handler threads that ignore cancellation.
+HANDLER_GRACE = 5.0
+
+
+# =========================================================================== streams
+
+
+class FdStream:
+    """Two descriptors (or one socket), non-blocking while we own them, closed by `close()`."""
+
+    def __init__(self, read_fd: int, write_fd: int, *, sock: socket.socket | None = None) -> None:
+        self.read_fd = read_fd
+        self.write_fd = write_fd
+        self._sock = sock
+        self._blocking = {fd: os.get_blocking(fd) for fd in {read_fd, write_fd}}
+        for fd in self._blocking:
+            os.set_blocking(fd, False)
+        self._closed = False
+
+    @classmethod
+    def from_socket(cls, sock: socket.socket) -> FdStream:
+        return cls(sock.fileno(), sock.fileno(), sock=sock)
+
+    def read(self, max_bytes: int) -> bytes | None:
+        """Up to `max_bytes`; b"" at end of stream; None when nothing is there yet."""
+        try:
+            return os.read(self.read_fd, max_bytes)
+        except (BlockingIOError, InterruptedError):
+            return None
+
+    def write(self, data: bytes | bytearray) -> int:
+        """How many bytes the descriptor took (0 when it would block)."""
+        try:
+            return os.write(self.write_fd, data)
+        except (BlockingIOError, InterruptedError):
+            return 0
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for fd, was_blocking in self._blocking.items():
+            with contextlib.suppress(OSError):
+                os.set_blocking(fd, was_blocking)
+        if self._sock is not None:
+            self._sock.close()
+        else:
+            for fd in self._blocking:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+
+def open_tcp_stream(host: str, port: int, timeout: float | None = CONNECT_TIMEOUT) -> FdStream:
+    try:
+        sock = socket.create_connection((host, port), timeout=timeout)
+    except OSError as exc:
+        error = to_transport_error(exc)
+        assert error is not None
+        raise error from exc
+    _tune(sock)
+    return FdStream.from_socket(sock)
+
+
+def _tune(sock: socket.socket) -> None:
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    sock.setblocking(False)
+
+
+# =========================================================================== driver
+
+
+class Driver:
+    """One sans-IO connection over one `FdStream`, stepped by its caller.
+
+    `pump()` does what needs no waiting (due deadlines, writing what the
+    descriptor accepts); `poll(timeout)` waits for input, writability, a wake-up
+    or the next deadline. Only the driving thread calls these; `wake()` may be
+    called from any thread.
+    """
+
+    def __init__(
+        self,
+        connection: SansIOConnection,
+        stream: FdStream,
+        on_events: EventSink,
+        *,
+        close_timeout: float = CLOSE_TIMEOUT,
+        read_size: int = READ_SIZE,
+    ) -> None:
+        self._conn = connection
+        self._stream = stream
+        self._on_events = on_events
+        self._close_timeout = close_timeout
+        self._read_size = read_size
+        self.error: TransportError | None = None
+        self.finished = threading.Event()
+        self._out = bytearray()
+        self._input_done = False
+        self._finishing = False
+        self._finish_by = 0.0
+        self._broken = False
+        self._selector = selectors.DefaultSelector()
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self._wake_lock = threading.Lock()
+        self._selector.register(self._wake_r, selectors.EVENT_READ)
+        self._interest: dict[int, int] = {}
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def wake(self) -> None:
+        """Interrupt a `poll()` in progress (thread-safe)."""
+        with self._wake_lock:
+            if not self.finished.is_set():
+                with contextlib.suppress(OSError):
+                    self._wake_w.send(b"\0")
+
+    def finish(self) -> None:
+        """Take no more input; write what is queued (within the close timeout), then close."""
+        self._input_done = True
+        if not self._finishing:
+            self._finishing = True
+            self._finish_by = time.monotonic() + self._close_timeout
+
+    @property
+    def pending_output(self) -> bool:
+        return bool(self._out)
+
+    def pump(self) -> None:
+        if self.finished.is_set():
+            return
+        now = time.monotonic()
+        if not self._finishing:
+            deadline = self._conn.next_deadline()
+            if deadline is not None and deadline <= now:
+                self._on_events(self._conn.tick(now))
+        while not self._broken:
+            if not self._out:
+                # Keep at most one chunk out here; the rest stays in the bounded core buffer.
+                self._out += self._conn.data_to_send()
+            if not self._out or not self._write():
+                break
+        if self._broken:
+            self._out.clear()
+            self._conn.data_to_send()
+        if self._finishing and (not self._out or now >= self._finish_by):
+            self._close()
+
+    def poll(self, timeout: float | None) -> None:
+        if self.finished.is_set():
+            return
+        deadline = self._finish_by if self._finishing else self._conn.next_deadline()
+        if deadline is not None:
+            remaining = max(0.0, deadline - time.monotonic())
+            timeout = remaining if timeout is None else min(timeout, remaining)
+        self._update_interest()
+        for key, mask in self._selector.select(timeout):
+            if key.fileobj is self._wake_r:
+                with contextlib.suppress(OSError):
+                    while self._wake_r.recv(4096):
+                        pass
+                continue
+            if mask & selectors.EVENT_READ and not self._input_done:
+                self._read()
+            if mask & selectors.EVENT_WRITE and self._out and not self._broken:
+                self._write()
+
+    # ---- internals
+
+    def _update_interest(self) -> None:
+        want: dict[int, int] = {}
+        if not self._input_done:
+            want[self._stream.read_fd] = selectors.EVENT_READ
+        if self._out and not self._broken:
+            fd = self._stream.write_fd
+            want[fd] = want.get(fd, 0) | selectors.EVENT_WRITE
+        for fd in set(self._interest) | set(want):
+            old, new = self._interest.get(fd, 0), want.get(fd, 0)
+            if old == new:
+                continue
+            if not old:
+                self._selector.register(fd, new)
+            elif not new:
+                self._selector.unregister(fd)
+            else:
+                self._selector.modify(fd, new)
+        self._interest = want
+
+    def _read(self) -> None:
+        try:
+            data = self._stream.read(self._read_size)
+        except OSError as exc:
+            self.error = self.error or to_transport_error(exc)
+            data = b""
+        if data is not None:
+            self._feed(data)
+
+    def _feed(self, data: bytes) -> None:
+        if not data:
+            self._input_done = True
+        try:
+            self._on_events(self._conn.receive_data(data, now=time.time()))
+        except Exception:
+            logger.exception("driver: processing input failed; closing")
+            self.error = self.error or TransportError("internal error while processing input")
+            self.finish()
+        if not data:
+            self.finish()
+
+    def _write(self) -> bool:
+        """Write from the chunk; True when all of it went out."""
+        try:
+            sent = self._stream.write(self._out)
+        except OSError as exc:
+            self.error = self.error or to_transport_error(exc)
+            self._broken = True
+            if not self._input_done:
+                self._feed(b"")
+            return False
+        del self._out[:sent]
+        return not self._out
+
+    def _close(self) -> None:
+        with self._wake_lock:
+            self._selector.close()
+            self._wake_r.close()
+            self._wake_w.close()
+            self._stream.close()
+            self.finished.set()
+
+
+# =========================================================================== session
+
+
+class _Outcome(Generic[T]):
+    """One result or exception, handed from the driving thread to a waiting one."""
+
+    __slots__ = ("_error", "_value", "done")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    def set_result(self, value: Any) -> None:
+        if not self.done.is_set():
+            self._value = value
+            self.done.set()
+
+    def set_exception(self, exc: BaseException) -> None:
+        if not self.done.is_set():
+            self._error = exc
+            self.done.set()
+
+    def get(self) -> T:
+        if self._error is not None:
+            raise self._error
+        value: T = self._value
+        return value
+
+
+class _Job(_Outcome[T]):
+    __slots__ = ("_fn",)
+
+    def __init__(self, fn: Callable[[], T]) -> None:
+        super().__init__()
+        self._fn = fn
+
+    def run(self) -> None:
+        try:
+            self.set_result(self._fn())
+        except BaseException as exc:
+            self.set_exception(exc)
+
+
+class _Flag:
+    """A handler thread's cancellation, as the session core cancels it."""
+
+    __slots__ = ("event",)
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+
+    def cancel(self) -> None:
+        self.event.set()
+
+
+class Session:
+    """One MCP connection, client or server, over one `FdStream`; see the module docstring.
+
+    Use it as a context manager: entering runs a client's handshake
+    (`session.connected` holds the `Connected` event); leaving closes the
+    connection, settles everything in flight, closes the stream and waits (up
+    to `handler_grace`) for handler threads. `on_request(session, request)` runs
+    on a handler thread: its return value is the result, an `MCPError` it raises
+    is the error. Methods may be called from any thread.
+    """
+
+    def __init__(
+        self,
+        connection: Connection,
+        stream: FdStream,
+        *,
+        on_request: RequestHandler | None = None,
+        on_notification: NotificationHandler | None = None,
+        on_event: EventObserver | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        probe_timeout: float = PROBE_TIMEOUT,
+        close_timeout: float = CLOSE_TIMEOUT,
+        handler_grace: float = HANDLER_GRACE,
+    ) -> None:
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self._connect_timeout = connect_timeout
+        self._probe_timeout = probe_timeout
+        self._handler_grace = handler_grace
+        self._core = SessionCore(
+            connection,
+            spawn=self._spawn,
+            on_notification=self._notification if on_notification is not None else None,
+            on_event=on_event,
+        )
+        self._driver = Driver(connection, stream, self._on_events, close_timeout=close_timeout)
+        self._jobs: deque[_Job[Any]] = deque()
+        self._jobs_lock = threading.Lock()
+        self._drive_lock = threading.Lock()
+        self._driving_thread: int | None = None
+        self._threads: set[threading.Thread] = set()
+        self._flags: dict[RequestId, threading.Event] = {}
+        self._threads_lock = threading.Lock()
+        #: The server process, for a session made by `connect_stdio`.
+        self.process: ServerProcess | None = None
+
+    # ---- state
+
+    @property
+    def connection(self) -> Connection:
+        return self._core.connection
+
+    @property
+    def connected(self) -> Connected | None:
+        return self._core.connected
+
+    @property
+    def closed(self) -> bool:
+        return self._core.closed is not None
+
+    @property
+    def transport_error(self) -> TransportError | None:
+        return self._driver.error
+
+    # ---- lifetime
+
+    def __enter__(self) -> Session:
+        connection = self._core.connection
+        if isinstance(connection, ClientConnection) and connection.state == State.IDLE:
+            try:
+                self._handshake()
+            except BaseException:
+                self.close("handshake failed")
+                raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _handshake(self) -> None:
+        waiter: _Outcome[Connected] = _Outcome()
+        deadline = time.monotonic() + self._probe_timeout
+        self._call(lambda: self._core.connect(waiter, deadline=deadline))
+        if not self._wait(waiter.done, time.monotonic() + self._connect_timeout):
+            raise RequestTimeoutError(
+                "initialize", REQUEST_TIMEOUT, "the server did not complete the handshake"
+            )
+        waiter.get()
+
+    def serve_forever(self) -> None:
+        """Drive the connection until it ends (the peer closed it, or `close`)."""
+        self._wait(self._driver.finished)
+
+    def close(self, reason: str = "closed locally") -> None:
+        """Close the connection: waiters fail, handlers are told, the stream is closed."""
+        if not self._driver.finished.is_set():
+            self._call(lambda: self._close_now(reason))
+            if self._driving_thread != threading.get_ident():
+                self._wait(self._driver.finished)
+        with self._threads_lock:
+            threads = [t for t in self._threads if t is not threading.current_thread()]
+        end = time.monotonic() + self._handler_grace
+        for thread in threads:
+            thread.join(max(0.0, end - time.monotonic()))
+            if thread.is_alive():
+                logger.warning("handler thread %s ignored cancellation", thread.name)
+
+    def _close_now(self, reason: str) -> None:
+        self._core.close(reason)
+        self._driver.finish()
+
+    # ---- sending
+
+    def wake(self) -> None:
+        """Flush what the driving thread queued on `session.connection` directly."""
+        self._driver.wake()
+
+    def apply(self, fn: Callable[[Connection], T]) -> T:
+        """Run `fn(connection)` on the driving thread (the only safe place), then flush.
+
+        The way for handler threads to use a core verb this class does not wrap.
+        """
+
+        def run() -> T:
+            self._core.check_open()
+            return fn(self._core.connection)
+
+        result = self._call(run)
+        self._driver.wake()
+        return result
+
+    def request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        timeout: float | None = None,
+        on_progress: Callable[[ProgressReceived], None] | None = None,
+        related_request_id: RequestId | None = None,
+    ) -> Any:
+        """Send a request and wait for its validated result model.
+
+        Raises `MCPError` for the peer's error, `RequestTimeoutError` once
+        `timeout` seconds pass (the peer is told to cancel), `ConnectionClosedError`
+        when the connection ends first. An interrupt (KeyboardInterrupt)
+        cancels the request before propagating.
+        """
+        waiter: _Outcome[Any] = _Outcome()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        rid = self._call(
+            lambda: self._core.start_request(
+                method,
+                params,
+                waiter,
+                deadline=deadline,
+                on_progress=on_progress,
+                related_request_id=related_request_id,
+            )
+        )
+        try:
+            self._wait(waiter.done)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self._call(lambda: self._core.cancel_request(rid, "interrupted"))
+            raise
+        if not waiter.done.is_set():  # the loop ended without settling it (defensive)
+            closed = self._core.closed
+            raise ConnectionClosedError() if closed is None else self._core.closed_error(closed)
+        return waiter.get()
+
+    def notify(
+        self, method: str, params: Any = None, *, related_request_id: RequestId | None = None
+    ) -> None:
+        self._call(lambda: self._core.notify(method, params, related_request_id=related_request_id))
+
+    def send_progress(
+        self,
+        request_id: RequestId,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+    ) -> bool:
+        """Progress on a request the peer sent us; False when it did not ask for any."""
+
+        def send() -> bool:
+            self._core.check_open()
+            return self._core.connection.send_progress(request_id, progress, total, message)
+
+        return self._call(send)
+
+    def send_log(
+        self,
+        level: str,
+        data: Any,
+        *,
+        logger: str | None = None,
+        related_request_id: RequestId | None = None,
+    ) -> bool:
+        """Server side: `notifications/message`, if the client's level lets it through."""
+        connection = self._core.connection
+        if not isinstance(connection, ServerConnection):
+            raise TypeError("only a server sends log messages")
+
+        def send() -> bool:
+            self._core.check_open()
+            return connection.send_log(
+                level, data, logger=logger, related_request_id=related_request_id
+            )
+
+        return self._call(send)
+
+    # ---- cancellation, seen from a handler thread
+
+    def is_cancelled(self, request_id: RequestId) -> bool:
+        """Whether the peer cancelled this inbound request (or the connection ended)."""
+        flag = self._flags.get(request_id)
+        return flag is not None and flag.is_set()
+
+    def wait_cancelled(self, request_id: RequestId, timeout: float | None = None) -> bool:
+        """Sleep up to `timeout`, waking early if the request is cancelled; returns is_cancelled."""
+        flag = self._flags.get(request_id)
+        if flag is None:
+            return False
+        return flag.wait(timeout)
+
+    # ---- the thread machinery
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        """Run `fn` on the driving thread (becoming it if nobody drives) and return its result."""
+        if self._driving_thread == threading.get_ident():
+            return fn()
+        job = _Job(fn)
+        with self._jobs_lock:
+            if self._driver.finished.is_set():
+                job.run()  # nothing drives any more; the lock keeps callers in line
+                return job.get()
+            self._jobs.append(job)
+        self._driver.wake()
+        self._wait(job.done)
+        return job.get()
+
+    def _run_jobs(self) -> None:
+        while True:
+            with self._jobs_lock:
+                if not self._jobs:
+                    return
+                job = self._jobs.popleft()
+                if self._driver.finished.is_set():
+                    job.run()
+                    continue
+            job.run()
+
+    def _wait(self, done: threading.Event, deadline: float | None = None) -> bool:
+        """Until `done` is set (True) or `deadline` passes (False); drives when nobody else does."""
+        me = threading.get_ident()
+        if self._driving_thread == me:
+            raise RuntimeError("a session callback must not wait on its own session")
+        while not done.is_set():
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return False
+            if self._driver.finished.is_set():
+                self._run_jobs()
+                return done.is_set()
+            if self._drive_lock.acquire(blocking=False):
+                try:
+                    self._driving_thread = me
+                    self._drive(done, deadline)
+                finally:
+                    self._driving_thread = None
+                    self._drive_lock.release()
+            else:
+                # Another thread drives and will set `done`; the timeout only covers
+                # the moment it stops driving and hands over.
+                done.wait(0.05 if remaining is None else min(0.05, remaining))
+        return True
+
+    def _drive(self, done: threading.Event, deadline: float | None) -> None:
+        driver = self._driver
+        while not driver.finished.is_set():
+            self._run_jobs()
+            driver.pump()
+            if driver.finished.is_set() or (done.is_set() and not driver.pending_output):
+                break
+            timeout = None
+            if deadline is not None:
+                timeout = deadline - time.monotonic()
+                if timeout <= 0:
+                    break
+            driver.poll(timeout)
+        if driver.finished.is_set():
+            self._run_jobs()
+
+    # ---- inbound
+
+    def _on_events(self, events: list[Any]) -> None:
+        if self._driver.error is not None and self._core.cause is None:
+            self._core.cause = self._driver.error
+        self._core.dispatch(events)
+        if self._core.closed is not None:
+            self._driver.finish()
+
+    def _notification(self, event: NotificationReceived) -> None:
+        assert self._on_notification is not None
+        self._on_notification(self, event)
+
+    def _spawn(self, event: RequestReceived) -> _Flag:
+        flag = _Flag()
+        thread = threading.Thread(
+            target=self._handle,
+            args=(event, flag.event),
+            name=f"mcp-handler-{event.request_id}",
+            daemon=True,
+        )
+        with self._threads_lock:
+            self._threads.add(thread)
+            self._flags[event.request_id] = flag.event
+        thread.start()
+        return flag
+
+    def _handle(self, event: RequestReceived, cancelled: threading.Event) -> None:
+        rid = event.request_id
+        try:
+            try:
+                if self._on_request is None:
+                    raise MCPError(METHOD_NOT_FOUND, f"Method not found: {event.method}")
+                result = self._on_request(self, event)
+            except Exception as exc:
+                error = exc
+                self._call(lambda: self._core.answer_exception(rid, error))
+            else:
+                self._call(lambda: self._core.answer(rid, result))
+        except TransportError:
+            pass  # the connection ended meanwhile; there is nobody to answer
+        finally:
+            with self._threads_lock:
+                self._threads.discard(threading.current_thread())
+                if self._flags.get(rid) is cancelled:
+                    del self._flags[rid]
+
+
+# =========================================================================== transports
+
+
+@contextlib.contextmanager
+def connect_stdio(
+    params: StdioServerParameters,
+    config: ClientConfig | None = None,
+    **session_options: Any,
+) -> Iterator[Session]:
+    """Start a stdio server, connect to it, and on exit stop it and its children."""
+    process = ServerProcess(params)
+    try:
+        stream = FdStream(*process.take_pipes())
+        session = Session(ClientConnection(config or ClientConfig()), stream, **session_options)
+        session.process = process
+        with session:
+            yield session
+    finally:
+        _stop_process(process)
+
+
+def _stop_process(process: ServerProcess) -> None:
+    try:
+        for step in process.shutdown():
+            if isinstance(step, Sleep):
+                time.sleep(step.seconds)
+            elif isinstance(step, WaitExit) and step.process.poll() is None:
+                if step.pidfd is not None:
+                    select.select([step.pidfd], [], [], step.timeout)
+                else:
+                    with contextlib.suppress(Exception):
+                        step.process.wait(step.timeout)
+                step.process.poll()
+    finally:
+        process.release()
+
+
+def serve_stdio(
+    on_request: RequestHandler | None,
+    config: ServerConfig,
+    **session_options: Any,
+) -> None:
+    """Serve one connection on this process's stdin/stdout until stdin ends.
+
+    While serving, `print()` and anything else written to fd 1 goes to stderr.
+    """
+    with claim_stdio() as (fd_in, fd_out):
+        stream = FdStream(fd_in, fd_out)
+        with Session(
+            ServerConnection(config), stream, on_request=on_request, **session_options
+        ) as s:
+            s.serve_forever()
+
+
+@contextlib.contextmanager
+def connect_tcp(
+    host: str,
+    port: int,
+    config: ClientConfig | None = None,
+    **session_options: Any,
+) -> Iterator[Session]:
+    """Connect to an MCP server speaking the stdio framing over TCP."""
+    stream = open_tcp_stream(host, port, session_options.get("connect_timeout", CONNECT_TIMEOUT))
+    with Session(ClientConnection(config or ClientConfig()), stream, **session_options) as session:
+        yield session
+
+
+class TcpServer:
+    """A listening socket; each connection is served by a `Session` on its own thread."""
+
+    def __init__(
+        self,
+        on_request: RequestHandler | None,
+        config: ServerConfig,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        **session_options: Any,
+    ) -> None:
+        self._on_request = on_request
+        self._config = config
+        self._options = session_options
+        self._listener = socket.create_server((host, port))
+        self._listener.setblocking(False)
+        self.host, self.port = self._listener.getsockname()[:2]
+        self._stop_r, self._stop_w = socket.socketpair()
+        self._lock = threading.Lock()
+        self._closing = False
+        self.sessions: set[Session] = set()
+        self._threads: set[threading.Thread] = set()
+        self._accept_thread: threading.Thread | None = None
+
+    def __enter__(self) -> TcpServer:
+        """Serve on a background thread until the block ends."""
+        self._accept_thread = threading.Thread(
+            target=self.serve_forever, name="mcp-tcp-accept", daemon=True
+        )
+        self._accept_thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def serve_forever(self) -> None:
+        """Accept connections until `close()`."""
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._listener, selectors.EVENT_READ)
+            selector.register(self._stop_r, selectors.EVENT_READ)
+            while not self._closing:
+                for key, _ in selector.select():
+                    if key.fileobj is self._stop_r:
+                        return
+                    try:
+                        sock, _ = self._listener.accept()
+                    except (BlockingIOError, InterruptedError):
+                        continue
+                    self._start(sock)
+
+    def _start(self, sock: socket.socket) -> None:
+        _tune(sock)
+        session = Session(
+            ServerConnection(self._config),
+            FdStream.from_socket(sock),
+            on_request=self._on_request,
+            **self._options,
+        )
+        thread = threading.Thread(
+            target=self._serve, args=(session,), name="mcp-tcp-connection", daemon=True
+        )
+        with self._lock:
+            if self._closing:
+                session.close()
+                return
+            self.sessions.add(session)
+            self._threads.add(thread)
+        thread.start()
+
+    def _serve(self, session: Session) -> None:
+        try:
+            session.serve_forever()
+        finally:
+            session.close()
+            with self._lock:
+                self.sessions.discard(session)
+                self._threads.discard(threading.current_thread())
+
+    def close(self) -> None:
+        """Stop accepting, close every connection and wait for their threads."""
+        with self._lock:
+            if self._closing:
+                return
+            self._closing = True
+            sessions = list(self.sessions)
+        with contextlib.suppress(OSError):
+            self._stop_w.send(b"x")
+        if self._accept_thread is not None:
+            self._accept_thread.join()
+        for session in sessions:
+            session.close("server shutting down")
+        with self._lock:
+            threads = list(self._threads)
+        for thread in threads:
+            thread.join(HANDLER_GRACE)
+        self._listener.close()
+        self._stop_r.close()
+        self._stop_w.close()
+
+
+def tcp_server(
+    on_request: RequestHandler | None,
+    config: ServerConfig,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    **session_options: Any,
+) -> TcpServer:
+    """A `TcpServer`; use it as a context manager to serve on a background thread."""
+    return TcpServer(on_request, config, host, port, **session_options)
+
+
+def serve_tcp(
+    on_request: RequestHandler | None,
+    config: ServerConfig,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    **session_options: Any,
+) -> None:
+    """Serve MCP over TCP on this thread, forever (until interrupted)."""
+    server = TcpServer(on_request, config, host, port, **session_options)
+    try:
+        server.serve_forever()
+    finally:
+        server.close()
+
+
+__all__ = [
+    "ConnectionClosedError",
+    "Driver",
+    "EventObserver",
+    "FdStream",
+    "NotificationHandler",
+    "RequestHandler",
+    "Session",
+    "StdioServerParameters",
+    "TcpServer",
+    "connect_stdio",
+    "connect_tcp",
+    "open_tcp_stream",
+    "serve_stdio",
+    "serve_tcp",
+    "tcp_server",
+]

@@ -1,0 +1,700 @@
+"""The trio backend: the driver loop on trio streams, nurseries and cancel scopes.
+
+The same public API as `mcp_adapters.asyncio` (only the streams differ), so
+code written against one runs on the other::
+
+    async with connect_tcp("127.0.0.1", 8000, ClientConfig(mode="auto")) as session:
+        tools = await session.request("tools/list")
+
+    async def on_request(session: Session, request: RequestReceived) -> Any:
+        return {}
+
+    async with tcp_server(on_request, ServerConfig(name="demo")) as server:
+        print(server.port)
+        await server.serve_forever()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import os
+import socket
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import trio
+
+from mcp_adapters._driver import (
+    CLOSE_TIMEOUT,
+    CONNECT_TIMEOUT,
+    PROBE_TIMEOUT,
+    READ_SIZE,
+    EventSink,
+    SansIOConnection,
+)
+from mcp_adapters._errors import (
+    ConnectionClosedError,
+    RequestTimeoutError,
+    TransportError,
+    to_transport_error,
+)
+from mcp_adapters._process import ServerProcess, Sleep, StdioServerParameters, WaitExit
+from mcp_adapters._session import Connection, RequestId, SessionCore
+from mcp_adapters._stdio import claim_stdio
+from mcp_core import (
+    METHOD_NOT_FOUND,
+    REQUEST_TIMEOUT,
+    ClientConfig,
+    ClientConnection,
+    Connected,
+    Event,
+    MCPError,
+    NotificationReceived,
+    ProgressReceived,
+    RequestReceived,
+    ServerConfig,
+    ServerConnection,
+    State,
+)
+
+logger = logging.getLogger("mcp_adapters")
+
+T = TypeVar("T")
+
+RequestHandler = Callable[["Session", RequestReceived], Awaitable[Any]]
+NotificationHandler = Callable[["Session", NotificationReceived], None]
+EventObserver = Callable[[Event], None]
+
+_TRIO_ERRORS: dict[type[BaseException], type[TransportError]] = {
+    trio.BrokenResourceError: ConnectionClosedError,
+    trio.ClosedResourceError: ConnectionClosedError,
+}
+
+
+# =========================================================================== streams
+
+
+def open_pipe_stream(read_fd: int, write_fd: int) -> trio.StapledStream[Any, Any]:
+    """A stream over two pipe (or socket, or terminal) descriptors; it owns and closes them."""
+    try:
+        receive = trio.lowlevel.FdStream(read_fd)
+    except BaseException:
+        os.close(read_fd)
+        os.close(write_fd)
+        raise
+    return trio.StapledStream(trio.lowlevel.FdStream(write_fd), receive)
+
+
+async def open_tcp_stream(host: str, port: int) -> trio.SocketStream:
+    """A TCP connection as a stream (trio sets TCP_NODELAY itself)."""
+    stream = await trio.open_tcp_stream(host, port)
+    stream.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    return stream
+
+
+# =========================================================================== driver
+
+
+class Driver:
+    """Runs one sans-IO connection over one trio stream (see `mcp_adapters._driver`)."""
+
+    def __init__(
+        self,
+        connection: SansIOConnection,
+        stream: trio.abc.Stream,
+        on_events: EventSink,
+        *,
+        close_timeout: float = CLOSE_TIMEOUT,
+        read_size: int = READ_SIZE,
+    ) -> None:
+        self._conn = connection
+        self._stream = stream
+        self._on_events = on_events
+        self._close_timeout = close_timeout
+        self._read_size = read_size
+        self.error: TransportError | None = None
+        self._input_done = False
+        self._finishing = False
+        self._broken = False
+        self._woken = False
+        self._wakeup = trio.Event()
+        self._writing = False
+        self._drained = trio.Event()
+        self._write_scope: trio.CancelScope | None = None
+        self._finish_by = math.inf
+
+    def now(self) -> float:
+        return trio.current_time()
+
+    def wake(self) -> None:
+        """Output was queued (or a deadline moved): let the writer look again."""
+        self._woken = True
+        self._wakeup.set()
+
+    def finish(self) -> None:
+        """Take no more input; write what is queued (within the close timeout), then close."""
+        self._input_done = True
+        if not self._finishing:
+            self._finishing = True
+            # A write may be stuck on a peer that does not read: bound the whole flush.
+            self._finish_by = trio.current_time() + self._close_timeout
+            if self._write_scope is not None:
+                self._write_scope.deadline = self._finish_by
+        self.wake()
+
+    async def drain(self) -> None:
+        """Back-pressure: wait while a write is in progress."""
+        while self._writing and not self._broken:
+            await self._drained.wait()
+
+    async def run(self) -> None:
+        """Read and write until `finish()` (or end of stream); always closes the stream."""
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._read_loop)
+                await self._write_loop()
+                nursery.cancel_scope.cancel()
+        finally:
+            with trio.CancelScope(shield=True):
+                await trio.aclose_forcefully(self._stream)
+
+    # ---- the two halves
+
+    async def _read_loop(self) -> None:
+        while not self._input_done:
+            try:
+                data = bytes(await self._stream.receive_some(self._read_size))
+            except Exception as exc:
+                error = to_transport_error(exc, _TRIO_ERRORS)
+                if error is None:
+                    raise
+                self.error = self.error or error
+                data = b""
+            if self._input_done:
+                break
+            self._feed(data)
+
+    def _feed(self, data: bytes) -> None:
+        if not data:
+            self._input_done = True
+        try:
+            self._on_events(self._conn.receive_data(data, now=time.time()))
+        except Exception:
+            logger.exception("driver: processing input failed; closing")
+            self.error = self.error or TransportError("internal error while processing input")
+            self.finish()
+        if not data:
+            self.finish()
+        self.wake()
+
+    async def _write_loop(self) -> None:
+        conn = self._conn
+        while True:
+            if not self._woken:
+                self._wakeup = trio.Event()
+                deadline = None if self._finishing else conn.next_deadline()
+                with trio.move_on_at(math.inf if deadline is None else deadline):
+                    await self._wakeup.wait()
+            self._woken = False
+            if not self._finishing:
+                deadline = conn.next_deadline()
+                now = trio.current_time()
+                if deadline is not None and deadline <= now:
+                    self._on_events(conn.tick(now))
+            data = conn.data_to_send()
+            if data and not self._broken:
+                await self._write(data)
+                self._woken = True  # look for more before sleeping
+            elif self._finishing:
+                return
+
+    async def _write(self, data: bytes) -> None:
+        self._writing = True
+        try:
+            with trio.CancelScope(deadline=self._finish_by) as scope:
+                self._write_scope = scope
+                await self._stream.send_all(data)
+            if scope.cancelled_caught:
+                self._broken = True
+        except Exception as exc:
+            error = to_transport_error(exc, _TRIO_ERRORS)
+            if error is None:
+                raise
+            self.error = self.error or error
+            self._broken = True
+            if not self._input_done:
+                self._feed(b"")
+        finally:
+            self._write_scope = None
+            self._writing = False
+            self._drained.set()
+            self._drained = trio.Event()
+
+
+# =========================================================================== session
+
+
+class _EventWaiter:
+    """A request's outcome, delivered through a trio event."""
+
+    __slots__ = ("_error", "_event", "_value")
+
+    def __init__(self) -> None:
+        self._event = trio.Event()
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    def set_result(self, value: Any) -> None:
+        if not self._event.is_set():
+            self._value = value
+            self._event.set()
+
+    def set_exception(self, exc: BaseException) -> None:
+        if not self._event.is_set():
+            self._error = exc
+            self._event.set()
+
+    async def wait(self) -> Any:
+        await self._event.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+class Session:
+    """One MCP connection, client or server, over one trio stream.
+
+    Use it as an async context manager (it holds a nursery for its tasks):
+    entering starts the driver and, for a client, runs the handshake
+    (`session.connected` holds the `Connected` event); leaving closes the
+    connection, settles everything in flight and closes the stream. Inbound
+    requests run as tasks calling `on_request(session, request)`: its return
+    value is the result, an `MCPError` it raises is the error, and its cancel
+    scope is cancelled when the peer cancels or the connection ends.
+    `on_notification` and `on_event` are plain callbacks; they must not block.
+    Not thread-safe: use it from its trio run only.
+    """
+
+    def __init__(
+        self,
+        connection: Connection,
+        stream: trio.abc.Stream,
+        *,
+        on_request: RequestHandler | None = None,
+        on_notification: NotificationHandler | None = None,
+        on_event: EventObserver | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        probe_timeout: float = PROBE_TIMEOUT,
+        close_timeout: float = CLOSE_TIMEOUT,
+        layer: SansIOConnection | None = None,
+    ) -> None:
+        # `layer`: a sans-IO object wrapping `connection` (the WebSocket layer, say)
+        # that the driver reads and writes instead of the connection itself.
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self._connect_timeout = connect_timeout
+        self._probe_timeout = probe_timeout
+        self._close_timeout = close_timeout
+        self._core = SessionCore(
+            connection,
+            spawn=self._spawn,
+            on_notification=self._notification if on_notification is not None else None,
+            on_event=on_event,
+        )
+        self._driver = Driver(
+            layer if layer is not None else connection,
+            stream,
+            self._on_events,
+            close_timeout=close_timeout,
+        )
+        self._stack = contextlib.AsyncExitStack()
+        self._nursery: trio.Nursery | None = None
+        self._done = trio.Event()
+        #: The server process, for a session made by `connect_stdio`.
+        self.process: ServerProcess | None = None
+
+    # ---- state
+
+    @property
+    def connection(self) -> Connection:
+        return self._core.connection
+
+    @property
+    def connected(self) -> Connected | None:
+        return self._core.connected
+
+    @property
+    def closed(self) -> bool:
+        return self._core.closed is not None
+
+    @property
+    def transport_error(self) -> TransportError | None:
+        return self._driver.error
+
+    # ---- lifetime
+
+    async def __aenter__(self) -> Session:
+        self._nursery = await self._stack.enter_async_context(trio.open_nursery())
+        self._nursery.start_soon(self._run)
+        try:
+            connection = self._core.connection
+            if isinstance(connection, ClientConnection) and connection.state == State.IDLE:
+                await self._handshake()
+        except BaseException:
+            await self._shutdown()
+            raise
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self._shutdown()
+
+    async def _shutdown(self) -> None:
+        try:
+            await self.aclose()
+        finally:
+            # Every task of ours has ended, so the nursery closes without the body's
+            # exception: the caller sees it as raised, not wrapped in a group.
+            await self._stack.aclose()
+
+    async def _handshake(self) -> None:
+        waiter = _EventWaiter()
+        self._core.connect(waiter, deadline=self._driver.now() + self._probe_timeout)
+        self._driver.wake()
+        with trio.move_on_after(self._connect_timeout):
+            await waiter.wait()
+            return
+        raise RequestTimeoutError(
+            "initialize", REQUEST_TIMEOUT, "the server did not complete the handshake"
+        )
+
+    async def _run(self) -> None:
+        try:
+            await self._driver.run()
+        finally:
+            self._core.close("transport closed")  # settles anything still waiting
+            self._done.set()
+
+    async def aclose(self, reason: str = "closed locally") -> None:
+        """Close the connection: waiters fail, handlers are cancelled, the stream is closed."""
+        self._core.close(reason)
+        self._driver.finish()
+        if self._nursery is not None:
+            with trio.CancelScope(shield=True):
+                await self._done.wait()
+
+    async def wait_closed(self) -> None:
+        """Wait until the connection ends (the peer closed it, or `aclose`)."""
+        await self._done.wait()
+
+    # ---- sending
+
+    def wake(self) -> None:
+        """Flush what was queued on `session.connection` directly (e.g. an InputRequiredResult)."""
+        self._driver.wake()
+
+    def spawn(self, awaitable: Awaitable[Any]) -> None:
+        """Run a callback coroutine alongside the session; it ends with the session."""
+
+        async def run() -> None:
+            try:
+                await awaitable
+            except Exception:
+                logger.exception("callback failed")
+
+        if self._nursery is None:
+            raise RuntimeError("the session is not running")
+        self._nursery.start_soon(run)
+
+    def apply(self, fn: Callable[[Connection], T]) -> T:
+        """Run `fn(connection)` for a core verb this class does not wrap, then flush."""
+        self._core.check_open()
+        try:
+            return fn(self._core.connection)
+        finally:
+            self._driver.wake()
+
+    async def request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        timeout: float | None = None,
+        on_progress: Callable[[ProgressReceived], None] | None = None,
+        related_request_id: RequestId | None = None,
+    ) -> Any:
+        """Send a request and return its validated result model.
+
+        Raises `MCPError` for the peer's error, `RequestTimeoutError` once
+        `timeout` seconds pass (the peer is told to cancel), `ConnectionClosedError`
+        when the connection ends first. Cancelling the caller cancels the request.
+        """
+        await self._driver.drain()
+        waiter = _EventWaiter()
+        deadline = None if timeout is None else self._driver.now() + timeout
+        rid = self._core.start_request(
+            method,
+            params,
+            waiter,
+            deadline=deadline,
+            on_progress=on_progress,
+            related_request_id=related_request_id,
+        )
+        self._driver.wake()
+        try:
+            return await waiter.wait()
+        except trio.Cancelled:
+            self._core.cancel_request(rid, "cancelled by the caller")
+            self._driver.wake()
+            raise
+
+    async def notify(
+        self, method: str, params: Any = None, *, related_request_id: RequestId | None = None
+    ) -> None:
+        await self._driver.drain()
+        self._core.notify(method, params, related_request_id=related_request_id)
+        self._driver.wake()
+
+    async def send_progress(
+        self,
+        request_id: RequestId,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+    ) -> bool:
+        """Progress on a request the peer sent us; False when it did not ask for any."""
+        await self._driver.drain()
+        self._core.check_open()
+        sent = self._core.connection.send_progress(request_id, progress, total, message)
+        self._driver.wake()
+        return sent
+
+    async def send_log(
+        self,
+        level: str,
+        data: Any,
+        *,
+        logger: str | None = None,
+        related_request_id: RequestId | None = None,
+    ) -> bool:
+        """Server side: `notifications/message`, if the client's level lets it through."""
+        connection = self._core.connection
+        if not isinstance(connection, ServerConnection):
+            raise TypeError("only a server sends log messages")
+        await self._driver.drain()
+        self._core.check_open()
+        sent = connection.send_log(
+            level, data, logger=logger, related_request_id=related_request_id
+        )
+        self._driver.wake()
+        return sent
+
+    # ---- inbound
+
+    def _on_events(self, events: list[Any]) -> None:
+        if self._driver.error is not None and self._core.cause is None:
+            self._core.cause = self._driver.error
+        self._core.dispatch(events)
+        if self._core.closed is not None:
+            self._driver.finish()
+
+    def _notification(self, event: NotificationReceived) -> None:
+        assert self._on_notification is not None
+        self._on_notification(self, event)
+
+    def _spawn(self, event: RequestReceived) -> trio.CancelScope:
+        scope = trio.CancelScope()
+        assert self._nursery is not None
+        self._nursery.start_soon(self._handle, event, scope)
+        return scope
+
+    async def _handle(self, event: RequestReceived, scope: trio.CancelScope) -> None:
+        rid = event.request_id
+        with scope:
+            try:
+                if self._on_request is None:
+                    raise MCPError(METHOD_NOT_FOUND, f"Method not found: {event.method}")
+                result = await self._on_request(self, event)
+                await self._driver.drain()
+            except Exception as exc:
+                self._core.answer_exception(rid, exc)
+            else:
+                self._core.answer(rid, result)
+            self._driver.wake()
+            return
+        self._core.forget(rid)  # cancelled: the peer gave up, or the connection ended
+
+
+# =========================================================================== transports
+
+
+@contextlib.asynccontextmanager
+async def connect_stdio(
+    params: StdioServerParameters,
+    config: ClientConfig | None = None,
+    **session_options: Any,
+) -> AsyncIterator[Session]:
+    """Start a stdio server, connect to it, and on exit stop it and its children."""
+    process = ServerProcess(params)
+    try:
+        stream = open_pipe_stream(*process.take_pipes())
+        session = Session(ClientConnection(config or ClientConfig()), stream, **session_options)
+        session.process = process
+        async with session:
+            yield session
+    finally:
+        with trio.CancelScope(shield=True):
+            await _stop_process(process)
+
+
+async def _stop_process(process: ServerProcess) -> None:
+    try:
+        for step in process.shutdown():
+            if isinstance(step, Sleep):
+                await trio.sleep(step.seconds)
+            elif isinstance(step, WaitExit):
+                await _wait_exit(step)
+    finally:
+        process.release()
+
+
+async def _wait_exit(step: WaitExit) -> None:
+    if step.process.poll() is not None:
+        return
+    with trio.move_on_after(step.timeout):
+        if step.pidfd is None:
+            while step.process.poll() is None:
+                await trio.sleep(0.01)
+        else:
+            await trio.lowlevel.wait_readable(step.pidfd)
+    step.process.poll()
+
+
+async def serve_stdio(
+    on_request: RequestHandler | None,
+    config: ServerConfig,
+    **session_options: Any,
+) -> None:
+    """Serve one connection on this process's stdin/stdout until stdin ends.
+
+    While serving, `print()` and anything else written to fd 1 goes to stderr.
+    """
+    with claim_stdio() as (fd_in, fd_out):
+        stream = open_pipe_stream(fd_in, fd_out)
+        session = Session(
+            ServerConnection(config), stream, on_request=on_request, **session_options
+        )
+        async with session:
+            await session.wait_closed()
+
+
+@contextlib.asynccontextmanager
+async def connect_tcp(
+    host: str,
+    port: int,
+    config: ClientConfig | None = None,
+    **session_options: Any,
+) -> AsyncIterator[Session]:
+    """Connect to an MCP server speaking the stdio framing over TCP."""
+    try:
+        stream = await open_tcp_stream(host, port)
+    except OSError as exc:
+        error = to_transport_error(exc)
+        assert error is not None
+        raise error from exc
+    async with Session(ClientConnection(config or ClientConfig()), stream, **session_options) as s:
+        yield s
+
+
+class TcpServer:
+    """A listening TCP server; one `Session` per accepted connection."""
+
+    def __init__(
+        self,
+        on_request: RequestHandler | None,
+        config: ServerConfig,
+        listeners: list[trio.SocketListener],
+        session_options: Any,
+    ) -> None:
+        self._on_request = on_request
+        self._config = config
+        self._options: dict[str, Any] = dict(session_options)
+        self._listeners = listeners
+        self.sessions: set[Session] = set()
+        self.host, self.port = listeners[0].socket.getsockname()[:2]
+        self._closed = trio.Event()
+
+    async def _serve(self, stream: trio.SocketStream) -> None:
+        stream.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        session = Session(
+            ServerConnection(self._config), stream, on_request=self._on_request, **self._options
+        )
+        async with session:
+            self.sessions.add(session)
+            try:
+                await session.wait_closed()
+            finally:
+                self.sessions.discard(session)
+
+    async def serve_forever(self) -> None:
+        await self._closed.wait()
+
+    async def aclose(self) -> None:
+        """Close every connection (the listeners close with the server's nursery)."""
+        with trio.CancelScope(shield=True):
+            for session in list(self.sessions):
+                await session.aclose("server shutting down")
+        self._closed.set()
+
+
+@contextlib.asynccontextmanager
+async def tcp_server(
+    on_request: RequestHandler | None,
+    config: ServerConfig,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    **session_options: Any,
+) -> AsyncIterator[TcpServer]:
+    """Listen for MCP connections (stdio framing over TCP); `server.port` is the bound port."""
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    server = TcpServer(on_request, config, listeners, session_options)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(trio.serve_listeners, server._serve, listeners)
+        try:
+            yield server
+        finally:
+            await server.aclose()
+            nursery.cancel_scope.cancel()
+
+
+async def serve_tcp(
+    on_request: RequestHandler | None,
+    config: ServerConfig,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    **session_options: Any,
+) -> None:
+    """Serve MCP over TCP until cancelled."""
+    async with tcp_server(on_request, config, host, port, **session_options) as server:
+        await server.serve_forever()
+
+
+__all__ = [
+    "ConnectionClosedError",
+    "Driver",
+    "EventObserver",
+    "NotificationHandler",
+    "RequestHandler",
+    "Session",
+    "StdioServerParameters",
+    "TcpServer",
+    "connect_stdio",
+    "connect_tcp",
+    "open_pipe_stream",
+    "open_tcp_stream",
+    "serve_stdio",
+    "serve_tcp",
+    "tcp_server",
+]

@@ -1,0 +1,425 @@
+"""Our client adapter against our server adapter, on asyncio and on trio.
+
+Transports: stdio (a real subprocess running tests/adapters/servers/echo_server.py)
+and plain TCP on loopback (the same handlers served in-process). Eras: legacy
+(`initialize`) and 2026-07-28 (`server/discover` in "auto" mode, or pinned).
+The tests drive the native backends from anyio, which runs on both loops.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import socket
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from types import ModuleType
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_adapters import (
+    ConnectionClosedError,
+    RequestTimeoutError,
+    StdioServerParameters,
+    TransportError,
+)
+from mcp_core import INVALID_PARAMS, ClientConfig, Era, MCPError, NotificationReceived
+from mcp_core.types import ListRootsResult, Root
+from tests.adapters.conftest import echo_server, is_alive, wait_until_dead
+from tests.adapters.servers import echo_server as server_module
+
+BACKENDS = ["asyncio", "trio"]
+MODES = ["legacy", "auto"]
+
+Scenario = Callable[..., Awaitable[None]]
+
+
+def run(backend: str, scenario: Scenario, *args: Any) -> None:
+    """Run `scenario(backend_module, *args)` on that loop; on asyncio, check no task is left."""
+    module = importlib.import_module(f"mcp_adapters.{backend}")
+
+    async def main() -> None:
+        await scenario(module, *args)
+        if backend == "asyncio":
+            import asyncio
+
+            current = asyncio.current_task()
+            leftover = [t for t in asyncio.all_tasks() if t is not current]
+            assert not leftover, f"tasks left running: {leftover}"
+
+    anyio.run(main, backend=backend)
+
+
+def client_config(mode: str) -> ClientConfig:
+    return ClientConfig(mode=mode, log_level="debug", capabilities={"roots": {}})
+
+
+def text_of(result: Any) -> str:
+    value: str = result.content[0].text
+    return value
+
+
+async def call(session: Any, name: str, **arguments: Any) -> str:
+    return text_of(await session.request("tools/call", {"name": name, "arguments": arguments}))
+
+
+async def answer_roots(session: Any, request: Any) -> ListRootsResult:
+    assert request.method == "roots/list"
+    return ListRootsResult(roots=[Root(uri="file:///workspace")])
+
+
+async def wait_for_cancelled_tag(session: Any, tag: str) -> None:
+    """Ask the server until its `slow` handler reports it saw the cancellation."""
+    with anyio.fail_after(5):
+        while tag not in json.loads(await call(session, "cancelled")):
+            await anyio.sleep(0.02)
+
+
+async def exercise(session: Any, mode: str, notes: list[NotificationReceived]) -> None:
+    """Everything a session should do, the same for every backend and transport."""
+    connected = session.connected
+    assert connected.era is (Era.LEGACY if mode == "legacy" else Era.MODERN)
+    assert connected.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
+
+    tools = await session.request("tools/list")
+    assert "echo" in [tool.name for tool in tools.tools]
+    assert await call(session, "echo", text="hello") == "hello"
+
+    with pytest.raises(MCPError) as failed:
+        await call(session, "fail")
+    assert (failed.value.code, failed.value.data) == (INVALID_PARAMS, {"tool": "fail"})
+
+    progress: list[Any] = []
+    result = await session.request(
+        "tools/call", {"name": "progress", "arguments": {"steps": 3}}, on_progress=progress.append
+    )
+    assert text_of(result) == "progress done"
+    assert [(p.progress, p.total, p.message) for p in progress] == [
+        (1, 3, "step 1"),
+        (2, 3, "step 2"),
+        (3, 3, "step 3"),
+    ]
+
+    assert json.loads(await call(session, "log", text="a log line")) == {"sent": True}
+    logs = [n for n in notes if n.method == "notifications/message"]
+    assert [n.params.data for n in logs] == ["a log line"]
+
+    # The caller cancels: the server's handler is cancelled too.
+    tag = f"cancel-{mode}-{time.monotonic_ns()}"
+    started = anyio.Event()
+    outcome: list[str] = []
+
+    async def slow_call() -> None:
+        try:
+            await session.request(
+                "tools/call",
+                {"name": "slow", "arguments": {"tag": tag}},
+                on_progress=lambda _: started.set(),
+            )
+        except anyio.get_cancelled_exc_class():
+            outcome.append("cancelled")
+            raise
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(slow_call)
+        with anyio.fail_after(5):
+            await started.wait()
+        group.cancel_scope.cancel()
+    assert outcome == ["cancelled"]
+    await wait_for_cancelled_tag(session, tag)
+
+    # A deadline: the request fails locally and the server is told to stop.
+    tag = f"timeout-{mode}-{time.monotonic_ns()}"
+    begun = time.monotonic()
+    with pytest.raises(RequestTimeoutError):
+        await session.request(
+            "tools/call", {"name": "slow", "arguments": {"tag": tag}}, timeout=0.4
+        )
+    assert 0.35 < time.monotonic() - begun < 3
+    await wait_for_cancelled_tag(session, tag)
+
+    if mode == "legacy":  # a server-to-client request, answered by our on_request
+        assert json.loads(await call(session, "roots")) == ["file:///workspace"]
+
+
+# ============================================================================ stdio
+
+
+@pytest.mark.parametrize(
+    ("backend", "server_backend", "mode"),
+    [
+        ("asyncio", "asyncio", "legacy"),
+        ("asyncio", "asyncio", "auto"),
+        ("trio", "trio", "legacy"),
+        ("trio", "trio", "auto"),
+        ("asyncio", "sockets", "legacy"),
+        ("trio", "asyncio", "auto"),
+    ],
+)
+def test_stdio_round_trip(backend: str, server_backend: str, mode: str) -> None:
+    with tempfile.TemporaryFile() as stderr:
+
+        async def scenario(module: ModuleType) -> None:
+            notes: list[NotificationReceived] = []
+            async with module.connect_stdio(
+                echo_server(server_backend, stderr=stderr.fileno()),
+                client_config(mode),
+                on_request=answer_roots,
+                on_notification=lambda _, note: notes.append(note),
+            ) as session:
+                await exercise(session, mode, notes)
+                # Stray writes to stdout in the server must not corrupt the stream.
+                assert await call(session, "stray") == "wrote to stdout"
+                assert await call(session, "echo", text="still fine") == "still fine"
+                grandchild = json.loads(await call(session, "grandchild"))["pid"]
+                assert is_alive(grandchild)
+            # The server exited on end of input; what it started is ended with it.
+            assert session.process.returncode == 0
+            assert wait_until_dead([grandchild], 2) == []
+
+        run(backend, scenario)
+        stderr.seek(0)
+        logged = stderr.read().decode()
+    for line in (
+        "stray print() from a tool",
+        "stray sys.stdout.write",
+        "stray os.write to fd 1",
+        "stray output of a child process",
+    ):
+        assert line in logged
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_stdio_server_killed_mid_call_fails_every_pending_request(backend: str) -> None:
+    async def scenario(module: ModuleType) -> None:
+        async with module.connect_stdio(echo_server(backend), client_config("legacy")) as session:
+            both_started = anyio.Event()
+            started: list[str] = []
+            failures: list[tuple[str, BaseException, float]] = []
+
+            def on_progress(tag: str) -> Callable[[Any], None]:
+                def seen(_: Any) -> None:
+                    started.append(tag)
+                    if len(started) == 2:
+                        both_started.set()
+
+                return seen
+
+            async def slow(tag: str) -> None:
+                try:
+                    await session.request(
+                        "tools/call",
+                        {"name": "slow", "arguments": {"tag": tag}},
+                        on_progress=on_progress(tag),
+                    )
+                except Exception as exc:
+                    failures.append((tag, exc, time.monotonic()))
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(slow, "a")
+                group.start_soon(slow, "b")
+                with anyio.fail_after(5):
+                    await both_started.wait()
+                os.kill(session.process.pid, signal.SIGKILL)
+                killed_at = time.monotonic()
+            assert sorted(tag for tag, _, _ in failures) == ["a", "b"]
+            for _, exc, when in failures:
+                assert isinstance(exc, ConnectionClosedError), exc
+                assert when - killed_at < 1.0
+            assert session.closed
+            with pytest.raises(ConnectionClosedError):
+                await session.request("tools/list")
+        assert session.process.returncode == -signal.SIGKILL
+
+    run(backend, scenario)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_stdio_client_kills_a_hung_server_and_its_children(backend: str) -> None:
+    params = echo_server(
+        backend, "--ignore-eof", "--ignore-term", close_timeout=0.3, terminate_timeout=0.3
+    )
+
+    async def scenario(module: ModuleType) -> None:
+        async with module.connect_stdio(params, client_config("legacy")) as session:
+            server = json.loads(await call(session, "pid"))
+            grandchild = json.loads(await call(session, "grandchild"))["pid"]
+            assert server["pid"] == server["pgid"] == session.process.pid
+            closing = time.monotonic()
+        elapsed = time.monotonic() - closing
+        # Waited for EOF to work, then for SIGTERM, then killed the whole group.
+        assert 0.55 < elapsed < 5
+        assert session.process.returncode == -signal.SIGKILL
+        assert wait_until_dead([server["pid"], grandchild], 2) == []
+
+    run(backend, scenario)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_stdio_spawn_failure_is_a_transport_error(backend: str) -> None:
+    async def scenario(module: ModuleType) -> None:
+        params = StdioServerParameters("/nonexistent/mcp-server")
+        with pytest.raises(TransportError, match="cannot start server"):
+            async with module.connect_stdio(params):
+                pass
+
+    run(backend, scenario)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_stdio_server_that_dies_at_once_fails_the_handshake(backend: str) -> None:
+    async def scenario(module: ModuleType) -> None:
+        params = StdioServerParameters("sh", ["-c", "exit 3"])
+        with pytest.raises(ConnectionClosedError):
+            async with module.connect_stdio(params, client_config("legacy")):
+                pass
+
+    run(backend, scenario)
+
+
+# ============================================================================== TCP
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", [*MODES, "2026-07-28"])
+def test_tcp_round_trip(backend: str, mode: str) -> None:
+    async def scenario(module: ModuleType) -> None:
+        async with module.tcp_server(server_module.async_handler, server_module.CONFIG) as server:
+            notes: list[NotificationReceived] = []
+            async with module.connect_tcp(
+                "127.0.0.1",
+                server.port,
+                client_config(mode),
+                on_request=answer_roots,
+                on_notification=lambda _, note: notes.append(note),
+            ) as session:
+                if mode == "2026-07-28":  # pinned: no discovery, nothing known about the server
+                    assert session.connected.server_capabilities is None
+                    mode_seen = "auto"
+                else:
+                    mode_seen = mode
+                await exercise(session, mode_seen, notes)
+                assert len(server.sessions) == 1
+
+    run(backend, scenario)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tcp_server_closing_fails_the_clients_pending_requests(backend: str) -> None:
+    async def scenario(module: ModuleType) -> None:
+        async with (
+            module.tcp_server(server_module.async_handler, server_module.CONFIG) as server,
+            module.connect_tcp("127.0.0.1", server.port, client_config("auto")) as session,
+        ):
+            started = anyio.Event()
+            failures: list[BaseException] = []
+
+            async def slow() -> None:
+                try:
+                    await session.request(
+                        "tools/call",
+                        {"name": "slow", "arguments": {"tag": "server-closing"}},
+                        on_progress=lambda _: started.set(),
+                    )
+                except Exception as exc:
+                    failures.append(exc)
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(slow)
+                with anyio.fail_after(5):
+                    await started.wait()
+                closing = time.monotonic()
+                await server.aclose()
+            assert len(failures) == 1 and isinstance(failures[0], ConnectionClosedError)
+            assert time.monotonic() - closing < 2
+
+    run(backend, scenario)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tcp_client_leaving_mid_call_cancels_the_server_handler(backend: str) -> None:
+    tag = f"client-left-{backend}-{time.monotonic_ns()}"
+
+    async def scenario(module: ModuleType) -> None:
+        async with module.tcp_server(server_module.async_handler, server_module.CONFIG) as server:
+            failures: list[BaseException] = []
+            async with module.connect_tcp(
+                "127.0.0.1", server.port, client_config("legacy")
+            ) as session:
+                started = anyio.Event()
+
+                async def slow() -> None:
+                    try:
+                        await session.request(
+                            "tools/call",
+                            {"name": "slow", "arguments": {"tag": tag}},
+                            on_progress=lambda _: started.set(),
+                        )
+                    except Exception as exc:
+                        failures.append(exc)
+
+                async with anyio.create_task_group() as group:
+                    group.start_soon(slow)
+                    with anyio.fail_after(5):
+                        await started.wait()
+                    await session.aclose()
+            assert len(failures) == 1 and isinstance(failures[0], ConnectionClosedError)
+            with anyio.fail_after(5):
+                while tag not in server_module.CANCELLED:
+                    await anyio.sleep(0.01)
+
+    run(backend, scenario)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tcp_connection_refused_is_a_transport_error(backend: str) -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+
+    async def scenario(module: ModuleType) -> None:
+        with pytest.raises(TransportError):
+            async with module.connect_tcp("127.0.0.1", port):
+                pass
+
+    run(backend, scenario)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_current_backend_picks_the_running_loop(backend: str) -> None:
+    async def scenario(module: ModuleType) -> None:
+        import mcp_adapters
+
+        assert mcp_adapters.current_backend() is module
+
+    run(backend, scenario)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_handlers_may_answer_on_the_connection_directly(backend: str) -> None:
+    """`apply` (and `connection` + `wake`) for core verbs the session does not wrap."""
+
+    async def on_request(session: Any, request: Any) -> None:
+        rid = request.request_id
+        if request.params.name == "via-apply":
+            session.apply(lambda conn: conn.send_result(rid, server_module.text("applied")))
+        else:
+            session.connection.send_result(rid, server_module.text("woken"))
+            session.wake()
+        await anyio.sleep(1.0)  # the answer must not wait for the handler to end
+
+    async def scenario(module: ModuleType) -> None:
+        async with (
+            module.tcp_server(on_request, server_module.CONFIG) as server,
+            module.connect_tcp("127.0.0.1", server.port, client_config("auto")) as session,
+        ):
+            for name, expected in (("via-apply", "applied"), ("via-wake", "woken")):
+                with anyio.fail_after(0.8):
+                    assert await call(session, name) == expected
+
+    run(backend, scenario)

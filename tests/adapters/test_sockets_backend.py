@@ -1,0 +1,323 @@
+"""The blocking backend (`selectors`, threads for handlers): stdio and TCP, both eras.
+
+Also the cross-backend runs (async clients against the blocking TCP server) and
+the watchdog: a client process killed outright still takes its server with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from mcp_adapters import ConnectionClosedError, RequestTimeoutError, sockets
+from mcp_core import INVALID_PARAMS, ClientConfig, Era, MCPError, NotificationReceived
+from mcp_core.types import ListRootsResult, Root
+from tests.adapters.conftest import SERVERS, echo_server, is_alive, wait_until_dead
+from tests.adapters.servers import echo_server as server_module
+from tests.adapters.test_async_backends import (
+    answer_roots,
+    client_config,
+    exercise,
+    run,
+)
+
+
+def call(session: sockets.Session, name: str, **arguments: Any) -> str:
+    result = session.request("tools/call", {"name": name, "arguments": arguments})
+    text: str = result.content[0].text
+    return text
+
+
+def on_roots(session: sockets.Session, request: Any) -> ListRootsResult:
+    assert request.method == "roots/list"
+    return ListRootsResult(roots=[Root(uri="file:///workspace")])
+
+
+def wait_for_cancelled_tag(session: sockets.Session, tag: str) -> None:
+    end = time.monotonic() + 5
+    while tag not in json.loads(call(session, "cancelled")):
+        assert time.monotonic() < end, f"the server never saw {tag} cancelled"
+        time.sleep(0.02)
+
+
+def exercise_blocking(
+    session: sockets.Session, mode: str, notes: list[NotificationReceived]
+) -> None:
+    connected = session.connected
+    assert connected is not None
+    assert connected.era is (Era.LEGACY if mode == "legacy" else Era.MODERN)
+
+    tools = session.request("tools/list")
+    assert "echo" in [tool.name for tool in tools.tools]
+    assert call(session, "echo", text="hello") == "hello"
+
+    with pytest.raises(MCPError) as failed:
+        call(session, "fail")
+    assert failed.value.code == INVALID_PARAMS
+
+    progress: list[Any] = []
+    result = session.request(
+        "tools/call", {"name": "progress", "arguments": {"steps": 3}}, on_progress=progress.append
+    )
+    assert result.content[0].text == "progress done"
+    assert [p.progress for p in progress] == [1, 2, 3]
+
+    assert json.loads(call(session, "log", text="a log line")) == {"sent": True}
+    assert [n.params.data for n in notes if n.method == "notifications/message"] == ["a log line"]
+
+    tag = f"timeout-{mode}-{time.monotonic_ns()}"
+    begun = time.monotonic()
+    with pytest.raises(RequestTimeoutError):
+        session.request("tools/call", {"name": "slow", "arguments": {"tag": tag}}, timeout=0.4)
+    assert 0.35 < time.monotonic() - begun < 3
+    wait_for_cancelled_tag(session, tag)
+
+    # Requests from several threads at once share the one connection.
+    results: list[str] = []
+
+    def echo(i: int) -> None:
+        results.append(call(session, "echo", text=str(i)))
+
+    threads = [threading.Thread(target=echo, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert sorted(results, key=int) == [str(i) for i in range(8)]
+
+    if mode == "legacy":
+        assert json.loads(call(session, "roots")) == ["file:///workspace"]
+
+
+# ============================================================================ stdio
+
+
+@pytest.mark.parametrize(
+    ("server_backend", "mode"), [("sockets", "legacy"), ("sockets", "auto"), ("trio", "auto")]
+)
+def test_stdio_round_trip(server_backend: str, mode: str) -> None:
+    notes: list[NotificationReceived] = []
+    with (
+        tempfile.TemporaryFile() as stderr,
+        sockets.connect_stdio(
+            echo_server(server_backend, stderr=stderr.fileno()),
+            client_config(mode),
+            on_request=on_roots,
+            on_notification=lambda _, note: notes.append(note),
+        ) as session,
+    ):
+        exercise_blocking(session, mode, notes)
+        assert call(session, "stray") == "wrote to stdout"
+        assert call(session, "echo", text="still fine") == "still fine"
+        grandchild = json.loads(call(session, "grandchild"))["pid"]
+    assert session.process is not None and session.process.returncode == 0
+    assert wait_until_dead([grandchild], 2) == []
+
+
+def test_stdio_server_killed_mid_call_fails_every_pending_request() -> None:
+    with sockets.connect_stdio(echo_server("sockets"), client_config("legacy")) as session:
+        assert session.process is not None
+        started = threading.Semaphore(0)
+        failures: list[tuple[BaseException, float]] = []
+
+        def slow(tag: str) -> None:
+            try:
+                session.request(
+                    "tools/call",
+                    {"name": "slow", "arguments": {"tag": tag}},
+                    on_progress=lambda _: started.release(),
+                )
+            except Exception as exc:
+                failures.append((exc, time.monotonic()))
+
+        threads = [threading.Thread(target=slow, args=(tag,)) for tag in "ab"]
+        for thread in threads:
+            thread.start()
+        for _ in threads:
+            assert started.acquire(timeout=5)
+        os.kill(session.process.pid, signal.SIGKILL)
+        killed_at = time.monotonic()
+        for thread in threads:
+            thread.join(5)
+        assert len(failures) == 2
+        for exc, when in failures:
+            assert isinstance(exc, ConnectionClosedError), exc
+            assert when - killed_at < 1.0
+        with pytest.raises(ConnectionClosedError):
+            session.request("tools/list")
+    assert session.process.returncode == -signal.SIGKILL
+
+
+def test_stdio_client_kills_a_hung_server_and_its_children() -> None:
+    params = echo_server(
+        "sockets", "--ignore-eof", "--ignore-term", close_timeout=0.3, terminate_timeout=0.3
+    )
+    with sockets.connect_stdio(params, client_config("auto")) as session:
+        server = json.loads(call(session, "pid"))["pid"]
+        grandchild = json.loads(call(session, "grandchild"))["pid"]
+        closing = time.monotonic()
+    assert 0.55 < time.monotonic() - closing < 5
+    assert session.process is not None and session.process.returncode == -signal.SIGKILL
+    assert wait_until_dead([server, grandchild], 2) == []
+
+
+def test_interrupting_a_request_cancels_it_on_the_server() -> None:
+    """Ctrl-C inside `request()` tells the server before the interrupt propagates."""
+    tag = f"interrupted-{time.monotonic_ns()}"
+    with sockets.connect_stdio(echo_server("sockets"), client_config("legacy")) as session:
+
+        def interrupt_soon(_: Any) -> None:
+            threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+
+        with pytest.raises(KeyboardInterrupt):
+            session.request(
+                "tools/call",
+                {"name": "slow", "arguments": {"tag": tag}},
+                on_progress=interrupt_soon,
+            )
+        wait_for_cancelled_tag(session, tag)
+
+
+def test_client_killed_outright_takes_its_server_group_along() -> None:
+    """The watchdog: SIGKILL the client, and its hung server and grandchild still die."""
+    client = subprocess.Popen(
+        [sys.executable, str(SERVERS / "client_proc.py")],
+        stdout=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        assert client.stdout is not None
+        report = json.loads(client.stdout.readline())
+        pids = [report["server"], report["grandchild"], report["watchdog"]]
+        assert all(is_alive(pid) for pid in pids)
+        client.kill()
+        client.wait()
+        # The server ignores end of input and SIGTERM: only the watchdog's SIGKILL ends it.
+        assert wait_until_dead(pids, 5) == []
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
+        if client.stdout is not None:
+            client.stdout.close()
+
+
+# ============================================================================== TCP
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_tcp_round_trip(mode: str) -> None:
+    notes: list[NotificationReceived] = []
+    with (
+        sockets.tcp_server(server_module.sync_handler, server_module.CONFIG) as server,
+        sockets.connect_tcp(
+            "127.0.0.1",
+            server.port,
+            client_config(mode),
+            on_request=on_roots,
+            on_notification=lambda _, note: notes.append(note),
+        ) as session,
+    ):
+        exercise_blocking(session, mode, notes)
+        assert len(server.sessions) == 1
+
+
+@pytest.mark.parametrize("client_backend", ["asyncio", "trio"])
+def test_async_clients_against_the_blocking_tcp_server(client_backend: str) -> None:
+    """Cross-backend: the same exercise, an async client, a thread-served blocking server."""
+    with sockets.tcp_server(server_module.sync_handler, server_module.CONFIG) as server:
+
+        async def scenario(module: Any) -> None:
+            for mode in ("legacy", "auto"):
+                notes: list[NotificationReceived] = []
+                async with module.connect_tcp(
+                    "127.0.0.1",
+                    server.port,
+                    client_config(mode),
+                    on_request=answer_roots,
+                    on_notification=lambda _, note, notes=notes: notes.append(note),
+                ) as session:
+                    await exercise(session, mode, notes)
+
+        run(client_backend, scenario)
+
+
+def test_tcp_client_leaving_mid_call_cancels_the_server_handler() -> None:
+    tag = f"blocking-client-left-{time.monotonic_ns()}"
+    with sockets.tcp_server(server_module.sync_handler, server_module.CONFIG) as server:
+        failures: list[BaseException] = []
+        with sockets.connect_tcp("127.0.0.1", server.port, client_config("legacy")) as session:
+            started = threading.Event()
+
+            def slow() -> None:
+                try:
+                    session.request(
+                        "tools/call",
+                        {"name": "slow", "arguments": {"tag": tag}},
+                        on_progress=lambda _: started.set(),
+                    )
+                except Exception as exc:
+                    failures.append(exc)
+
+            thread = threading.Thread(target=slow)
+            thread.start()
+            assert started.wait(5)
+            session.close()
+            thread.join(5)
+        assert len(failures) == 1 and isinstance(failures[0], ConnectionClosedError)
+        end = time.monotonic() + 5
+        while tag not in server_module.CANCELLED:
+            assert time.monotonic() < end, "the server handler was never cancelled"
+            time.sleep(0.01)
+
+
+def test_tcp_server_closing_fails_the_clients_pending_request() -> None:
+    with (
+        sockets.tcp_server(server_module.sync_handler, server_module.CONFIG) as server,
+        sockets.connect_tcp("127.0.0.1", server.port, ClientConfig(mode="auto")) as session,
+    ):
+        started = threading.Event()
+        failures: list[BaseException] = []
+
+        def slow() -> None:
+            try:
+                session.request(
+                    "tools/call",
+                    {"name": "slow", "arguments": {"tag": "blocking-server-closing"}},
+                    on_progress=lambda _: started.set(),
+                )
+            except Exception as exc:
+                failures.append(exc)
+
+        thread = threading.Thread(target=slow)
+        thread.start()
+        assert started.wait(5)
+        closing = time.monotonic()
+        server.close()
+        thread.join(5)
+        assert len(failures) == 1 and isinstance(failures[0], ConnectionClosedError)
+        assert time.monotonic() - closing < 2
+
+
+def test_handler_threads_answer_on_the_connection_through_apply() -> None:
+    def on_request(session: sockets.Session, request: Any) -> None:
+        rid = request.request_id
+        session.apply(lambda conn: conn.send_result(rid, server_module.text("applied")))
+        time.sleep(1.0)  # the answer must not wait for the handler to end
+
+    with (
+        sockets.tcp_server(on_request, server_module.CONFIG) as server,
+        sockets.connect_tcp("127.0.0.1", server.port, client_config("legacy")) as session,
+    ):
+        begun = time.monotonic()
+        assert call(session, "anything") == "applied"
+        assert time.monotonic() - begun < 0.8

@@ -1,0 +1,85 @@
+"""Seed servers as real processes: stdio (spawned per client) and Streamable HTTP.
+
+Each HTTP server runs once per test module on a free loopback port and is
+stopped (and reaped) when the module ends.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mcp_adapters import StdioServerParameters
+
+ROOT = Path(__file__).resolve().parents[2]
+SEEDS = ROOT / "examples" / "seeds"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class HTTPServer:
+    def __init__(self, script: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "mcp_adapters",
+                "run",
+                str(SEEDS / script),
+                "--transport",
+                "http",
+                "--port",
+                str(self.port),
+            ],
+            cwd=ROOT,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{script} exited with {self.process.returncode}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"{script} did not start listening")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def stdio(script: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        sys.executable, ["-m", "mcp_adapters", "run", str(SEEDS / script)], cwd=str(ROOT)
+    )
+
+
+@pytest.fixture(scope="module")
+def http_servers() -> Iterator[dict[str, HTTPServer]]:
+    started: dict[str, HTTPServer] = {}
+    try:
+        for script in ("bistro_form_server.py", "bistro_url_server.py", "library_server.py"):
+            started[script] = HTTPServer(script)
+        yield started
+    finally:
+        for server in started.values():
+            server.stop()

@@ -1,0 +1,227 @@
+"""Every try-it flow of the two seed pages, end to end, over real transports.
+
+Transports: stdio (a server subprocess per client) and Streamable HTTP (a
+server process per module); client modes: legacy and 2026-07-28. The texts
+asserted are the pages' own.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from examples.seeds.callbacks import handle_list_roots, handle_sampling
+from mcp_adapters import Client
+from mcp_adapters.client import ClientRequestContext
+from mcp_core import MCPError
+from mcp_core.types import (
+    ElicitRequestFormParams,
+    ElicitRequestParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+)
+
+from .conftest import ROOT, SEEDS, HTTPServer, stdio
+
+pytestmark = pytest.mark.anyio
+
+MODES = ["legacy", "2026-07-28"]
+TRANSPORTS = ["stdio", "http"]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def target(transport: str, script: str, http_servers: dict[str, HTTPServer]) -> Any:
+    return stdio(script) if transport == "stdio" else http_servers[script].url
+
+
+class Recorder:
+    """A callback that answers with canned results and records what it was asked."""
+
+    def __init__(self, *answers: ElicitResult) -> None:
+        self.answers = list(answers)
+        self.asked: list[ElicitRequestParams] = []
+
+    async def __call__(
+        self, context: ClientRequestContext, params: ElicitRequestParams
+    ) -> ElicitResult:
+        self.asked.append(params)
+        return self.answers.pop(0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_book_table_asks_and_books_another_date(
+    transport: str, mode: str, http_servers: dict[str, HTTPServer]
+) -> None:
+    answer = Recorder(
+        ElicitResult(action="accept", content={"accept_alternative": True, "date": "2025-12-27"})
+    )
+    async with Client(
+        target(transport, "bistro_form_server.py", http_servers),
+        mode=mode,
+        elicitation_callback=answer,
+    ) as client:
+        assert client.protocol_version == ("2025-11-25" if mode == "legacy" else mode)
+        result = await client.call_tool("book_table", {"date": "2025-12-25", "party_size": 2})
+    assert [p.message for p in answer.asked] == [
+        "No tables for 2 on 2025-12-25. Would you like to try another date?"
+    ]
+    form = answer.asked[0]
+    assert isinstance(form, ElicitRequestFormParams)
+    assert form.requested_schema["required"] == ["accept_alternative"]
+    assert form.requested_schema["properties"]["date"]["default"] == "2025-12-26"
+    assert result.content[0].text == "Booked a table for 2 on 2025-12-27."
+    assert result.is_error in (None, False)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_pay_deposit_sends_the_user_to_a_url(
+    transport: str, mode: str, http_servers: dict[str, HTTPServer]
+) -> None:
+    answer = Recorder(ElicitResult(action="accept"))
+    async with Client(
+        target(transport, "bistro_url_server.py", http_servers),
+        mode=mode,
+        elicitation_callback=answer,
+    ) as client:
+        result = await client.call_tool("pay_deposit", {"booking_id": "b-42"})
+    (asked,) = answer.asked
+    assert isinstance(asked, ElicitRequestURLParams)
+    assert asked.url == "https://pay.example.com/deposit/b-42"
+    if mode == "legacy":
+        assert asked.elicitation_id == "deposit-b-42"
+    else:
+        assert asked.elicitation_id is None  # 2026-07-28 has no elicitationId
+    assert result.content[0].text == "Complete the payment in your browser."
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_issue_card_with_an_auto_filling_callback(
+    transport: str, mode: str, http_servers: dict[str, HTTPServer]
+) -> None:
+    answer = Recorder(ElicitResult(action="accept", content={"name": "Ada Lovelace"}))
+    async with Client(
+        target(transport, "library_server.py", http_servers), mode=mode, elicitation_callback=answer
+    ) as client:
+        result = await client.call_tool("issue_card")
+    (asked,) = answer.asked
+    assert asked.mode == "form"
+    assert asked.message == "What name should go on the card?"
+    assert asked.requested_schema["properties"]["name"] == {"title": "Name", "type": "string"}
+    assert result.content[0].text == "Card issued to Ada Lovelace."
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_no_callback_means_elicitation_not_supported(
+    transport: str, mode: str, http_servers: dict[str, HTTPServer]
+) -> None:
+    async with Client(target(transport, "library_server.py", http_servers), mode=mode) as client:
+        with pytest.raises(MCPError) as raised:
+            await client.call_tool("issue_card")
+    assert raised.value.message == "Elicitation not supported"
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize(
+    ("callbacks", "expected"),
+    [
+        ({"elicitation_callback": Recorder()}, ["elicitation"]),
+        (
+            {
+                "elicitation_callback": Recorder(),
+                "sampling_callback": handle_sampling,
+                "list_roots_callback": handle_list_roots,
+            },
+            ["elicitation", "sampling", "roots"],
+        ),
+        ({}, []),
+    ],
+    ids=["elicitation", "all-three", "none"],
+)
+async def test_client_features_reflect_the_registered_callbacks(
+    transport: str,
+    mode: str,
+    callbacks: dict[str, Any],
+    expected: list[str],
+    http_servers: dict[str, HTTPServer],
+) -> None:
+    async with Client(
+        target(transport, "library_server.py", http_servers), mode=mode, **callbacks
+    ) as client:
+        result = await client.call_tool("client_features")
+    assert result.structured_content == {"result": expected}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_delete_folder_four_outcomes_and_no_round_trip_when_empty(
+    transport: str, mode: str, http_servers: dict[str, HTTPServer]
+) -> None:
+    # One server process for the whole sequence (it really deletes): stdio spawns a
+    # fresh one; for HTTP start a dedicated one so other tests do not interfere.
+    server = HTTPServer("delete_folder_server.py") if transport == "http" else None
+    try:
+        where = stdio("delete_folder_server.py") if server is None else server.url
+        answer = Recorder(
+            ElicitResult(action="accept", content={"ok": False}),
+            ElicitResult(action="decline"),
+            ElicitResult(action="cancel"),
+            ElicitResult(action="accept", content={"ok": True}),
+        )
+        async with Client(where, mode=mode, elicitation_callback=answer) as client:
+            empty = await client.call_tool("delete_folder", {"path": "/tmp/empty"})
+            assert answer.asked == []  # resolved without a round trip
+            texts = [empty.content[0].text]
+            for _ in range(4):
+                result = await client.call_tool("delete_folder", {"path": "/tmp/project"})
+                texts.append(result.content[0].text)
+        assert texts == [
+            "deleted /tmp/empty",
+            "kept the folder",
+            "declined: folder not deleted",
+            "cancelled: folder not deleted",
+            "deleted /tmp/project",
+        ]
+        assert [p.message for p in answer.asked] == [
+            "/tmp/project has 2 file(s). Delete anyway?"
+        ] * 4
+    finally:
+        if server is not None:
+            server.stop()
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_the_seed_client_scripts_as_written(mode: str, http_servers: dict[str, HTTPServer]) -> None:
+    """The pages' client programs, run as programs against the HTTP servers."""
+    runs = [
+        ("elicitation_client.py", "bistro_form_server.py", "book_table"),
+        ("elicitation_client.py", "bistro_url_server.py", "pay_deposit"),
+        ("library_client.py", "library_server.py", "issue_card"),
+    ]
+    outputs = []
+    for client, server, tool in runs:
+        done = subprocess.run(
+            [sys.executable, str(SEEDS / client), http_servers[server].url, tool, f"--mode={mode}"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    assert "No tables for 2 on 2025-12-25. Would you like to try another date?" in outputs[0]
+    assert "Booked a table for 2 on 2025-12-27." in outputs[0]
+    assert "Open this link to continue: https://pay.example.com/deposit/b-42" in outputs[1]
+    assert "Complete the payment in your browser." in outputs[1]
+    assert "Card issued to Ada Lovelace." in outputs[2]
