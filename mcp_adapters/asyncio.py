@@ -836,9 +836,14 @@ class TcpServer:
         task.add_done_callback(self._connections.discard)
 
     async def _serve(self, stream: AsyncioStream) -> None:
-        session = Session(
-            ServerConnection(self._config), stream, on_request=self._on_request, **self._options
+        # `new_connection` (a session option) lets a layer such as WebSocket wrap
+        # the MCP connection: it returns (connection, layer the driver speaks).
+        options = dict(self._options)
+        new_connection = options.pop("new_connection", None)
+        connection, layer = (
+            new_connection() if new_connection else (ServerConnection(self._config), None)
         )
+        session = Session(connection, stream, on_request=self._on_request, layer=layer, **options)
         async with session:
             self.sessions.add(session)
             try:
