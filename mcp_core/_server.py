@@ -163,7 +163,7 @@ class ServerConnection(_Connection):
             self._modern_request(rid, method, params, events)
         elif era is Era.LEGACY:
             self._legacy_request(rid, method, params, events)
-        elif method == "initialize":
+        elif method == "initialize" and not _modern_meta(params):
             if not self.config.legacy_versions:
                 self._refuse_initialize(params)
             self._initialize(rid, params, events)
