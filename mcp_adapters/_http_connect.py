@@ -235,19 +235,19 @@ class HTTPSession:
                 REQUEST_TIMEOUT,
                 f"{self.url} did not complete the handshake in {self._connect_timeout} s",
             ) from self._error
-        except ConnectionClosedError as exc:
+        except ConnectionClosedError:
             if self._error is not None:
                 raise ConnectionClosedError(
                     f"cannot connect to {self.url}: {self._error}"
                 ) from self._error
-            raise exc
+            raise
 
     async def aclose(self, reason: str = "closed locally") -> None:
         """End the session: waiters fail, handlers are cancelled, a legacy session is
         ended with DELETE (within the close timeout), every socket is closed."""
-        with anyio.CancelScope(shield=True):
-            if not self._closing:
-                self._closing = True
+        if not self._closing:
+            self._closing = True
+            with anyio.CancelScope(shield=True):
                 try:
                     self._dispatch(self._http.close(reason))
                     self.wake()  # the aborts, and the DELETE
@@ -255,8 +255,10 @@ class HTTPSession:
                     logger.exception("closing the HTTP session failed")
                 with anyio.move_on_after(self._close_timeout):
                     await self._quiet.wait()
-                self._stop.set()
-            await self._finished.wait()
+            self._stop.set()
+        # Not shielded: a callback of this very session may be the one closing it, and
+        # stopping cancels it. `connect_http` waits for the tasks as it leaves anyway.
+        await self._finished.wait()
 
     async def wait_closed(self) -> None:
         """Wait until the connection ends (the session expired, or `aclose`)."""
@@ -554,13 +556,23 @@ async def connect_http(
         headers=headers,
         **options,
     )
+    # What the block raises is re-raised outside the task group, so the caller gets
+    # it as is rather than wrapped in an ExceptionGroup.
+    failure: BaseException | None = None
     async with anyio.create_task_group() as tg:
         await tg.start(session._run)
         try:
             await session._handshake()
             yield session
+        except BaseException as exc:
+            failure = exc
         finally:
             await session.aclose("handshake failed" if session.connected is None else "closed")
+    if failure is not None:
+        try:
+            raise failure
+        finally:
+            failure = None  # no reference cycle through the traceback
 
 
 __all__ = ["HTTPSession", "connect_http"]

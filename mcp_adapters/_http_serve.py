@@ -39,8 +39,10 @@ from mcp_core import (
     ConnectionClosed,
     Event,
     LocalProtocolError,
+    RequestCancelled,
     RequestReceived,
     ServerConnection,
+    State,
 )
 from mcp_core.http import (
     HostPolicy,
@@ -58,11 +60,15 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("mcp_adapters.http")
 
+#: What a closing connection reads and drops, at most, while its FIN reaches the client.
+_LINGER_BYTES = 1024 * 1024
+
 _STREAM_ERRORS: tuple[type[BaseException], ...] = (
     anyio.BrokenResourceError,
     anyio.ClosedResourceError,
     OSError,
 )
+_LINGER_ERRORS: tuple[type[BaseException], ...] = (anyio.EndOfStream, *_STREAM_ERRORS)
 
 
 # ============================================================================ waiter
@@ -141,11 +147,12 @@ def tool_header_params_of(server: MCPServer) -> Callable[[str], Mapping[str, Hea
 class _Socket:
     """One accepted TCP connection: its HTTP state machine and how to wake its writer."""
 
-    __slots__ = ("event", "http", "stream", "woken", "write_scope")
+    __slots__ = ("eof", "event", "http", "stream", "woken", "write_scope")
 
-    def __init__(self, http: HTTPServerConnection, stream: anyio.abc.ByteStream) -> None:
+    def __init__(self, http: HTTPServerConnection, stream: anyio.abc.SocketStream) -> None:
         self.http = http
         self.stream = stream
+        self.eof = False
         self.woken = False
         self.event = anyio.Event()
         self.write_scope: anyio.CancelScope | None = None
@@ -223,6 +230,7 @@ class HTTPServer:
         self._sockets: dict[HTTPServerConnection, _Socket] = {}
         self._cores: dict[ServerConnection, SessionCore] = {}
         self._modern: set[ServerConnection] = set()
+        self._listening: dict[ServerConnection, None] = {}  # 2026-07-28 listen streams
         self._handlers = 0
         self._tg: anyio.abc.TaskGroup | None = None
         self._accept_scope = anyio.CancelScope()
@@ -251,6 +259,39 @@ class HTTPServer:
     def wake(self) -> None:
         """Route what every MCP connection queued and wake the writers concerned."""
         self._wake_ready(self.endpoint.pump())
+
+    def notify_subscribers(self, method: str, params: Any = None) -> int:
+        """Tell every client that a list changed (or a resource was updated).
+
+        2026-07-28 clients get it on their `subscriptions/listen` streams whose
+        filter covers it; legacy sessions get a `*/list_changed` on their GET stream
+        (`notifications/resources/updated` needs a per-session subscription list, which
+        the server does not keep). Returns how many streams or sessions were told.
+        """
+        told = 0
+        touched: list[ServerConnection] = []
+        for conn in list(self._listening):
+            if conn.requests_in_flight[1] == 0 or conn.state is not State.READY:
+                del self._listening[conn]  # the server ended it, or it is closing
+                continue
+            sent = conn.notify_subscribers(method, params)
+            if sent:
+                told += sent
+                touched.append(conn)
+        if method.endswith("/list_changed"):
+            for conn in self.endpoint.sessions.values():
+                if conn.state is not State.READY:
+                    continue
+                try:
+                    conn.send_notification(method, params)
+                except LocalProtocolError as exc:  # not a notification of its revision
+                    logger.debug("not sending %s to a session: %s", method, exc)
+                    continue
+                told += 1
+                touched.append(conn)
+        if touched:
+            self._pump(*touched)
+        return told
 
     # ------------------------------------------------------------------ tasks
 
@@ -292,8 +333,10 @@ class HTTPServer:
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._read_loop, sock)
-                await self._write_loop(sock)
+                flushed = await self._write_loop(sock)
                 tg.cancel_scope.cancel()
+            if flushed and not sock.eof and not self._closing:
+                await self._linger(sock)
         except Exception:
             logger.exception("HTTP connection failed")
         finally:
@@ -308,6 +351,19 @@ class HTTPServer:
                 self._all_closed.set()
             await close_quietly(stream)
 
+    async def _linger(self, sock: _Socket) -> None:
+        """Closing while the client may still be sending (a refused upload, say): send
+        our FIN, then read and drop its bytes for a moment, so that closing with unread
+        input does not reset the connection before the client has read our answer."""
+        with anyio.move_on_after(min(self._close_timeout, 1.0)):
+            try:
+                await sock.stream.send_eof()
+                budget = _LINGER_BYTES
+                while budget > 0:
+                    budget -= len(await sock.stream.receive(READ_SIZE))
+            except _LINGER_ERRORS:
+                pass
+
     async def _read_loop(self, sock: _Socket) -> None:
         http = sock.http
         while True:
@@ -317,14 +373,15 @@ class HTTPServer:
                 data = b""
             except _STREAM_ERRORS:
                 data = b""
-            self._handle(
-                http.receive_data(data, now=anyio.current_time(), wall_time=time.time())
-            )
+            if not data:
+                sock.eof = True
+            self._handle(http.receive_data(data, now=anyio.current_time(), wall_time=time.time()))
             self._wake(sock)
             if not data or http.closed:
                 return
 
-    async def _write_loop(self, sock: _Socket) -> None:
+    async def _write_loop(self, sock: _Socket) -> bool:
+        """Write until the connection is done; False when the socket broke."""
         http = sock.http
         while True:
             if not sock.woken:
@@ -341,10 +398,10 @@ class HTTPServer:
             data = http.data_to_send()
             if data:
                 if not await self._write(sock, data):
-                    return
+                    return False
                 sock.woken = True  # look again before sleeping
             elif http.closed or self._closing:
-                return
+                return True
 
     async def _write(self, sock: _Socket, data: bytes) -> bool:
         with anyio.CancelScope() as scope:
@@ -391,6 +448,11 @@ class HTTPServer:
 
     def _mcp_event(self, wrapped: MCPEvent) -> None:
         conn, event = wrapped.connection, wrapped.event
+        if wrapped.session_id is None:
+            if isinstance(event, RequestReceived) and event.method == "subscriptions/listen":
+                self._listening[conn] = None
+            elif isinstance(event, (RequestCancelled, ConnectionClosed)):
+                self._listening.pop(conn, None)
         core = self._cores.get(conn)
         if core is None:
             if isinstance(event, ConnectionClosed):
@@ -498,6 +560,8 @@ async def http_server(
         options.setdefault("tool_header_params", tool_header_params_of(server))
         endpoint = HTTPServerEndpoint(server.config, path=path, **options)
         running = HTTPServer(server, endpoint, host=host, port=bound, close_timeout=close_timeout)
+        # What the block raises is re-raised outside the task group, as is.
+        failure: BaseException | None = None
         async with anyio.create_task_group() as tg:
             running._tg = tg
             for sub in listener.listeners:
@@ -507,10 +571,17 @@ async def http_server(
             logger.info("serving MCP on %s", running.url)
             try:
                 yield running
+            except BaseException as exc:
+                failure = exc
             finally:
                 with anyio.CancelScope(shield=True):
                     await running._shutdown()
                 tg.cancel_scope.cancel()
+        if failure is not None:
+            try:
+                raise failure
+            finally:
+                failure = None
     finally:
         await close_quietly(listener)
 

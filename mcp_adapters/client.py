@@ -145,7 +145,7 @@ class Client:
         stack = contextlib.AsyncExitStack()
         await stack.__aenter__()
         try:
-            options = {
+            options: dict[str, Any] = {
                 "on_request": self._on_request,
                 "on_notification": self._on_notification,
                 "on_event": self._on_event,
