@@ -140,9 +140,11 @@ class FunctionTool:
         output_schema: dict[str, Any] | None = None
         wrap = False
         adapter: pydantic.TypeAdapter[Any] | None = None
+        returns_result = isinstance(returns, type) and issubclass(returns, CallToolResult)
         if (
             structured_output is not False
             and returns not in _NO_OUTPUT
+            and not returns_result  # a CallToolResult carries its own structured content
             and not _is_content(returns)
         ):
             try:

@@ -17,7 +17,9 @@ context manager method `connect(config, **session_options)` yielding a session.
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -57,6 +59,8 @@ from mcp_core.types import (
     SamplingCapability,
     ServerNotification,
 )
+
+logger = logging.getLogger("mcp_adapters")
 
 ElicitationCallback = Callable[["ClientRequestContext", ElicitRequestParams], Awaitable[Any]]
 SamplingCallback = Callable[["ClientRequestContext", Any], Awaitable[Any]]
@@ -133,6 +137,11 @@ class Client:
         self._session: Any = None
         self._stack: contextlib.AsyncExitStack | None = None
         self._listeners: dict[int | str, _Listener] = {}
+        self._inbox: collections.deque[tuple[Callable[[Any], Awaitable[None]], Any]] = (
+            collections.deque()
+        )
+        self._delivering = False
+        self._idle = anyio.Event()
         self._unbound_listeners: list[_Listener] = []
 
     # ------------------------------------------------------------- lifetime
@@ -259,6 +268,9 @@ class Client:
             timeout=read_timeout if read_timeout is not None else self.read_timeout,
             on_progress=on_progress,
         )
+        # Log and other notifications of this call arrived before its result: let
+        # their callbacks run first, as they would have in a synchronous client.
+        await self._callbacks_done()
         return result
 
     async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
@@ -395,9 +407,34 @@ class Client:
                     listener.send.send_nowait(event)
             return
         if event.method == "notifications/message" and self._logging_callback is not None:
-            self._spawn(self._logging_callback(event.params))
+            self._deliver(self._logging_callback, event.params)
         if self._message_handler is not None:
-            self._spawn(self._message_handler(_as_notification(event)))
+            self._deliver(self._message_handler, _as_notification(event))
+
+    def _deliver(self, callback: Callable[[Any], Awaitable[None]], argument: Any) -> None:
+        """Queue a callback; one consumer runs them in arrival order, never concurrently."""
+        self._inbox.append((callback, argument))
+        if not self._delivering:
+            self._delivering = True
+            self._idle = anyio.Event()
+            self._spawn(self._consume())
+
+    async def _consume(self) -> None:
+        try:
+            while self._inbox:
+                callback, argument = self._inbox.popleft()
+                try:
+                    await callback(argument)
+                except Exception:
+                    logger.exception("notification callback failed")
+        finally:
+            self._delivering = False
+            self._idle.set()
+
+    async def _callbacks_done(self) -> None:
+        """Wait until the notifications that arrived so far went through their callbacks."""
+        if self._delivering:
+            await self._idle.wait()
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, SubscriptionAcknowledged) and self._unbound_listeners:
@@ -406,10 +443,12 @@ class Client:
             self._listeners[event.request_id] = listener
             listener.acknowledged.set()
         elif isinstance(event, ConnectionClosed) and self._message_handler is not None:
-            error = event.error
-            if error is not None or self.session.transport_error is not None:
-                exc: Exception = self.session.transport_error or TransportError(str(error))
-                self._spawn(self._message_handler(exc))
+            # May run while connecting, before the session is stored.
+            transport_error = getattr(self._session, "transport_error", None)
+            if event.error is not None or transport_error is not None:
+                exc: Exception = transport_error or TransportError(str(event.error))
+                if self._session is not None:
+                    self._deliver(self._message_handler, exc)
 
     def _spawn(self, awaitable: Awaitable[None]) -> None:
         spawner = getattr(self.session, "spawn", None)

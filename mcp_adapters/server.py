@@ -28,6 +28,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol, TypeVar, overload
 
+import anyio
 import pydantic
 
 from mcp_adapters._functions import FunctionPrompt, FunctionResource, FunctionTool
@@ -738,10 +739,12 @@ class MCPServer:
         return {}
 
     async def _listen(self, request: RequestReceived, scope: RequestScope) -> Any:
-        # Acknowledge first; the stream stays open until the client cancels it.
+        # Acknowledge first; the stream stays open until the client cancels it (the
+        # transport then cancels this handler) or the connection ends.
         scope.connection.acknowledge_subscription(request.request_id)
         scope.wake()
-        return _NO_ANSWER
+        await anyio.sleep_forever()
+        return _NO_ANSWER  # pragma: no cover - sleep_forever only ends by cancellation
 
     async def _complete(self, request: RequestReceived, scope: RequestScope) -> Any:
         if self._completion is None:

@@ -46,6 +46,7 @@ from ._errors import (
 )
 from ._events import (
     Connected,
+    ErrorReceived,
     Event,
     MessageRejected,
     NotificationReceived,
@@ -139,6 +140,21 @@ class ClientConnection(_Connection):
         self, rid: RequestId, result: dict[str, Any] | None, error: dict[str, Any] | None
     ) -> None:
         if error is not None:
+            data = error.get("data")
+            if (
+                self.config.mode == "auto"
+                and error.get("code") == UNSUPPORTED_PROTOCOL_VERSION
+                and isinstance(data, dict)
+                and isinstance(data.get("supported"), list)
+            ):
+                # A modern server that answered our late probe after we gave up on it
+                # and fell back: it names what it speaks, so use that, not initialize.
+                theirs = {v for v in data["supported"] if isinstance(v, str)}
+                mutual = preference_order(tuple(set(self.config.supported_versions) & theirs))
+                modern = [v for v in mutual if era_of(v) is Era.MODERN]
+                if modern:
+                    self._take_mutual(tuple(modern), None)
+                    return
             raise Fatal(
                 RemoteProtocolError(
                     f"initialize failed: {error.get('message')}",
@@ -486,7 +502,10 @@ class ClientConnection(_Connection):
             self._retry(logical, pending)  # state only ("load shedding"): retry at once
 
     def _answers_input(
-        self, request_id: RequestId, result: dict[str, Any] | None, error: tuple[int, str] | None
+        self,
+        request_id: RequestId,
+        result: dict[str, Any] | None,
+        error: tuple[int, str, Any] | None,
     ) -> bool:
         if type(request_id) is not str:
             return False
@@ -501,7 +520,11 @@ class ClientConnection(_Connection):
         if error is not None:
             # The application refused to answer: the whole call fails, nothing is sent.
             self._drop_pending_inputs(logical)
-            self._pending_events.append(RequestFailed(logical, pending.method, error[0], error[1]))
+            # The call fails with the error the application gave, as on a legacy
+            # connection where that error would have come back from the server.
+            self._pending_events.append(
+                ErrorReceived(logical, pending.method, error[0], error[1], error[2])
+            )
             return True
         pending.answers[key] = result
         pending.waiting.discard(key)

@@ -781,7 +781,7 @@ class _Connection:
         """Answer a peer's request with an error. False when it was cancelled meanwhile."""
         self._check_sending()
         self._check_error_code(code)
-        if self._answers_input(request_id, None, (code, message)):
+        if self._answers_input(request_id, None, (code, message, data)):
             return True
         entry = self._take_inbound(request_id)
         if entry is None:
@@ -793,7 +793,10 @@ class _Connection:
         return True
 
     def _answers_input(
-        self, request_id: RequestId, result: dict[str, Any] | None, error: tuple[int, str] | None
+        self,
+        request_id: RequestId,
+        result: dict[str, Any] | None,
+        error: tuple[int, str, Any] | None,
     ) -> bool:
         """Client hook: answers to 2026-07-28 input requests are collected, not sent."""
         return False

@@ -716,14 +716,18 @@ def test_send_error_on_an_input_slot_fails_the_whole_call_and_sends_nothing() ->
     w.server.send_input_required(req.request_id, {"date": ask_booking(), "r": ASK_ROOTS}, now=T0)
     client_events, _ = w.pump()
     date_slot, _roots_slot = of_type(client_events, RequestReceived)
-    assert w.client.send_error(date_slot.request_id, -32603, "user interface unavailable")
+    assert w.client.send_error(
+        date_slot.request_id, -32603, "user interface unavailable", {"why": "headless"}
+    )
     assert w.client.data_to_send() == b""
-    failed = one(w.client.tick(T0), RequestFailed)
-    assert (failed.request_id, failed.method, failed.code, failed.message) == (
+    # The call fails with the application's own error, as it would on a legacy session.
+    failed = one(w.client.tick(T0), ErrorReceived)
+    assert (failed.request_id, failed.method, failed.code, failed.message, failed.data) == (
         cid,
         "tools/call",
         -32603,
         "user interface unavailable",
+        {"why": "headless"},
     )
     assert w.client.requests_in_flight == (0, 0)
     assert w.client.tick(T0 + 1) == []  # reported once
@@ -741,7 +745,7 @@ def test_send_error_failure_is_reported_by_the_next_receive() -> None:
     w.server.send_result(listing.request_id, {"tools": []})
     client_events, _ = w.pump()
     failed, answered = client_events
-    assert isinstance(failed, RequestFailed)
+    assert isinstance(failed, ErrorReceived)
     assert failed.request_id == cid
     assert isinstance(answered, ResponseReceived)
     assert answered.request_id == other
