@@ -41,7 +41,7 @@ import anyio
 import pytest
 
 from examples.seeds.callbacks import handle_list_roots, handle_sampling
-from mcp_adapters import Client, ConnectionClosedError, current_backend
+from mcp_adapters import Client, current_backend
 from mcp_adapters.client import ClientRequestContext
 from mcp_core import MCPError
 from mcp_core.types import (
@@ -147,7 +147,7 @@ async def stdio_peers(anyio_backend: str) -> AsyncIterator[dict[str, Peer]]:
     """One of our clients per mode on an SDK server over stdio, shared by the module."""
     peers = {mode: Peer() for mode in MODES}
     params = our_stdio(sdk_server_argv(SDK_SEED_SERVER), "module")
-    # Workaround for the first xfail below: the SDK server takes 2 s to start when
+    # (Regression at the end of the file:) the SDK server takes 2 s to start when
     # idle, more than the 5 s probe timeout on a loaded machine.
     targets = {"legacy": params, "default": StdioWithProbeTimeout(params, START_TIMEOUT)}
     async with held_open({mode: peers[mode].connect(targets[mode], mode) for mode in MODES}):
