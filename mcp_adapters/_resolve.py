@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from mcp_adapters.elicitation import (
     AcceptedElicitation,
+    AcceptedUrlElicitation,
     CancelledElicitation,
     DeclinedElicitation,
     ElicitationResult,
@@ -36,6 +37,10 @@ from mcp_core._elicitation import form_schema
 from mcp_core.types import CreateMessageResult, ElicitResult, ListRootsResult
 
 T = TypeVar("T", bound=BaseModel)
+
+
+# Every outcome a question can have, form or URL: injected as is, never re-wrapped.
+_OUTCOMES = (AcceptedElicitation, AcceptedUrlElicitation, DeclinedElicitation, CancelledElicitation)
 
 
 class Resolve:
@@ -326,9 +331,7 @@ class Resolution:
 
     def shape(self, consumer: Consumer, outcome: Any) -> Any:
         if consumer.wants_outcome:
-            if isinstance(
-                outcome, (AcceptedElicitation, DeclinedElicitation, CancelledElicitation)
-            ):
+            if isinstance(outcome, _OUTCOMES):
                 return outcome
             return AcceptedElicitation[type(outcome)](data=outcome)  # type: ignore[misc]
         if isinstance(outcome, AcceptedElicitation):
