@@ -367,9 +367,10 @@ class MCPServer:
         self._completion: Callable[..., Any] | None = None
         self._config: ServerConfig | None = None
         self._list_cache: dict[str, Any] = {}
-        self._live: weakref.WeakKeyDictionary[ServerConnection, Callable[[], None]] = (
-            weakref.WeakKeyDictionary()
-        )
+        # Live connections, weakly: a connection's wake function is kept on the
+        # connection itself (it references the connection through its driver, so
+        # keeping it here would keep every connection alive forever).
+        self._live: weakref.WeakSet[ServerConnection] = weakref.WeakSet()
 
     # ---- registration
 
@@ -383,7 +384,8 @@ class MCPServer:
 
     def _attach(self, scope: RequestScope) -> None:
         """Remember a live connection (weakly), so changes can be announced on it."""
-        self._live[scope.connection] = scope.wake
+        scope.connection.__dict__[_WAKE] = scope.wake
+        self._live.add(scope.connection)
 
     def _notify_list_changed(self, kind: str) -> int:
         """Announce a changed list on every live connection that may hear it.
@@ -396,7 +398,8 @@ class MCPServer:
 
     def _broadcast(self, method: str, params: Any) -> int:
         told = 0
-        for connection, wake in list(self._live.items()):
+        for connection in list(self._live):
+            wake = connection.__dict__.get(_WAKE, _nothing)
             try:
                 if connection.era is Era.MODERN:
                     sent = connection.notify_subscribers(method, params) > 0
@@ -788,6 +791,11 @@ class _InputRequired:
 
 
 _NO_ANSWER = object()
+_WAKE = "_mcp_server_wake"
+
+
+def _nothing() -> None:
+    """A wake function for a connection whose transport is already gone."""
 
 
 def _asked(asker: _LegacyAsker | _ReplayAsker) -> _InputRequired:

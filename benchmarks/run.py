@@ -1,0 +1,1053 @@
+"""mcp-sansio against the official SDK (`mcp` 2.3.0), case by case, in one run.
+
+Every case runs this project ("ours") and the SDK ("reference") alternately in
+the same process and event loop, A B A B ..., after a warm-up and a calibration
+that sizes each side's sample to about `--seconds`; the table shows medians of
+the rounds and the min-max of the per-round ratios (ours / reference).
+
+    python benchmarks/run.py                      # everything, 10-15 minutes
+    python benchmarks/run.py --quick              # a smoke test, 2-3 minutes
+    python benchmarks/run.py --cases inproc,http.seq --rounds 9
+    python benchmarks/run.py --list               # the case ids
+    python benchmarks/run.py --show benchmarks/results/latest.json   # re-print a run
+
+The servers are `benchmarks/servers/ours.py` and `benchmarks/servers/sdk.py`:
+the same tools (`echo`, `echo_async`, `book`, `book_resolved`) written for each
+library. Protocol generations: "legacy" is `mode="legacy"` on both sides;
+"2026" is `mode="2026-07-28"` here and the SDK's default `mode="auto"` (which
+negotiates 2026-07-28 with its own server; checked after connecting).
+
+Figures also go to benchmarks/results/latest.json (git-ignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fnmatch
+import gc
+import importlib.util
+import json
+import logging
+import math
+import os
+import platform
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benchmarks"
+SERVERS = BENCH / "servers"
+RESULTS = BENCH / "results"
+LOGS = RESULTS / "logs"
+
+ECHO_ARGS = {"text": "hello world"}
+ANSWER = {"date": "2025-12-27", "guests": 2}
+BOOKED = "booked 2 on 2025-12-27"
+PROTOCOL = {"legacy": "2025-11-25", "2026": "2026-07-28"}
+OUR_MODE = {"legacy": "legacy", "2026": "2026-07-28"}
+SDK_MODE = {"legacy": "legacy", "2026": "auto"}  # the SDK's default mode
+TOOL = {"sync": "echo", "async": "echo_async"}
+
+# Targets (ours / reference): (ratio, "min" = at least, "max" = at most).
+TARGETS: dict[str, tuple[float, str]] = {
+    "inproc.seq": (15, "min"),
+    "inproc.c64": (15, "min"),
+    "stdio.seq": (8, "min"),
+    "http.seq": (6, "min"),
+    "http.c16": (8, "min"),
+    "elicit.inproc": (10, "min"),
+    "memory": (1 / 8, "max"),
+    "import": (1 / 5, "max"),
+}
+
+
+# =========================================================================== settings
+
+
+@dataclass
+class Settings:
+    rounds: int = 7
+    memory_rounds: int = 5  # a probe of 1,000 SDK sessions takes ~30 s; the figures barely move
+    seconds: float = 0.4  # per side per round, for the throughput cases
+    warmup_calls: int = 30
+    latency_calls: int = 100  # at least this many calls per sample where p50/p99 are reported
+    inproc_sessions: int = 1000
+    http_sessions: int = 100
+    case_timeout: float = 600.0
+    sample_timeout: float = 120.0
+    start_timeout: float = 60.0
+
+    @classmethod
+    def quick(cls) -> Settings:
+        return cls(
+            rounds=2,
+            memory_rounds=2,
+            seconds=0.05,
+            warmup_calls=5,
+            latency_calls=10,
+            inproc_sessions=100,
+            http_sessions=20,
+            case_timeout=180.0,
+        )
+
+
+# ============================================================================ results
+
+
+@dataclass
+class Row:
+    """One line of the table: a metric measured on both sides, per round."""
+
+    case: str
+    label: str
+    unit: str
+    higher_is_better: bool
+    ours: list[float] = field(default_factory=list)
+    reference: list[float] = field(default_factory=list)
+    reference_name: str = "mcp 2.3.0"
+    target: tuple[float, str] | None = None
+    note: str = ""
+    error: str | None = None
+    # Shown instead of the medians when set (latency percentiles over all rounds' calls).
+    ours_value: float | None = None
+    reference_value: float | None = None
+
+    @property
+    def ours_shown(self) -> float | None:
+        return self.ours_value if self.ours_value is not None else _median(self.ours)
+
+    @property
+    def reference_shown(self) -> float | None:
+        if self.reference_value is not None:
+            return self.reference_value
+        return _median(self.reference)
+
+    @property
+    def ratios(self) -> list[float]:
+        return [o / r for o, r in zip(self.ours, self.reference, strict=False) if r]
+
+    def summary(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["ours_median"] = _median(self.ours)
+        data["reference_median"] = _median(self.reference)
+        data["ours_shown"] = self.ours_shown
+        data["reference_shown"] = self.reference_shown
+        ratios = self.ratios
+        data["ratio_median"] = _median(ratios)
+        data["ratio_min"] = min(ratios) if ratios else None
+        data["ratio_max"] = max(ratios) if ratios else None
+        data["target_met"] = self.target_met()
+        return data
+
+    def target_met(self) -> bool | None:
+        ratio = _median(self.ratios)
+        if self.target is None or ratio is None:
+            return None
+        value, kind = self.target
+        return ratio >= value if kind == "min" else ratio <= value
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _target_for(case: str) -> tuple[float, str] | None:
+    for prefix, target in TARGETS.items():
+        if case.startswith(prefix):
+            return target
+    return None
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100)."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+# ========================================================================= machinery
+
+
+def load_server(side: str) -> Any:
+    """The `MCPServer` of benchmarks/servers/{ours,sdk}.py, imported by path."""
+    name = "ours" if side == "ours" else "sdk"
+    module_name = f"_bench_server_{name}"
+    module = sys.modules.get(module_name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(module_name, SERVERS / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+    return module.mcp
+
+
+def _our_callback() -> Callable[..., Awaitable[Any]]:
+    from mcp_core.types import ElicitResult
+
+    async def answer(context: Any, params: Any) -> Any:
+        return ElicitResult(action="accept", content=ANSWER)
+
+    return answer
+
+
+def _sdk_callback() -> Callable[..., Awaitable[Any]]:
+    from mcp.types import ElicitResult
+
+    async def answer(context: Any, params: Any) -> Any:
+        return ElicitResult(action="accept", content=ANSWER)
+
+    return answer
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _log_file(name: str) -> Any:
+    LOGS.mkdir(parents=True, exist_ok=True)
+    return open(LOGS / f"{name}.log", "ab")
+
+
+def server_command(side: str, transport: str, port: int | None = None) -> list[str]:
+    """How each side's server is started as a process (ours: `python -m mcp_adapters run`)."""
+    if side == "ours":
+        command = [sys.executable, "-m", "mcp_adapters", "run", str(SERVERS / "ours.py")]
+    else:
+        command = [sys.executable, str(SERVERS / "sdk.py")]
+    command += ["--transport", transport]
+    if port is not None:
+        command += ["--port", str(port)]
+    return command
+
+
+@contextlib.contextmanager
+def http_server(side: str, timeout: float, log_name: str) -> Iterator[tuple[str, int]]:
+    """A server process on a free loopback port: yields (url, pid); always stopped."""
+    port = free_port()
+    with _log_file(log_name) as log:
+        process = subprocess.Popen(
+            server_command(side, "http", port), cwd=ROOT, stdout=log, stderr=log
+        )
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                if process.poll() is not None:
+                    raise RuntimeError(
+                        f"{side} HTTP server exited with {process.returncode}; see {log.name}"
+                    )
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"{side} HTTP server did not listen") from None
+                    time.sleep(0.05)
+            yield f"http://127.0.0.1:{port}/mcp", process.pid
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def make_client(
+    side: str, target: Any, mode: str, files: contextlib.ExitStack, *, elicitation: bool = False
+) -> Any:
+    """An unentered Client of either library for `target` ("inproc", "stdio" or a URL).
+
+    A stdio server's stderr goes to benchmarks/results/logs/, opened on `files`.
+    """
+    if side == "ours":
+        from mcp_adapters import Client, StdioServerParameters
+
+        if target == "inproc":
+            target = load_server("ours")
+        elif target == "stdio":
+            target = StdioServerParameters(
+                sys.executable,
+                server_command("ours", "stdio")[1:],
+                cwd=str(ROOT),
+                stderr=files.enter_context(_log_file("stdio-ours")),
+            )
+        return Client(
+            target,
+            mode=OUR_MODE[mode],
+            elicitation_callback=_our_callback() if elicitation else None,
+        )
+    from mcp import Client as SDKClient
+    from mcp.client.stdio import StdioServerParameters as SDKParams
+    from mcp.client.stdio import stdio_client
+
+    if target == "inproc":
+        target = load_server("sdk")
+    elif target == "stdio":
+        command = server_command("sdk", "stdio")
+        params = SDKParams(command=command[0], args=command[1:], cwd=str(ROOT))
+        # Client(StdioServerParameters) would send the server's log to our stderr.
+        target = stdio_client(params, errlog=files.enter_context(_log_file("stdio-sdk")))
+    return SDKClient(
+        target,
+        mode=SDK_MODE[mode],
+        elicitation_callback=_sdk_callback() if elicitation else None,
+    )
+
+
+@contextlib.asynccontextmanager
+async def connected(
+    side: str, target: Any, mode: str, *, elicitation: bool = False
+) -> AsyncIterator[Any]:
+    """An entered client whose negotiated protocol version has been checked."""
+    with contextlib.ExitStack() as files:
+        client = make_client(side, target, mode, files, elicitation=elicitation)
+        async with client:
+            version = client.protocol_version
+            if version != PROTOCOL[mode]:
+                raise RuntimeError(f"{side} negotiated {version}, expected {PROTOCOL[mode]}")
+            yield client
+
+
+def call_of(client: Any, tool: str, expected: str) -> Callable[[], Awaitable[None]]:
+    arguments = ECHO_ARGS
+
+    async def call() -> None:
+        result = await client.call_tool(tool, arguments)
+        if result.is_error or result.content[0].text != expected:
+            raise RuntimeError(f"{tool} answered {result.content!r}")
+
+    return call
+
+
+@dataclass
+class Sample:
+    calls: int
+    seconds: float
+    latencies: list[float]
+
+    @property
+    def rate(self) -> float:
+        return self.calls / self.seconds
+
+
+async def run_calls(calls: Sequence[Callable[[], Awaitable[None]]], n: int, workers: int) -> Sample:
+    """`n` calls in all, by `workers` tasks (worker i uses calls[i % len(calls)])."""
+    latencies: list[float] = []
+    per_worker = max(1, math.ceil(n / workers))
+    clock = time.perf_counter
+
+    async def worker(call: Callable[[], Awaitable[None]]) -> None:
+        for _ in range(per_worker):
+            start = clock()
+            await call()
+            latencies.append(clock() - start)
+
+    start = clock()
+    if workers == 1:
+        await worker(calls[0])
+    else:
+        async with anyio.create_task_group() as group:
+            for i in range(workers):
+                group.start_soon(worker, calls[i % len(calls)])
+    return Sample(per_worker * workers, clock() - start, latencies)
+
+
+@dataclass
+class Contender:
+    """One side of a throughput case: its calls, its calibrated size, its samples."""
+
+    side: str
+    calls: list[Callable[[], Awaitable[None]]]
+    workers: int = 1
+    min_calls: int = 1
+    n: int = 0
+    samples: list[Sample] = field(default_factory=list)
+
+    async def calibrate(self, settings: Settings) -> None:
+        await run_calls(self.calls, max(settings.warmup_calls, self.workers), self.workers)
+        n = self.workers
+        while True:
+            with anyio.fail_after(settings.sample_timeout):
+                sample = await run_calls(self.calls, n, self.workers)
+            if sample.seconds >= settings.seconds / 4 or n >= 1_000_000:
+                break
+            n *= 4
+        self.n = max(self.workers, self.min_calls, int(n * settings.seconds / sample.seconds))
+
+    async def measure(self, settings: Settings) -> None:
+        with anyio.fail_after(settings.sample_timeout):
+            self.samples.append(await run_calls(self.calls, self.n, self.workers))
+
+
+async def duel(
+    settings: Settings, ours: Contender, reference: Contender, case: str, label: str
+) -> list[Row]:
+    """Calibrate both, then alternate ours / reference for `settings.rounds` rounds.
+
+    Over stdio and HTTP, p50 and p99 latency rows follow: the percentiles of every
+    call of every round (per-round ratios for the min-max).
+    """
+    latency = case.startswith(("http.", "stdio."))
+    if latency:
+        ours.min_calls = reference.min_calls = settings.latency_calls
+    await ours.calibrate(settings)
+    await reference.calibrate(settings)
+    for _ in range(settings.rounds):
+        await ours.measure(settings)
+        await reference.measure(settings)
+    target = _target_for(case)
+    rows = [
+        Row(
+            case,
+            label,
+            "calls/s",
+            True,
+            [s.rate for s in ours.samples],
+            [s.rate for s in reference.samples],
+            target=target,
+            note=f"{ours.n} vs {reference.n} calls per sample, {ours.workers} in flight",
+        )
+    ]
+    if latency:
+        for q in (50, 99):
+            rows.append(
+                Row(
+                    f"{case}.p{q}",
+                    f"  p{q} latency",
+                    "ms",
+                    False,
+                    [percentile(s.latencies, q) * 1e3 for s in ours.samples],
+                    [percentile(s.latencies, q) * 1e3 for s in reference.samples],
+                    ours_value=percentile([x for s in ours.samples for x in s.latencies], q) * 1e3,
+                    reference_value=percentile(
+                        [x for s in reference.samples for x in s.latencies], q
+                    )
+                    * 1e3,
+                )
+            )
+    return rows
+
+
+# ============================================================================== cases
+#
+# Each case is a function returning rows. Async ones run in a fresh event loop
+# (asyncio) under `settings.case_timeout`; every server and client they start is
+# inside an `async with` / `with`, so it is stopped whatever happens.
+
+
+def case_core(settings: Settings) -> list[Row]:
+    """Engine only, no event loop: both connections back to back (benchmarks/core_bench.py)."""
+    sys.path.insert(0, str(BENCH))
+    import core_bench
+
+    cases = {
+        "core.tools_call.legacy": (
+            "core: tools/call, legacy",
+            core_bench.CASES["tools/call legacy (2025-11-25)"],
+        ),
+        "core.tools_call.2026": (
+            "core: tools/call, 2026",
+            core_bench.CASES["tools/call 2026-07-28"],
+        ),
+        "core.elicit.legacy": (
+            "core: elicitation, legacy",
+            core_bench.CASES["elicitation legacy (elicitation/create)"],
+        ),
+        "core.elicit.2026": (
+            "core: elicitation, 2026",
+            core_bench.CASES["elicitation 2026-07-28 (InputRequired + retry)"],
+        ),
+    }
+    floor = core_bench.floor()
+    runners = {case: make() for case, (_, make) in cases.items()}
+    floors: list[float] = []
+    samples: dict[str, list[float]] = {case: [] for case in cases}
+    for _ in range(settings.rounds):
+        floors.append(core_bench.measure(floor, settings.seconds))
+        for case, run in runners.items():
+            samples[case].append(core_bench.measure(run, settings.seconds))
+    return [
+        Row(
+            case,
+            label,
+            "round trips/s",
+            True,
+            samples[case],
+            floors,
+            reference_name="stdlib json floor",
+            note="no SDK equivalent; reference = the same 4 messages through json.loads/dumps",
+        )
+        for case, (label, _) in cases.items()
+    ]
+
+
+async def case_inproc(settings: Settings, mode: str, variant: str, workers: int) -> list[Row]:
+    """`Client(MCPServer instance)`: `workers` calls in flight on one session."""
+    tool = TOOL[variant]
+    async with (
+        connected("ours", "inproc", mode) as ours,
+        connected("sdk", "inproc", mode) as sdk,
+    ):
+        kind = "seq" if workers == 1 else f"c{workers}"
+        shape = "sequential" if workers == 1 else f"{workers} concurrent"
+        return await duel(
+            settings,
+            Contender("ours", [call_of(ours, tool, "hello world")], workers),
+            Contender("sdk", [call_of(sdk, tool, "hello world")], workers),
+            f"inproc.{kind}.{variant}.{mode}",
+            f"in process, {shape}, {variant} echo, {mode}",
+        )
+
+
+async def case_stdio(settings: Settings, mode: str, variant: str) -> list[Row]:
+    """A server subprocess per side, spoken to over its stdin/stdout, one call at a time."""
+    tool = TOOL[variant]
+    async with (
+        connected("ours", "stdio", mode) as ours,
+        connected("sdk", "stdio", mode) as sdk,
+    ):
+        return await duel(
+            settings,
+            Contender("ours", [call_of(ours, tool, "hello world")]),
+            Contender("sdk", [call_of(sdk, tool, "hello world")]),
+            f"stdio.seq.{variant}.{mode}",
+            f"stdio, sequential, {variant} echo, {mode}",
+        )
+
+
+async def case_http(settings: Settings, mode: str, variant: str, clients: int) -> list[Row]:
+    """Streamable HTTP on 127.0.0.1: `clients` clients, each one call at a time."""
+    tool = TOOL[variant]
+    kind = "seq" if clients == 1 else f"c{clients}"
+    case = f"http.{kind}.{variant}.{mode}"
+    with (
+        http_server("ours", settings.start_timeout, f"{case}-ours") as (our_url, _),
+        http_server("sdk", settings.start_timeout, f"{case}-sdk") as (sdk_url, _),
+    ):
+        async with contextlib.AsyncExitStack() as stack:
+            our_calls, sdk_calls = [], []
+            for _ in range(clients):
+                ours = await stack.enter_async_context(connected("ours", our_url, mode))
+                sdk = await stack.enter_async_context(connected("sdk", sdk_url, mode))
+                our_calls.append(call_of(ours, tool, "hello world"))
+                sdk_calls.append(call_of(sdk, tool, "hello world"))
+            shape = "sequential" if clients == 1 else f"{clients} concurrent clients"
+            return await duel(
+                settings,
+                Contender("ours", our_calls, clients),
+                Contender("sdk", sdk_calls, clients),
+                case,
+                f"HTTP, {shape}, {variant} echo, {mode}",
+            )
+
+
+async def case_elicit(settings: Settings, transport: str, mode: str) -> list[Row]:
+    """tools/call that asks a two-field form: legacy `ctx.elicit` on both sides; 2026 through
+    the resolver (`book_resolved`) on both, the only 2026 path the SDK has."""
+    tool = "book" if mode == "legacy" else "book_resolved"
+    case = f"elicit.{transport}.{mode}"
+    label = f"elicitation ({tool}), {transport}, {mode}"
+    with contextlib.ExitStack() as servers:
+        if transport == "http":
+            our_target = servers.enter_context(
+                http_server("ours", settings.start_timeout, f"{case}-ours")
+            )[0]
+            sdk_target = servers.enter_context(
+                http_server("sdk", settings.start_timeout, f"{case}-sdk")
+            )[0]
+        else:
+            our_target = sdk_target = transport
+        async with (
+            connected("ours", our_target, mode, elicitation=True) as ours,
+            connected("sdk", sdk_target, mode, elicitation=True) as sdk,
+        ):
+            return await duel(
+                settings,
+                Contender("ours", [call_of(ours, tool, BOOKED)]),
+                Contender("sdk", [call_of(sdk, tool, BOOKED)]),
+                case,
+                label,
+            )
+
+
+async def case_elicit_replay(settings: Settings) -> list[Row]:
+    """Ours only: 2026 `ctx.elicit` with `replay_elicitation=True` (the SDK cannot)."""
+    async with connected("ours", "inproc", "2026", elicitation=True) as ours:
+        contender = Contender("ours", [call_of(ours, "book", BOOKED)])
+        await contender.calibrate(settings)
+        for _ in range(settings.rounds):
+            await contender.measure(settings)
+    return [
+        Row(
+            "elicit.inproc.2026.replay",
+            "elicitation (book, ctx.elicit replay), in process, 2026",
+            "calls/s",
+            True,
+            [s.rate for s in contender.samples],
+            [],
+            reference_name="-",
+            note="the SDK's ctx.elicit has no 2026-07-28 path",
+        )
+    ]
+
+
+def _rss_kib(pid: int | str = "self") -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+async def _probe_inproc_memory(side: str, mode: str, count: int) -> dict[str, float]:
+    """(In a subprocess.) RSS growth for `count` idle in-process sessions, after one call each."""
+    tool = "echo"
+    async with contextlib.AsyncExitStack() as stack:
+        warm = await stack.enter_async_context(connected(side, "inproc", mode))
+        await call_of(warm, tool, "hello world")()
+        gc.collect()
+        before = _rss_kib()
+        for _ in range(count):
+            client = await stack.enter_async_context(connected(side, "inproc", mode))
+            await call_of(client, tool, "hello world")()
+        gc.collect()
+        after = _rss_kib()
+        print(json.dumps({"before_kib": before, "after_kib": after}), flush=True)
+        os._exit(0)  # closing a thousand sessions is not what is measured
+    return {}  # pragma: no cover
+
+
+def case_memory_inproc(settings: Settings, mode: str) -> list[Row]:
+    """RSS per 1,000 idle `Client(MCPServer)` sessions, each side in its own subprocess."""
+    count = settings.inproc_sessions
+    values: dict[str, list[float]] = {"ours": [], "sdk": []}
+    for _ in range(min(settings.rounds, settings.memory_rounds)):
+        for side in ("ours", "sdk"):
+            output = subprocess.run(
+                [sys.executable, __file__, "--probe", f"memory:{side}:{mode}:{count}"],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=settings.case_timeout,
+                check=True,
+            ).stdout
+            data = json.loads(output.strip().splitlines()[-1])
+            values[side].append((data["after_kib"] - data["before_kib"]) / count * 1000 / 1024)
+    return [
+        Row(
+            f"memory.inproc.{mode}",
+            f"RSS per 1,000 idle in-process sessions, {mode}",
+            "MiB",
+            False,
+            values["ours"],
+            values["sdk"],
+            target=_target_for("memory"),
+            note=f"{count} sessions per probe, one call each, then idle",
+        )
+    ]
+
+
+async def _open_http_sessions(side: str, url: str, mode: str, count: int, pid: int) -> float:
+    """Server RSS growth (KiB) while `count` sessions, one call each, are open and idle."""
+    async with contextlib.AsyncExitStack() as stack:
+        warm = await stack.enter_async_context(connected(side, url, mode))
+        await call_of(warm, "echo", "hello world")()
+        await anyio.sleep(0.3)
+        before = _rss_kib(pid)
+        for _ in range(count):
+            client = await stack.enter_async_context(connected(side, url, mode))
+            await call_of(client, "echo", "hello world")()
+        await anyio.sleep(0.5)
+        after = _rss_kib(pid)
+    return after - before
+
+
+def case_memory_http(settings: Settings, mode: str) -> list[Row]:
+    """Server RSS per 100 idle Streamable HTTP sessions (a fresh server process per probe)."""
+    count = settings.http_sessions
+    values: dict[str, list[float]] = {"ours": [], "sdk": []}
+    for _ in range(min(settings.rounds, settings.memory_rounds)):
+        for side in ("ours", "sdk"):
+            with http_server(side, settings.start_timeout, f"memory.http.{mode}-{side}") as (
+                url,
+                pid,
+            ):
+                grown = anyio.run(_open_http_sessions, side, url, mode, count, pid)
+            values[side].append(grown / count * 100 / 1024)
+    note = f"{count} sessions per probe, one call each, then idle"
+    if mode == "2026":
+        note += "; 2026-07-28 is sessionless: what remains is per-client server state"
+    return [
+        Row(
+            f"memory.http.{mode}",
+            f"server RSS per 100 idle HTTP sessions, {mode}",
+            "MiB",
+            False,
+            values["ours"],
+            values["sdk"],
+            target=_target_for("memory"),
+            note=note,
+        )
+    ]
+
+
+IMPORTS = {
+    "core": "import mcp_core",
+    "server": "from mcp_adapters.server import MCPServer",
+    "reference": "import mcp",
+}
+
+
+def _import_seconds(statement: str, timeout: float) -> float:
+    code = (
+        "import time\n"
+        "start = time.perf_counter()\n"
+        f"{statement}\n"
+        "print(time.perf_counter() - start)\n"
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=True,
+    ).stdout
+    return float(output.strip())
+
+
+def case_import(settings: Settings) -> list[Row]:
+    """Import time in a fresh interpreter, time.perf_counter around the import statement."""
+    runs = max(settings.rounds, 5)
+    times: dict[str, list[float]] = {key: [] for key in IMPORTS}
+    for statement in IMPORTS.values():  # warm the OS file cache and .pyc files
+        _import_seconds(statement, settings.start_timeout)
+    for _ in range(runs):
+        for key, statement in IMPORTS.items():
+            times[key].append(_import_seconds(statement, settings.start_timeout) * 1e3)
+    return [
+        Row(
+            f"import.{key}",
+            f"import time: {IMPORTS[key]}",
+            "ms",
+            False,
+            times[key],
+            times["reference"],
+            reference_name="import mcp",
+            target=_target_for("import"),
+            note=f"median of {runs} fresh interpreters",
+        )
+        for key in ("core", "server")
+    ]
+
+
+# ============================================================================ registry
+
+
+def _async(fn: Callable[..., Awaitable[list[Row]]], *args: Any) -> Callable[[Settings], list[Row]]:
+    def run(settings: Settings) -> list[Row]:
+        async def bounded() -> list[Row]:
+            with anyio.fail_after(settings.case_timeout):
+                return await fn(settings, *args)
+
+        return anyio.run(bounded, backend="asyncio")
+
+    return run
+
+
+def registry() -> dict[str, Callable[[Settings], list[Row]]]:
+    cases: dict[str, Callable[[Settings], list[Row]]] = {"core": case_core}
+    modes = ("legacy", "2026")
+    variants = ("sync", "async")
+    for variant in variants:
+        for mode in modes:
+            cases[f"inproc.seq.{variant}.{mode}"] = _async(case_inproc, mode, variant, 1)
+    for variant in variants:
+        for mode in modes:
+            cases[f"inproc.c64.{variant}.{mode}"] = _async(case_inproc, mode, variant, 64)
+    for variant in variants:
+        for mode in modes:
+            cases[f"stdio.seq.{variant}.{mode}"] = _async(case_stdio, mode, variant)
+    for clients in (1, 16):
+        kind = "seq" if clients == 1 else f"c{clients}"
+        for variant in variants:
+            for mode in modes:
+                cases[f"http.{kind}.{variant}.{mode}"] = _async(case_http, mode, variant, clients)
+    for transport in ("inproc", "stdio", "http"):
+        for mode in modes:
+            cases[f"elicit.{transport}.{mode}"] = _async(case_elicit, transport, mode)
+    cases["elicit.inproc.2026.replay"] = _async(case_elicit_replay)
+    for mode in modes:
+        cases[f"memory.inproc.{mode}"] = lambda s, mode=mode: case_memory_inproc(s, mode)
+    for mode in modes:
+        cases[f"memory.http.{mode}"] = lambda s, mode=mode: case_memory_http(s, mode)
+    cases["import"] = case_import
+    return cases
+
+
+def select(cases: dict[str, Any], patterns: str | None) -> list[str]:
+    if not patterns:
+        return list(cases)
+    wanted = [p.strip() for p in patterns.split(",") if p.strip()]
+    return [
+        name for name in cases if any(p in name or fnmatch.fnmatchcase(name, p) for p in wanted)
+    ]
+
+
+# ============================================================================== output
+
+
+def machine() -> dict[str, Any]:
+    model = ""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    versions: dict[str, str] = {}
+    for dist in ("mcp", "mcp-sansio", "pydantic", "pydantic-core", "anyio"):
+        with contextlib.suppress(Exception):
+            from importlib.metadata import version
+
+            versions[dist] = version(dist)
+    commit = ""
+    with contextlib.suppress(Exception):
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "mcp_core", "mcp_adapters"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        if dirty:
+            commit += " (library files modified in the working tree)"
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": model or platform.processor(),
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "versions": versions,
+        "commit": commit,
+    }
+
+
+def loadavg() -> list[float]:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return []
+
+
+def _fmt(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit == "ms" or unit == "MiB":
+        return f"{value:,.3f}" if abs(value) < 1 else f"{value:,.2f}"
+    return f"{value:,.0f}"
+
+
+def _fmt_ratio(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if abs(value) < 1 else f"{value:.2f}"
+
+
+def table(rows: list[Row]) -> str:
+    header = ("case", "unit", "ours", "reference", "ratio", "min-max", "target")
+    lines = [header]
+    for row in rows:
+        if row.error:
+            lines.append((row.label, row.unit, "FAILED", row.error[:40], "", "", ""))
+            continue
+        ratios = row.ratios
+        ratio = _median(ratios)
+        spread = f"{_fmt_ratio(min(ratios))}-{_fmt_ratio(max(ratios))}" if ratios else "-"
+        reference = _fmt(row.reference_shown, row.unit)
+        if row.reference_name not in ("mcp 2.3.0", "import mcp") and row.reference:
+            reference += " (floor)"
+        target = ""
+        if row.target is not None:
+            value, kind = row.target
+            wanted = f">= {value:g}x" if kind == "min" else f"<= 1/{round(1 / value)}"
+            target = f"{wanted} {'ok' if row.target_met() else 'MISS'}"
+        lines.append(
+            (
+                row.label,
+                row.unit,
+                _fmt(row.ours_shown, row.unit),
+                reference,
+                _fmt_ratio(ratio),
+                spread,
+                target,
+            )
+        )
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    out = []
+    for i, line in enumerate(lines):
+        cells = [
+            cell.ljust(widths[j]) if j < 2 else cell.rjust(widths[j]) for j, cell in enumerate(line)
+        ]
+        out.append(" | ".join(cells).rstrip())
+        if i == 0:
+            out.append("-+-".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def markdown_table(rows: list[Row]) -> str:
+    """The same table as GitHub markdown (for docs/performance.md)."""
+    plain = table(rows).splitlines()
+    body = [line for i, line in enumerate(plain) if i != 1]
+    out = []
+    for i, line in enumerate(body):
+        cells = [cell.strip() for cell in line.split(" | ")]
+        if line.startswith("  "):  # a latency row under its throughput row
+            cells[0] = "↳ " + cells[0]
+        out.append("| " + " | ".join(cells) + " |")
+        if i == 0:
+            out.append("|" + "|".join(["---"] * 2 + ["---:"] * 5) + "|")
+    return "\n".join(out)
+
+
+# ================================================================================ main
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="few rounds and calls: a smoke test")
+    parser.add_argument("--cases", help="comma-separated substrings or globs of case ids")
+    parser.add_argument("--list", action="store_true", help="print the case ids and exit")
+    parser.add_argument("--rounds", type=int, help="rounds per case (default 7, quick 2)")
+    parser.add_argument("--seconds", type=float, help="seconds per side per round")
+    parser.add_argument("--json", default=str(RESULTS / "latest.json"), help="output file")
+    parser.add_argument("--markdown", action="store_true", help="also print a markdown table")
+    parser.add_argument("--show", metavar="JSON", help="print the tables of a saved run and exit")
+    parser.add_argument("--probe", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    # Neither side's INFO logs (httpx logs every request) belong in the figures.
+    logging.basicConfig(level=logging.WARNING)
+    # SIGTERM unwinds like Ctrl-C, so every server started so far is stopped.
+    signal.signal(signal.SIGTERM, _terminate)
+
+    if args.probe:  # a measurement subprocess (memory)
+        _, side, mode, count = args.probe.split(":")
+        anyio.run(_probe_inproc_memory, side, mode, int(count), backend="asyncio")
+        return 0
+
+    if args.show:
+        saved = json.loads(Path(args.show).read_text())
+        names = {f.name for f in fields(Row)}
+        shown = []
+        for data in saved["cases"]:
+            row = Row(**{k: v for k, v in data.items() if k in names})
+            row.target = tuple(row.target) if row.target else None  # type: ignore[assignment]
+            shown.append(row)
+        print(table(shown))
+        print()
+        print(markdown_table(shown))
+        return 0
+
+    cases = registry()
+    if args.list:
+        print("\n".join(cases))
+        return 0
+    settings = Settings.quick() if args.quick else Settings()
+    if args.rounds is not None:
+        settings.rounds = args.rounds
+    if args.seconds is not None:
+        settings.seconds = args.seconds
+    chosen = select(cases, args.cases)
+    if not chosen:
+        parser.error(f"no case matches {args.cases!r} (see --list)")
+
+    info = machine()
+    load_start = loadavg()
+    print(
+        f"mcp-sansio vs mcp {info['versions'].get('mcp', '?')}: {len(chosen)} cases, "
+        f"{settings.rounds} rounds, {settings.seconds}s per side per round"
+    )
+    print(
+        f"{info['nproc']} CPUs ({info['cpu']}), Python {info['python']}, "
+        f"load average {' '.join(map(str, load_start))}"
+    )
+    rows: list[Row] = []
+    failed = 0
+    started = time.monotonic()
+    for name in chosen:
+        case_start = time.monotonic()
+        print(f"  {name} ...", end="", flush=True)
+        try:
+            new = cases[name](settings)
+        except BaseException as exc:  # one failing case must not lose the others
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            failed += 1
+            message = f"{type(exc).__name__}: {exc}"
+            new = [Row(name, name, "", True, error=message)]
+            (LOGS).mkdir(parents=True, exist_ok=True)
+            (LOGS / f"{name}.traceback").write_text(traceback.format_exc())
+            print(f" FAILED ({message})")
+        else:
+            summary = ", ".join(
+                f"{_fmt_ratio(_median(r.ratios))}x" for r in new if r.ratios and r.unit != "ms"
+            )
+            print(f" {time.monotonic() - case_start:.1f}s {summary}")
+        rows.extend(new)
+    load_end = loadavg()
+
+    print()
+    print(table(rows))
+    print()
+    print(
+        "ratio = ours / reference, median of per-round ratios (min-max over rounds); "
+        "calls/s: higher is better, ms and MiB: lower is better."
+    )
+    print(
+        f"load average at start {' '.join(map(str, load_start))}, "
+        f"at end {' '.join(map(str, load_end))}; {time.monotonic() - started:.0f}s in all"
+    )
+    if args.markdown:
+        print()
+        print(markdown_table(rows))
+
+    report = {
+        "machine": info,
+        "load_average": {"start": load_start, "end": load_end},
+        "settings": asdict(settings),
+        "quick": args.quick,
+        "cases": [row.summary() for row in rows],
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2))
+    print(f"figures written to {out}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
