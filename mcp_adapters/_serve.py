@@ -9,7 +9,6 @@ purpose: protocol decisions live in the core and in the server.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -127,7 +126,3 @@ def run_server(
             raise ValueError(f"unknown transport {transport!r}")
 
     anyio.run(main, backend=backend)
-
-
-def never() -> float:
-    return math.inf

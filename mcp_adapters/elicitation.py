@@ -8,7 +8,7 @@ before checking the action is a type error, not a runtime surprise.
 
 from __future__ import annotations
 
-from typing import Any, Generic, Literal, TypeAlias, TypeVar
+from typing import Generic, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel
 from typing_extensions import TypeAliasType
@@ -74,10 +74,6 @@ def url_outcome(answer: ElicitResult) -> UrlElicitationResult:
     if answer.action == "decline":
         return DeclinedElicitation()
     return CancelledElicitation()
-
-
-def outcome_action(outcome: Any) -> str:
-    return str(outcome.action)
 
 
 __all__ = [

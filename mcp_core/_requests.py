@@ -146,10 +146,6 @@ class RecentIds:
         order.append(request_id)
         self._set.add(request_id)
 
-    def discard(self, request_id: RequestId) -> None:
-        # Leave the deque entry; it ages out. Only membership matters.
-        self._set.discard(request_id)
-
     def __contains__(self, request_id: object) -> bool:
         return request_id in self._set
 
