@@ -26,6 +26,7 @@ from mcp_adapters._resolve import (
     resolve_marker,
     wants_outcome,
 )
+from mcp_core._config import to_wire
 from mcp_core.types import (
     AudioContent,
     CallToolResult,
@@ -81,6 +82,8 @@ class FunctionTool:
     context_param: str | None
     resolved: list[Consumer]
     is_async: bool
+    #: declared to return `str`: its structured form is `{"result": text}`
+    text_output: bool = False
     annotations: Any = None
     icons: Any = None
     meta: dict[str, Any] | None = None
@@ -180,6 +183,7 @@ class FunctionTool:
             context_param=context_param,
             resolved=resolved,
             is_async=inspect.iscoroutinefunction(fn),
+            text_output=returns is str and wrap,
             annotations=annotations,
             icons=icons,
             meta=meta,
@@ -202,6 +206,18 @@ class FunctionTool:
         """Validated keyword arguments; raises pydantic.ValidationError."""
         model = self.arguments_model.model_validate(arguments or {})
         return {name: getattr(model, name) for name in type(model).model_fields}
+
+    def to_wire_result(self, value: Any) -> dict[str, Any]:
+        """`to_result` in wire form; text, the common case, without building models."""
+        if type(value) is str:
+            wire: dict[str, Any] = {"content": [{"type": "text", "text": value}]}
+            if self.output_schema is not None and self.text_output:
+                wire["structuredContent"] = {"result": value}
+                return wire
+            if self.output_adapter is None:
+                return wire
+        result: dict[str, Any] = to_wire(self.to_result(value))
+        return result
 
     def to_result(self, value: Any) -> CallToolResult:
         """A function's return value as a CallToolResult (structured when declared)."""

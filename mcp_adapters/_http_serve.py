@@ -26,7 +26,7 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -478,13 +478,21 @@ class HTTPServer:
 
     def _spawn(
         self, conn: ServerConnection, core: SessionCore, event: RequestReceived
-    ) -> anyio.CancelScope:
+    ) -> anyio.CancelScope | None:
         scope = anyio.CancelScope()
         if self._tg is None or self._closing:
             scope.cancel()
             return scope
+        # Answered where it arrived when nothing can suspend (`_handle` pumps it out).
+        try:
+            work = self.server.handle_now(event, _Scope(self, conn, core))
+        except Exception as exc:
+            core.answer_exception(event.request_id, exc)
+            return None
+        if work is None:
+            return None
         self._handlers += 1
-        self._tg.start_soon(self._run_handler, conn, core, event, scope)
+        self._tg.start_soon(self._run_handler, conn, core, event, scope, work)
         return scope
 
     async def _run_handler(
@@ -493,12 +501,13 @@ class HTTPServer:
         core: SessionCore,
         event: RequestReceived,
         scope: anyio.CancelScope,
+        work: Callable[[], Awaitable[None]],
     ) -> None:
         rid = event.request_id
         try:
             with scope:
                 try:
-                    await self.server.handle(event, _Scope(self, conn, core))
+                    await work()
                 except Exception as exc:
                     core.answer_exception(rid, exc)
         finally:

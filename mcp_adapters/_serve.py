@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
+from mcp_adapters._session import ANSWERED
 from mcp_core import RequestReceived, ServerConnection
 
 if TYPE_CHECKING:
@@ -43,15 +44,30 @@ class SessionScope:
         return time.time()
 
 
-def request_handler(server: MCPServer) -> Callable[[Any, RequestReceived], Awaitable[Any]]:
-    """The `on_request` a backend session calls for each request from the client."""
+class ServerHandler:
+    """The `on_request` a backend session calls for each request from the client.
 
-    async def on_request(session: Any, request: RequestReceived) -> None:
-        # The server answers on the connection itself (result, InputRequiredResult
-        # or error); the session's own answer afterwards finds nothing to send.
-        await server.handle(request, SessionScope(session))
+    The server answers on the connection itself (result, InputRequiredResult
+    or error), so the session has nothing left to send: `ANSWERED`. `now` is
+    the fast path a session tries first: requests that cannot suspend are
+    answered where they arrive, with no task (see `MCPServer.handle_now`).
+    """
 
-    return on_request
+    __slots__ = ("server",)
+
+    def __init__(self, server: MCPServer) -> None:
+        self.server = server
+
+    async def __call__(self, session: Any, request: RequestReceived) -> object:
+        await self.server.handle(request, SessionScope(session))
+        return ANSWERED
+
+    def now(self, session: Any, request: RequestReceived) -> Callable[[], Awaitable[None]] | None:
+        return self.server.handle_now(request, SessionScope(session))
+
+
+def request_handler(server: MCPServer) -> ServerHandler:
+    return ServerHandler(server)
 
 
 class MemoryStream:

@@ -71,6 +71,10 @@ class _Pending:
     on_progress: ProgressCallback | None
 
 
+#: What an `on_request` handler returns when it answered on the connection itself.
+ANSWERED: Any = object()
+
+
 class SessionCore:
     """Routes a connection's events to waiters and handlers; see the module docstring.
 
@@ -81,7 +85,7 @@ class SessionCore:
         self,
         connection: Connection,
         *,
-        spawn: Callable[[RequestReceived], Cancellable],
+        spawn: Callable[[RequestReceived], Cancellable | None],
         on_notification: Callable[[NotificationReceived], None] | None = None,
         on_event: Callable[[Event], None] | None = None,
     ) -> None:
@@ -241,7 +245,9 @@ class SessionCore:
                     except Exception:
                         logger.exception("progress callback failed")
             elif isinstance(event, RequestReceived):
-                self._inbound[event.request_id] = self._spawn(event)
+                handle = self._spawn(event)
+                if handle is not None:  # None: answered already, without a task
+                    self._inbound[event.request_id] = handle
             elif isinstance(event, RequestCancelled):
                 handle = self._inbound.pop(event.request_id, None)
                 if handle is not None:
@@ -273,4 +279,4 @@ class SessionCore:
             handle.cancel()
 
 
-__all__ = ["Cancellable", "ProgressCallback", "SessionCore", "Waiter"]
+__all__ = ["ANSWERED", "Cancellable", "ProgressCallback", "SessionCore", "Waiter"]

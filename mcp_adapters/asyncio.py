@@ -39,8 +39,9 @@ from mcp_adapters._errors import (
     TransportError,
     to_transport_error,
 )
+from mcp_adapters._link import LinkDriver, LinkEnd
 from mcp_adapters._process import ServerProcess, Sleep, StdioServerParameters, WaitExit
-from mcp_adapters._session import Connection, RequestId, SessionCore
+from mcp_adapters._session import ANSWERED, Connection, RequestId, SessionCore
 from mcp_adapters._stdio import claim_stdio
 from mcp_core import (
     METHOD_NOT_FOUND,
@@ -290,6 +291,11 @@ class Driver:
     def now(self) -> float:
         return self._loop.time()
 
+    @property
+    def busy(self) -> bool:
+        """A write is in progress (answers should wait for `drain()`)."""
+        return self._writing
+
     def wake(self) -> None:
         """Output was queued (or a deadline moved): let the writer look again."""
         self._woken = True
@@ -425,6 +431,40 @@ def _set_if_pending(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
+class _LinkDriver(LinkDriver):
+    """An in-process `LinkEnd` on asyncio: deadlines through `call_at`, no tasks."""
+
+    def __init__(self, connection: SansIOConnection, end: LinkEnd, on_events: EventSink) -> None:
+        super().__init__(connection, end, on_events)
+        self._loop = asyncio.get_running_loop()
+        self._timer: asyncio.TimerHandle | None = None
+        self._stopped: asyncio.Future[None] = self._loop.create_future()
+
+    def now(self) -> float:
+        return self._loop.time()
+
+    def _arm(self, deadline: float | None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if deadline is not None:
+            self._timer = self._loop.call_at(deadline, self._fire)
+
+    def _fire(self) -> None:
+        self._timer = None
+        self.expire(self._loop.time())
+
+    def _done(self) -> None:
+        _set_if_pending(self._stopped)
+
+    async def run(self) -> None:
+        try:
+            await self._stopped
+        finally:
+            self.detach()
+            self._arm(None)
+
+
 # =========================================================================== session
 
 
@@ -478,7 +518,7 @@ class Session:
     def __init__(
         self,
         connection: Connection,
-        stream: AsyncByteStream,
+        stream: AsyncByteStream | LinkEnd,
         *,
         on_request: RequestHandler | None = None,
         on_notification: NotificationHandler | None = None,
@@ -491,6 +531,10 @@ class Session:
         # `layer`: a sans-IO object wrapping `connection` (the WebSocket layer, say)
         # that the driver reads and writes instead of the connection itself.
         self._on_request = on_request
+        # A handler's fast path for requests it can answer without a task.
+        self._now: Callable[[Any, RequestReceived], Callable[[], Awaitable[None]] | None] | None = (
+            getattr(on_request, "now", None)
+        )
         self._on_notification = on_notification
         self._connect_timeout = connect_timeout
         self._probe_timeout = probe_timeout
@@ -500,12 +544,18 @@ class Session:
             on_notification=self._notification if on_notification is not None else None,
             on_event=on_event,
         )
-        self._driver = Driver(
-            layer if layer is not None else connection,
-            stream,
-            self._on_events,
-            close_timeout=close_timeout,
-        )
+        self._driver: Driver | _LinkDriver
+        if isinstance(stream, LinkEnd):
+            self._driver = _LinkDriver(
+                layer if layer is not None else connection, stream, self._on_events
+            )
+        else:
+            self._driver = Driver(
+                layer if layer is not None else connection,
+                stream,
+                self._on_events,
+                close_timeout=close_timeout,
+            )
         self._handlers: set[asyncio.Task[None]] = set()
         self._task: asyncio.Task[None] | None = None
         self._done = asyncio.Event()
@@ -695,18 +745,33 @@ class Session:
         assert self._on_notification is not None
         self._on_notification(self, event)
 
-    def _spawn(self, event: RequestReceived) -> asyncio.Task[None]:
-        task = asyncio.get_running_loop().create_task(self._handle(event))
+    def _spawn(self, event: RequestReceived) -> asyncio.Task[None] | None:
+        work: Callable[[], Awaitable[None]] | None = None
+        if self._now is not None and not self._driver.busy:
+            try:
+                work = self._now(self, event)
+            except Exception as exc:
+                self._core.answer_exception(event.request_id, exc)
+            if work is None:  # answered where it arrived
+                self._driver.wake()
+                return None
+        task = asyncio.get_running_loop().create_task(self._handle(event, work))
         self._handlers.add(task)
         task.add_done_callback(self._handlers.discard)
         return task
 
-    async def _handle(self, event: RequestReceived) -> None:
+    async def _handle(
+        self, event: RequestReceived, work: Callable[[], Awaitable[None]] | None
+    ) -> None:
         rid = event.request_id
         try:
-            if self._on_request is None:
+            if work is not None:
+                await work()
+                result = ANSWERED
+            elif self._on_request is None:
                 raise MCPError(METHOD_NOT_FOUND, f"Method not found: {event.method}")
-            result = await self._on_request(self, event)
+            else:
+                result = await self._on_request(self, event)
             await self._driver.drain()
         except asyncio.CancelledError:
             self._core.forget(rid)
@@ -714,7 +779,10 @@ class Session:
         except Exception as exc:
             self._core.answer_exception(rid, exc)
         else:
-            self._core.answer(rid, result)
+            if result is ANSWERED:
+                self._core.forget(rid)
+            else:
+                self._core.answer(rid, result)
         self._driver.wake()
 
 

@@ -489,21 +489,17 @@ def _as_notification(event: NotificationReceived) -> Any:
 async def _in_process(
     backend: Any, server: Any, config: ClientConfig, options: dict[str, Any]
 ) -> AsyncIterator[Any]:
-    """Client and server in one process: two sessions joined by a memory pipe."""
-    from mcp_adapters._serve import memory_stream_pair, request_handler, serve_session
+    """Client and server in one process: two sessions joined by a direct link."""
+    from mcp_adapters._link import link_pair
+    from mcp_adapters._serve import request_handler
 
-    client_stream, server_stream = memory_stream_pair()
-    server_session = backend.Session(
-        server.new_connection(), server_stream, on_request=request_handler(server)
-    )
-    async with anyio.create_task_group() as group:
-        group.start_soon(serve_session, server_session)
-        session = backend.Session(ClientConnection(config), client_stream, **options)
-        try:
-            async with session:
-                yield session
-        finally:
-            await server_session.aclose()
+    client_stream, server_stream = link_pair()
+    # The server end runs first: the client's handshake reaches it synchronously.
+    async with (
+        backend.Session(server.new_connection(), server_stream, on_request=request_handler(server)),
+        backend.Session(ClientConnection(config), client_stream, **options) as session,
+    ):
+        yield session
 
 
 __all__ = [

@@ -21,6 +21,7 @@ Asking the user works on both protocol generations:
 
 from __future__ import annotations
 
+import functools
 import inspect
 import secrets
 import time
@@ -576,19 +577,46 @@ class MCPServer:
         Raises `MCPError` for protocol-level failures; the transport turns it
         into the JSON-RPC error.
         """
-        connection = scope.connection
         handler = _HANDLERS.get(request.method)
         if handler is None:
             raise MCPError(-32601, f"Method not found: {request.method}")
-        if connection not in self._live:
+        if scope.connection not in self._live:
             self._attach(scope)
-        outcome = await handler(self, request, scope)
+        self._answer(request, scope, await handler(self, request, scope))
+
+    def handle_now(
+        self, request: RequestReceived, scope: RequestScope
+    ) -> Callable[[], Awaitable[None]] | None:
+        """Answer at once if nothing can suspend; else return what will, to run as a task.
+
+        A call of a plain-function tool (no resolvers) never waits for anything,
+        so a transport can run it where the request arrived, without a task and
+        the loop turn that starts one. Raises like `handle`.
+        """
+        if request.method == "tools/call":
+            tool = self._tools.get(request.params.name)
+            if tool is not None and not tool.is_async and not tool.resolved:
+                if scope.connection not in self._live:
+                    self._attach(scope)
+                outcome = self._call_plain_tool(tool, request, scope)
+                if isinstance(outcome, _Later):
+                    return functools.partial(self._answer_later, request, scope, outcome)
+                self._answer(request, scope, outcome)
+                return None
+        return functools.partial(self.handle, request, scope)
+
+    async def _answer_later(
+        self, request: RequestReceived, scope: RequestScope, later: _Later
+    ) -> None:
+        self._answer(request, scope, await later.finish())
+
+    def _answer(self, request: RequestReceived, scope: RequestScope, outcome: Any) -> None:
         if isinstance(outcome, _InputRequired):
-            connection.send_input_required(
+            scope.connection.send_input_required(
                 request.request_id, outcome.questions, outcome.state, now=scope.now()
             )
         elif outcome is not _NO_ANSWER:
-            connection.send_result(request.request_id, outcome)
+            scope.connection.send_result(request.request_id, outcome)
 
     def _asker(self, request: RequestReceived, scope: RequestScope) -> _LegacyAsker | _ReplayAsker:
         revision = request.context.protocol_version
@@ -603,20 +631,35 @@ class MCPServer:
         caps = to_wire(request.context.client_capabilities) or {}
         return _ReplayAsker(recorded, caps, revision)
 
-    async def _call_tool(self, request: RequestReceived, scope: RequestScope) -> Any:
-        params = request.params
-        tool = self._tools.get(params.name)
-        if tool is None:
-            raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name}")
-        try:
-            kwargs = tool.parse_arguments(params.arguments)
-        except pydantic.ValidationError as exc:
-            return _tool_error(f"Invalid arguments for tool {tool.name}: {exc}")
-        asker = self._asker(request, scope)
+    def _context(
+        self,
+        tool: FunctionTool,
+        request: RequestReceived,
+        scope: RequestScope,
+        asker: _LegacyAsker | _ReplayAsker,
+    ) -> Context:
         replay = (
             self.replay_elicitation if tool.replay_elicitation is None else tool.replay_elicitation
         )
-        context = Context(self, request, scope, asker, replay)
+        return Context(self, request, scope, asker, replay)
+
+    def _tool_named(self, name: str) -> FunctionTool:
+        tool = self._tools.get(name)
+        if tool is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")
+        return tool
+
+    async def _call_tool(self, request: RequestReceived, scope: RequestScope) -> Any:
+        tool = self._tool_named(request.params.name)
+        if not tool.is_async and not tool.resolved:
+            outcome = self._call_plain_tool(tool, request, scope)
+            return await outcome.finish() if isinstance(outcome, _Later) else outcome
+        try:
+            kwargs = tool.parse_arguments(request.params.arguments)
+        except pydantic.ValidationError as exc:
+            return _tool_error(f"Invalid arguments for tool {tool.name}: {exc}")
+        asker = self._asker(request, scope)
+        context = self._context(tool, request, scope, asker)
         try:
             if tool.resolved:
                 resolution = Resolution(kwargs, context, asker, request.context.protocol_version)
@@ -626,15 +669,29 @@ class MCPServer:
             value = tool.fn(**kwargs)
             if inspect.isawaitable(value):
                 value = await value
-            return tool.to_result(value)
-        except NeedInput:
-            return _asked(asker)
-        except ToolFailure as exc:
-            return _tool_error(str(exc))
-        except MCPError:
-            raise
-        except Exception as exc:  # a tool's failure is a result the model can read
-            return _tool_error(f"Error executing tool {tool.name}: {exc}")
+            return tool.to_wire_result(value)
+        except (Exception, NeedInput) as exc:
+            return _tool_failure(tool, asker, exc)
+
+    def _call_plain_tool(
+        self, tool: FunctionTool, request: RequestReceived, scope: RequestScope
+    ) -> Any:
+        """A plain function's outcome, or `_Later` when it returned an awaitable after all."""
+        try:
+            kwargs = tool.parse_arguments(request.params.arguments)
+        except pydantic.ValidationError as exc:
+            return _tool_error(f"Invalid arguments for tool {tool.name}: {exc}")
+        asker: _LegacyAsker | _ReplayAsker | None = None
+        if tool.context_param is not None:
+            asker = self._asker(request, scope)
+            kwargs[tool.context_param] = self._context(tool, request, scope, asker)
+        try:
+            value = tool.fn(**kwargs)
+            if inspect.isawaitable(value):
+                return _Later(tool, asker, value)
+            return tool.to_wire_result(value)
+        except (Exception, NeedInput) as exc:
+            return _tool_failure(tool, asker, exc)
 
     async def _list_tools(self, request: RequestReceived, scope: RequestScope) -> Any:
         cached = self._list_cache.get("tools")
@@ -803,6 +860,44 @@ def _asked(asker: _LegacyAsker | _ReplayAsker) -> _InputRequired:
     if not isinstance(asker, _ReplayAsker):  # only a replay asker ever raises NeedInput
         raise MCPError(-32603, "internal error: a question escaped a legacy connection")
     return _InputRequired(asker.questions, {"a": asker.recorded})
+
+
+class _Later:
+    """A plain function that returned an awaitable: the rest of its call."""
+
+    __slots__ = ("asker", "awaitable", "tool")
+
+    def __init__(
+        self,
+        tool: FunctionTool,
+        asker: _LegacyAsker | _ReplayAsker | None,
+        awaitable: Awaitable[Any],
+    ) -> None:
+        self.tool = tool
+        self.asker = asker
+        self.awaitable = awaitable
+
+    async def finish(self) -> Any:
+        try:
+            return self.tool.to_wire_result(await self.awaitable)
+        except (Exception, NeedInput) as exc:
+            return _tool_failure(self.tool, self.asker, exc)
+
+
+def _tool_failure(
+    tool: FunctionTool, asker: _LegacyAsker | _ReplayAsker | None, exc: BaseException
+) -> Any:
+    """What a tool's exception means: a question, a readable failure, or a protocol error."""
+    if isinstance(exc, NeedInput):
+        if asker is None:  # only an asker raises it, and only a tool with one has it
+            raise exc
+        return _asked(asker)
+    if isinstance(exc, ToolFailure):
+        return _tool_error(str(exc))
+    if isinstance(exc, MCPError):
+        raise exc
+    # A tool's failure is a result the model can read.
+    return _tool_error(f"Error executing tool {tool.name}: {exc}")
 
 
 def _tool_error(message: str) -> CallToolResult:

@@ -41,8 +41,9 @@ from mcp_adapters._errors import (
     TransportError,
     to_transport_error,
 )
+from mcp_adapters._link import LinkDriver, LinkEnd
 from mcp_adapters._process import ServerProcess, Sleep, StdioServerParameters, WaitExit
-from mcp_adapters._session import Connection, RequestId, SessionCore
+from mcp_adapters._session import ANSWERED, Connection, RequestId, SessionCore
 from mcp_adapters._stdio import claim_stdio
 from mcp_core import (
     METHOD_NOT_FOUND,
@@ -128,6 +129,11 @@ class Driver:
 
     def now(self) -> float:
         return trio.current_time()
+
+    @property
+    def busy(self) -> bool:
+        """A write is in progress (answers should wait for `drain()`)."""
+        return self._writing
 
     def wake(self) -> None:
         """Output was queued (or a deadline moved): let the writer look again."""
@@ -237,6 +243,35 @@ class Driver:
 # =========================================================================== session
 
 
+class _LinkDriver(LinkDriver):
+    """An in-process `LinkEnd` on trio; `run()` sleeps until the next deadline."""
+
+    def __init__(self, connection: SansIOConnection, end: LinkEnd, on_events: EventSink) -> None:
+        super().__init__(connection, end, on_events)
+        self._rearmed = trio.Event()
+
+    def now(self) -> float:
+        return trio.current_time()
+
+    def _arm(self, deadline: float | None) -> None:
+        self._rearmed.set()
+
+    def _done(self) -> None:
+        self._rearmed.set()
+
+    async def run(self) -> None:
+        try:
+            while not self.finished:
+                self._rearmed = trio.Event()
+                deadline = self._armed
+                with trio.move_on_at(math.inf if deadline is None else deadline) as scope:
+                    await self._rearmed.wait()
+                if scope.cancelled_caught:
+                    self.expire(trio.current_time())
+        finally:
+            self.detach()
+
+
 class _EventWaiter:
     """A request's outcome, delivered through a trio event."""
 
@@ -281,7 +316,7 @@ class Session:
     def __init__(
         self,
         connection: Connection,
-        stream: trio.abc.Stream,
+        stream: trio.abc.Stream | LinkEnd,
         *,
         on_request: RequestHandler | None = None,
         on_notification: NotificationHandler | None = None,
@@ -294,6 +329,10 @@ class Session:
         # `layer`: a sans-IO object wrapping `connection` (the WebSocket layer, say)
         # that the driver reads and writes instead of the connection itself.
         self._on_request = on_request
+        # A handler's fast path for requests it can answer without a task.
+        self._now: Callable[[Any, RequestReceived], Callable[[], Awaitable[None]] | None] | None = (
+            getattr(on_request, "now", None)
+        )
         self._on_notification = on_notification
         self._connect_timeout = connect_timeout
         self._probe_timeout = probe_timeout
@@ -304,12 +343,18 @@ class Session:
             on_notification=self._notification if on_notification is not None else None,
             on_event=on_event,
         )
-        self._driver = Driver(
-            layer if layer is not None else connection,
-            stream,
-            self._on_events,
-            close_timeout=close_timeout,
-        )
+        self._driver: Driver | _LinkDriver
+        if isinstance(stream, LinkEnd):
+            self._driver = _LinkDriver(
+                layer if layer is not None else connection, stream, self._on_events
+            )
+        else:
+            self._driver = Driver(
+                layer if layer is not None else connection,
+                stream,
+                self._on_events,
+                close_timeout=close_timeout,
+            )
         self._stack = contextlib.AsyncExitStack()
         self._nursery: trio.Nursery | None = None
         self._done = trio.Event()
@@ -504,24 +549,45 @@ class Session:
         assert self._on_notification is not None
         self._on_notification(self, event)
 
-    def _spawn(self, event: RequestReceived) -> trio.CancelScope:
+    def _spawn(self, event: RequestReceived) -> trio.CancelScope | None:
+        work: Callable[[], Awaitable[None]] | None = None
+        if self._now is not None and not self._driver.busy:
+            try:
+                work = self._now(self, event)
+            except Exception as exc:
+                self._core.answer_exception(event.request_id, exc)
+            if work is None:  # answered where it arrived
+                self._driver.wake()
+                return None
         scope = trio.CancelScope()
         assert self._nursery is not None
-        self._nursery.start_soon(self._handle, event, scope)
+        self._nursery.start_soon(self._handle, event, scope, work)
         return scope
 
-    async def _handle(self, event: RequestReceived, scope: trio.CancelScope) -> None:
+    async def _handle(
+        self,
+        event: RequestReceived,
+        scope: trio.CancelScope,
+        work: Callable[[], Awaitable[None]] | None,
+    ) -> None:
         rid = event.request_id
         with scope:
             try:
-                if self._on_request is None:
+                if work is not None:
+                    await work()
+                    result = ANSWERED
+                elif self._on_request is None:
                     raise MCPError(METHOD_NOT_FOUND, f"Method not found: {event.method}")
-                result = await self._on_request(self, event)
+                else:
+                    result = await self._on_request(self, event)
                 await self._driver.drain()
             except Exception as exc:
                 self._core.answer_exception(rid, exc)
             else:
-                self._core.answer(rid, result)
+                if result is ANSWERED:
+                    self._core.forget(rid)
+                else:
+                    self._core.answer(rid, result)
             self._driver.wake()
             return
         self._core.forget(rid)  # cancelled: the peer gave up, or the connection ended

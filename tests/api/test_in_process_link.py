@@ -1,0 +1,184 @@
+"""`Client(MCPServer)` over the direct in-process link, and the inline tool path.
+
+The link hands bytes from one engine to the other in the caller's stack; the
+server answers plain-function tools where the request arrives, without a task.
+These tests pin what must still hold: deadlines fire, either end's close
+reaches the other, concurrency is intact, and every way a tool can end comes
+out as it does through `MCPServer.handle`.
+"""
+
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_adapters import Client, current_backend
+from mcp_adapters._errors import ConnectionClosedError, RequestTimeoutError
+from mcp_adapters._functions import FunctionTool
+from mcp_adapters._link import link_pair
+from mcp_adapters._serve import request_handler
+from mcp_adapters.server import Context, MCPServer, ToolFailure
+from mcp_core import ClientConfig, ClientConnection, MCPError
+from mcp_core._config import to_wire
+
+from .conftest import MODERN
+
+pytestmark = pytest.mark.anyio
+
+MODES = ["legacy", MODERN]
+
+
+def build() -> tuple[MCPServer, anyio.Event]:
+    mcp = MCPServer("link tests")
+    cancelled = anyio.Event()
+
+    @mcp.tool()
+    def echo(text: str) -> str:
+        return text
+
+    @mcp.tool()
+    def numbers(n: int) -> list[int]:
+        return list(range(n))
+
+    @mcp.tool(structured_output=False)
+    def plain(text: str) -> str:
+        return text
+
+    @mcp.tool()
+    def later(text: str) -> Any:
+        async def finish() -> str:
+            await anyio.sleep(0)
+            return text.upper()
+
+        return finish()
+
+    @mcp.tool()
+    def refuse() -> str:
+        raise MCPError(4001, "not here", {"why": "test"})
+
+    @mcp.tool()
+    def fail() -> str:
+        raise ToolFailure("nope")
+
+    @mcp.tool()
+    def crash() -> str:
+        raise RuntimeError("boom")
+
+    @mcp.tool()
+    def protocol(ctx: Context) -> str:
+        return ctx.protocol_version
+
+    @mcp.tool()
+    async def wait() -> str:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cancelled.set()
+        raise AssertionError("unreachable")
+
+    return mcp, cancelled
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_every_ending_of_a_plain_tool(anyio_backend: str, mode: str) -> None:
+    mcp, _ = build()
+    async with Client(mcp, mode=mode) as client:
+        echoed = await client.call_tool("echo", {"text": "hi"})
+        listed = await client.call_tool("numbers", {"n": 3})
+        plain = await client.call_tool("plain", {"text": "x"})
+        later = await client.call_tool("later", {"text": "abc"})
+        failed = await client.call_tool("fail", {})
+        crashed = await client.call_tool("crash", {})
+        invalid = await client.call_tool("echo", {"text": 1})
+        version = await client.call_tool("protocol", {})
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("refuse", {})
+    assert echoed.content[0].text == "hi"
+    assert echoed.structured_content == {"result": "hi"}
+    assert listed.structured_content == {"result": [0, 1, 2]}
+    assert plain.structured_content is None
+    assert plain.content[0].text == "x"
+    assert later.content[0].text == "ABC"
+    assert later.structured_content is None  # `-> Any` declares no output schema
+    assert failed.is_error is True and failed.content[0].text == "nope"
+    assert crashed.is_error is True
+    assert crashed.content[0].text == "Error executing tool crash: boom"
+    assert invalid.is_error is True
+    assert invalid.content[0].text.startswith("Invalid arguments for tool echo")
+    assert version.content[0].text == client.protocol_version
+    assert (refused.value.code, refused.value.message) == (4001, "not here")
+    assert refused.value.data == {"why": "test"}
+
+
+def test_text_fast_path_matches_the_model_path() -> None:
+    def echo(text: str) -> str:
+        return text
+
+    def opaque(text: str) -> str | int:
+        return text
+
+    for tool in (
+        FunctionTool.build(echo),
+        FunctionTool.build(echo, structured_output=False),
+        FunctionTool.build(opaque),
+    ):
+        for value in ("hello", "", "ünï\ncode"):
+            assert tool.to_wire_result(value) == to_wire(tool.to_result(value))
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_sixty_four_concurrent_calls(anyio_backend: str, mode: str) -> None:
+    mcp, _ = build()
+    results: dict[int, str] = {}
+    async with Client(mcp, mode=mode) as client:
+
+        async def call(i: int) -> None:
+            result = await client.call_tool("echo", {"text": f"#{i}"})
+            results[i] = result.content[0].text
+
+        async with anyio.create_task_group() as group:
+            for i in range(64):
+                group.start_soon(call, i)
+    assert results == {i: f"#{i}" for i in range(64)}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_deadline_fires_without_a_pipe(anyio_backend: str, mode: str) -> None:
+    mcp, cancelled = build()
+    async with Client(mcp, mode=mode) as client:
+        with anyio.fail_after(5):
+            with pytest.raises(RequestTimeoutError):
+                await client.call_tool("wait", {}, read_timeout=0.1)
+            await cancelled.wait()  # the server was told, and cancelled the tool
+        assert (await client.call_tool("echo", {"text": "still here"})).content[0].text
+
+
+async def test_server_closing_fails_what_the_client_waits_for(anyio_backend: str) -> None:
+    mcp, _ = build()
+    backend = current_backend()
+    client_end, server_end = link_pair()
+    server = backend.Session(mcp.new_connection(), server_end, on_request=request_handler(mcp))
+    config = ClientConfig(name="link", mode="legacy")
+    async with server, backend.Session(ClientConnection(config), client_end) as client:
+        assert await client.request("tools/call", {"name": "echo", "arguments": {"text": "a"}})
+
+        async def close_soon() -> None:
+            await anyio.sleep(0.05)
+            await server.aclose()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(close_soon)
+            with anyio.fail_after(5), pytest.raises(ConnectionClosedError):
+                await client.request("tools/call", {"name": "wait"})
+        with anyio.fail_after(5):
+            await client.wait_closed()
+        assert client.closed
+
+
+async def test_a_link_end_serves_one_session(anyio_backend: str) -> None:
+    mcp, _ = build()
+    backend = current_backend()
+    _, server_end = link_pair()
+    backend.Session(mcp.new_connection(), server_end)
+    with pytest.raises(RuntimeError, match="already in use"):
+        backend.Session(mcp.new_connection(), server_end)
