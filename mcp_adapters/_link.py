@@ -31,6 +31,8 @@ from mcp_adapters._errors import TransportError
 
 logger = logging.getLogger("mcp_adapters")
 
+_ENDED = ("closed", "error")
+
 
 class LinkEnd:
     """One end of `link_pair()`: give it to a backend `Session` in place of a stream."""
@@ -105,6 +107,10 @@ class LinkDriver:
         self.finished = False
         self._eof_pending = False
         self._armed: float | None = None
+        # An MCP connection takes whole messages; other sans-IO objects get bytes.
+        self._framed = hasattr(connection, "messages_to_send") and hasattr(
+            connection, "receive_message"
+        )
 
     # ---- what the session calls
 
@@ -139,16 +145,23 @@ class LinkDriver:
     def deliver_to(self, peer: LinkDriver | None) -> bool:
         if peer is None:
             return False  # not joined yet: it stays queued until the other end exists
-        data = self._conn.data_to_send()
-        if peer.input_done:
-            return bool(data)  # nobody reads it any more: dropped, as on a closed socket
-        if data:
-            peer.feed(data)
-        if self._eof_pending and not data:
+        if self._framed and peer._framed:
+            # Message by message: no newline joining and splitting between two engines.
+            messages = self._conn.messages_to_send()  # type: ignore[attr-defined]
+            if messages and not peer.input_done:
+                peer.feed_messages([m.payload for m in messages])
+            sent = bool(messages)
+        else:
+            data = self._conn.data_to_send()
+            if data and not peer.input_done:
+                peer.feed(data)
+            sent = bool(data)
+        # What the peer no longer reads is dropped, as on a closed socket.
+        if self._eof_pending and not sent:
             self._eof_pending = False
             peer.feed(b"")
             return True
-        return bool(data)
+        return sent
 
     def feed(self, data: bytes) -> None:
         if self.input_done:
@@ -158,11 +171,27 @@ class LinkDriver:
         try:
             self._on_events(self._conn.receive_data(data, now=time.time()))
         except Exception:
-            logger.exception("link: processing input failed; closing")
-            self.error = self.error or TransportError("internal error while processing input")
-            self.finish()
+            self._failed()
         if not data:
             self.finish()
+
+    def feed_messages(self, payloads: list[bytes]) -> None:
+        receive = self._conn.receive_message  # type: ignore[attr-defined]
+        now = time.time()
+        try:
+            events: list[Any] = []
+            for payload in payloads:
+                if self._conn.state in _ENDED:  # type: ignore[attr-defined]
+                    break  # closed, or a fatal message ended it: nothing more is read
+                events.extend(receive(payload, now=now))
+            self._on_events(events)
+        except Exception:
+            self._failed()
+
+    def _failed(self) -> None:
+        logger.exception("link: processing input failed; closing")
+        self.error = self.error or TransportError("internal error while processing input")
+        self.finish()
 
     def rearm(self) -> None:
         if self.finished:

@@ -217,54 +217,71 @@ class SessionCore:
 
     def dispatch(self, events: Iterable[Event]) -> None:
         """Route one batch of events from the connection."""
-        events = list(events)
-        closing = next((e for e in events if isinstance(e, ConnectionClosed)), None)
+        events = events if type(events) is list else list(events)
+        closing = None
+        for event in events:
+            if type(event) is ConnectionClosed:
+                closing = event
+        routes = _ROUTES
         for event in events:
             if self._on_event is not None:
                 try:
                     self._on_event(event)
                 except Exception:
                     logger.exception("on_event callback failed")
-            if isinstance(event, ResponseReceived):
-                pending = self._pending.pop(event.request_id, None)
-                if pending is not None:
-                    pending.waiter.set_result(event.result)
-            elif isinstance(event, (ErrorReceived, RequestFailed)):
-                pending = self._pending.pop(event.request_id, None)
-                if pending is not None:
-                    if closing is not None and isinstance(event, RequestFailed):
-                        exc: Exception = self.closed_error(closing)
-                    else:
-                        exc = error_for_event(event)
-                    pending.waiter.set_exception(exc)
-            elif isinstance(event, ProgressReceived):
-                entry = self._pending.get(event.request_id)
-                if entry is not None and entry.on_progress is not None:
-                    try:
-                        entry.on_progress(event)
-                    except Exception:
-                        logger.exception("progress callback failed")
-            elif isinstance(event, RequestReceived):
-                handle = self._spawn(event)
-                if handle is not None:  # None: answered already, without a task
-                    self._inbound[event.request_id] = handle
-            elif isinstance(event, RequestCancelled):
-                handle = self._inbound.pop(event.request_id, None)
-                if handle is not None:
-                    handle.cancel()
-            elif isinstance(event, NotificationReceived):
-                if self._on_notification is not None:
-                    try:
-                        self._on_notification(event)
-                    except Exception:
-                        logger.exception("notification callback failed")
-            elif isinstance(event, Connected):
-                self.connected = event
-                if self._handshake is not None:
-                    self._handshake.set_result(event)
-                    self._handshake = None
-            elif isinstance(event, ConnectionClosed):
-                self._settle(event)
+            route = routes.get(type(event))
+            if route is not None:
+                route(self, event, closing)
+
+    def _response(self, event: ResponseReceived, closing: ConnectionClosed | None) -> None:
+        pending = self._pending.pop(event.request_id, None)
+        if pending is not None:
+            pending.waiter.set_result(event.result)
+
+    def _failure(
+        self, event: ErrorReceived | RequestFailed, closing: ConnectionClosed | None
+    ) -> None:
+        pending = self._pending.pop(event.request_id, None)
+        if pending is not None:
+            if closing is not None and type(event) is RequestFailed:
+                exc: Exception = self.closed_error(closing)
+            else:
+                exc = error_for_event(event)
+            pending.waiter.set_exception(exc)
+
+    def _progress(self, event: ProgressReceived, closing: ConnectionClosed | None) -> None:
+        entry = self._pending.get(event.request_id)
+        if entry is not None and entry.on_progress is not None:
+            try:
+                entry.on_progress(event)
+            except Exception:
+                logger.exception("progress callback failed")
+
+    def _request(self, event: RequestReceived, closing: ConnectionClosed | None) -> None:
+        handle = self._spawn(event)
+        if handle is not None:  # None: answered already, without a task
+            self._inbound[event.request_id] = handle
+
+    def _cancelled(self, event: RequestCancelled, closing: ConnectionClosed | None) -> None:
+        handle = self._inbound.pop(event.request_id, None)
+        if handle is not None:
+            handle.cancel()
+
+    def _notification(self, event: NotificationReceived, closing: ConnectionClosed | None) -> None:
+        if self._on_notification is not None:
+            try:
+                self._on_notification(event)
+            except Exception:
+                logger.exception("notification callback failed")
+
+    def _connected(self, event: Connected, closing: ConnectionClosed | None) -> None:
+        self.connected = event
+        if self._handshake is not None:
+            self._handshake.set_result(event)
+            self._handshake = None
+
+    def _closed(self, event: ConnectionClosed, closing: ConnectionClosed | None) -> None:
+        self._settle(event)
 
     def _settle(self, event: ConnectionClosed) -> None:
         self.closed = event
@@ -278,5 +295,19 @@ class SessionCore:
         for handle in inbound.values():
             handle.cancel()
 
+
+# Exact event types (events are final dataclasses), so a dict lookup replaces an
+# isinstance chain on the per-message path.
+_ROUTES: dict[type, Callable[[SessionCore, Any, ConnectionClosed | None], None]] = {
+    ResponseReceived: SessionCore._response,
+    ErrorReceived: SessionCore._failure,
+    RequestFailed: SessionCore._failure,
+    ProgressReceived: SessionCore._progress,
+    RequestReceived: SessionCore._request,
+    RequestCancelled: SessionCore._cancelled,
+    NotificationReceived: SessionCore._notification,
+    Connected: SessionCore._connected,
+    ConnectionClosed: SessionCore._closed,
+}
 
 __all__ = ["ANSWERED", "Cancellable", "ProgressCallback", "SessionCore", "Waiter"]

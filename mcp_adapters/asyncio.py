@@ -557,6 +557,7 @@ class Session:
                 close_timeout=close_timeout,
             )
         self._handlers: set[asyncio.Task[None]] = set()
+        self._loop = asyncio.get_running_loop()
         self._task: asyncio.Task[None] | None = None
         self._done = asyncio.Event()
         #: The server process, for a session made by `connect_stdio`.
@@ -672,8 +673,9 @@ class Session:
         `timeout` seconds pass (the peer is told to cancel), `ConnectionClosedError`
         when the connection ends first. Cancelling the caller cancels the request.
         """
-        await self._driver.drain()
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if self._driver.busy:
+            await self._driver.drain()
+        future: asyncio.Future[Any] = self._loop.create_future()
         deadline = None if timeout is None else self._driver.now() + timeout
         rid = self._core.start_request(
             method,

@@ -270,7 +270,8 @@ class Client:
         )
         # Log and other notifications of this call arrived before its result: let
         # their callbacks run first, as they would have in a synchronous client.
-        await self._callbacks_done()
+        if self._delivering:
+            await self._idle.wait()
         return result
 
     async def list_tools(self, cursor: str | None = None) -> ListToolsResult:

@@ -15,7 +15,6 @@ from typing import Any, Final
 import pydantic
 
 from . import _jsonrpc as jr
-from . import types
 from ._config import ServerConfig, to_wire
 from ._connection import (
     LOG_RANK,
@@ -345,7 +344,7 @@ class ServerConnection(_Connection):
             if value is None:
                 continue  # missing: the handler asks again rather than failing
             expected = INPUT_RESULT_TYPES.get(kind)
-            if expected is None or not isinstance(value, getattr(types, expected)):
+            if expected is None or not isinstance(value, _wire_type(expected)):
                 raise Reject(INVALID_PARAMS, f"inputResponses[{key!r}] does not answer {kind}")
             answers[key] = value
         return answers, payload.get("s")
@@ -666,3 +665,11 @@ class ServerConnection(_Connection):
         if entry is None or entry.method != "subscriptions/listen":
             raise LocalProtocolError(f"no subscriptions/listen request {request_id!r} is open")
         return entry
+
+
+def _wire_type(name: str) -> type:
+    """A model class of `mcp_core.types`, imported on first use: it is the slowest import."""
+    from . import types
+
+    model: type = getattr(types, name)
+    return model
