@@ -169,6 +169,14 @@ class _StreamProtocol(asyncio.Protocol):
         if self.lost.done() and self._exc is not None:
             raise self._exc
 
+    def write_nowait(self, data: bytes) -> bool:
+        """Hand `data` to the transport now if nothing says wait; False: use `write`."""
+        transport = self.transport
+        if self._writing_paused or transport is None or self.lost.done() or transport.is_closing():
+            return False
+        transport.write(data)  # type: ignore[attr-defined]
+        return True
+
     async def close(self, timeout: float) -> None:
         """Close gracefully (queued bytes still go out), forcefully after `timeout`."""
         transport = self.transport
@@ -203,6 +211,10 @@ class AsyncioStream:
 
     async def send_all(self, data: bytes) -> None:
         await self._writer.write(data)
+
+    def write_nowait(self, data: bytes) -> bool:
+        """Write without waiting when the transport takes it at once (it never blocks)."""
+        return self._writer.write_nowait(data)
 
     async def aclose(self) -> None:
         await self._writer.close(self._close_timeout)
@@ -287,6 +299,11 @@ class Driver:
         self._drained: list[asyncio.Future[None]] = []
         self._writer: asyncio.Task[None] | None = None
         self._give_up: asyncio.TimerHandle | None = None
+        # Streams over asyncio transports take a write at once unless paused: then
+        # `wake()` writes itself and the writer task is not scheduled at all.
+        self._write_nowait: Callable[[bytes], bool] | None = getattr(stream, "write_nowait", None)
+        self._carry = b""  # taken from the connection, not yet written
+        self._armed: float | None = None  # the deadline the writer sleeps until
 
     def now(self) -> float:
         return self._loop.time()
@@ -297,7 +314,16 @@ class Driver:
         return self._writing
 
     def wake(self) -> None:
-        """Output was queued (or a deadline moved): let the writer look again."""
+        """Output was queued (or a deadline moved): write it, or let the writer look again."""
+        if self._write_nowait is not None and not (
+            self._writing or self._finishing or self._broken or self._carry or self._woken
+        ):
+            conn = self._conn
+            data = conn.data_to_send()
+            if data and not self._write_nowait(data):
+                self._carry = data  # paused: the writer task waits for the transport
+            elif conn.next_deadline() == self._armed:
+                return  # written, and the writer's timer is still right
         self._woken = True
         waiter = self._waiter
         if waiter is not None and not waiter.done():
@@ -382,6 +408,7 @@ class Driver:
         while True:
             if not self._woken:
                 deadline = None if self._finishing else conn.next_deadline()
+                self._armed = deadline
                 waiter = self._waiter = self._loop.create_future()
                 timer = (
                     self._loop.call_at(deadline, _set_if_pending, waiter)
@@ -401,6 +428,8 @@ class Driver:
                 if deadline is not None and deadline <= now:
                     self._on_events(conn.tick(now))
             data = conn.data_to_send()
+            if self._carry:
+                data, self._carry = self._carry + data, b""
             if data and not self._broken:
                 await self._write(data)
                 self._woken = True  # look for more before sleeping
@@ -559,7 +588,8 @@ class Session:
         self._handlers: set[asyncio.Task[None]] = set()
         self._loop = asyncio.get_running_loop()
         self._task: asyncio.Task[None] | None = None
-        self._done = asyncio.Event()
+        # A future, not an asyncio.Event: an Event carries a deque per session.
+        self._done: asyncio.Future[None] = self._loop.create_future()
         #: The server process, for a session made by `connect_stdio`.
         self.process: ServerProcess | None = None
 
@@ -618,7 +648,7 @@ class Session:
                 task.cancel()
             if handlers:
                 await asyncio.wait(handlers)
-            self._done.set()
+            _set_if_pending(self._done)
 
     async def aclose(self, reason: str = "closed locally") -> None:
         """Close the connection: waiters fail, handlers are cancelled, the stream is closed."""
@@ -629,7 +659,7 @@ class Session:
 
     async def wait_closed(self) -> None:
         """Wait until the connection ends (the peer closed it, or `aclose`)."""
-        await self._done.wait()
+        await asyncio.shield(self._done)
 
     # ---- sending
 

@@ -135,13 +135,12 @@ class Client:
             max_input_rounds=max_input_rounds,
         )
         self._session: Any = None
-        self._stack: contextlib.AsyncExitStack | None = None
+        self._connection: contextlib.AbstractAsyncContextManager[Any] | None = None
         self._listeners: dict[int | str, _Listener] = {}
-        self._inbox: collections.deque[tuple[Callable[[Any], Awaitable[None]], Any]] = (
-            collections.deque()
-        )
+        # Made on first use: an idle client should not carry a deque and an event.
+        self._inbox: collections.deque[tuple[Callable[[Any], Awaitable[None]], Any]] | None = None
         self._delivering = False
-        self._idle = anyio.Event()
+        self._idle: anyio.Event | None = None
         self._unbound_listeners: list[_Listener] = []
 
     # ------------------------------------------------------------- lifetime
@@ -151,52 +150,44 @@ class Client:
         from mcp_adapters.server import MCPServer
 
         backend = current_backend()
-        stack = contextlib.AsyncExitStack()
-        await stack.__aenter__()
+        options: dict[str, Any] = {
+            "on_request": self._on_request,
+            "on_notification": self._on_notification,
+            "on_event": self._on_event,
+        }
+        target = self.target
+        connection: contextlib.AbstractAsyncContextManager[Any]
+        if isinstance(target, MCPServer):
+            connection = _in_process(backend, target, self.config, options)
+        elif isinstance(target, StdioServerParameters):
+            connection = backend.connect_stdio(target, self.config, **options)
+        elif isinstance(target, str) and target.startswith(("http://", "https://")):
+            from mcp_adapters.http import connect_http
+
+            connection = connect_http(target, self.config, **options)
+        elif isinstance(target, str) and target.startswith(("ws://", "wss://")):
+            from mcp_adapters.websocket import connect_websocket
+
+            connection = connect_websocket(target, self.config, **options)
+        elif hasattr(target, "connect"):
+            connection = target.connect(self.config, **options)
+        else:
+            raise TypeError(f"cannot connect to {target!r}")
+        # One context to leave, kept as is: an AsyncExitStack would cost every
+        # idle client a deque.
+        self._session = await connection.__aenter__()
         try:
-            options: dict[str, Any] = {
-                "on_request": self._on_request,
-                "on_notification": self._on_notification,
-                "on_event": self._on_event,
-            }
-            target = self.target
-            if isinstance(target, MCPServer):
-                self._session = await stack.enter_async_context(
-                    _in_process(backend, target, self.config, options)
-                )
-            elif isinstance(target, StdioServerParameters):
-                self._session = await stack.enter_async_context(
-                    backend.connect_stdio(target, self.config, **options)
-                )
-            elif isinstance(target, str) and target.startswith(("http://", "https://")):
-                from mcp_adapters.http import connect_http
-
-                self._session = await stack.enter_async_context(
-                    connect_http(target, self.config, **options)
-                )
-            elif isinstance(target, str) and target.startswith(("ws://", "wss://")):
-                from mcp_adapters.websocket import connect_websocket
-
-                self._session = await stack.enter_async_context(
-                    connect_websocket(target, self.config, **options)
-                )
-            elif hasattr(target, "connect"):
-                self._session = await stack.enter_async_context(
-                    target.connect(self.config, **options)
-                )
-            else:
-                raise TypeError(f"cannot connect to {target!r}")
             await self._after_connect()
         except BaseException:
-            await stack.__aexit__(None, None, None)
+            await connection.__aexit__(None, None, None)
             raise
-        self._stack = stack
+        self._connection = connection
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
-        stack, self._stack = self._stack, None
-        if stack is not None:
-            await stack.__aexit__(None, None, None)
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            await connection.__aexit__(None, None, None)
 
     async def _after_connect(self) -> None:
         connected = self.connected
@@ -270,7 +261,7 @@ class Client:
         )
         # Log and other notifications of this call arrived before its result: let
         # their callbacks run first, as they would have in a synchronous client.
-        if self._delivering:
+        if self._delivering and self._idle is not None:
             await self._idle.wait()
         return result
 
@@ -414,6 +405,8 @@ class Client:
 
     def _deliver(self, callback: Callable[[Any], Awaitable[None]], argument: Any) -> None:
         """Queue a callback; one consumer runs them in arrival order, never concurrently."""
+        if self._inbox is None:
+            self._inbox = collections.deque()
         self._inbox.append((callback, argument))
         if not self._delivering:
             self._delivering = True
@@ -421,20 +414,23 @@ class Client:
             self._spawn(self._consume())
 
     async def _consume(self) -> None:
+        inbox = self._inbox
+        assert inbox is not None
         try:
-            while self._inbox:
-                callback, argument = self._inbox.popleft()
+            while inbox:
+                callback, argument = inbox.popleft()
                 try:
                     await callback(argument)
                 except Exception:
                     logger.exception("notification callback failed")
         finally:
             self._delivering = False
-            self._idle.set()
+            if self._idle is not None:
+                self._idle.set()
 
     async def _callbacks_done(self) -> None:
         """Wait until the notifications that arrived so far went through their callbacks."""
-        if self._delivering:
+        if self._delivering and self._idle is not None:
             await self._idle.wait()
 
     def _on_event(self, event: Event) -> None:

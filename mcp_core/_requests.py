@@ -8,7 +8,6 @@ response or a late answer can be told apart from one that was never ours.
 from __future__ import annotations
 
 import heapq
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -131,19 +130,30 @@ class PendingInputs:
 
 
 class RecentIds:
-    """A bounded set of ids, oldest forgotten first."""
+    """A bounded set of ids, oldest forgotten first.
 
-    __slots__ = ("_order", "_set")
+    A list used as a ring once full, not a `deque(maxlen=...)`: a deque
+    allocates a block of 64 slots up front, and a connection holds several of
+    these; the list grows with use instead, so an idle connection stays small.
+    """
+
+    __slots__ = ("_bound", "_next", "_ring", "_set")
 
     def __init__(self, bound: int) -> None:
-        self._order: deque[RequestId] = deque(maxlen=bound)
+        self._bound = bound
+        self._ring: list[RequestId] = []
+        self._next = 0  # the oldest slot, once the ring is full
         self._set: set[RequestId] = set()
 
     def add(self, request_id: RequestId) -> None:
-        order = self._order
-        if len(order) == order.maxlen:
-            self._set.discard(order[0])
-        order.append(request_id)
+        ring = self._ring
+        if len(ring) < self._bound:
+            ring.append(request_id)
+        else:
+            i = self._next
+            self._set.discard(ring[i])
+            ring[i] = request_id
+            self._next = i + 1 if i + 1 < self._bound else 0
         self._set.add(request_id)
 
     def __contains__(self, request_id: object) -> bool:

@@ -672,6 +672,18 @@ def test_remembered_ids_are_bounded() -> None:
         conn.cancel_request(first)
 
 
+def test_recent_ids_forget_the_oldest_first_across_wraps() -> None:
+    from mcp_core._requests import RecentIds
+
+    recent = RecentIds(3)
+    for i in range(10):
+        recent.add(i)
+        kept = list(range(max(0, i - 2), i + 1))
+        assert len(recent) == len(kept)
+        assert all(k in recent for k in kept)
+        assert not any(k in recent for k in range(i + 1) if k not in kept)
+
+
 def test_expired_deadline_of_an_answered_request_is_dropped_silently() -> None:
     conn = legacy_client()
     a = conn.send_request("ping", deadline=5)
