@@ -14,30 +14,46 @@ import re
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, get_args, get_origin
+from typing import TYPE_CHECKING, Any, get_args, get_origin
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, create_model
 
 from mcp_adapters._resolve import (
     Consumer,
     PlanBuilder,
+    _LazyModule,
     is_context_annotation,
     resolve_marker,
     wants_outcome,
 )
 from mcp_core._config import to_wire
-from mcp_core.types import (
-    AudioContent,
-    CallToolResult,
-    EmbeddedResource,
-    ImageContent,
-    ResourceLink,
-    TextContent,
-    Tool,
-)
 
-CONTENT_TYPES = (TextContent, ImageContent, AudioContent, EmbeddedResource, ResourceLink)
+if TYPE_CHECKING:
+    from mcp_core import types
+else:
+    types = _LazyModule("mcp_core.types", globals(), "types")
+
+_CONTENT_TYPES: tuple[type[Any], ...] = ()
+
+
+def _content_types() -> tuple[type[Any], ...]:
+    """The content block classes (`CONTENT_TYPES`), built on first use."""
+    global _CONTENT_TYPES
+    if not _CONTENT_TYPES:
+        _CONTENT_TYPES = (
+            types.TextContent,
+            types.ImageContent,
+            types.AudioContent,
+            types.EmbeddedResource,
+            types.ResourceLink,
+        )
+    return _CONTENT_TYPES
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CONTENT_TYPES":
+        return _content_types()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
@@ -56,7 +72,7 @@ def _is_object_type(annotation: Any) -> bool:
     """Whether a return annotation already renders as a JSON object (no wrapping)."""
     origin = get_origin(annotation) or annotation
     if isinstance(origin, type):
-        if issubclass(origin, BaseModel) or origin is dict:
+        if issubclass(origin, pydantic.BaseModel) or origin is dict:
             return True
         if typing.is_typeddict(origin):
             return True
@@ -74,7 +90,7 @@ class FunctionTool:
     name: str
     title: str | None
     description: str | None
-    arguments_model: type[BaseModel]
+    arguments_model: type[pydantic.BaseModel]
     input_schema: dict[str, Any]
     output_schema: dict[str, Any] | None
     wrap_output: bool
@@ -124,9 +140,9 @@ class FunctionTool:
             default = ... if parameter.default is parameter.empty else parameter.default
             fields[pname] = (annotation, default)
         tool_name = name or fn.__name__
-        model = create_model(  # type: ignore[call-overload]
+        model = pydantic.create_model(  # type: ignore[call-overload]
             f"{tool_name}Arguments",
-            __config__=ConfigDict(arbitrary_types_allowed=True),
+            __config__=pydantic.ConfigDict(arbitrary_types_allowed=True),
             **fields,
         )
         if input_schema is None:
@@ -143,7 +159,7 @@ class FunctionTool:
         output_schema: dict[str, Any] | None = None
         wrap = False
         adapter: pydantic.TypeAdapter[Any] | None = None
-        returns_result = isinstance(returns, type) and issubclass(returns, CallToolResult)
+        returns_result = isinstance(returns, type) and issubclass(returns, types.CallToolResult)
         if (
             structured_output is not False
             and returns not in _NO_OUTPUT
@@ -190,8 +206,8 @@ class FunctionTool:
             replay_elicitation=replay_elicitation,
         )
 
-    def definition(self) -> Tool:
-        return Tool(
+    def definition(self) -> types.Tool:
+        return types.Tool(
             name=self.name,
             title=self.title,
             description=self.description,
@@ -219,15 +235,15 @@ class FunctionTool:
         result: dict[str, Any] = to_wire(self.to_result(value))
         return result
 
-    def to_result(self, value: Any) -> CallToolResult:
+    def to_result(self, value: Any) -> types.CallToolResult:
         """A function's return value as a CallToolResult (structured when declared)."""
-        if isinstance(value, CallToolResult):
+        if isinstance(value, types.CallToolResult):
             return value
         structured: Any = None
         if self.output_adapter is not None and self.output_schema is not None:
             dumped = self.output_adapter.dump_python(value, mode="json", by_alias=True)
             structured = {"result": dumped} if self.wrap_output else dumped
-        return CallToolResult(content=to_content(value), structured_content=structured)
+        return types.CallToolResult(content=to_content(value), structured_content=structured)
 
 
 def _is_content(annotation: Any) -> bool:
@@ -242,7 +258,7 @@ def _is_content(annotation: Any) -> bool:
             args = get_args(member)
             if args and _is_content(args[0]):
                 return True
-        if isinstance(origin, type) and issubclass(origin, CONTENT_TYPES):
+        if isinstance(origin, type) and issubclass(origin, _content_types()):
             return True
     return False
 
@@ -251,24 +267,25 @@ def to_content(value: Any) -> list[Any]:
     """Content blocks for a return value: text for scalars, JSON for data."""
     if value is None:
         return []
-    if isinstance(value, CONTENT_TYPES):
+    content_types = _CONTENT_TYPES or _content_types()
+    if isinstance(value, content_types):
         return [value]
     if isinstance(value, str):
-        return [TextContent(type="text", text=value)]
+        return [types.TextContent(type="text", text=value)]
     if (
         isinstance(value, (list, tuple))
         and value
-        and all(isinstance(v, CONTENT_TYPES) for v in value)
+        and all(isinstance(v, content_types) for v in value)
     ):
         return list(value)
-    if isinstance(value, BaseModel):
+    if isinstance(value, pydantic.BaseModel):
         text = value.model_dump_json(by_alias=True)
     else:
         try:
             text = json.dumps(pydantic.TypeAdapter(Any).dump_python(value, mode="json"))
         except (TypeError, ValueError, pydantic.PydanticSerializationError):
             text = str(value)
-    return [TextContent(type="text", text=text)]
+    return [types.TextContent(type="text", text=text)]
 
 
 # ------------------------------------------------------------------ prompts

@@ -464,6 +464,8 @@ class HTTPServer:
             self._cores[conn] = core = new
             if modern:
                 self._modern.add(conn)
+            else:  # a legacy session hears of changes from its first message on
+                self.server._attach(_Scope(self, conn, new))
         core.dispatch([event])
         self._retire(conn, core)
 

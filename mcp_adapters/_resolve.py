@@ -16,31 +16,61 @@ sealing keys.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import typing
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Generic, Protocol, TypeVar, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, TypeVar, get_args, get_origin
 
-from pydantic import BaseModel
+import pydantic
 
-from mcp_adapters.elicitation import (
-    AcceptedElicitation,
-    AcceptedUrlElicitation,
-    CancelledElicitation,
-    DeclinedElicitation,
-    ElicitationResult,
-    form_outcome,
-    url_outcome,
-)
-from mcp_core._elicitation import form_schema
-from mcp_core.types import CreateMessageResult, ElicitResult, ListRootsResult
 
-T = TypeVar("T", bound=BaseModel)
+class _LazyModule:
+    """Stands in for a module global until first use, then replaces itself with the module.
 
+    Importing the server should not pay for what only requests need:
+    `mcp_core.types` (the wire models) is the slowest import of all, and the
+    elicitation outcomes are pydantic models, built when the module loads.
+    """
+
+    __slots__ = ("_alias", "_name", "_namespace")
+
+    def __init__(self, name: str, namespace: dict[str, Any], alias: str) -> None:
+        self._name = name
+        self._namespace = namespace
+        self._alias = alias
+
+    def __getattr__(self, attr: str) -> Any:
+        module = importlib.import_module(self._name)
+        self._namespace[self._alias] = module
+        return getattr(module, attr)
+
+    def __repr__(self) -> str:
+        return f"<lazy module {self._name!r}>"
+
+
+if TYPE_CHECKING:
+    from mcp_adapters import elicitation
+else:
+    elicitation = _LazyModule("mcp_adapters.elicitation", globals(), "elicitation")
+
+T = TypeVar("T", bound="pydantic.BaseModel")
 
 # Every outcome a question can have, form or URL: injected as is, never re-wrapped.
-_OUTCOMES = (AcceptedElicitation, AcceptedUrlElicitation, DeclinedElicitation, CancelledElicitation)
+_OUTCOMES: tuple[type[Any], ...] = ()
+
+
+def _outcome_types() -> tuple[type[Any], ...]:
+    global _OUTCOMES
+    if not _OUTCOMES:
+        _OUTCOMES = (
+            elicitation.AcceptedElicitation,
+            elicitation.AcceptedUrlElicitation,
+            elicitation.DeclinedElicitation,
+            elicitation.CancelledElicitation,
+        )
+    return _OUTCOMES
 
 
 class Resolve:
@@ -77,9 +107,13 @@ class Elicit(Question, Generic[T]):
     def __init__(self, message: str, schema: type[T]) -> None:
         self.message = message
         self.schema = schema
+        from mcp_core._elicitation import form_schema
+
         form_schema(schema)  # refuse an impossible form now, not mid-call
 
     def params(self, revision: str) -> dict[str, Any]:
+        from mcp_core._elicitation import form_schema
+
         rendering = "2025-06-18" if revision == "2025-06-18" else "2025-11-25"
         return {
             "mode": "form",
@@ -88,7 +122,9 @@ class Elicit(Question, Generic[T]):
         }
 
     def outcome(self, answer: Any) -> Any:
-        return form_outcome(self.schema, _as(ElicitResult, answer))
+        from mcp_core.types import ElicitResult
+
+        return elicitation.form_outcome(self.schema, _as(ElicitResult, answer))
 
 
 class ElicitUrl(Question):
@@ -108,7 +144,9 @@ class ElicitUrl(Question):
         return params
 
     def outcome(self, answer: Any) -> Any:
-        return url_outcome(_as(ElicitResult, answer))
+        from mcp_core.types import ElicitResult
+
+        return elicitation.url_outcome(_as(ElicitResult, answer))
 
 
 class Sample(Question):
@@ -136,6 +174,8 @@ class Sample(Question):
         return params
 
     def outcome(self, answer: Any) -> Any:
+        from mcp_core.types import CreateMessageResult
+
         return _as(CreateMessageResult, answer)
 
 
@@ -148,6 +188,8 @@ class ListRoots(Question):
         return {}
 
     def outcome(self, answer: Any) -> Any:
+        from mcp_core.types import ListRootsResult
+
         return _as(ListRootsResult, answer)
 
 
@@ -230,14 +272,19 @@ def resolve_marker(annotation: Any) -> tuple[Resolve | None, Any]:
 
 def wants_outcome(annotation: Any) -> bool:
     """True for `ElicitationResult[M]` (or any of its members): inject the outcome itself."""
-    if annotation is ElicitationResult or get_origin(annotation) is ElicitationResult:
+    alias = elicitation.ElicitationResult
+    if annotation is alias or get_origin(annotation) is alias:
         return True
     members = (
         get_args(annotation)
         if get_origin(annotation) in (typing.Union, _UnionType)
         else (annotation,)
     )
-    outcome_types = (AcceptedElicitation, DeclinedElicitation, CancelledElicitation)
+    outcome_types = (
+        elicitation.AcceptedElicitation,
+        elicitation.DeclinedElicitation,
+        elicitation.CancelledElicitation,
+    )
     for member in members:
         origin = getattr(member, "__pydantic_generic_metadata__", {}).get("origin") or member
         if isinstance(origin, type) and issubclass(origin, outcome_types):
@@ -331,12 +378,12 @@ class Resolution:
 
     def shape(self, consumer: Consumer, outcome: Any) -> Any:
         if consumer.wants_outcome:
-            if isinstance(outcome, _OUTCOMES):
+            if isinstance(outcome, _OUTCOMES or _outcome_types()):
                 return outcome
-            return AcceptedElicitation[type(outcome)](data=outcome)  # type: ignore[misc]
-        if isinstance(outcome, AcceptedElicitation):
+            return elicitation.AcceptedElicitation[type(outcome)](data=outcome)  # type: ignore[misc]
+        if isinstance(outcome, elicitation.AcceptedElicitation):
             return outcome.data
-        if isinstance(outcome, (DeclinedElicitation, CancelledElicitation)):
+        if isinstance(outcome, (elicitation.DeclinedElicitation, elicitation.CancelledElicitation)):
             raise ToolFailure(
                 f"{consumer.param}: the user {'declined' if outcome.action == 'decline' else 'cancelled'}"
             )

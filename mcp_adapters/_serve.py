@@ -65,6 +65,11 @@ class ServerHandler:
     def now(self, session: Any, request: RequestReceived) -> Callable[[], Awaitable[None]] | None:
         return self.server.handle_now(request, SessionScope(session))
 
+    def attach(self, session: Any) -> None:
+        """A new session: the server must know it before its first request, so a
+        change announced right after `initialize` reaches it."""
+        self.server._attach(SessionScope(session))
+
 
 def request_handler(server: MCPServer) -> ServerHandler:
     return ServerHandler(server)

@@ -592,6 +592,9 @@ class Session:
         self._done: asyncio.Future[None] = self._loop.create_future()
         #: The server process, for a session made by `connect_stdio`.
         self.process: ServerProcess | None = None
+        attach = getattr(on_request, "attach", None)
+        if attach is not None:  # a server that announces changes learns of us now
+            attach(self)
 
     # ---- state
 

@@ -8,13 +8,13 @@ before checking the action is a type error, not a runtime surprise.
 
 from __future__ import annotations
 
-from typing import Generic, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel
 from typing_extensions import TypeAliasType
 
-from mcp_core._elicitation import validate_form_answer
-from mcp_core.types import ElicitResult
+if TYPE_CHECKING:
+    from mcp_core.types import ElicitResult
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -62,6 +62,8 @@ def form_outcome(schema: type[T], answer: ElicitResult) -> ElicitationResult[T]:
     an invalid answer is never passed on as if it were valid.
     """
     if answer.action == "accept":
+        from mcp_core._elicitation import validate_form_answer
+
         return AcceptedElicitation[schema](data=validate_form_answer(schema, answer.content))  # type: ignore[valid-type]
     if answer.action == "decline":
         return DeclinedElicitation()

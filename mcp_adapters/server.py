@@ -23,13 +23,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-import secrets
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Literal, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
 
-import anyio
 import pydantic
 
 from mcp_adapters._functions import FunctionPrompt, FunctionResource, FunctionTool
@@ -43,14 +41,7 @@ from mcp_adapters._resolve import (
     Resolve,
     Sample,
     ToolFailure,
-)
-from mcp_adapters.elicitation import (
-    AcceptedElicitation,
-    AcceptedUrlElicitation,
-    CancelledElicitation,
-    DeclinedElicitation,
-    ElicitationResult,
-    UrlElicitationResult,
+    _LazyModule,
 )
 from mcp_core import (
     INVALID_PARAMS,
@@ -67,29 +58,22 @@ from mcp_core import (
 from mcp_core._config import to_wire
 from mcp_core._connection import capability_problem
 from mcp_core._versions import ALL_REVISIONS
-from mcp_core.types import (
-    BlobResourceContents,
-    CallToolResult,
-    ClientCapabilities,
-    CompleteResult,
-    Completion,
-    GetPromptResult,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ListToolsResult,
-    Prompt,
-    PromptArgument,
-    PromptMessage,
-    ReadResourceResult,
-    Resource,
-    ResourceTemplate,
-    TextContent,
-    TextResourceContents,
-)
+
+if TYPE_CHECKING:
+    from mcp_adapters.elicitation import (
+        AcceptedElicitation,
+        AcceptedUrlElicitation,
+        CancelledElicitation,
+        DeclinedElicitation,
+        ElicitationResult,
+        UrlElicitationResult,
+    )
+    from mcp_core import types
+else:
+    types = _LazyModule("mcp_core.types", globals(), "types")
 
 F = TypeVar("F", bound=Callable[..., Any])
-M = TypeVar("M", bound=pydantic.BaseModel)
+M = TypeVar("M", bound="pydantic.BaseModel")
 RequestId = int | str
 
 _REPLAY_HINT = (
@@ -188,11 +172,11 @@ class ServerSessionView:
         self._context = context
 
     @property
-    def client_capabilities(self) -> ClientCapabilities | None:
-        caps: ClientCapabilities | None = self._context.request.context.client_capabilities
+    def client_capabilities(self) -> types.ClientCapabilities | None:
+        caps: types.ClientCapabilities | None = self._context.request.context.client_capabilities
         return caps
 
-    def check_client_capability(self, capability: ClientCapabilities) -> bool:
+    def check_client_capability(self, capability: types.ClientCapabilities) -> bool:
         """Whether the client declared everything `capability` names (for this request)."""
         declared = to_wire(self.client_capabilities) or {}
         wanted = to_wire(capability) or {}
@@ -252,7 +236,7 @@ class Context:
         return self.request.context.protocol_version
 
     @property
-    def client_capabilities(self) -> ClientCapabilities | None:
+    def client_capabilities(self) -> types.ClientCapabilities | None:
         return self.session.client_capabilities
 
     @property
@@ -320,7 +304,7 @@ class Context:
     async def error(self, data: Any, *, logger_name: str | None = None) -> bool:
         return await self.log("error", data, logger_name=logger_name)
 
-    async def read_resource(self, uri: str) -> ReadResourceResult:
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
         return await self.server._read(uri, self)
 
 
@@ -355,7 +339,11 @@ class MCPServer:
         self.icons = icons
         self.replay_elicitation = replay_elicitation
         # Without explicit keys, state sealed here verifies only in this process.
-        self.request_state_keys = tuple(request_state_keys or (secrets.token_bytes(32),))
+        if not request_state_keys:
+            import secrets
+
+            request_state_keys = (secrets.token_bytes(32),)
+        self.request_state_keys = tuple(request_state_keys)
         self.request_state_ttl = request_state_ttl
         self.supported_versions = tuple(supported_versions)
         self.limits = limits
@@ -697,22 +685,22 @@ class MCPServer:
         cached = self._list_cache.get("tools")
         if cached is None:
             cached = self._list_cache["tools"] = to_wire(
-                ListToolsResult(tools=[t.definition() for t in self._tools.values()])
+                types.ListToolsResult(tools=[t.definition() for t in self._tools.values()])
             )
         return dict(cached)
 
     async def _list_prompts(self, request: RequestReceived, scope: RequestScope) -> Any:
         prompts = [
-            Prompt(
+            types.Prompt(
                 name=p.name,
                 title=p.title,
                 description=p.description,
-                arguments=[PromptArgument(**a) for a in p.arguments] or None,
+                arguments=[types.PromptArgument(**a) for a in p.arguments] or None,
                 icons=p.icons,
             )
             for p in self._prompts.values()
         ]
-        return ListPromptsResult(prompts=prompts)
+        return types.ListPromptsResult(prompts=prompts)
 
     async def _get_prompt(self, request: RequestReceived, scope: RequestScope) -> Any:
         params = request.params
@@ -736,12 +724,14 @@ class MCPServer:
                 value = await value
         except NeedInput:
             return _asked(asker)
-        return GetPromptResult(description=prompt.description, messages=_prompt_messages(value))
+        return types.GetPromptResult(
+            description=prompt.description, messages=_prompt_messages(value)
+        )
 
     async def _list_resources(self, request: RequestReceived, scope: RequestScope) -> Any:
-        return ListResourcesResult(
+        return types.ListResourcesResult(
             resources=[
-                Resource(
+                types.Resource(
                     uri=r.uri,
                     name=r.name,
                     title=r.title,
@@ -754,9 +744,9 @@ class MCPServer:
         )
 
     async def _list_templates(self, request: RequestReceived, scope: RequestScope) -> Any:
-        return ListResourceTemplatesResult(
+        return types.ListResourceTemplatesResult(
             resource_templates=[
-                ResourceTemplate(
+                types.ResourceTemplate(
                     uri_template=r.uri,
                     name=r.name,
                     title=r.title,
@@ -776,7 +766,7 @@ class MCPServer:
         except NeedInput:
             return _asked(asker)
 
-    async def _read(self, uri: str, context: Context) -> ReadResourceResult:
+    async def _read(self, uri: str, context: Context) -> types.ReadResourceResult:
         for spec in (*self._resources.values(), *self._templates.values()):
             variables = spec.match(uri)
             if variables is None:
@@ -787,7 +777,7 @@ class MCPServer:
             value = spec.fn(**kwargs)
             if inspect.isawaitable(value):
                 value = await value
-            return ReadResourceResult(contents=_resource_contents(uri, spec.mime_type, value))
+            return types.ReadResourceResult(contents=_resource_contents(uri, spec.mime_type, value))
         modern = context.scope.connection.era is Era.MODERN
         raise MCPError(
             INVALID_PARAMS if modern else RESOURCE_NOT_FOUND,
@@ -803,23 +793,25 @@ class MCPServer:
         # transport then cancels this handler) or the connection ends.
         scope.connection.acknowledge_subscription(request.request_id)
         scope.wake()
+        import anyio
+
         await anyio.sleep_forever()
         return _NO_ANSWER  # pragma: no cover - sleep_forever only ends by cancellation
 
     async def _complete(self, request: RequestReceived, scope: RequestScope) -> Any:
         if self._completion is None:
-            return CompleteResult(completion=Completion(values=[]))
+            return types.CompleteResult(completion=types.Completion(values=[]))
         params = request.params
         value = self._completion(params.ref, params.argument, params.context)
         if inspect.isawaitable(value):
             value = await value
-        if isinstance(value, CompleteResult):
+        if isinstance(value, types.CompleteResult):
             return value
-        if isinstance(value, Completion):
-            return CompleteResult(completion=value)
+        if isinstance(value, types.Completion):
+            return types.CompleteResult(completion=value)
         values = list(value or [])[:100]
-        return CompleteResult(
-            completion=Completion(values=values, total=len(values), has_more=False)
+        return types.CompleteResult(
+            completion=types.Completion(values=values, total=len(values), has_more=False)
         )
 
     # ---- running
@@ -900,23 +892,29 @@ def _tool_failure(
     return _tool_error(f"Error executing tool {tool.name}: {exc}")
 
 
-def _tool_error(message: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+def _tool_error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=message)], is_error=True
+    )
 
 
-def _prompt_messages(value: Any) -> list[PromptMessage]:
+def _prompt_messages(value: Any) -> list[types.PromptMessage]:
     items = value if isinstance(value, (list, tuple)) else [value]
     messages = []
     for item in items:
-        if isinstance(item, PromptMessage):
+        if isinstance(item, types.PromptMessage):
             messages.append(item)
         elif isinstance(item, str):
-            messages.append(PromptMessage(role="user", content=TextContent(type="text", text=item)))
+            messages.append(
+                types.PromptMessage(role="user", content=types.TextContent(type="text", text=item))
+            )
         elif isinstance(item, Mapping):
-            messages.append(PromptMessage.model_validate(item))
+            messages.append(types.PromptMessage.model_validate(item))
         else:
             messages.append(
-                PromptMessage(role="user", content=TextContent(type="text", text=str(item)))
+                types.PromptMessage(
+                    role="user", content=types.TextContent(type="text", text=str(item))
+                )
             )
     return messages
 
@@ -927,11 +925,11 @@ def _resource_contents(uri: str, mime_type: str | None, value: Any) -> list[Any]
     items = value if isinstance(value, (list, tuple)) else [value]
     contents: list[Any] = []
     for item in items:
-        if isinstance(item, (TextResourceContents, BlobResourceContents)):
+        if isinstance(item, (types.TextResourceContents, types.BlobResourceContents)):
             contents.append(item)
         elif isinstance(item, bytes):
             contents.append(
-                BlobResourceContents(
+                types.BlobResourceContents(
                     uri=uri,
                     mime_type=mime_type or "application/octet-stream",
                     blob=base64.b64encode(item).decode(),
@@ -944,7 +942,7 @@ def _resource_contents(uri: str, mime_type: str | None, value: Any) -> list[Any]
                 else pydantic.TypeAdapter(Any).dump_json(item).decode()
             )
             contents.append(
-                TextResourceContents(uri=uri, mime_type=mime_type or "text/plain", text=text)
+                types.TextResourceContents(uri=uri, mime_type=mime_type or "text/plain", text=text)
             )
     if not contents:
         raise MCPError(INVALID_PARAMS, f"Resource {uri} has no contents")
@@ -969,6 +967,29 @@ _HANDLERS: dict[str, _Handler] = {
 
 def wall_clock() -> float:
     return time.time()
+
+
+# The elicitation outcomes are pydantic models: they load with the first use.
+_FROM_ELICITATION = frozenset(
+    {
+        "AcceptedElicitation",
+        "AcceptedUrlElicitation",
+        "CancelledElicitation",
+        "DeclinedElicitation",
+        "ElicitationResult",
+        "UrlElicitationResult",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_ELICITATION:
+        from mcp_adapters import elicitation
+
+        value = getattr(elicitation, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

@@ -872,3 +872,27 @@ async def test_command_line_serves_http() -> None:
             if scope.cancelled_caught:  # pragma: no cover
                 process.kill()
                 await process.wait()
+
+
+async def test_list_changed_reaches_a_legacy_session_that_only_initialized() -> None:
+    """The server knows a session from `initialize` on, not from its first tool call."""
+    probe = Probe()
+    mcp = make_server(probe)
+    received: list[Any] = []
+    arrived = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        received.append(message)
+        arrived.set()
+
+    def announce() -> str:
+        return "new"
+
+    async with (
+        serving(mcp) as running,
+        Client(url_of(running), mode="legacy", message_handler=on_message),
+    ):
+        mcp.add_tool(announce)
+        with anyio.fail_after(5):
+            await arrived.wait()
+    assert [type(m).__name__ for m in received] == ["ToolListChangedNotification"]
