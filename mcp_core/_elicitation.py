@@ -22,7 +22,6 @@ Choices worth knowing (see also `form_schema`):
 
 from __future__ import annotations
 
-import copy
 import math
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -138,7 +137,18 @@ def form_schema(model: type[BaseModel], *, revision: str = "2025-11-25") -> dict
     schema = per_model.get(revision)
     if schema is None:
         schema = per_model[revision] = _build(model, revision)
-    return copy.deepcopy(schema)
+    fresh: dict[str, Any] = _copy_json(schema)
+    return fresh
+
+
+def _copy_json(value: Any) -> Any:
+    """A deep copy of JSON-shaped data (dicts, lists, scalars): `copy.deepcopy` without
+    the memo and dispatch it pays for arbitrary objects, on every elicitation."""
+    if type(value) is dict:
+        return {key: _copy_json(item) for key, item in value.items()}
+    if type(value) is list:
+        return [_copy_json(item) for item in value]
+    return value
 
 
 def validate_form_answer(model: type[M], content: Mapping[str, Any] | None) -> M:
