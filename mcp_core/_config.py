@@ -19,6 +19,10 @@ from ._versions import ALL_REVISIONS, Era, era_of, is_known, preference_order
 
 def to_wire(value: Any) -> Any:
     """A model as its wire dict (camelCase, no nulls); mappings copied shallowly."""
+    if type(value) is dict:
+        return dict(value)
+    if value is None:
+        return None
     if isinstance(value, pydantic.BaseModel):
         return value.model_dump(by_alias=True, exclude_none=True, mode="json")
     if isinstance(value, Mapping):

@@ -150,7 +150,10 @@ def validator(type_name: str) -> Callable[[Any], Any]:
 
         target = getattr(types, type_name)
         if isinstance(target, type) and issubclass(target, pydantic.BaseModel):
-            found = target.model_validate
+            # The models defer building; build now and call the validator itself,
+            # skipping `model_validate`'s Python wrapper on every message.
+            target.model_rebuild()
+            found = target.__pydantic_validator__.validate_python
         else:
             found = pydantic.TypeAdapter(target).validate_python
         _VALIDATORS[type_name] = found
@@ -172,7 +175,7 @@ def has_capability(caps: Mapping[str, Any], path: str) -> bool:
         return False
     if not tail:
         return True
-    return isinstance(value, Mapping) and bool(value.get(tail))
+    return (type(value) is dict or isinstance(value, Mapping)) and bool(value.get(tail))
 
 
 _MISSING: Final = object()
