@@ -12,8 +12,9 @@ benchmarks/servers/ours.py served in this process.
 small Python functions), what one sequential call costs and what its parts cost
 alone, interleaved over several rounds: the engine round trip with no loop
 (benchmarks/core_bench.py), the MCPServer tool layer (argument validation, the
-function, the result model and its wire form), one round trip through the anyio
-memory streams the in-process pipe is made of, and one bare asyncio task switch.
+function and the result's wire form), one round trip through the anyio memory
+streams the in-process pipe was made of until the direct link replaced it (kept
+for comparison), and one bare asyncio task switch.
 """
 
 from __future__ import annotations
@@ -123,22 +124,20 @@ async def breakdown(mode: str, rounds: int, calls: int) -> dict[str, float]:
 
     import core_bench
 
-    from mcp_core._config import to_wire
-
     server = run.load_server("ours")
     tool = server._tools["echo"]
 
     def tool_layer(n: int) -> None:
         for _ in range(n):
             kwargs = tool.parse_arguments(run.ECHO_ARGS)
-            to_wire(tool.to_result(tool.fn(**kwargs)))
+            tool.to_wire_result(tool.fn(**kwargs))
 
     core = core_bench.tools_call(run.OUR_MODE[mode])
     parts: dict[str, list[float]] = {
         "full call: Client(MCPServer), sync echo": [],
         "engine only, both ends (core_bench)": [],
-        "MCPServer tool layer (validate, run, result model, to_wire)": [],
-        "anyio memory-stream round trip, no MCP": [],
+        "MCPServer tool layer (validate, run, wire result)": [],
+        "(for comparison) anyio memory-stream round trip, no MCP": [],
         "one asyncio task switch": [],
     }
     names = list(parts)

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, get_args, get_origin
 
 import pydantic
 
+from mcp_adapters._lazy import LazyModule
 from mcp_adapters._resolve import (
     Consumer,
     PlanBuilder,
-    _LazyModule,
     is_context_annotation,
     resolve_marker,
     wants_outcome,
@@ -31,7 +31,7 @@ from mcp_core._config import to_wire
 if TYPE_CHECKING:
     from mcp_core import types
 else:
-    types = _LazyModule("mcp_core.types", globals(), "types")
+    types = LazyModule("mcp_core.types", globals(), "types")
 
 _CONTENT_TYPES: tuple[type[Any], ...] = ()
 

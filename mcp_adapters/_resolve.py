@@ -16,7 +16,6 @@ sealing keys.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import typing
 from collections.abc import Awaitable, Callable, Mapping
@@ -25,35 +24,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, TypeVar, ge
 
 import pydantic
 
-
-class _LazyModule:
-    """Stands in for a module global until first use, then replaces itself with the module.
-
-    Importing the server should not pay for what only requests need:
-    `mcp_core.types` (the wire models) is the slowest import of all, and the
-    elicitation outcomes are pydantic models, built when the module loads.
-    """
-
-    __slots__ = ("_alias", "_name", "_namespace")
-
-    def __init__(self, name: str, namespace: dict[str, Any], alias: str) -> None:
-        self._name = name
-        self._namespace = namespace
-        self._alias = alias
-
-    def __getattr__(self, attr: str) -> Any:
-        module = importlib.import_module(self._name)
-        self._namespace[self._alias] = module
-        return getattr(module, attr)
-
-    def __repr__(self) -> str:
-        return f"<lazy module {self._name!r}>"
-
+from mcp_adapters._lazy import LazyModule
 
 if TYPE_CHECKING:
     from mcp_adapters import elicitation
 else:
-    elicitation = _LazyModule("mcp_adapters.elicitation", globals(), "elicitation")
+    elicitation = LazyModule("mcp_adapters.elicitation", globals(), "elicitation")
 
 T = TypeVar("T", bound="pydantic.BaseModel")
 

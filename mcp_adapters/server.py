@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
 import pydantic
 
 from mcp_adapters._functions import FunctionPrompt, FunctionResource, FunctionTool
+from mcp_adapters._lazy import LazyModule
 from mcp_adapters._resolve import (
     Elicit,
     ElicitUrl,
@@ -41,7 +42,6 @@ from mcp_adapters._resolve import (
     Resolve,
     Sample,
     ToolFailure,
-    _LazyModule,
 )
 from mcp_core import (
     INVALID_PARAMS,
@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     )
     from mcp_core import types
 else:
-    types = _LazyModule("mcp_core.types", globals(), "types")
+    types = LazyModule("mcp_core.types", globals(), "types")
 
 F = TypeVar("F", bound=Callable[..., Any])
 M = TypeVar("M", bound="pydantic.BaseModel")
