@@ -22,6 +22,7 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict mcp_core
+	$(BIN)/mypy mcp_adapters
 
 # Two workers (the CI machine has two cores); tests that watch the whole machine
 # for leaked processes run in one worker group (see tests/conftest.py).

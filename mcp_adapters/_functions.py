@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, get_args, get_origin
 
 import pydantic
+import pydantic_core
 
 from mcp_adapters._lazy import LazyModule
 from mcp_adapters._resolve import (
@@ -140,7 +141,7 @@ class FunctionTool:
             default = ... if parameter.default is parameter.empty else parameter.default
             fields[pname] = (annotation, default)
         tool_name = name or fn.__name__
-        model = pydantic.create_model(  # type: ignore[call-overload]
+        model = pydantic.create_model(
             f"{tool_name}Arguments",
             __config__=pydantic.ConfigDict(arbitrary_types_allowed=True),
             **fields,
@@ -283,7 +284,7 @@ def to_content(value: Any) -> list[Any]:
     else:
         try:
             text = json.dumps(pydantic.TypeAdapter(Any).dump_python(value, mode="json"))
-        except (TypeError, ValueError, pydantic.PydanticSerializationError):
+        except (TypeError, ValueError, pydantic_core.PydanticSerializationError):
             text = str(value)
     return [types.TextContent(type="text", text=text)]
 

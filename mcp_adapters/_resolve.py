@@ -356,7 +356,7 @@ class Resolution:
         if consumer.wants_outcome:
             if isinstance(outcome, _OUTCOMES or _outcome_types()):
                 return outcome
-            return elicitation.AcceptedElicitation[type(outcome)](data=outcome)  # type: ignore[misc]
+            return elicitation.AcceptedElicitation[type(outcome)](data=outcome)  # type: ignore[misc,operator]
         if isinstance(outcome, elicitation.AcceptedElicitation):
             return outcome.data
         if isinstance(outcome, (elicitation.DeclinedElicitation, elicitation.CancelledElicitation)):

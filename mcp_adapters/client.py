@@ -368,7 +368,8 @@ class Client:
                 yield receive
             finally:
                 group.cancel_scope.cancel()
-                self._listeners.pop(listener.request_id, None)
+                if listener.request_id is not None:
+                    self._listeners.pop(listener.request_id, None)
 
     # --------------------------------------------------------- the callbacks
 

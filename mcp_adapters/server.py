@@ -417,7 +417,7 @@ class MCPServer:
         return self._broadcast("notifications/resources/updated", {"uri": uri})
 
     @overload
-    def tool(self, fn: F) -> F: ...
+    def tool(self, fn: F, /) -> F: ...
 
     @overload
     def tool(
