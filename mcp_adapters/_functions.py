@@ -222,7 +222,8 @@ class FunctionTool:
     def parse_arguments(self, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """Validated keyword arguments; raises pydantic.ValidationError."""
         model = self.arguments_model.model_validate(arguments or {})
-        return {name: getattr(model, name) for name in type(model).model_fields}
+        # A model's __dict__ holds exactly its fields (extras are ignored, kept apart).
+        return dict(model.__dict__)
 
     def to_wire_result(self, value: Any) -> dict[str, Any]:
         """`to_result` in wire form; text, the common case, without building models."""

@@ -652,6 +652,8 @@ class _Connection:
     def messages_to_send(self) -> list[OutgoingMessage]:
         """Everything queued, one entry per message, for transports that frame messages."""
         out = self._outgoing
+        if not out:
+            return []
         self._outgoing = []
         self._outgoing_bytes = 0
         return out
