@@ -41,7 +41,8 @@ from mcp_adapters._errors import (
 )
 from mcp_adapters._link import LinkDriver, LinkEnd
 from mcp_adapters._process import ServerProcess, Sleep, StdioServerParameters, WaitExit
-from mcp_adapters._session import ANSWERED, Connection, RequestId, SessionCore
+from mcp_adapters._session import ANSWERED, Connection, RequestId
+from mcp_adapters._session_base import SessionBase
 from mcp_adapters._stdio import claim_stdio
 from mcp_core import (
     METHOD_NOT_FOUND,
@@ -531,7 +532,7 @@ async def _finish_uncancelled(task: asyncio.Future[Any]) -> None:
         raise asyncio.CancelledError
 
 
-class Session:
+class Session(SessionBase):
     """One MCP connection, client or server, over one byte stream.
 
     Use it as an async context manager: entering starts the driver and, for a
@@ -557,34 +558,19 @@ class Session:
         close_timeout: float = CLOSE_TIMEOUT,
         layer: SansIOConnection | None = None,
     ) -> None:
-        # `layer`: a sans-IO object wrapping `connection` (the WebSocket layer, say)
-        # that the driver reads and writes instead of the connection itself.
-        self._on_request = on_request
-        # A handler's fast path for requests it can answer without a task.
-        self._now: Callable[[Any, RequestReceived], Callable[[], Awaitable[None]] | None] | None = (
-            getattr(on_request, "now", None)
-        )
-        self._on_notification = on_notification
-        self._connect_timeout = connect_timeout
-        self._probe_timeout = probe_timeout
-        self._core = SessionCore(
+        super().__init__(
             connection,
-            spawn=self._spawn,
-            on_notification=self._notification if on_notification is not None else None,
+            stream,
+            on_request=on_request,
+            on_notification=on_notification,
             on_event=on_event,
+            connect_timeout=connect_timeout,
+            probe_timeout=probe_timeout,
+            close_timeout=close_timeout,
+            layer=layer,
+            driver=Driver,
+            link_driver=_LinkDriver,
         )
-        self._driver: Driver | _LinkDriver
-        if isinstance(stream, LinkEnd):
-            self._driver = _LinkDriver(
-                layer if layer is not None else connection, stream, self._on_events
-            )
-        else:
-            self._driver = Driver(
-                layer if layer is not None else connection,
-                stream,
-                self._on_events,
-                close_timeout=close_timeout,
-            )
         self._handlers: set[asyncio.Task[None]] = set()
         self._loop = asyncio.get_running_loop()
         self._task: asyncio.Task[None] | None = None
@@ -592,27 +578,7 @@ class Session:
         self._done: asyncio.Future[None] = self._loop.create_future()
         #: The server process, for a session made by `connect_stdio`.
         self.process: ServerProcess | None = None
-        attach = getattr(on_request, "attach", None)
-        if attach is not None:  # a server that announces changes learns of us now
-            attach(self)
-
-    # ---- state
-
-    @property
-    def connection(self) -> Connection:
-        return self._core.connection
-
-    @property
-    def connected(self) -> Connected | None:
-        return self._core.connected
-
-    @property
-    def closed(self) -> bool:
-        return self._core.closed is not None
-
-    @property
-    def transport_error(self) -> TransportError | None:
-        return self._driver.error
+        self._attach_to_server()
 
     # ---- lifetime
 
@@ -666,10 +632,6 @@ class Session:
 
     # ---- sending
 
-    def wake(self) -> None:
-        """Flush what was queued on `session.connection` directly (e.g. an InputRequiredResult)."""
-        self._driver.wake()
-
     def spawn(self, awaitable: Awaitable[Any]) -> None:
         """Run a callback coroutine alongside the session; it ends with the session."""
 
@@ -682,14 +644,6 @@ class Session:
         task = asyncio.get_running_loop().create_task(run())
         self._handlers.add(task)
         task.add_done_callback(self._handlers.discard)
-
-    def apply(self, fn: Callable[[Connection], T]) -> T:
-        """Run `fn(connection)` for a core verb this class does not wrap, then flush."""
-        self._core.check_open()
-        try:
-            return fn(self._core.connection)
-        finally:
-            self._driver.wake()
 
     async def request(
         self,
@@ -726,70 +680,12 @@ class Session:
             self._driver.wake()
             raise
 
-    async def notify(
-        self, method: str, params: Any = None, *, related_request_id: RequestId | None = None
-    ) -> None:
-        await self._driver.drain()
-        self._core.notify(method, params, related_request_id=related_request_id)
-        self._driver.wake()
-
-    async def send_progress(
-        self,
-        request_id: RequestId,
-        progress: float,
-        total: float | None = None,
-        message: str | None = None,
-    ) -> bool:
-        """Progress on a request the peer sent us; False when it did not ask for any."""
-        await self._driver.drain()
-        self._core.check_open()
-        sent = self._core.connection.send_progress(request_id, progress, total, message)
-        self._driver.wake()
-        return sent
-
-    async def send_log(
-        self,
-        level: str,
-        data: Any,
-        *,
-        logger: str | None = None,
-        related_request_id: RequestId | None = None,
-    ) -> bool:
-        """Server side: `notifications/message`, if the client's level lets it through."""
-        connection = self._core.connection
-        if not isinstance(connection, ServerConnection):
-            raise TypeError("only a server sends log messages")
-        await self._driver.drain()
-        self._core.check_open()
-        sent = connection.send_log(
-            level, data, logger=logger, related_request_id=related_request_id
-        )
-        self._driver.wake()
-        return sent
-
     # ---- inbound
 
-    def _on_events(self, events: list[Any]) -> None:
-        if self._driver.error is not None and self._core.cause is None:
-            self._core.cause = self._driver.error
-        self._core.dispatch(events)
-        if self._core.closed is not None:
-            self._driver.finish()
-
-    def _notification(self, event: NotificationReceived) -> None:
-        assert self._on_notification is not None
-        self._on_notification(self, event)
-
     def _spawn(self, event: RequestReceived) -> asyncio.Task[None] | None:
-        work: Callable[[], Awaitable[None]] | None = None
-        if self._now is not None and not self._driver.busy:
-            try:
-                work = self._now(self, event)
-            except Exception as exc:
-                self._core.answer_exception(event.request_id, exc)
-            if work is None:  # answered where it arrived
-                self._driver.wake()
-                return None
+        answered, work = self._start_now(event)
+        if answered:
+            return None
         task = asyncio.get_running_loop().create_task(self._handle(event, work))
         self._handlers.add(task)
         task.add_done_callback(self._handlers.discard)
