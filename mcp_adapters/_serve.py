@@ -14,7 +14,6 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.abc
 
 from mcp_adapters._session import ANSWERED
 from mcp_core import RequestReceived, ServerConnection
@@ -73,47 +72,6 @@ class ServerHandler:
 
 def request_handler(server: MCPServer) -> ServerHandler:
     return ServerHandler(server)
-
-
-class MemoryStream:
-    """One end of an in-process byte pipe (anyio memory streams: asyncio or trio)."""
-
-    def __init__(
-        self,
-        send: anyio.abc.ObjectSendStream[bytes],
-        receive: anyio.abc.ObjectReceiveStream[bytes],
-    ) -> None:
-        self._send = send
-        self._receive = receive
-
-    async def receive_some(self, max_bytes: int) -> bytes:
-        try:
-            return await self._receive.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            return b""
-
-    async def send_all(self, data: bytes) -> None:
-        try:
-            await self._send.send(data)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            raise BrokenPipeError("the in-process peer is gone") from None
-
-    async def aclose(self) -> None:
-        await self._send.aclose()
-        await self._receive.aclose()
-
-
-def memory_stream_pair(buffer: int = 64) -> tuple[MemoryStream, MemoryStream]:
-    """Two connected in-process byte streams; `buffer` chunks in flight each way."""
-    a_send, b_receive = anyio.create_memory_object_stream[bytes](buffer)
-    b_send, a_receive = anyio.create_memory_object_stream[bytes](buffer)
-    return MemoryStream(a_send, a_receive), MemoryStream(b_send, b_receive)
-
-
-async def serve_session(session: Any) -> None:
-    """Run a server session until its peer goes away."""
-    async with session:
-        await session.wait_closed()
 
 
 def run_server(

@@ -135,7 +135,7 @@ class Client:
             max_input_rounds=max_input_rounds,
         )
         self._session: Any = None
-        self._connection: contextlib.AbstractAsyncContextManager[Any] | None = None
+        self._context: contextlib.AbstractAsyncContextManager[Any] | None = None
         self._listeners: dict[int | str, _Listener] = {}
         # Made on first use: an idle client should not carry a deque and an event.
         self._inbox: collections.deque[tuple[Callable[[Any], Awaitable[None]], Any]] | None = None
@@ -181,13 +181,13 @@ class Client:
         except BaseException:
             await connection.__aexit__(None, None, None)
             raise
-        self._connection = connection
+        self._context = connection
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
-        connection, self._connection = self._connection, None
-        if connection is not None:
-            await connection.__aexit__(None, None, None)
+        context, self._context = self._context, None
+        if context is not None:
+            await context.__aexit__(None, None, None)
 
     async def _after_connect(self) -> None:
         connected = self.connected
@@ -428,11 +428,6 @@ class Client:
             self._delivering = False
             if self._idle is not None:
                 self._idle.set()
-
-    async def _callbacks_done(self) -> None:
-        """Wait until the notifications that arrived so far went through their callbacks."""
-        if self._delivering and self._idle is not None:
-            await self._idle.wait()
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, SubscriptionAcknowledged) and self._unbound_listeners:

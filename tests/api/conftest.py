@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import anyio.abc
 import pytest
 
 from mcp_adapters.client import ClientRequestContext
@@ -94,6 +95,51 @@ class _SpyStream:
         await self._inner.aclose()
 
 
+class MemoryStream:
+    """One end of a byte pipe over anyio memory streams: the spy's transport.
+
+    The library's in-process path is a direct link with no stream; this pipe keeps
+    the stream driver under test and gives the spy the bytes to record.
+    """
+
+    def __init__(
+        self,
+        send: anyio.abc.ObjectSendStream[bytes],
+        receive: anyio.abc.ObjectReceiveStream[bytes],
+    ) -> None:
+        self._send = send
+        self._receive = receive
+
+    async def receive_some(self, max_bytes: int) -> bytes:
+        try:
+            return await self._receive.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return b""
+
+    async def send_all(self, data: bytes) -> None:
+        try:
+            await self._send.send(data)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise BrokenPipeError("the in-process peer is gone") from None
+
+    async def aclose(self) -> None:
+        await self._send.aclose()
+        await self._receive.aclose()
+
+
+def memory_stream_pair(buffer: int = 64) -> tuple[MemoryStream, MemoryStream]:
+    """Two connected in-process byte streams; `buffer` chunks in flight each way."""
+    a_send, b_receive = anyio.create_memory_object_stream[bytes](buffer)
+    b_send, a_receive = anyio.create_memory_object_stream[bytes](buffer)
+    return MemoryStream(a_send, a_receive), MemoryStream(b_send, b_receive)
+
+
+async def serve_session(session: Any) -> None:
+    """Run a server session until its peer goes away."""
+    async with session:
+        await session.wait_closed()
+
+
 class SpyTransport:
     """A transport object for `Client(...)`: the in-process pipe, with the wire recorded.
 
@@ -109,7 +155,7 @@ class SpyTransport:
     @contextlib.asynccontextmanager
     async def connect(self, config: Any, **options: Any) -> AsyncIterator[Any]:
         from mcp_adapters import current_backend
-        from mcp_adapters._serve import memory_stream_pair, request_handler, serve_session
+        from mcp_adapters._serve import request_handler
 
         backend = current_backend()
         client_stream, server_stream = memory_stream_pair()
