@@ -73,14 +73,15 @@ class SchemaViolation(AssertionError):
 def spec_dir() -> Path:
     """Directory holding ``<revision>/schema.json``.
 
-    ``$MCP_SPEC_DIR`` if set, else ``<repo>/../shared/spec``. Raises
+    ``$MCP_SPEC_DIR`` if set, else ``tests/spec`` (the copies kept in the
+    repository, see ``tests/spec/README.md``). Raises
     :class:`RuntimeError` if the directory does not exist: a missing schema is a
     broken test environment and must never turn into a skipped check.
     """
     env = os.environ.get("MCP_SPEC_DIR")
-    path = Path(env) if env else Path(__file__).resolve().parents[1].parent / "shared" / "spec"
+    path = Path(env) if env else Path(__file__).resolve().parent / "spec"
     if not path.is_dir():
-        source = "$MCP_SPEC_DIR" if env else "the default location (<repo>/../shared/spec)"
+        source = "$MCP_SPEC_DIR" if env else "the default location (tests/spec)"
         raise RuntimeError(
             f"MCP schema directory {path} (from {source}) does not exist; "
             "set MCP_SPEC_DIR to the directory holding <revision>/schema.json"

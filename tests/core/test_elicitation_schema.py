@@ -11,7 +11,6 @@ import copy
 import datetime
 import gc
 import json
-import os
 import uuid
 import weakref
 from enum import Enum, IntEnum, StrEnum
@@ -37,6 +36,7 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 
 from mcp_core._elicitation import ENUM_TITLES, FORM_REVISIONS, form_schema, validate_form_answer
+from tests.schema_check import spec_dir
 
 MODERN = ("2025-11-25", "2026-07-28")
 ALL_REVISIONS = ("2025-06-18", *MODERN)
@@ -68,12 +68,7 @@ _DIALECT = {
 
 
 def _spec_dir() -> Path:
-    override = os.environ.get("MCP_SPEC_DIR")
-    return (
-        Path(override)
-        if override
-        else Path(__file__).resolve().parents[2].parent / "shared" / "spec"
-    )
+    return spec_dir()
 
 
 @cache

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -151,12 +153,25 @@ def fresh_caches() -> Iterator[None]:
     schema_check._validator.cache_clear()
 
 
-def test_spec_dir_default_is_shared_spec_next_to_repo(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_spec_dir_default_is_the_copies_inside_the_repository(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("MCP_SPEC_DIR", raising=False)
     repo = Path(schema_check.__file__).resolve().parents[1]
-    assert spec_dir() == repo.parent / "shared" / "spec"
+    assert spec_dir() == repo / "tests" / "spec"
     for revision in REVISIONS:
         assert (spec_dir() / revision / "schema.json").is_file()
+
+
+def test_schema_copies_match_their_recorded_digests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copies are the official files, byte for byte (digests in tests/spec/README.md)."""
+    monkeypatch.delenv("MCP_SPEC_DIR", raising=False)
+    readme = (spec_dir() / "README.md").read_text(encoding="utf-8")
+    recorded = dict(re.findall(r"\| `(\S+)/schema\.json` \|.*\| `([0-9a-f]{64})` \|", readme))
+    assert sorted(recorded) == sorted(REVISIONS)
+    for revision, digest in recorded.items():
+        data = (spec_dir() / revision / "schema.json").read_bytes()
+        assert hashlib.sha256(data).hexdigest() == digest, revision
 
 
 def test_spec_dir_honours_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
