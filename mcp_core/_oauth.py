@@ -1,0 +1,1228 @@
+"""The MCP authorization client flow as a sans-IO state machine.
+
+`OAuthClientFlow` turns "the MCP server answered 401 (or 403
+`insufficient_scope`)" into the HTTP requests and the one browser visit that
+get a token, and hands back the `Authorization` header to retry with. It
+performs nothing itself: every call returns the next *step* for the embedder:
+
+* `OAuthHTTPRequest`: perform it (no redirects followed, at most
+  `max_response_bytes` read) and give the answer to `receive_response`;
+* `AuthorizationRequest`: send the user's browser to `url`, and give the URL the
+  browser was redirected to (your `redirect_uri` with `code`, `state`, `iss`) to
+  `receive_redirect`;
+* `Authorized`: done; use `header`, persist `record`.
+
+Driving it::
+
+    flow = OAuthClientFlow("https://mcp.example.com/mcp", config, revision=version)
+    step = flow.handle_challenge(response.status, response.headers, now=time.time())
+    while not isinstance(step, Authorized):
+        if isinstance(step, OAuthHTTPRequest):
+            status, body = perform(step)
+            step = flow.receive_response(status, body, now=time.time())
+        else:
+            step = flow.receive_redirect(open_browser_and_wait(step.url), now=time.time())
+    store.save(step.record.to_dict())
+    retry(original_request, headers=[step.header])
+
+The flow, state by state (`_TRANSITIONS` is the whole graph, as data):
+
+1. DISCOVERING_RESOURCE: Protected Resource Metadata (RFC 9728) from the
+   challenge's `resource_metadata`, else the path-based well-known location,
+   else the root one. Its `resource` must cover the server's URL.
+2. DISCOVERING_AUTHORIZATION_SERVER: the chosen server's metadata, at the
+   RFC 8414 / OpenID Discovery locations the revision lists, in its order; the
+   document's `issuer` must be the one looked up. PKCE S256 must be offered.
+3. REGISTERING (only if needed): a client id from, in the spec's order,
+   pre-registered credentials, a Client ID Metadata Document URL, or Dynamic
+   Client Registration (RFC 7591).
+4. AWAITING_REDIRECT: the authorization request (PKCE S256, `state`,
+   `resource`, the selected scope); the redirect's `state` and `iss` (RFC 9207)
+   are checked before the code goes anywhere.
+5. REQUESTING_TOKEN: the code (or, for machine-to-machine clients, the
+   `client_credentials` grant) for tokens at the token endpoint, with the
+   client's authentication method (`none`, `client_secret_basic`,
+   `client_secret_post`, `private_key_jwt`).
+6. AUTHORIZED: tokens held. A 401 refreshes them if it can (REFRESHING) and
+   rediscovers if the refresh is refused; a 403 `insufficient_scope` starts
+   again from 1 with the step-up scopes, at most `max_step_ups` times per
+   operation.
+
+Time is an argument (`now`, wall-clock seconds since the epoch, as
+`time.time()` gives: expiry times are persisted and must mean the same after a
+restart). Randomness (PKCE verifier, `state`, assertion ids) comes from
+`token_bytes`, `secrets.token_bytes` unless a test passes its own.
+
+A refusal raises a precise `OAuthError` (see `_oauth_errors`) and leaves the
+flow FAILED; `flow.record` still holds the last good record, to start a new
+flow from. Calling a method in the wrong state is `LocalProtocolError`.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import math
+import secrets
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from ._errors import LocalProtocolError
+from ._oauth_challenge import (
+    HeadersLike,
+    bearer_challenge,
+    normalize_headers,
+    scope_list,
+    scope_string,
+)
+from ._oauth_errors import (
+    AuthorizationDenied,
+    AuthorizationServerMismatch,
+    InsecureURL,
+    InvalidAuthorizationResponse,
+    InvalidMetadata,
+    IssuerParameterMismatch,
+    MetadataNotFound,
+    PKCENotSupported,
+    RegistrationRejected,
+    RegistrationUnavailable,
+    ResourceMismatch,
+    StateMismatch,
+    StepUpLimitExceeded,
+    TokenRequestRejected,
+    UnsupportedClientAuthentication,
+    UnsupportedGrantType,
+)
+from ._oauth_metadata import (
+    AUTHORIZATION_RULES,
+    AuthorizationRules,
+    AuthorizationServerMetadata,
+    ProtectedResourceMetadata,
+    json_object,
+    parse_authorization_server_metadata,
+    parse_protected_resource_metadata,
+)
+from ._oauth_tokens import (
+    CLIENT_ASSERTION_TYPE,
+    ClientRegistration,
+    JWTSigner,
+    OAuthRecord,
+    TokenSet,
+    b64url,
+    basic_credentials,
+    client_assertion,
+    oauth_error_fields,
+    parse_token_response,
+    pkce_challenge,
+)
+from ._oauth_urls import (
+    append_query,
+    authorization_server_metadata_urls,
+    form_encode,
+    is_loopback_host,
+    parse_url,
+    protected_resource_metadata_urls,
+    query_pairs,
+    resource_covers,
+    url_problem,
+)
+from ._versions import LATEST
+
+__all__ = [
+    "Authorized",
+    "AuthorizationRequest",
+    "OAuthClientConfig",
+    "OAuthClientFlow",
+    "OAuthHTTPRequest",
+    "OAuthState",
+    "PreRegisteredClient",
+    "Step",
+    "is_authorization_challenge",
+]
+
+GrantType = Literal["authorization_code", "client_credentials"]
+Purpose = Literal[
+    "protected_resource_metadata", "authorization_server_metadata", "client_registration", "token"
+]
+
+_JSON: Final = "application/json"
+_FORM: Final = "application/x-www-form-urlencoded"
+_MAX_OPERATIONS: Final = 1024  # step-up counters kept (oldest dropped first)
+_REDIRECT_PARAMS: Final = ("state", "code", "iss", "error", "error_description", "error_uri")
+
+
+# ==================================================================== states
+
+
+class OAuthState:
+    """Flow states (plain strings, so they print well)."""
+
+    IDLE: Final = "idle"  # no tokens, nothing in progress
+    DISCOVERING_RESOURCE: Final = "discovering_resource"
+    DISCOVERING_AUTHORIZATION_SERVER: Final = "discovering_authorization_server"
+    REGISTERING: Final = "registering"
+    AWAITING_REDIRECT: Final = "awaiting_redirect"
+    REQUESTING_TOKEN: Final = "requesting_token"
+    REFRESHING: Final = "refreshing"
+    AUTHORIZED: Final = "authorized"  # tokens held, nothing in progress
+    FAILED: Final = "failed"  # a refusal was raised; start a new flow from `record`
+
+
+_S = OAuthState
+
+# Which public input each state accepts.
+_ACCEPTS: Final[Mapping[str, frozenset[str]]] = {
+    "handle_challenge": frozenset({_S.IDLE, _S.AUTHORIZED}),
+    "authorize": frozenset({_S.IDLE, _S.AUTHORIZED}),
+    "refresh": frozenset({_S.AUTHORIZED}),
+    "receive_response": frozenset(
+        {
+            _S.DISCOVERING_RESOURCE,
+            _S.DISCOVERING_AUTHORIZATION_SERVER,
+            _S.REGISTERING,
+            _S.REQUESTING_TOKEN,
+            _S.REFRESHING,
+        }
+    ),
+    "receive_redirect": frozenset({_S.AWAITING_REDIRECT}),
+}
+
+# Every transition the flow makes: (state, outcome) -> next state. Any state
+# may also go to FAILED when a refusal is raised.
+_TRANSITIONS: Final[Mapping[tuple[str, str], str]] = {
+    (_S.IDLE, "discover"): _S.DISCOVERING_RESOURCE,
+    (_S.AUTHORIZED, "discover"): _S.DISCOVERING_RESOURCE,
+    (_S.AUTHORIZED, "refresh"): _S.REFRESHING,
+    (_S.DISCOVERING_RESOURCE, "try_next"): _S.DISCOVERING_RESOURCE,
+    (_S.DISCOVERING_RESOURCE, "resource_known"): _S.DISCOVERING_AUTHORIZATION_SERVER,
+    (_S.DISCOVERING_AUTHORIZATION_SERVER, "try_next"): _S.DISCOVERING_AUTHORIZATION_SERVER,
+    (_S.DISCOVERING_AUTHORIZATION_SERVER, "register"): _S.REGISTERING,
+    (_S.DISCOVERING_AUTHORIZATION_SERVER, "authorize"): _S.AWAITING_REDIRECT,
+    (_S.DISCOVERING_AUTHORIZATION_SERVER, "request_token"): _S.REQUESTING_TOKEN,
+    (_S.REGISTERING, "authorize"): _S.AWAITING_REDIRECT,
+    (_S.REGISTERING, "request_token"): _S.REQUESTING_TOKEN,
+    (_S.AWAITING_REDIRECT, "request_token"): _S.REQUESTING_TOKEN,
+    (_S.REQUESTING_TOKEN, "tokens"): _S.AUTHORIZED,
+    (_S.REFRESHING, "tokens"): _S.AUTHORIZED,
+    (_S.REFRESHING, "discover"): _S.DISCOVERING_RESOURCE,
+}
+
+
+# ===================================================================== steps
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthHTTPRequest:
+    """One HTTP request to perform: `method` on the absolute `url`, with
+    `headers` (including `host`, ready for h11) and `body`.
+
+    Perform it as is: do not follow redirects (give a 3xx back like any other
+    status), read at most `max_response_bytes` of the body. `purpose` says
+    which step of the flow it is. `headers` and `body` may carry a client secret
+    or a refresh token, so they are left out of the `repr`.
+    """
+
+    method: str
+    url: str
+    purpose: Purpose
+    headers: tuple[tuple[str, str], ...] = field(repr=False)
+    body: bytes = field(default=b"", repr=False)
+    max_response_bytes: int = 256 * 1024
+
+    @property
+    def host(self) -> str:
+        """The `Host` header value (host[:port])."""
+        return parse_url(self.url).netloc
+
+    @property
+    def target(self) -> str:
+        """The request target for the request line (path and query)."""
+        return parse_url(self.url).target
+
+    @property
+    def secure(self) -> bool:
+        """Whether to connect with TLS (https)."""
+        return parse_url(self.url).scheme == "https"
+
+    @property
+    def port(self) -> int:
+        parsed = parse_url(self.url)
+        return parsed.port or (443 if parsed.scheme == "https" else 80)
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorizationRequest:
+    """Send the user's browser to `url`; then give the redirect to `redirect_uri`
+    (the whole URL, with its query) to `receive_redirect`.
+
+    `state`, `code_challenge` and `code_verifier` are what the flow generated
+    (the verifier never leaves the client before the token request; it is kept
+    out of the `repr`); `issuer` is the recorded issuer the redirect's `iss` is
+    held against; `scope` and `resource` what is being asked for.
+    """
+
+    url: str
+    state: str
+    redirect_uri: str
+    code_challenge: str
+    code_verifier: str = field(repr=False)
+    issuer: str | None = None
+    scope: str | None = None
+    resource: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Authorized:
+    """The flow has tokens. Retry the MCP request with `header`; persist `record`."""
+
+    tokens: TokenSet
+    record: OAuthRecord
+
+    @property
+    def header(self) -> tuple[str, str]:
+        """The `authorization` header pair to send to the MCP server."""
+        return ("authorization", self.tokens.authorization)
+
+
+Step = OAuthHTTPRequest | AuthorizationRequest | Authorized
+
+
+# ==================================================================== config
+
+
+@dataclass(frozen=True, slots=True)
+class PreRegisteredClient:
+    """Static client credentials (the spec's pre-registration).
+
+    `issuer` binds them to the authorization server they were registered with:
+    if the resource names another one, the flow refuses
+    (`AuthorizationServerMismatch`) rather than send them there. None means
+    "whichever server the resource names", for setups that know only one.
+    `token_endpoint_auth_method` None picks one the server supports.
+    """
+
+    client_id: str
+    client_secret: str | None = field(default=None, repr=False)
+    token_endpoint_auth_method: str | None = None
+    issuer: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.client_id, str) or not self.client_id:
+            raise ValueError("client_id must be a non-empty string")
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthClientConfig:
+    """How this client presents itself to authorization servers.
+
+    * `redirect_uri`: where the browser comes back (authorization code grant
+      only); https, or http on a loopback host.
+    * `grant_type`: "authorization_code" (a user authorizes) or
+      "client_credentials" (the client acts on its own behalf).
+    * `client`: pre-registered credentials, tried first.
+    * `client_metadata_url`: the https URL of this client's Client ID Metadata
+      Document (see `client_metadata_document()`), tried second where the server
+      supports it; Dynamic Client Registration comes last.
+    * `signer`: signs `private_key_jwt` assertions (see `JWTSigner`).
+    * `client_name`, `client_uri`, `logo_uri`, `software_id`,
+      `software_version`, `application_type` (None: "native" for a loopback
+      redirect, else "web"), `registration_extras` (e.g. `jwks_uri`): client
+      metadata for registration and for the metadata document.
+    * `token_endpoint_auth_method`: what to ask for at registration (None:
+      the best the server supports).
+    * `request_offline_access`: add `offline_access` to the scope where the
+      authorization server lists it (2026-07-28 allows this to get a refresh
+      token), only when a scope is being requested at all.
+    * `max_step_ups`: re-authorizations on `403 insufficient_scope` per operation.
+    * `refresh_margin`: seconds before expiry at which a token counts as stale.
+    * `max_response_bytes`: the largest response body the flow reads.
+    """
+
+    redirect_uri: str | None = None
+    grant_type: GrantType = "authorization_code"
+    client: PreRegisteredClient | None = None
+    client_metadata_url: str | None = None
+    signer: JWTSigner | None = None
+    client_name: str = "mcp-sansio"
+    client_uri: str | None = None
+    logo_uri: str | None = None
+    software_id: str | None = None
+    software_version: str | None = None
+    application_type: Literal["native", "web"] | None = None
+    registration_extras: Mapping[str, Any] = field(default_factory=dict)
+    token_endpoint_auth_method: str | None = None
+    request_offline_access: bool = True
+    max_step_ups: int = 2
+    refresh_margin: float = 60.0
+    max_response_bytes: int = 256 * 1024
+
+    def __post_init__(self) -> None:
+        if self.grant_type not in ("authorization_code", "client_credentials"):
+            raise ValueError(f"unknown grant_type {self.grant_type!r}")
+        if self.grant_type == "authorization_code":
+            if self.redirect_uri is None:
+                raise ValueError("the authorization code grant needs a redirect_uri")
+            problem = url_problem(self.redirect_uri)
+            if problem is not None:
+                raise ValueError(f"redirect_uri {problem}")
+        if self.client_metadata_url is not None:
+            problem = url_problem(self.client_metadata_url)
+            parsed = None if problem else parse_url(self.client_metadata_url)
+            if parsed is None or parsed.scheme != "https" or parsed.path.strip("/") == "":
+                raise ValueError("client_metadata_url must be an https URL with a path")
+        if type(self.max_step_ups) is not int or self.max_step_ups < 0:
+            raise ValueError("max_step_ups must be an int >= 0")
+        if not (isinstance(self.refresh_margin, (int, float)) and self.refresh_margin >= 0):
+            raise ValueError("refresh_margin must be a number >= 0")
+        if type(self.max_response_bytes) is not int or self.max_response_bytes < 1024:
+            raise ValueError("max_response_bytes must be an int >= 1024")
+        clash = set(self.registration_extras) & set(self._metadata(None, None))
+        if clash:
+            raise ValueError(f"registration_extras may not override {sorted(clash)}")
+
+    @property
+    def resolved_application_type(self) -> str:
+        if self.application_type is not None:
+            return self.application_type
+        redirect = self.redirect_uri
+        if redirect is not None and is_loopback_host(parse_url(redirect).host):
+            return "native"  # desktop apps and CLIs: a loopback redirect
+        return "web"
+
+    def _metadata(self, auth_method: str | None, scope: str | None) -> dict[str, Any]:
+        """RFC 7591 client metadata: for registration, and for the CIMD document."""
+        meta: dict[str, Any] = {"client_name": self.client_name}
+        if self.grant_type == "authorization_code":
+            meta["redirect_uris"] = [self.redirect_uri]
+            meta["grant_types"] = ["authorization_code", "refresh_token"]
+            meta["response_types"] = ["code"]
+        else:
+            meta["grant_types"] = ["client_credentials"]
+        meta["token_endpoint_auth_method"] = auth_method
+        meta["application_type"] = self.resolved_application_type
+        for name in ("client_uri", "logo_uri", "software_id", "software_version"):
+            value = getattr(self, name)
+            if value is not None:
+                meta[name] = value
+        if scope is not None:
+            meta["scope"] = scope
+        return meta
+
+    def client_metadata_document(self) -> dict[str, Any]:
+        """The JSON document to serve at `client_metadata_url` (its `client_id` is
+        that URL, exactly, as the Client ID Metadata Document draft requires)."""
+        if self.client_metadata_url is None:
+            raise LocalProtocolError("no client_metadata_url configured")
+        method = "private_key_jwt" if self.signer is not None else "none"
+        return {
+            "client_id": self.client_metadata_url,
+            **self._metadata(method, None),
+            **self.registration_extras,
+        }
+
+
+def is_authorization_challenge(status: int, headers: HeadersLike) -> bool:
+    """Whether `handle_challenge` can act on this MCP server response: a 401, or
+    a 403 whose Bearer challenge says `insufficient_scope`."""
+    if status == 401:
+        return True
+    if status == 403:
+        challenge = bearer_challenge(headers)
+        return challenge is not None and challenge.param("error") == "insufficient_scope"
+    return False
+
+
+# ===================================================================== flow
+
+
+class _Attempt:
+    """What one authorization attempt learns on its way (discarded after it)."""
+
+    __slots__ = (
+        "as_attempts",
+        "as_candidates",
+        "challenge_scopes",
+        "client",
+        "expected_issuer",
+        "hint",
+        "legacy",
+        "metadata",
+        "pending",
+        "prm",
+        "prm_attempts",
+        "prm_candidates",
+        "registration_method",
+        "scope",
+    )
+
+    def __init__(self, hint: str | None, challenge_scopes: tuple[str, ...]) -> None:
+        self.hint = hint
+        self.challenge_scopes = challenge_scopes
+        self.prm_candidates: tuple[str, ...] = ()
+        self.prm_attempts: list[tuple[str, int]] = []
+        self.prm: ProtectedResourceMetadata | None = None
+        self.legacy = False
+        self.expected_issuer = ""
+        self.as_candidates: tuple[str, ...] = ()
+        self.as_attempts: list[tuple[str, int]] = []
+        self.metadata: AuthorizationServerMetadata | None = None
+        self.client: ClientRegistration | None = None
+        self.registration_method = "none"
+        self.scope: str | None = None
+        self.pending: AuthorizationRequest | None = None
+
+    @property
+    def resource(self) -> str | None:
+        return None if self.prm is None else self.prm.resource
+
+
+class OAuthClientFlow:
+    """The authorization client flow for one MCP server (see the module docstring).
+
+    `server_url` is the MCP endpoint; `revision` the protocol revision the
+    client speaks to it (the one it proposed, if the 401 came before
+    negotiation), which selects the discovery rules (`AUTHORIZATION_RULES`);
+    `record` a stored `OAuthRecord` to resume from (tokens, refresh token,
+    client registration).
+    """
+
+    def __init__(
+        self,
+        server_url: str,
+        config: OAuthClientConfig,
+        *,
+        revision: str = LATEST,
+        record: OAuthRecord | None = None,
+        token_bytes: Callable[[int], bytes] = secrets.token_bytes,
+    ) -> None:
+        problem = url_problem(server_url, require_secure=False)
+        if problem is not None:
+            raise ValueError(f"server_url {problem}")
+        if revision not in AUTHORIZATION_RULES:
+            raise ValueError(f"unknown protocol revision {revision!r}")
+        if (
+            record is not None
+            and record.resource is not None
+            and not resource_covers(record.resource, server_url)
+        ):
+            raise ValueError(f"the record is for {record.resource}, not {server_url}")
+        self.server_url = server_url
+        self.config = config
+        self.revision = revision
+        self.rules: AuthorizationRules = AUTHORIZATION_RULES[revision]
+        self._token_bytes = token_bytes
+        self._record = record
+        self._state: str = _S.AUTHORIZED if record and record.tokens else _S.IDLE
+        self._attempt: _Attempt | None = None
+        self._step_ups: dict[Hashable, int] = {}
+        self._server_origin = parse_url(server_url).origin
+
+    # ----------------------------------------------------------------- public
+
+    @property
+    def state(self) -> str:
+        return self._state
+
+    @property
+    def record(self) -> OAuthRecord | None:
+        """The latest good record (tokens and client), to persist or resume from."""
+        return self._record
+
+    @property
+    def tokens(self) -> TokenSet | None:
+        return None if self._record is None else self._record.tokens
+
+    def authorization_header(self, now: float) -> tuple[str, str] | None:
+        """The `authorization` header pair if an unexpired token is held."""
+        tokens = self.tokens
+        if tokens is None or tokens.expired(now):
+            return None
+        return ("authorization", tokens.authorization)
+
+    def needs_refresh(self, now: float) -> bool:
+        """Whether the token is stale (within `refresh_margin` of expiry) and a
+        refresh token is held, so `refresh()` is worth calling before a request."""
+        tokens = self.tokens
+        return (
+            tokens is not None
+            and tokens.refresh_token is not None
+            and tokens.expired(now, self.config.refresh_margin)
+        )
+
+    def handle_challenge(
+        self, status: int, headers: HeadersLike, *, now: float, operation: Hashable = None
+    ) -> Step:
+        """Act on the MCP server's 401 or 403 `insufficient_scope` response.
+
+        A 401 refreshes the tokens if a refresh token is held, and otherwise
+        (re)starts discovery, honouring the challenge's `resource_metadata` and
+        `scope`. A 403 `insufficient_scope` re-authorizes with the step-up scopes;
+        the `operation` key (e.g. the MCP method and tool name) counts those per
+        operation, and past `max_step_ups` `StepUpLimitExceeded` is raised
+        (nothing changes: the tokens held stay valid for other operations).
+        """
+        self._check("handle_challenge", now)
+        normalized = normalize_headers(headers)
+        challenge = bearer_challenge(normalized)
+        hint = challenge.param("resource_metadata") if challenge else None
+        scopes = scope_list(challenge.param("scope")) if challenge else ()
+        if status == 403:
+            if challenge is None or challenge.param("error") != "insufficient_scope":
+                raise LocalProtocolError(
+                    "a 403 without error=insufficient_scope is not an authorization challenge"
+                )
+            count = self._step_ups.pop(operation, 0) + 1
+            if count > self.config.max_step_ups:
+                self._step_ups[operation] = count - 1
+                raise StepUpLimitExceeded(
+                    f"insufficient_scope for {operation!r} after {count - 1} step-up(s)"
+                    f" (limit {self.config.max_step_ups}); giving up"
+                )
+            self._step_ups[operation] = count
+            while len(self._step_ups) > _MAX_OPERATIONS:
+                del self._step_ups[next(iter(self._step_ups))]
+            return self._guard(lambda: self._discover(_Attempt(hint, scopes)))
+        if status != 401:
+            raise LocalProtocolError(f"a {status} response is not an authorization challenge")
+        attempt = _Attempt(hint, scopes)
+        tokens = self.tokens
+        if tokens is not None and tokens.refresh_token is not None:
+            return self._guard(lambda: self._refresh(now, attempt))
+        return self._guard(lambda: self._discover(attempt))
+
+    def authorize(self, *, now: float) -> Step:
+        """Get a usable token without waiting for a challenge: `Authorized` at once
+        if the token held is fresh, a refresh if it is stale and refreshable,
+        else discovery from the well-known locations (for `client_credentials`
+        clients at start-up, or to log in before the first request)."""
+        self._check("authorize", now)
+        tokens = self.tokens
+        record = self._record
+        if tokens is not None and record is not None:
+            if not tokens.expired(now, self.config.refresh_margin):
+                return Authorized(tokens, record)
+            if tokens.refresh_token is not None:
+                return self._guard(lambda: self._refresh(now, _Attempt(None, ())))
+        return self._guard(lambda: self._discover(_Attempt(None, ())))
+
+    def refresh(self, *, now: float) -> Step:
+        """Refresh the tokens held (after a restart, or before they expire)."""
+        self._check("refresh", now)
+        tokens = self.tokens
+        if tokens is None or tokens.refresh_token is None:
+            raise LocalProtocolError("no refresh token is held")
+        return self._guard(lambda: self._refresh(now, _Attempt(None, ())))
+
+    def receive_response(self, status: int, body: bytes, *, now: float) -> Step:
+        """The answer to the last `OAuthHTTPRequest`: its status and body."""
+        self._check("receive_response", now)
+        if type(status) is not int or not 100 <= status <= 999:
+            raise LocalProtocolError(f"{status!r} is not an HTTP status code")
+        if not isinstance(body, (bytes, bytearray, memoryview)):
+            raise LocalProtocolError("body must be bytes")
+        handler = {
+            _S.DISCOVERING_RESOURCE: self._on_resource_metadata,
+            _S.DISCOVERING_AUTHORIZATION_SERVER: self._on_server_metadata,
+            _S.REGISTERING: self._on_registration,
+            _S.REQUESTING_TOKEN: self._on_token,
+            _S.REFRESHING: self._on_refresh,
+        }[self._state]
+        data = bytes(body)
+        return self._guard(lambda: handler(status, data, now))
+
+    def receive_redirect(self, url: str, *, now: float) -> Step:
+        """The URL the browser was redirected to (the redirect URI with its query)."""
+        self._check("receive_redirect", now)
+        return self._guard(lambda: self._on_redirect(url, now))
+
+    def operation_succeeded(self, operation: Hashable = None) -> None:
+        """The MCP server accepted `operation` with the current token: forget its
+        step-ups, so a later scope change for it starts a fresh count."""
+        self._step_ups.pop(operation, None)
+
+    # -------------------------------------------------------------- machinery
+
+    def _check(self, method: str, now: float) -> None:
+        if self._state not in _ACCEPTS[method]:
+            raise LocalProtocolError(f"{method}() is not allowed in state {self._state}")
+        if not (isinstance(now, (int, float)) and math.isfinite(now)):
+            raise LocalProtocolError("now must be a finite number (wall-clock seconds)")
+
+    def _go(self, outcome: str) -> None:
+        self._state = _TRANSITIONS[(self._state, outcome)]
+
+    def _guard(self, action: Callable[[], Step]) -> Step:
+        """Run one input's work; anything raised leaves the flow FAILED."""
+        try:
+            return action()
+        except BaseException:
+            self._state = _S.FAILED
+            self._attempt = None
+            raise
+
+    def _attempt_now(self) -> _Attempt:
+        assert self._attempt is not None
+        return self._attempt
+
+    def _get(self, url: str, purpose: Purpose) -> OAuthHTTPRequest:
+        headers = [("host", parse_url(url).netloc), ("accept", _JSON)]
+        if parse_url(url).origin == self._server_origin:
+            # The MCP server's own endpoints get the revision (2025-03-26 asks
+            # for it during metadata discovery; later servers may vary on it).
+            headers.append(("mcp-protocol-version", self.revision))
+        return OAuthHTTPRequest(
+            "GET", url, purpose, tuple(headers), b"", self.config.max_response_bytes
+        )
+
+    def _post(
+        self,
+        url: str,
+        purpose: Purpose,
+        content_type: str,
+        body: bytes,
+        extra: tuple[tuple[str, str], ...] = (),
+    ) -> OAuthHTTPRequest:
+        headers = (
+            ("host", parse_url(url).netloc),
+            ("accept", _JSON),
+            ("content-type", content_type),
+            ("content-length", str(len(body))),
+            *extra,
+        )
+        return OAuthHTTPRequest("POST", url, purpose, headers, body, self.config.max_response_bytes)
+
+    def _secure(self, url: str, what: str) -> str:
+        problem = url_problem(url)
+        if problem is not None:
+            raise InsecureURL(f"{what} {url!r} {problem}")
+        return url
+
+    # -------------------------------------------------------------- discovery
+
+    def _discover(self, attempt: _Attempt) -> Step:
+        if attempt.hint is not None:
+            candidates: tuple[str, ...] = (attempt.hint,)
+        else:
+            candidates = protected_resource_metadata_urls(self.server_url)
+        for url in candidates:
+            self._secure(url, "protected resource metadata location")
+        attempt.prm_candidates = candidates
+        self._attempt = attempt
+        self._go("discover")
+        return self._get(candidates[0], "protected_resource_metadata")
+
+    def _on_resource_metadata(self, status: int, body: bytes, now: float) -> Step:
+        attempt = self._attempt_now()
+        location = attempt.prm_candidates[len(attempt.prm_attempts)]
+        doc = json_object(body, self.config.max_response_bytes) if 200 <= status < 300 else None
+        if doc is None:
+            # Not here (a 404, or a 200 that is not JSON: an SPA's catch-all page).
+            attempt.prm_attempts.append((location, status))
+            if len(attempt.prm_attempts) < len(attempt.prm_candidates):
+                self._go("try_next")
+                return self._get(
+                    attempt.prm_candidates[len(attempt.prm_attempts)],
+                    "protected_resource_metadata",
+                )
+            if self.rules.protected_resource_metadata_required:
+                raise MetadataNotFound(
+                    f"no protected resource metadata for {self.server_url}",
+                    tuple(attempt.prm_attempts),
+                )
+            # 2025-03-26: the MCP server's origin is the authorization base URL.
+            attempt.legacy = True
+            return self._look_up_server(self._server_origin)
+        prm = parse_protected_resource_metadata(doc, location)
+        if not resource_covers(prm.resource, self.server_url):
+            raise ResourceMismatch(
+                f"protected resource metadata at {location} is for {prm.resource!r},"
+                f" not {self.server_url!r}"
+            )
+        attempt.prm = prm
+        issuer = prm.authorization_servers[0]
+        pre = self.config.client
+        if pre is not None and pre.issuer in prm.authorization_servers:
+            issuer = pre.issuer  # RFC 9728 7.6: the client picks; prefer the one we know
+        self._secure(issuer, "authorization server")
+        if parse_url(issuer).query:
+            raise InvalidMetadata(f"authorization server {issuer!r} has a query (RFC 8414 2)")
+        return self._look_up_server(issuer)
+
+    def _look_up_server(self, issuer: str) -> Step:
+        attempt = self._attempt_now()
+        attempt.expected_issuer = issuer
+        attempt.as_candidates = authorization_server_metadata_urls(
+            issuer, self.rules.authorization_server_metadata
+        )
+        self._go("resource_known")
+        return self._get(attempt.as_candidates[0], "authorization_server_metadata")
+
+    def _on_server_metadata(self, status: int, body: bytes, now: float) -> Step:
+        attempt = self._attempt_now()
+        location = attempt.as_candidates[len(attempt.as_attempts)]
+        doc = json_object(body, self.config.max_response_bytes) if 200 <= status < 300 else None
+        if doc is None:
+            attempt.as_attempts.append((location, status))
+            if len(attempt.as_attempts) < len(attempt.as_candidates):
+                self._go("try_next")
+                return self._get(
+                    attempt.as_candidates[len(attempt.as_attempts)],
+                    "authorization_server_metadata",
+                )
+            if attempt.legacy and self.rules.default_endpoints_fallback:
+                base = self._server_origin
+                return self._use_server(
+                    AuthorizationServerMetadata(
+                        issuer=None,
+                        authorization_endpoint=f"{base}/authorize",
+                        token_endpoint=f"{base}/token",
+                        registration_endpoint=f"{base}/register",
+                    ),
+                    now,
+                )
+            raise MetadataNotFound(
+                f"no authorization server metadata for {attempt.expected_issuer}",
+                tuple(attempt.as_attempts),
+            )
+        metadata = parse_authorization_server_metadata(doc, location, attempt.expected_issuer)
+        return self._use_server(metadata, now)
+
+    def _use_server(self, metadata: AuthorizationServerMetadata, now: float) -> Step:
+        attempt = self._attempt_now()
+        config = self.config
+        if config.grant_type == "authorization_code":
+            if metadata.authorization_endpoint is None:
+                raise InvalidMetadata(
+                    f"authorization server {metadata.issuer} has no authorization_endpoint"
+                )
+            _require(metadata.response_types_supported, "code", "response type")
+            _require(metadata.grant_types_supported, "authorization_code", "grant type")
+            methods = metadata.code_challenge_methods_supported
+            if methods is None:
+                if self.rules.pkce_must_be_advertised and metadata.location is not None:
+                    raise PKCENotSupported(
+                        f"authorization server {metadata.issuer} does not advertise PKCE"
+                        " (code_challenge_methods_supported is absent)"
+                    )
+            elif "S256" not in methods:
+                raise PKCENotSupported(
+                    f"authorization server {metadata.issuer} does not offer PKCE S256"
+                    f" (only {list(methods)})"
+                )
+        else:
+            _require(metadata.grant_types_supported, "client_credentials", "grant type")
+        attempt.metadata = metadata
+        attempt.scope = self._select_scope(attempt)
+        client = self._known_client(metadata, now)
+        if client is not None:
+            attempt.client = client
+            return self._proceed(now)
+        if metadata.registration_endpoint is None:
+            raise RegistrationUnavailable(
+                f"no way to register with {metadata.issuer}: no pre-registered client,"
+                " no Client ID Metadata Document support, no registration_endpoint"
+            )
+        method = self._registration_auth_method(metadata)
+        attempt.registration_method = method
+        body = json.dumps(
+            {**config._metadata(method, attempt.scope), **config.registration_extras},
+            separators=(",", ":"),
+        ).encode("utf-8")
+        self._go("register")
+        return self._post(metadata.registration_endpoint, "client_registration", _JSON, body)
+
+    def _select_scope(self, attempt: _Attempt) -> str | None:
+        """The spec's scope selection: the challenge's `scope`, else the resource's
+        `scopes_supported`, else none; in 2026-07-28 united with what was asked
+        for before; plus `offline_access` where the server lists it."""
+        assert attempt.metadata is not None
+        scopes: tuple[str, ...] = attempt.challenge_scopes
+        if not scopes and attempt.prm is not None and attempt.prm.scopes_supported:
+            scopes = scope_list(" ".join(attempt.prm.scopes_supported))
+        record = self._record
+        if self.rules.accumulate_scopes and record is not None and record.requested_scope:
+            scopes = (*scope_list(record.requested_scope), *scopes)
+        if (
+            scopes
+            and self.config.request_offline_access
+            and self.config.grant_type == "authorization_code"
+            and "offline_access" in (attempt.metadata.scopes_supported or ())
+        ):
+            scopes = (*scopes, "offline_access")
+        return scope_string(scopes)
+
+    # ----------------------------------------------------------- registration
+
+    def _known_client(
+        self, metadata: AuthorizationServerMetadata, now: float
+    ) -> ClientRegistration | None:
+        """The client id to use without registering, in the spec's order:
+        pre-registered, then a stored dynamic registration with this very
+        issuer, then a Client ID Metadata Document. None: register."""
+        config = self.config
+        issuer = metadata.issuer
+        pre = config.client
+        if pre is not None:
+            if pre.issuer is not None and issuer is not None and pre.issuer != issuer:
+                raise AuthorizationServerMismatch(
+                    f"the pre-registered client is for {pre.issuer}, but {self.server_url}"
+                    f" is protected by {issuer}"
+                )
+            method = pre.token_endpoint_auth_method or self._pick_method(
+                metadata,
+                [
+                    *(["client_secret_basic", "client_secret_post"] if pre.client_secret else []),
+                    *(["private_key_jwt"] if config.signer else []),
+                    *(["none"] if not pre.client_secret and not config.signer else []),
+                ],
+            )
+            return ClientRegistration(
+                pre.client_id, method, "pre-registered", pre.issuer or issuer, pre.client_secret
+            )
+        stored = self._record.client if self._record is not None else None
+        if (
+            stored is not None
+            and stored.kind == "dynamic"
+            and stored.issuer is not None
+            and stored.issuer == issuer  # never another server's credentials (SEP-2352)
+            and stored.usable(now)
+        ):
+            return stored
+        if (
+            config.client_metadata_url is not None
+            and self.rules.client_id_metadata_documents
+            and metadata.client_id_metadata_document_supported
+        ):
+            methods = (["private_key_jwt"] if config.signer else []) + (
+                ["none"] if config.grant_type == "authorization_code" else []
+            )
+            try:
+                method = self._pick_method(metadata, methods)
+            except UnsupportedClientAuthentication:
+                return None  # this server cannot take our document's method: register
+            return ClientRegistration(
+                config.client_metadata_url, method, "client-id-metadata-document"
+            )
+        return None
+
+    def _pick_method(self, metadata: AuthorizationServerMetadata, preferred: list[str]) -> str:
+        """The first of `preferred` the server supports (its list absent: the
+        first, since RFC 8414's default says nothing about what we can do)."""
+        supported = metadata.token_endpoint_auth_methods_supported
+        for method in preferred:
+            if supported is None or method in supported:
+                if method == "private_key_jwt":
+                    self._check_algorithm(metadata)
+                return method
+        raise UnsupportedClientAuthentication(
+            f"none of {preferred} is among the token endpoint auth methods"
+            f" {list(supported or ())} of {metadata.issuer}"
+        )
+
+    def _check_algorithm(self, metadata: AuthorizationServerMetadata) -> None:
+        algorithms = metadata.token_endpoint_auth_signing_alg_values_supported
+        signer = self.config.signer
+        if signer is not None and algorithms is not None and signer.algorithm not in algorithms:
+            raise UnsupportedClientAuthentication(
+                f"{metadata.issuer} accepts client assertions signed with {list(algorithms)},"
+                f" not {signer.algorithm}"
+            )
+
+    def _registration_auth_method(self, metadata: AuthorizationServerMetadata) -> str:
+        config = self.config
+        if config.token_endpoint_auth_method is not None:
+            return config.token_endpoint_auth_method
+        preferred = ["private_key_jwt"] if config.signer else []
+        if config.grant_type == "authorization_code":
+            preferred.append("none")  # a public client has no secret to leak
+        preferred += ["client_secret_basic", "client_secret_post"]
+        return self._pick_method(metadata, preferred)
+
+    def _on_registration(self, status: int, body: bytes, now: float) -> Step:
+        attempt = self._attempt_now()
+        assert attempt.metadata is not None
+        doc = json_object(body, self.config.max_response_bytes)
+        if status not in (200, 201):
+            error, description = oauth_error_fields(doc)
+            raise RegistrationRejected(
+                f"client registration answered {status}"
+                + (f": {error}" if error else "")
+                + (f" ({description})" if description else ""),
+                status=status,
+                error=error,
+                error_description=description,
+            )
+        client_id = doc.get("client_id") if doc is not None else None
+        if doc is None or not isinstance(client_id, str) or not client_id:
+            raise RegistrationRejected(
+                "client registration response has no client_id",
+                status=status,
+                error=None,
+                error_description=None,
+            )
+        secret = doc.get("client_secret")
+        secret = secret if isinstance(secret, str) and secret else None
+        method = doc.get("token_endpoint_auth_method")
+        if not isinstance(method, str):
+            method = attempt.registration_method  # RFC 7591 3.2.1: what was registered
+        if method.startswith("client_secret") and secret is None:
+            raise RegistrationRejected(
+                f"client registration chose {method} but issued no client_secret",
+                status=status,
+                error=None,
+                error_description=None,
+            )
+        expires = doc.get("client_secret_expires_at")
+        expires = float(expires) if isinstance(expires, (int, float)) and expires > 0 else None
+        attempt.client = ClientRegistration(
+            client_id, method, "dynamic", attempt.metadata.issuer, secret, expires
+        )
+        return self._proceed(now)
+
+    # ------------------------------------------------------- authorize, tokens
+
+    def _proceed(self, now: float) -> Step:
+        """With a client id: the authorization request, or the client
+        credentials token request."""
+        attempt = self._attempt_now()
+        metadata, client = attempt.metadata, attempt.client
+        assert metadata is not None and client is not None
+        if self.config.grant_type == "client_credentials":
+            pairs = [("grant_type", "client_credentials")]
+            if attempt.scope is not None:
+                pairs.append(("scope", attempt.scope))
+            if attempt.resource is not None:
+                pairs.append(("resource", attempt.resource))
+            self._go("request_token")
+            return self._token_request(metadata.token_endpoint, metadata.issuer, client, pairs, now)
+        redirect_uri = self.config.redirect_uri
+        endpoint = metadata.authorization_endpoint
+        assert redirect_uri is not None and endpoint is not None
+        verifier = b64url(self._token_bytes(32))  # 43 characters, RFC 7636 4.1
+        state = b64url(self._token_bytes(16))
+        challenge = pkce_challenge(verifier)
+        params = [
+            ("response_type", "code"),
+            ("client_id", client.client_id),
+            ("redirect_uri", redirect_uri),
+            ("state", state),
+            ("code_challenge", challenge),
+            ("code_challenge_method", "S256"),
+        ]
+        if attempt.scope is not None:
+            params.append(("scope", attempt.scope))
+        if attempt.resource is not None:
+            params.append(("resource", attempt.resource))
+        attempt.pending = AuthorizationRequest(
+            url=append_query(endpoint, params),
+            state=state,
+            redirect_uri=redirect_uri,
+            code_challenge=challenge,
+            code_verifier=verifier,
+            issuer=metadata.issuer,
+            scope=attempt.scope,
+            resource=attempt.resource,
+        )
+        self._go("authorize")
+        return attempt.pending
+
+    def _on_redirect(self, url: str, now: float) -> Step:
+        attempt = self._attempt_now()
+        pending, metadata, client = attempt.pending, attempt.metadata, attempt.client
+        assert pending is not None and metadata is not None and client is not None
+        if isinstance(url, str):
+            url = url.split("#", 1)[0]  # a fragment is never part of the response
+        if not isinstance(url, str) or url_problem(url, require_secure=False) is not None:
+            raise InvalidAuthorizationResponse("the redirect is not an http(s) URL")
+        got, want = parse_url(url), parse_url(pending.redirect_uri)
+        if (got.origin, got.path or "/") != (want.origin, want.path or "/"):
+            raise InvalidAuthorizationResponse(
+                f"the redirect went to {got.origin}{got.path}, not {pending.redirect_uri}"
+            )
+        pairs = query_pairs(url)
+        params: dict[str, str] = {}
+        for name, value in pairs:
+            if name in _REDIRECT_PARAMS and name in params:
+                raise InvalidAuthorizationResponse(f"the redirect repeats {name}")
+            params.setdefault(name, value)
+        # 1. Is this the response to *our* request? (CSRF, another attempt)
+        state = params.get("state")
+        if state is None or not hmac.compare_digest(
+            state.encode("utf-8"), pending.state.encode("ascii")
+        ):
+            raise StateMismatch("the redirect's state is missing or not this flow's")
+        # 2. Does it come from the issuer we sent the user to? (RFC 9207 2.4,
+        # before anything in it, an error included, is acted on.)
+        iss = params.get("iss")
+        if pending.issuer is not None:
+            if iss is not None and iss != pending.issuer:
+                raise IssuerParameterMismatch(
+                    f"the redirect's iss {iss!r} is not the recorded issuer {pending.issuer!r}"
+                )
+            if iss is None and metadata.authorization_response_iss_parameter_supported:
+                raise IssuerParameterMismatch(
+                    f"{pending.issuer} advertises the iss parameter but the redirect has none"
+                )
+        # 3. The result.
+        error = params.get("error")
+        if error is not None:
+            description = params.get("error_description")
+            raise AuthorizationDenied(
+                f"authorization failed: {error}" + (f" ({description})" if description else ""),
+                error=error,
+                error_description=description,
+                error_uri=params.get("error_uri"),
+            )
+        code = params.get("code")
+        if not code:
+            raise InvalidAuthorizationResponse("the redirect carries no authorization code")
+        token_pairs = [
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", pending.redirect_uri),
+            ("code_verifier", pending.code_verifier),
+        ]
+        if attempt.resource is not None:
+            token_pairs.append(("resource", attempt.resource))
+        self._go("request_token")
+        return self._token_request(
+            metadata.token_endpoint, metadata.issuer, client, token_pairs, now
+        )
+
+    def _token_request(
+        self,
+        endpoint: str,
+        issuer: str | None,
+        client: ClientRegistration,
+        pairs: list[tuple[str, str]],
+        now: float,
+    ) -> OAuthHTTPRequest:
+        """POST `pairs` to the token endpoint, authenticated as `client` is registered."""
+        self._secure(endpoint, "token endpoint")
+        method = client.token_endpoint_auth_method
+        headers: tuple[tuple[str, str], ...] = ()
+        secret = client.client_secret
+        if method in ("client_secret_basic", "client_secret_post") and secret is None:
+            raise UnsupportedClientAuthentication(f"{method} needs a client secret")
+        if method == "client_secret_basic":
+            assert secret is not None
+            headers = (("authorization", basic_credentials(client.client_id, secret)),)
+        elif method == "client_secret_post":
+            assert secret is not None
+            pairs = [*pairs, ("client_id", client.client_id), ("client_secret", secret)]
+        elif method == "none":
+            pairs = [*pairs, ("client_id", client.client_id)]
+        elif method == "private_key_jwt":
+            signer = self.config.signer
+            if signer is None:
+                raise LocalProtocolError("private_key_jwt needs a JWTSigner in the config")
+            assertion = client_assertion(
+                signer,
+                client_id=client.client_id,
+                audience=issuer or endpoint,
+                now=now,
+                jti=b64url(self._token_bytes(16)),
+            )
+            pairs = [
+                *pairs,
+                ("client_id", client.client_id),
+                ("client_assertion_type", CLIENT_ASSERTION_TYPE),
+                ("client_assertion", assertion),
+            ]
+        else:
+            raise UnsupportedClientAuthentication(
+                f"token endpoint auth method {method!r} is not supported by this client"
+            )
+        body = form_encode(pairs).encode("ascii")
+        return self._post(endpoint, "token", _FORM, body, headers)
+
+    def _on_token(self, status: int, body: bytes, now: float) -> Step:
+        attempt = self._attempt_now()
+        metadata, client = attempt.metadata, attempt.client
+        assert metadata is not None and client is not None
+        tokens = parse_token_response(
+            status,
+            body,
+            now=now,
+            max_bytes=self.config.max_response_bytes,
+            requested_scope=attempt.scope,
+        )
+        record = OAuthRecord(
+            token_endpoint=metadata.token_endpoint,
+            client=client,
+            tokens=tokens,
+            issuer=metadata.issuer,
+            resource=attempt.resource,
+            requested_scope=attempt.scope,
+        )
+        return self._authorized(record)
+
+    def _authorized(self, record: OAuthRecord) -> Authorized:
+        assert record.tokens is not None
+        self._record = record
+        self._attempt = None
+        self._go("tokens")
+        return Authorized(record.tokens, record)
+
+    # ----------------------------------------------------------------- refresh
+
+    def _refresh(self, now: float, attempt: _Attempt) -> Step:
+        """The refresh token request (RFC 6749 section 6). `attempt` is kept to
+        rediscover with (the challenge's hint and scope) if it is refused."""
+        record = self._record
+        assert record is not None and record.tokens is not None
+        refresh_token = record.tokens.refresh_token
+        assert refresh_token is not None
+        pairs = [("grant_type", "refresh_token"), ("refresh_token", refresh_token)]
+        if record.resource is not None:
+            pairs.append(("resource", record.resource))
+        self._attempt = attempt
+        self._go("refresh")
+        return self._token_request(record.token_endpoint, record.issuer, record.client, pairs, now)
+
+    def _on_refresh(self, status: int, body: bytes, now: float) -> Step:
+        record = self._record
+        assert record is not None and record.tokens is not None
+        try:
+            tokens = parse_token_response(
+                status,
+                body,
+                now=now,
+                max_bytes=self.config.max_response_bytes,
+                requested_scope=record.tokens.scope,
+                previous=record.tokens,
+            )
+        except TokenRequestRejected as exc:
+            if exc.error is None or exc.status not in (400, 401):
+                raise  # a 5xx or a non-OAuth answer: not a verdict on the grant
+            # The refresh token (or the client itself) is no longer good: forget
+            # what failed, then authorize from scratch.
+            if exc.error == "invalid_client":
+                self._record = None  # the client id goes too: register again
+            else:
+                self._record = OAuthRecord(
+                    record.token_endpoint,
+                    record.client,
+                    None,
+                    record.issuer,
+                    record.resource,
+                    record.requested_scope,
+                )
+            return self._discover(self._attempt_now())
+        return self._authorized(
+            OAuthRecord(
+                record.token_endpoint,
+                record.client,
+                tokens,
+                record.issuer,
+                record.resource,
+                record.requested_scope,
+            )
+        )
+
+
+def _require(offered: tuple[str, ...] | None, needed: str, what: str) -> None:
+    """`needed` must be in the server's list, when it publishes one."""
+    if offered is not None and needed not in offered:
+        raise UnsupportedGrantType(f"the authorization server does not offer {what} {needed!r}")

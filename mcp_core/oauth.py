@@ -1,0 +1,93 @@
+"""MCP authorization (OAuth 2.1) for clients, sans-IO: the public names.
+
+`OAuthClientFlow` is the whole client side of the MCP authorization spec as a
+state machine that performs no I/O: it emits the HTTP requests to make and the
+authorization URL to open, takes their results, and ends with tokens and the
+`Authorization` header. See `_oauth` for the flow and docs/authorization.md for
+driving it from your own loop.
+"""
+
+from ._oauth import (
+    AuthorizationRequest,
+    Authorized,
+    OAuthClientConfig,
+    OAuthClientFlow,
+    OAuthHTTPRequest,
+    OAuthState,
+    PreRegisteredClient,
+    Step,
+    is_authorization_challenge,
+)
+from ._oauth_challenge import Challenge, bearer_challenge, parse_www_authenticate
+from ._oauth_errors import (
+    AuthorizationDenied,
+    AuthorizationServerMismatch,
+    InsecureURL,
+    InvalidAuthorizationResponse,
+    InvalidMetadata,
+    InvalidTokenResponse,
+    IssuerMismatch,
+    IssuerParameterMismatch,
+    MetadataNotFound,
+    OAuthError,
+    PKCENotSupported,
+    RegistrationRejected,
+    RegistrationUnavailable,
+    ResourceMismatch,
+    StateMismatch,
+    StepUpLimitExceeded,
+    TokenRequestRejected,
+    UnsupportedClientAuthentication,
+    UnsupportedGrantType,
+    UnsupportedTokenType,
+)
+from ._oauth_metadata import (
+    AUTHORIZATION_RULES,
+    AuthorizationRules,
+    AuthorizationServerMetadata,
+    ProtectedResourceMetadata,
+)
+from ._oauth_tokens import ClientRegistration, JWTSigner, OAuthRecord, TokenSet
+
+__all__ = [
+    "AUTHORIZATION_RULES",
+    "AuthorizationDenied",
+    "AuthorizationRequest",
+    "AuthorizationRules",
+    "AuthorizationServerMetadata",
+    "AuthorizationServerMismatch",
+    "Authorized",
+    "Challenge",
+    "ClientRegistration",
+    "InsecureURL",
+    "InvalidAuthorizationResponse",
+    "InvalidMetadata",
+    "InvalidTokenResponse",
+    "IssuerMismatch",
+    "IssuerParameterMismatch",
+    "JWTSigner",
+    "MetadataNotFound",
+    "OAuthClientConfig",
+    "OAuthClientFlow",
+    "OAuthError",
+    "OAuthHTTPRequest",
+    "OAuthRecord",
+    "OAuthState",
+    "PKCENotSupported",
+    "PreRegisteredClient",
+    "ProtectedResourceMetadata",
+    "RegistrationRejected",
+    "RegistrationUnavailable",
+    "ResourceMismatch",
+    "StateMismatch",
+    "Step",
+    "StepUpLimitExceeded",
+    "TokenRequestRejected",
+    "TokenSet",
+    "UnsupportedClientAuthentication",
+    "UnsupportedGrantType",
+    "UnsupportedTokenType",
+    "bearer_challenge",
+    "is_authorization_challenge",
+    "parse_www_authenticate",
+]
