@@ -43,10 +43,12 @@ The flow, state by state (`_TRANSITIONS` is the whole graph, as data):
    `client_credentials` grant) for tokens at the token endpoint, with the
    client's authentication method (`none`, `client_secret_basic`,
    `client_secret_post`, `private_key_jwt`).
-6. AUTHORIZED: tokens held. A 401 refreshes them if it can (REFRESHING) and
-   rediscovers if the refresh is refused; a 403 `insufficient_scope` starts
-   again from 1 with the step-up scopes, at most `max_step_ups` times per
-   operation.
+6. AUTHORIZED: tokens held. A 401 starts again from 1, since the resource
+   may have moved to another authorization server; if it has not and a
+   refresh token is held, the tokens are refreshed (REFRESHING) and, only if
+   that is refused, authorized again. A 403 `insufficient_scope` starts again
+   from 1 with the step-up scopes. Both are bounded per operation
+   (`max_reauthorizations`, `max_step_ups`) until `operation_succeeded`.
 
 Time is an argument (`now`, wall-clock seconds since the epoch, as
 `time.time()` gives: expiry times are persisted and must mean the same after a
@@ -65,7 +67,7 @@ import json
 import math
 import secrets
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
 from ._errors import LocalProtocolError
@@ -85,6 +87,7 @@ from ._oauth_errors import (
     IssuerParameterMismatch,
     MetadataNotFound,
     PKCENotSupported,
+    ReauthorizationLimitExceeded,
     RegistrationRejected,
     RegistrationUnavailable,
     ResourceMismatch,
@@ -148,7 +151,7 @@ Purpose = Literal[
 
 _JSON: Final = "application/json"
 _FORM: Final = "application/x-www-form-urlencoded"
-_MAX_OPERATIONS: Final = 1024  # step-up counters kept (oldest dropped first)
+_MAX_OPERATIONS: Final = 1024  # retry counters kept (oldest dropped first)
 _REDIRECT_PARAMS: Final = ("state", "code", "iss", "error", "error_description", "error_uri")
 
 
@@ -200,12 +203,16 @@ _TRANSITIONS: Final[Mapping[tuple[str, str], str]] = {
     (_S.DISCOVERING_AUTHORIZATION_SERVER, "register"): _S.REGISTERING,
     (_S.DISCOVERING_AUTHORIZATION_SERVER, "authorize"): _S.AWAITING_REDIRECT,
     (_S.DISCOVERING_AUTHORIZATION_SERVER, "request_token"): _S.REQUESTING_TOKEN,
+    (_S.DISCOVERING_AUTHORIZATION_SERVER, "refresh"): _S.REFRESHING,
     (_S.REGISTERING, "authorize"): _S.AWAITING_REDIRECT,
     (_S.REGISTERING, "request_token"): _S.REQUESTING_TOKEN,
     (_S.AWAITING_REDIRECT, "request_token"): _S.REQUESTING_TOKEN,
     (_S.REQUESTING_TOKEN, "tokens"): _S.AUTHORIZED,
     (_S.REFRESHING, "tokens"): _S.AUTHORIZED,
     (_S.REFRESHING, "discover"): _S.DISCOVERING_RESOURCE,
+    (_S.REFRESHING, "register"): _S.REGISTERING,
+    (_S.REFRESHING, "authorize"): _S.AWAITING_REDIRECT,
+    (_S.REFRESHING, "request_token"): _S.REQUESTING_TOKEN,
 }
 
 
@@ -334,7 +341,9 @@ class OAuthClientConfig:
     * `request_offline_access`: add `offline_access` to the scope where the
       authorization server lists it (2026-07-28 allows this to get a refresh
       token), only when a scope is being requested at all.
-    * `max_step_ups`: re-authorizations on `403 insufficient_scope` per operation.
+    * `max_step_ups`: re-authorizations on `403 insufficient_scope` per operation,
+      and `max_reauthorizations` on 401 while holding tokens, each counted
+      until `OAuthClientFlow.operation_succeeded`.
     * `refresh_margin`: seconds before expiry at which a token counts as stale.
     * `max_response_bytes`: the largest response body the flow reads.
     """
@@ -354,6 +363,7 @@ class OAuthClientConfig:
     token_endpoint_auth_method: str | None = None
     request_offline_access: bool = True
     max_step_ups: int = 2
+    max_reauthorizations: int = 2
     refresh_margin: float = 60.0
     max_response_bytes: int = 256 * 1024
 
@@ -371,8 +381,10 @@ class OAuthClientConfig:
             parsed = None if problem else parse_url(self.client_metadata_url)
             if parsed is None or parsed.scheme != "https" or parsed.path.strip("/") == "":
                 raise ValueError("client_metadata_url must be an https URL with a path")
-        if type(self.max_step_ups) is not int or self.max_step_ups < 0:
-            raise ValueError("max_step_ups must be an int >= 0")
+        for name in ("max_step_ups", "max_reauthorizations"):
+            value = getattr(self, name)
+            if type(value) is not int or value < 0:
+                raise ValueError(f"{name} must be an int >= 0")
         if not (isinstance(self.refresh_margin, (int, float)) and self.refresh_margin >= 0):
             raise ValueError("refresh_margin must be a number >= 0")
         if type(self.max_response_bytes) is not int or self.max_response_bytes < 1024:
@@ -452,13 +464,17 @@ class _Attempt:
         "prm",
         "prm_attempts",
         "prm_candidates",
+        "refresh_first",
         "registration_method",
         "scope",
     )
 
-    def __init__(self, hint: str | None, challenge_scopes: tuple[str, ...]) -> None:
+    def __init__(
+        self, hint: str | None, challenge_scopes: tuple[str, ...], refresh_first: bool = False
+    ) -> None:
         self.hint = hint
         self.challenge_scopes = challenge_scopes
+        self.refresh_first = refresh_first  # refresh if the issuer is still the same
         self.prm_candidates: tuple[str, ...] = ()
         self.prm_attempts: list[tuple[str, int]] = []
         self.prm: ProtectedResourceMetadata | None = None
@@ -515,7 +531,7 @@ class OAuthClientFlow:
         self._record = record
         self._state: str = _S.AUTHORIZED if record and record.tokens else _S.IDLE
         self._attempt: _Attempt | None = None
-        self._step_ups: dict[Hashable, int] = {}
+        self._retries: dict[tuple[str, Hashable], int] = {}
         self._server_origin = parse_url(server_url).origin
 
     # ----------------------------------------------------------------- public
@@ -555,41 +571,63 @@ class OAuthClientFlow:
     ) -> Step:
         """Act on the MCP server's 401 or 403 `insufficient_scope` response.
 
-        A 401 refreshes the tokens if a refresh token is held, and otherwise
-        (re)starts discovery, honouring the challenge's `resource_metadata` and
-        `scope`. A 403 `insufficient_scope` re-authorizes with the step-up scopes;
-        the `operation` key (e.g. the MCP method and tool name) counts those per
-        operation, and past `max_step_ups` `StepUpLimitExceeded` is raised
-        (nothing changes: the tokens held stay valid for other operations).
+        Either way discovery starts again, honouring the challenge's
+        `resource_metadata` and `scope`: the resource may now name another
+        authorization server, whose credentials must not be mixed with the old
+        ones. After a 401, tokens from the same authorization server are
+        refreshed if a refresh token is held; otherwise, and after a 403, the
+        user authorizes again (for a 403 with the step-up scopes).
+
+        `operation` (e.g. the MCP method and tool name) keys the retry counts:
+        more than `max_step_ups` 403s, or `max_reauthorizations` 401s while
+        holding tokens, for one operation without `operation_succeeded` raise
+        `StepUpLimitExceeded` / `ReauthorizationLimitExceeded`. Those change
+        nothing: the tokens held stay usable for other operations.
         """
         self._check("handle_challenge", now)
-        normalized = normalize_headers(headers)
-        challenge = bearer_challenge(normalized)
+        challenge = bearer_challenge(normalize_headers(headers))
         hint = challenge.param("resource_metadata") if challenge else None
         scopes = scope_list(challenge.param("scope")) if challenge else ()
+        tokens = self.tokens
         if status == 403:
             if challenge is None or challenge.param("error") != "insufficient_scope":
                 raise LocalProtocolError(
                     "a 403 without error=insufficient_scope is not an authorization challenge"
                 )
-            count = self._step_ups.pop(operation, 0) + 1
-            if count > self.config.max_step_ups:
-                self._step_ups[operation] = count - 1
-                raise StepUpLimitExceeded(
-                    f"insufficient_scope for {operation!r} after {count - 1} step-up(s)"
-                    f" (limit {self.config.max_step_ups}); giving up"
+            self._count("step_up", operation, self.config.max_step_ups, StepUpLimitExceeded)
+            attempt = _Attempt(hint, scopes)
+        elif status == 401:
+            if tokens is not None:
+                self._count(
+                    "unauthorized",
+                    operation,
+                    self.config.max_reauthorizations,
+                    ReauthorizationLimitExceeded,
                 )
-            self._step_ups[operation] = count
-            while len(self._step_ups) > _MAX_OPERATIONS:
-                del self._step_ups[next(iter(self._step_ups))]
-            return self._guard(lambda: self._discover(_Attempt(hint, scopes)))
-        if status != 401:
+            attempt = _Attempt(hint, scopes, refresh_first=bool(tokens and tokens.refresh_token))
+        else:
             raise LocalProtocolError(f"a {status} response is not an authorization challenge")
-        attempt = _Attempt(hint, scopes)
-        tokens = self.tokens
-        if tokens is not None and tokens.refresh_token is not None:
-            return self._guard(lambda: self._refresh(now, attempt))
         return self._guard(lambda: self._discover(attempt))
+
+    def _count(
+        self,
+        kind: str,
+        operation: Hashable,
+        limit: int,
+        error: type[ReauthorizationLimitExceeded],
+    ) -> None:
+        """One more retry of `kind` for `operation`, or `error` past `limit`."""
+        key = (kind, operation)
+        count = self._retries.pop(key, 0) + 1
+        if count > limit:
+            self._retries[key] = count - 1
+            raise error(
+                f"{kind} challenge for {operation!r} after {count - 1} new authorization(s)"
+                f" (limit {limit}); giving up"
+            )
+        self._retries[key] = count
+        while len(self._retries) > _MAX_OPERATIONS:
+            del self._retries[next(iter(self._retries))]
 
     def authorize(self, *, now: float) -> Step:
         """Get a usable token without waiting for a challenge: `Authorized` at once
@@ -638,8 +676,9 @@ class OAuthClientFlow:
 
     def operation_succeeded(self, operation: Hashable = None) -> None:
         """The MCP server accepted `operation` with the current token: forget its
-        step-ups, so a later scope change for it starts a fresh count."""
-        self._step_ups.pop(operation, None)
+        retries, so a later expiry or scope change for it starts a fresh count."""
+        self._retries.pop(("step_up", operation), None)
+        self._retries.pop(("unauthorized", operation), None)
 
     # -------------------------------------------------------------- machinery
 
@@ -791,6 +830,19 @@ class OAuthClientFlow:
     def _use_server(self, metadata: AuthorizationServerMetadata, now: float) -> Step:
         attempt = self._attempt_now()
         config = self.config
+        record = self._record
+        if (
+            attempt.refresh_first
+            and record is not None
+            and record.tokens is not None
+            and record.tokens.refresh_token is not None
+            and record.issuer == metadata.issuer
+            and record.resource == attempt.resource
+        ):
+            # Still the same authorization server: a refresh may be all it takes.
+            attempt.metadata = metadata
+            return self._refresh(now, attempt, metadata.token_endpoint)
+        attempt.refresh_first = False
         if config.grant_type == "authorization_code":
             if metadata.authorization_endpoint is None:
                 raise InvalidMetadata(
@@ -1167,9 +1219,10 @@ class OAuthClientFlow:
 
     # ----------------------------------------------------------------- refresh
 
-    def _refresh(self, now: float, attempt: _Attempt) -> Step:
-        """The refresh token request (RFC 6749 section 6). `attempt` is kept to
-        rediscover with (the challenge's hint and scope) if it is refused."""
+    def _refresh(self, now: float, attempt: _Attempt, endpoint: str | None = None) -> Step:
+        """The refresh token request (RFC 6749 section 6), to `endpoint` (the
+        stored token endpoint unless discovery just found the current one).
+        `attempt` says what to do if it is refused."""
         record = self._record
         assert record is not None and record.tokens is not None
         refresh_token = record.tokens.refresh_token
@@ -1179,11 +1232,14 @@ class OAuthClientFlow:
             pairs.append(("resource", record.resource))
         self._attempt = attempt
         self._go("refresh")
-        return self._token_request(record.token_endpoint, record.issuer, record.client, pairs, now)
+        endpoint = endpoint or record.token_endpoint
+        return self._token_request(endpoint, record.issuer, record.client, pairs, now)
 
     def _on_refresh(self, status: int, body: bytes, now: float) -> Step:
         record = self._record
+        attempt = self._attempt_now()
         assert record is not None and record.tokens is not None
+        endpoint = attempt.metadata.token_endpoint if attempt.metadata else record.token_endpoint
         try:
             tokens = parse_token_response(
                 status,
@@ -1201,25 +1257,12 @@ class OAuthClientFlow:
             if exc.error == "invalid_client":
                 self._record = None  # the client id goes too: register again
             else:
-                self._record = OAuthRecord(
-                    record.token_endpoint,
-                    record.client,
-                    None,
-                    record.issuer,
-                    record.resource,
-                    record.requested_scope,
-                )
-            return self._discover(self._attempt_now())
-        return self._authorized(
-            OAuthRecord(
-                record.token_endpoint,
-                record.client,
-                tokens,
-                record.issuer,
-                record.resource,
-                record.requested_scope,
-            )
-        )
+                self._record = replace(record, tokens=None)
+            if attempt.metadata is None:
+                return self._discover(attempt)  # a refresh() without discovery
+            attempt.refresh_first = False
+            return self._use_server(attempt.metadata, now)
+        return self._authorized(replace(record, token_endpoint=endpoint, tokens=tokens))
 
 
 def _require(offered: tuple[str, ...] | None, needed: str, what: str) -> None:

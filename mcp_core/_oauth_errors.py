@@ -29,6 +29,7 @@ __all__ = [
     "MetadataNotFound",
     "OAuthError",
     "PKCENotSupported",
+    "ReauthorizationLimitExceeded",
     "RegistrationRejected",
     "RegistrationUnavailable",
     "ResourceMismatch",
@@ -216,7 +217,16 @@ class UnsupportedTokenType(InvalidTokenResponse):
     reason = "unsupported_token_type"
 
 
-class StepUpLimitExceeded(OAuthError):
+class ReauthorizationLimitExceeded(OAuthError):
+    """The MCP server keeps answering 401 to one operation although the flow
+    keeps getting new tokens for it (more than `max_reauthorizations` times
+    without `operation_succeeded`): its tokens are refused for a reason no new
+    token fixes, and asking the user again would loop forever."""
+
+    reason = "reauthorization_limit_exceeded"
+
+
+class StepUpLimitExceeded(ReauthorizationLimitExceeded):
     """The server answered `403 insufficient_scope` for the same operation more
     times than `max_step_ups` allows: treated as a permanent authorization
     failure, as the spec asks, instead of sending the user to consent forever.

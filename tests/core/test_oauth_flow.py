@@ -28,6 +28,7 @@ from mcp_core.oauth import (
     OAuthRecord,
     OAuthState,
     PreRegisteredClient,
+    ReauthorizationLimitExceeded,
     RegistrationRejected,
     RegistrationUnavailable,
     StateMismatch,
@@ -774,24 +775,61 @@ def test_responses_that_are_not_challenges_are_misuse(
 # ================================================================== refresh
 
 
-def test_a_401_with_a_refresh_token_refreshes() -> None:
+def test_a_401_with_a_refresh_token_rediscovers_then_refreshes() -> None:
     world = World()
     flow, first = authorized(world)
     assert first.tokens.refresh_token is not None
+    del world.log[:]
     step = flow.handle_challenge(401, bearer(error="invalid_token"), now=NOW + 4000)
-    assert isinstance(step, OAuthHTTPRequest) and step.purpose == "token"
-    form = dict(parse_qsl(step.body.decode()))
-    assert form == {
+    result = drive(flow, world, step, now=NOW + 4000)
+    # The resource may have moved: PRM and metadata first, then (same issuer) a refresh.
+    assert world.log == [
+        ("GET", PRM_PATH),
+        ("GET", f"{ISSUER}/.well-known/oauth-authorization-server"),
+        ("POST", f"{ISSUER}/token"),
+    ]
+    assert world.auth.token_requests[-1] == {
         "grant_type": "refresh_token",
         "refresh_token": first.tokens.refresh_token,
         "resource": MCP_URL,
         "client_id": first.record.client.client_id,
     }
-    result = drive(flow, world, step, now=NOW + 4000)
     assert result.tokens.access_token != first.tokens.access_token
     assert result.tokens.refresh_token != first.tokens.refresh_token  # rotated
     assert result.tokens.expires_at == NOW + 4000 + 3600
     assert result.record.client == first.record.client
+
+
+def test_a_401_after_the_resource_moved_registers_with_the_new_server() -> None:
+    """SEP-2352: the old server's refresh token and client id stay with it."""
+    old = FakeAuthorizationServer()
+    new = FakeAuthorizationServer(issuer="https://as2.example.com", _serial=itertools.count(100))
+    world = World(servers=[old, new])
+    flow, first = authorized(world)
+    world.resource.authorization_servers = ["https://as2.example.com"]
+    result = drive(flow, world, flow.handle_challenge(401, bearer(scope="mcp:basic"), now=NOW))
+    assert [f["grant_type"] for f in old.token_requests] == ["authorization_code"]
+    assert len(new.registrations) == 1
+    assert first.record.client.client_id not in {a["client_id"] for a in new.authorizations}
+    assert {c for _, c in new.token_auth} == {result.record.client.client_id}
+    assert (result.record.issuer, result.record.client.issuer) == ("https://as2.example.com",) * 2
+
+
+def test_repeated_401s_for_one_operation_stop() -> None:
+    world = World()
+    flow, _ = authorized(world, max_reauthorizations=2)
+    for _ in range(2):
+        drive(flow, world, flow.handle_challenge(401, [], now=NOW, operation="tools/list"))
+    with pytest.raises(ReauthorizationLimitExceeded):
+        flow.handle_challenge(401, [], now=NOW, operation="tools/list")
+    assert flow.state == OAuthState.AUTHORIZED
+    flow.operation_succeeded("tools/list")
+    drive(flow, world, flow.handle_challenge(401, [], now=NOW, operation="tools/list"))
+    # The first 401, with no token held yet, is not a retry.
+    fresh = new_flow(max_reauthorizations=0)
+    drive(fresh, world, fresh.handle_challenge(401, [], now=NOW))
+    with pytest.raises(ReauthorizationLimitExceeded):
+        fresh.handle_challenge(401, [], now=NOW)
 
 
 def test_refresh_after_a_restart_from_the_stored_record() -> None:
@@ -834,23 +872,37 @@ def test_a_refresh_response_without_a_refresh_token_keeps_the_old_one() -> None:
 
 
 @pytest.mark.parametrize("error", ["invalid_grant", "invalid_client"])
-def test_a_refused_refresh_starts_again_from_discovery(error: str) -> None:
+def test_a_refused_refresh_authorizes_again(error: str) -> None:
     server = FakeAuthorizationServer()
     world = World(servers=[server])
     flow, first = authorized(world)
     server.refresh_error = error
+    del world.log[:]
     hint = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
     step = flow.handle_challenge(401, bearer(resource_metadata=hint, scope="s2"), now=NOW)
-    status, body = world.handle(step)
-    step = flow.receive_response(status, body, now=NOW)
-    # The refresh token is gone; discovery uses the challenge's hint.
-    assert isinstance(step, OAuthHTTPRequest) and step.url == hint
-    assert flow.tokens is None
     result = drive(flow, world, step)
+    # Discovery is not repeated: the refused refresh goes straight on to authorization.
+    assert [m for m, _ in world.log] == ["GET", "GET", "POST"] + (
+        ["POST"] if error == "invalid_client" else []
+    ) + ["BROWSE", "POST"]
     # invalid_client: the client id went too, so it registers again.
     assert len(server.registrations) == (2 if error == "invalid_client" else 1)
     assert server.authorizations[-1]["scope"] == "s2"
     assert result.tokens.access_token != first.tokens.access_token
+
+
+def test_a_refused_proactive_refresh_discovers() -> None:
+    server = FakeAuthorizationServer()
+    world = World(servers=[server])
+    _, first = authorized(world)
+    server.refresh_error = "invalid_grant"
+    flow = new_flow(record=first.record)
+    step = flow.refresh(now=NOW)
+    status, body = world.handle(step)
+    step = flow.receive_response(status, body, now=NOW)
+    assert isinstance(step, OAuthHTTPRequest) and step.url == PRM_PATH
+    assert flow.tokens is None and flow.record is not None
+    drive(flow, world, step)
 
 
 def test_a_refresh_answered_by_a_server_error_fails_the_flow_but_keeps_the_record() -> None:
