@@ -305,7 +305,8 @@ class PreRegisteredClient:
     `issuer` binds them to the authorization server they were registered with:
     if the resource names another one, the flow refuses
     (`AuthorizationServerMismatch`) rather than send them there. None means
-    "whichever server the resource names", for setups that know only one.
+    "the server the resource names the first time"; that binding is kept in
+    the record, so a later change of server is refused just the same.
     `token_endpoint_auth_method` None picks one the server supports.
     """
 
@@ -915,10 +916,15 @@ class OAuthClientFlow:
         config = self.config
         issuer = metadata.issuer
         pre = config.client
+        stored = self._record.client if self._record is not None else None
         if pre is not None:
-            if pre.issuer is not None and issuer is not None and pre.issuer != issuer:
+            bound = pre.issuer
+            if bound is None and stored is not None and stored.kind == "pre-registered":
+                # Configured for "any server": bound to the first one it was used with.
+                bound = stored.issuer if stored.client_id == pre.client_id else None
+            if bound is not None and issuer is not None and bound != issuer:
                 raise AuthorizationServerMismatch(
-                    f"the pre-registered client is for {pre.issuer}, but {self.server_url}"
+                    f"the pre-registered client is for {bound}, but {self.server_url}"
                     f" is protected by {issuer}"
                 )
             method = pre.token_endpoint_auth_method or self._pick_method(
@@ -930,9 +936,8 @@ class OAuthClientFlow:
                 ],
             )
             return ClientRegistration(
-                pre.client_id, method, "pre-registered", pre.issuer or issuer, pre.client_secret
+                pre.client_id, method, "pre-registered", bound or issuer, pre.client_secret
             )
-        stored = self._record.client if self._record is not None else None
         if (
             stored is not None
             and stored.kind == "dynamic"
@@ -962,24 +967,24 @@ class OAuthClientFlow:
         """The first of `preferred` the server supports (its list absent: the
         first, since RFC 8414's default says nothing about what we can do)."""
         supported = metadata.token_endpoint_auth_methods_supported
+        algorithms = metadata.token_endpoint_auth_signing_alg_values_supported
+        signer = self.config.signer
         for method in preferred:
-            if supported is None or method in supported:
-                if method == "private_key_jwt":
-                    self._check_algorithm(metadata)
-                return method
+            if supported is not None and method not in supported:
+                continue
+            if (
+                method == "private_key_jwt"
+                and signer is not None
+                and algorithms is not None
+                and signer.algorithm not in algorithms
+            ):
+                continue  # the server would not accept our assertions
+            return method
         raise UnsupportedClientAuthentication(
             f"none of {preferred} is among the token endpoint auth methods"
             f" {list(supported or ())} of {metadata.issuer}"
+            + (f" (assertion algorithms {list(algorithms)})" if algorithms is not None else "")
         )
-
-    def _check_algorithm(self, metadata: AuthorizationServerMetadata) -> None:
-        algorithms = metadata.token_endpoint_auth_signing_alg_values_supported
-        signer = self.config.signer
-        if signer is not None and algorithms is not None and signer.algorithm not in algorithms:
-            raise UnsupportedClientAuthentication(
-                f"{metadata.issuer} accepts client assertions signed with {list(algorithms)},"
-                f" not {signer.algorithm}"
-            )
 
     def _registration_auth_method(self, metadata: AuthorizationServerMetadata) -> str:
         config = self.config

@@ -228,6 +228,36 @@ def test_pre_registered_credentials_are_never_sent_to_another_server() -> None:
     assert server.token_requests == server.authorizations == []
 
 
+def test_pre_registered_credentials_bind_to_the_first_server_they_meet() -> None:
+    server = FakeAuthorizationServer(auth_methods=["client_secret_basic"])
+    server.clients["pre"] = ("pw", "client_secret_basic")
+    _, first = authorized(World(servers=[server]), client=PreRegisteredClient("pre", "pw"))
+    assert first.record.client.issuer == ISSUER
+    other = FakeAuthorizationServer(issuer="https://as2.example.com")
+    world = World(FakeResourceServer(authorization_servers=["https://as2.example.com"]), [other])
+    flow = new_flow(record=first.record, client=PreRegisteredClient("pre", "pw"))
+    with pytest.raises(AuthorizationServerMismatch):
+        drive(flow, world, flow.handle_challenge(401, [], now=NOW))
+    assert other.token_requests == other.authorizations == []
+    # Other pre-registered credentials carry no such binding.
+    other.clients["new"] = (None, "none")
+    flow = new_flow(record=first.record, client=PreRegisteredClient("new"))
+    drive(flow, world, flow.handle_challenge(401, [], now=NOW))
+
+
+def test_a_signer_the_server_cannot_verify_falls_back_to_another_method(
+    es256: tuple[JWTSigner, Any],
+) -> None:
+    signer, _ = es256
+    server = FakeAuthorizationServer(
+        auth_methods=["private_key_jwt", "none"],
+        metadata={"token_endpoint_auth_signing_alg_values_supported": ["RS256"]},
+    )
+    _, result = authorized(World(servers=[server]), signer=signer)
+    assert server.registrations[0]["token_endpoint_auth_method"] == "none"
+    assert result.record.client.token_endpoint_auth_method == "none"
+
+
 def test_a_stored_registration_is_reused_with_its_issuer_only() -> None:
     server = FakeAuthorizationServer()
     world = World(servers=[server])
