@@ -37,8 +37,10 @@ from ._errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    SERVER_BUSY,
     UNSUPPORTED_PROTOCOL_VERSION,
     LocalProtocolError,
+    RemoteProtocolError,
 )
 from ._events import (
     ClientInitialized,
@@ -151,6 +153,10 @@ class ServerConnection(_Connection):
         self.log_level: str | None = None
         self._client_caps_wire: dict[str, Any] = {}
         self._session_context: RequestContext | None = None
+        # A legacy session's `resources/subscribe` table: URI -> None once the
+        # subscription is in force, or the id of the subscribe request still waiting
+        # for the application's answer (see `_track_subscription`).
+        self._subscriptions: dict[str, RequestId | None] = {}
 
     # ------------------------------------------------------------- receiving
 
@@ -232,6 +238,13 @@ class ServerConnection(_Connection):
             self.log_level = model.level
             self._reply_result(rid, {}, method)
             return
+        if method == "resources/subscribe":
+            self._track_subscription(rid, model.uri)
+        elif method == "resources/unsubscribe":
+            # Honoured on arrival, whatever the application answers: the client has
+            # said it wants no more of these, and a subscribe to the same URI still
+            # waiting for its answer loses to this later word.
+            self._subscriptions.pop(model.uri, None)
         meta = params.get("_meta") if params else None
         token = self._track_inbound(rid, method, meta, None, self._client_caps_wire, model)
         base = self._session_context
@@ -243,6 +256,51 @@ class ServerConnection(_Connection):
                 version, base.client_capabilities, base.client_info, None, token, meta
             )
         events.append(RequestReceived(rid, method, model, context))
+
+    def _track_subscription(self, rid: RequestId, uri: str) -> None:
+        """A `resources/subscribe` arrived: it takes effect when the application
+        answers it with a result (`_inbound_ended`), not before, so a refused
+        subscribe never subscribed anything."""
+        subscriptions = self._subscriptions
+        if uri in subscriptions:
+            if subscriptions[uri] is None:
+                return  # already in force: whatever this one's answer, it stays
+        elif len(subscriptions) >= self.limits.max_subscriptions:
+            raise Reject(
+                SERVER_BUSY,
+                f"too many resource subscriptions (at most {self.limits.max_subscriptions})",
+            )
+        subscriptions[uri] = rid  # the latest subscribe to a URI is the one that counts
+
+    def _inbound_ended(self, rid: RequestId, entry: Inbound, *, answered: bool) -> None:
+        if entry.method != "resources/subscribe":
+            return
+        uri = entry.params.uri
+        if uri in self._subscriptions and self._subscriptions[uri] == rid:
+            if answered:
+                self._subscriptions[uri] = None
+            else:  # refused, cancelled or abandoned: nothing was subscribed
+                del self._subscriptions[uri]
+
+    @property
+    def resource_subscriptions(self) -> frozenset[str]:
+        """The URIs a legacy session is subscribed to (`resources/subscribe` answered
+        with a result, no `resources/unsubscribe` since); always empty in 2026-07-28,
+        whose `subscriptions/listen` streams carry their own filters."""
+        return frozenset(uri for uri, pending in self._subscriptions.items() if pending is None)
+
+    def _settle(self, reason: str, error: RemoteProtocolError | None) -> list[Event]:
+        self._subscriptions.clear()
+        return super()._settle(reason, error)
+
+    def check_invariants(self) -> None:
+        super().check_invariants()
+        assert len(self._subscriptions) <= self.limits.max_subscriptions
+        for uri, pending in self._subscriptions.items():
+            if pending is not None:  # a subscribe waiting for its answer
+                entry = self._inbound.get(pending)
+                assert entry is not None and entry.method == "resources/subscribe"
+                assert entry.params.uri == uri
 
     def _check_offered(self, spec: MethodSpec) -> None:
         cap = needs_capability(spec, self.protocol_version or "")
@@ -613,12 +671,21 @@ class ServerConnection(_Connection):
         return honoured
 
     def notify_subscribers(self, method: str, params: Any = None) -> int:
-        """Send a list_changed / resources/updated notification to every listen stream
-        whose acknowledged filter covers it. Returns how many streams got it."""
+        """Send a list_changed / resources/updated notification to whoever asked for it.
+
+        2026-07-28: every listen stream whose acknowledged filter covers it, each
+        copy naming its stream. Legacy: the session itself, when the server
+        advertises the capability and, for `notifications/resources/updated`, when
+        the client is subscribed to that URI (`resource_subscriptions`);
+        `send_notification` sends one regardless. Returns how many streams or
+        sessions got it.
+        """
         self._check_sending()
         field = next((f for f, (m, _) in _LISTEN_FILTER.items() if m == method), None)
         if field is None:
             raise LocalProtocolError(f"{method} is not a subscription notification")
+        if self.era is not Era.MODERN:
+            return self._notify_session(field, method, to_wire(params))
         wire = to_wire(params) or {}
         sent = 0
         for rid, entry in self._inbound.items():
@@ -637,6 +704,20 @@ class ServerConnection(_Connection):
             )
             sent += 1
         return sent
+
+    def _notify_session(self, field: str, method: str, wire: Any) -> int:
+        if self.state is not State.READY:
+            return 0  # no session yet (or no longer): nobody asked
+        if not has_capability(self.config.capabilities_wire, _LISTEN_FILTER[field][1]):
+            return 0
+        if field == "resourceSubscriptions":
+            uri = wire.get("uri") if isinstance(wire, dict) else None
+            if type(uri) is not str or uri not in self._subscriptions:
+                return 0
+            if self._subscriptions[uri] is not None:
+                return 0  # subscribed, but the application has not accepted it yet
+        self.send_notification(method, wire)
+        return 1
 
     def end_subscription(self, request_id: RequestId) -> bool:
         """Close a listen stream gracefully: the final result, then (for byte
