@@ -597,6 +597,89 @@ async def test_2026_listen_stream_over_http() -> None:
         assert text_of(await client.call_tool("echo", {"text": "still here"})) == "still here"
 
 
+WATCHED = "file:///watched.txt"
+OTHER = "file:///other.txt"
+BARRIER = "file:///barrier.txt"
+
+
+def subscription_server() -> MCPServer:
+    mcp = MCPServer("subscriptions")
+    for uri in (WATCHED, OTHER, BARRIER):
+        mcp.resource(uri, name=uri.rsplit("/", 1)[1])(lambda: "content")
+    return mcp
+
+
+class Updates:
+    """The URIs of the `resources/updated` notifications one legacy client received."""
+
+    def __init__(self) -> None:
+        self.uris: list[str] = []
+
+    async def __call__(self, message: Any) -> None:
+        if getattr(message, "method", None) == "notifications/resources/updated":
+            self.uris.append(message.params.uri)
+
+
+async def until_barrier(stream: Any) -> list[str]:
+    """The URIs a listen stream delivers, up to and including BARRIER."""
+    uris: list[str] = []
+    while not uris or uris[-1] != BARRIER:
+        note = await stream.receive()
+        assert note.method == "notifications/resources/updated"
+        uris.append(note.params.uri)
+    return uris
+
+
+async def test_resource_updated_reaches_exactly_the_subscribers() -> None:
+    """`MCPServer.notify_resource_updated(uri)` over HTTP to several clients at once:
+    legacy sessions subscribed to it, never subscribed, unsubscribed, subscribed to
+    another URI; 2026-07-28 listen streams asking for it or for another. Every client
+    also watches BARRIER, announced last: once it arrived everywhere, each client's
+    stream (in order) has shown everything that was sent to it before."""
+    mcp = subscription_server()
+    async with serving(mcp) as running, contextlib.AsyncExitStack() as stack:
+        updates = {name: Updates() for name in ("subscribed", "never", "unsubscribed", "other")}
+        legacy = {
+            name: await stack.enter_async_context(
+                Client(url_of(running), mode="legacy", message_handler=handler)
+            )
+            for name, handler in updates.items()
+        }
+        for name, uris in (
+            ("subscribed", [WATCHED]),
+            ("unsubscribed", [WATCHED]),
+            ("other", [OTHER]),
+            ("never", []),
+        ):
+            for uri in [*uris, BARRIER]:
+                await legacy[name].subscribe_resource(uri)
+        await legacy["unsubscribed"].unsubscribe_resource(WATCHED)
+        listener = await stack.enter_async_context(Client(url_of(running), mode=MODERN))
+        watching = await stack.enter_async_context(
+            listener.listen(resource_uris=[WATCHED, BARRIER])
+        )
+        elsewhere = await stack.enter_async_context(listener.listen(resource_uris=[OTHER, BARRIER]))
+
+        assert mcp.notify_resource_updated(WATCHED) == 2
+        assert mcp.notify_resource_updated(OTHER) == 2
+        assert mcp.notify_resource_updated(BARRIER) == 6
+        with anyio.fail_after(5):
+            assert await until_barrier(watching) == [WATCHED, BARRIER]
+            assert await until_barrier(elsewhere) == [OTHER, BARRIER]
+        await settle(lambda: all(u.uris[-1:] == [BARRIER] for u in updates.values()))
+        assert {name: u.uris for name, u in updates.items()} == {
+            "subscribed": [WATCHED, BARRIER],
+            "never": [BARRIER],
+            "unsubscribed": [BARRIER],
+            "other": [OTHER, BARRIER],
+        }
+        # The HTTP server's own verb follows the same subscriptions.
+        assert running.notify_subscribers("notifications/resources/updated", {"uri": OTHER}) == 2
+        with anyio.fail_after(5):
+            assert (await elsewhere.receive()).params.uri == OTHER
+        await settle(lambda: updates["other"].uris[-1:] == [OTHER])
+
+
 async def test_unanswered_server_request_goes_to_on_request() -> None:
     """Without an elicitation callback the client answers -32601; the tool sees an error."""
     seen: list[RequestReceived] = []
