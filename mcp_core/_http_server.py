@@ -1506,7 +1506,10 @@ class HTTPServerConnection:
         events: list[Event] = []
         if not self._responded and self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE):
             status = exc.error_status_hint
-            message = "Request header fields too large" if status == 431 else f"Bad Request: {exc}"
+            if status == 431:
+                message = "Request header fields too large"
+            else:  # h11 hints 501 for a transfer coding it does not implement
+                message = f"{reason_phrase(status).decode('ascii') or 'Bad Request'}: {exc}"
             events += self._refuse(_Refusal(status, message, jsonrpc=False, close=True))
         events += self.close("malformed HTTP")
         return events
@@ -1522,6 +1525,11 @@ class HTTPServerConnection:
         self._body = []
         self._body_len = 0
         self._responded = False
+        problem = _framing_problem(request)
+        if problem is not None:
+            # Framing another parser on the path (a proxy) may have read otherwise:
+            # answer and close, so no byte after this head is ever read as a request.
+            return self._refuse(_Refusal(400, f"Bad Request: {problem}", jsonrpc=False, close=True))
         refusal = self.endpoint._check_head(self._head)
         if refusal is not None and refusal.close:
             return self._refuse(refusal)
@@ -1665,6 +1673,25 @@ class HTTPServerConnection:
         if phase != self._phase:
             self._phase = phase
             self._since = self._stamp()
+
+
+def _framing_problem(request: h11.Request) -> str | None:
+    """What makes a request's body framing untrustworthy although h11 accepts it.
+
+    h11 refuses conflicting or malformed Content-Length, a Transfer-Encoding other
+    than a lone `chunked`, repeated Transfer-Encoding and a repeated Host. It lets
+    two through that RFC 9112 says to close on: Content-Length *and*
+    Transfer-Encoding (6.3: a request-smuggling shape; h11 frames by chunked), and
+    Transfer-Encoding in an HTTP/1.0 request (6.1: "as if the framing is faulty").
+    """
+    names = {name for name, _ in request.headers}
+    if b"transfer-encoding" not in names:
+        return None
+    if b"content-length" in names:
+        return "both Content-Length and Transfer-Encoding"
+    if request.http_version != b"1.1":
+        return "Transfer-Encoding in an HTTP/1.0 request"
+    return None
 
 
 def _deadline(base: float, delta: float | None) -> float | None:

@@ -42,6 +42,7 @@ from mcp_core import (
 from mcp_core.http import HTTPClientEndpoint, HTTPLimits
 from mcp_core.types import ElicitRequestParams, ElicitResult
 from tests.adapters.conftest import SETTLE, _children, _fds
+from tests.core.test_http_server import parse_responses
 
 ROOT = Path(__file__).resolve().parents[2]
 MODERN = "2026-07-28"
@@ -783,6 +784,60 @@ async def test_http_error_statuses_through_the_real_server() -> None:
         status, _, answer = await exchange(port, modern_request(port, "tools/list"))
         assert status == 200 and "echo" in answer.decode()
         await settle(lambda: running.open_connections == 0)
+
+
+async def read_to_eof(port: int, data: bytes) -> bytes:
+    """Send raw bytes in one write and read everything until the server closes."""
+    async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+        with anyio.fail_after(5):
+            await stream.send(data)
+            received = b""
+            with contextlib.suppress(anyio.EndOfStream):
+                while True:
+                    received += await stream.receive()
+    return received
+
+
+@pytest.mark.parametrize(
+    "framing",
+    [
+        [b"Content-Length: 46", b"Transfer-Encoding: chunked"],
+        [b"Transfer-Encoding: chunked", b"Content-Length: 0"],
+    ],
+    ids=["CL then TE", "TE then CL"],
+)
+async def test_content_length_with_transfer_encoding_closes_the_real_connection(
+    framing: list[bytes],
+) -> None:
+    """RFC 9112 6.3: answered 400 and closed; the request behind it in the same write
+    is never served (it would have opened a session)."""
+    async with serving(make_server(Probe())) as running:
+        port = running.port
+        init = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            }
+        ).encode()
+        chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(init), init)
+        head = raw_request("POST", port, headers={"Content-Length": None}).rstrip(b"\r\n")
+        smuggler = head + b"\r\n" + b"\r\n".join(framing) + b"\r\n\r\n" + chunked
+        second = raw_request("POST", port, body=init, headers={"Connection": "close"})
+        received = await read_to_eof(port, smuggler + second)
+        assert [r.status for r in parse_responses(received)] == [400]
+        assert b"both Content-Length and Transfer-Encoding" in received
+        assert not running.endpoint.sessions
+        # The same request framed once is served, on the same server.
+        received = await read_to_eof(
+            port, raw_request("POST", port, body=init, headers={"Connection": "close"})
+        )
+        assert [r.status for r in parse_responses(received)] == [200]
 
 
 async def test_timers_run_on_the_real_server() -> None:

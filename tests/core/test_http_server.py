@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from typing import Any
 
 import pytest
@@ -1229,6 +1230,110 @@ def test_malformed_http_is_400_and_closes() -> None:
     events, [resp], http = server.send(b"GARBAGE\r\n\r\n")
     assert resp.status == 400 and http.closed
     assert isinstance(events[0], HTTPRequestRejected)
+
+
+def framed(*fields: bytes, body: bytes = b"", version: bytes = b"HTTP/1.1") -> bytes:
+    """A POST with exactly the framing fields given (no Content-Length of its own)."""
+    return (
+        b"POST /mcp " + version + b"\r\nHost: localhost:8000\r\n"
+        b"Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
+        + b"".join(f + b"\r\n" for f in fields)
+        + b"\r\n"
+        + body
+    )
+
+
+# An initialize: served, it would open a session, which no case below may do.
+INIT = json.dumps(rpc(1, "initialize", init_params())).encode()
+CHUNKED_INIT = b"%x\r\n%s\r\n0\r\n\r\n" % (len(INIT), INIT)
+
+# Request framings RFC 9112 says to refuse, or to answer and then close on, each with
+# the status it gets. Each is followed by a well-formed request in the same bytes,
+# which must never be served: another parser on the path may have framed otherwise.
+UNTRUSTED_FRAMING = {
+    "content-length and transfer-encoding": (
+        framed(
+            b"Content-Length: %d" % len(CHUNKED_INIT),
+            b"Transfer-Encoding: chunked",
+            body=CHUNKED_INIT,
+        ),
+        400,
+    ),
+    "transfer-encoding and content-length": (
+        framed(b"Transfer-Encoding: chunked", b"Content-Length: 3", body=CHUNKED_INIT),
+        400,
+    ),
+    "transfer-encoding in HTTP/1.0": (
+        framed(b"Transfer-Encoding: chunked", body=CHUNKED_INIT, version=b"HTTP/1.0"),
+        400,
+    ),
+    "conflicting content-length fields": (
+        framed(b"Content-Length: %d" % len(INIT), b"Content-Length: 3", body=INIT),
+        400,
+    ),
+    "conflicting content-length list": (
+        framed(b"Content-Length: %d, 3" % len(INIT), body=INIT),
+        400,
+    ),
+    "signed content-length": (framed(b"Content-Length: +%d" % len(INIT), body=INIT), 400),
+    "chunked not last": (
+        framed(b"Transfer-Encoding: chunked, gzip", body=CHUNKED_INIT),
+        501,
+    ),
+    "a coding before chunked": (
+        framed(b"Transfer-Encoding: gzip, chunked", body=CHUNKED_INIT),
+        501,
+    ),
+    "repeated transfer-encoding": (
+        framed(b"Transfer-Encoding: chunked", b"Transfer-Encoding: chunked", body=CHUNKED_INIT),
+        501,
+    ),
+    "whitespace before the colon": (
+        framed(b"Transfer-Encoding : chunked", b"Content-Length: %d" % len(INIT), body=INIT),
+        400,
+    ),
+    "bare CR in a field": (
+        framed(b"X-A: 1\r2", b"Content-Length: %d" % len(INIT), body=INIT),
+        400,
+    ),
+    "repeated host": (
+        framed(b"Host: elsewhere", b"Content-Length: %d" % len(INIT), body=INIT),
+        400,
+    ),
+    "malformed chunk size": (
+        framed(b"Transfer-Encoding: chunked", body=b"0x10\r\n" + INIT + b"\r\n0\r\n\r\n"),
+        400,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", UNTRUSTED_FRAMING)
+def test_untrusted_framing_is_answered_and_the_connection_closed(case: str) -> None:
+    request, status = UNTRUSTED_FRAMING[case]
+    server = Server()
+    second = http_request(body=rpc(0, "initialize", init_params()))
+    events, responses, http = server.send(request + second)
+    assert [r.status for r in responses] == [status]
+    assert responses[0].body.startswith(HTTPStatus(status).phrase.encode() + b": ")
+    assert http.closed
+    assert [type(e) for e in events] == [HTTPRequestRejected]
+    assert http.receive_data(second, now=0.0) == [] and http.data_to_send() == b""
+    assert not server.endpoint.sessions
+
+
+def test_identical_content_lengths_are_one_and_framing_holds() -> None:
+    """RFC 9110 8.6 lets a recipient read repeated identical Content-Length values as
+    one (h11 does): nothing is ambiguous, so the connection lives on."""
+    server = Server()
+    sid = server.initialize()
+    headers = [(k, v) for k, v in server.session_headers(sid).items()]
+    one_more = [*headers, ("Content-Length", str(len(INIT)))]
+    first = http_request(body=INIT, headers=one_more)
+    second = http_request(body=rpc(2, "ping"), headers=headers)
+    _, responses, http = server.send(first + second)
+    assert [r.status for r in responses] == [200, 200]
+    assert [r.json()["id"] for r in responses] == [1, 2]
+    assert not http.closed
 
 
 def test_pipelined_requests_are_answered_in_order() -> None:
