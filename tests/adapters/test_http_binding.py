@@ -840,6 +840,30 @@ async def test_content_length_with_transfer_encoding_closes_the_real_connection(
         assert [r.status for r in parse_responses(received)] == [200]
 
 
+async def test_a_20k_head_in_one_write_is_431_and_closes() -> None:
+    """The head limit (16 KiB) is on the bytes sent: padding h11 drops from the field
+    value counts, and a head that arrives in one read is measured like any other."""
+    async with serving(make_server(Probe())) as running:
+        port = running.port
+        init = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            }
+        ).encode()
+        padded = raw_request("POST", port, body=init, headers={"X-Pad": " " * 20_000 + "x"})
+        behind = raw_request("POST", port, body=init, headers={"Connection": "close"})
+        received = await read_to_eof(port, padded + behind)
+        assert [r.status for r in parse_responses(received)] == [431]
+        assert not running.endpoint.sessions
+
+
 async def test_timers_run_on_the_real_server() -> None:
     """Header timeout (408), idle keep-alive timeout, SSE commit of a silent handler and
     keep-alive comments: all driven by `tick(now)` from the writer tasks."""

@@ -1178,6 +1178,80 @@ def test_oversized_head_is_431() -> None:
     assert resp.status == 431 and http.closed
 
 
+def head_of_size(size: int, *, pad: str = "a") -> bytes:
+    """A POST (initialize) whose head is exactly `size` bytes, `X-Pad` taking the slack;
+    `pad=" "` makes the slack optional whitespace, which h11 drops from the value."""
+    body = json.dumps(rpc(0, "initialize", init_params())).encode()
+    bare = http_request(body=body, headers={"X-Pad": "x"})
+    slack = size - len(bare) + len(body)
+    assert slack >= 0
+    request = http_request(body=body, headers={"X-Pad": pad * slack + "x"})
+    assert request.index(b"\r\n\r\n") + 4 == size
+    return request
+
+
+def splits(data: bytes, how: str) -> list[bytes]:
+    if how == "one call":
+        return [data]
+    if how == "byte by byte":
+        return [data[i : i + 1] for i in range(len(data))]
+    return [data[:700], data[700:]]  # a split inside the head
+
+
+def request_before(where: str) -> bytes:
+    """What comes ahead of the measured head on the same connection."""
+    if where == "first":
+        return b""
+    ping = json.dumps(rpc(7, "ping")).encode()
+    if where == "across a slice":  # h11 is fed 16 KiB at a time: end one inside the head
+        bare = len(http_request(body=ping))
+        ping += b" " * (16 * 1024 - 500 - bare)
+    return http_request(body=ping)
+
+
+@pytest.mark.parametrize("how", ["one call", "byte by byte", "two calls"])
+@pytest.mark.parametrize("where", ["first", "behind another", "across a slice"])
+def test_head_limit_holds_however_the_bytes_arrive(how: str, where: str) -> None:
+    """A head of `max_header_bytes` is served, one byte more is 431 and closes: in one
+    call, byte by byte or split, as the connection's first request or behind another
+    on the same keep-alive connection (where it starts in h11's unread bytes)."""
+    limit = 1024
+    for size, served in ((limit, True), (limit + 1, False)):
+        server = Server(limits=HTTPLimits(max_header_bytes=limit))
+        before = request_before(where)
+        http = server.conn()
+        events: list[Any] = []
+        for chunk in splits(before + head_of_size(size), how):
+            events += http.receive_data(chunk, now=0.0)
+        responses = parse_responses(http.data_to_send())
+        if before:  # a ping without a session: refused, and the connection kept
+            first, *responses = responses
+            assert first.status == 400 and "connection" not in first.headers
+        if served:
+            assert [r.status for r in responses] == [200] and not http.closed
+            assert len(server.endpoint.sessions) == 1
+        else:
+            assert [r.status for r in responses] == [431] and http.closed
+            assert not server.endpoint.sessions
+            rejected = [e for e in events if isinstance(e, HTTPRequestRejected)][-1]
+            assert (rejected.status, rejected.method, rejected.target) == (431, "", "")
+
+
+def test_a_whitespace_padded_head_counts_its_raw_bytes() -> None:
+    """h11 drops the padding around a field value: the limit is on the bytes sent."""
+    server = Server(limits=HTTPLimits(max_header_bytes=1024))
+    _, [resp], http = server.send(head_of_size(20 * 1024, pad=" "))
+    assert resp.status == 431 and http.closed
+
+
+def test_a_megabyte_head_in_one_call_is_431() -> None:
+    server = Server()  # the default 16 KiB limit
+    events, [resp], http = server.send(head_of_size(2**20, pad=" "))
+    assert resp.status == 431 and http.closed
+    assert [type(e) for e in events] == [HTTPRequestRejected]
+    assert not server.endpoint.sessions
+
+
 def test_oversized_body_is_413() -> None:
     server = Server(limits=HTTPLimits(max_body_bytes=100))
     _, [resp], http = server.send(http_request(body=rpc(0, "initialize", init_params())))
