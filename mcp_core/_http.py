@@ -130,6 +130,12 @@ class HeadScanner:
     (python-hyper/h11#182). Feed a scanner every byte of the head, from its first,
     before h11 sees them: it keeps at most `limit` bytes and says whether the head
     ended within them.
+
+    A complete head is also checked for two line framings h11 accepts and RFC 9112
+    lets a server refuse: a bare LF ending a line (2.2) and obsolete line folding
+    (5.2), which h11 joins into the field before it. Either can make a proxy in front
+    and this server see different fields (`Transfer-Encoding:` folded onto the next
+    line is the classic request-smuggling shape), so both are refused.
     """
 
     __slots__ = ("_head", "_limit")
@@ -140,8 +146,8 @@ class HeadScanner:
 
     def feed(self, data: bytes | bytearray) -> bool:
         """Take the next bytes; True once the head ended, False while it has not.
-        Raises `RemoteProtocolError` (status 431) once `limit` bytes came without
-        its end."""
+        Raises `RemoteProtocolError`: status 431 once `limit` bytes came without its
+        end, 400 for a head with a bare LF or a folded line."""
         head = self._head
         resume = max(0, len(head) - 2)  # an end may straddle the previous feed
         head += memoryview(data)[: self._limit - len(head)]
@@ -154,6 +160,10 @@ class HeadScanner:
                 )
             return False
         del head[match.end() :]
+        if head.count(b"\n") != head.count(b"\r\n"):
+            raise RemoteProtocolError("Bad Request: a line of the request head ends in a bare LF")
+        if b"\n " in head or b"\n\t" in head:
+            raise RemoteProtocolError("Bad Request: obsolete line folding is unacceptable")
         return True
 
 

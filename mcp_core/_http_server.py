@@ -1731,6 +1731,8 @@ def _framing_problem(request: h11.Request) -> str | None:
     two through that RFC 9112 says to close on: Content-Length *and*
     Transfer-Encoding (6.3: a request-smuggling shape; h11 frames by chunked), and
     Transfer-Encoding in an HTTP/1.0 request (6.1: "as if the framing is faulty").
+    Line framing (a bare LF, a folded line) is refused before h11 parses the head
+    (`HeadScanner`).
     """
     names = {name for name, _ in request.headers}
     if b"transfer-encoding" not in names:

@@ -1374,6 +1374,28 @@ UNTRUSTED_FRAMING = {
         framed(b"Host: elsewhere", b"Content-Length: %d" % len(INIT), body=INIT),
         400,
     ),
+    "folded transfer-encoding": (
+        framed(b"Transfer-Encoding:\r\n chunked", body=CHUNKED_INIT),
+        400,
+    ),
+    "a folded field": (
+        framed(b"X-A: 1\r\n\t2", b"Content-Length: %d" % len(INIT), body=INIT),
+        400,
+    ),
+    "whitespace before the first field": (
+        framed(b"Content-Length: %d" % len(INIT), body=INIT).replace(
+            b"HTTP/1.1\r\n", b"HTTP/1.1\r\n X-A: 1\r\n", 1
+        ),
+        400,
+    ),
+    "a bare LF ending a field": (
+        framed(b"X-A: 1\nContent-Length: %d" % len(INIT), body=INIT),
+        400,
+    ),
+    "bare LF line ends throughout": (
+        framed(b"Content-Length: %d" % len(INIT)).replace(b"\r\n", b"\n") + INIT,
+        400,
+    ),
     "malformed chunk size": (
         framed(b"Transfer-Encoding: chunked", body=b"0x10\r\n" + INIT + b"\r\n0\r\n\r\n"),
         400,

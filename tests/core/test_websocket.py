@@ -514,6 +514,8 @@ def test_server_answers_the_rfc_accept_token_and_declines_extensions() -> None:
         (upgrade_request(extra=("Host: 127.0.0.1:8000",)), 400),
         (upgrade_request().replace(b"Connection: keep-alive, Upgrade", b"Connection: close"), 400),
         (b"GARBAGE\r\n\r\n", 400),
+        (upgrade_request(extra=("X-A: 1\r\n folded",)), 400),
+        (upgrade_request().replace(b"\r\n", b"\n"), 400),
         (b"GET /mcp HTTP/1.1\r\nX-Big: " + b"a" * 20_000, 431),
     ],
 )
