@@ -153,10 +153,11 @@ class ServerConnection(_Connection):
         self.log_level: str | None = None
         self._client_caps_wire: dict[str, Any] = {}
         self._session_context: RequestContext | None = None
-        # A legacy session's `resources/subscribe` table: URI -> None once the
-        # subscription is in force, or the id of the subscribe request still waiting
-        # for the application's answer (see `_track_subscription`).
-        self._subscriptions: dict[str, RequestId | None] = {}
+        # A legacy session's resource subscriptions: the URIs in force, and the
+        # subscribe requests still waiting for the application's answer, by URI
+        # (see `_track_subscription`).
+        self._subscribed: set[str] = set()
+        self._subscribing: dict[str, set[RequestId]] = {}
 
     # ------------------------------------------------------------- receiving
 
@@ -244,7 +245,8 @@ class ServerConnection(_Connection):
             # Honoured on arrival, whatever the application answers: the client has
             # said it wants no more of these, and a subscribe to the same URI still
             # waiting for its answer loses to this later word.
-            self._subscriptions.pop(model.uri, None)
+            self._subscribed.discard(model.uri)
+            self._subscribing.pop(model.uri, None)
         meta = params.get("_meta") if params else None
         token = self._track_inbound(rid, method, meta, None, self._client_caps_wire, model)
         base = self._session_context
@@ -258,47 +260,56 @@ class ServerConnection(_Connection):
         events.append(RequestReceived(rid, method, model, context))
 
     def _track_subscription(self, rid: RequestId, uri: str) -> None:
-        """A `resources/subscribe` arrived: it takes effect when the application
-        answers it with a result (`_inbound_ended`), not before, so a refused
-        subscribe never subscribed anything."""
-        subscriptions = self._subscriptions
-        if uri in subscriptions:
-            if subscriptions[uri] is None:
-                return  # already in force: whatever this one's answer, it stays
-        elif len(subscriptions) >= self.limits.max_subscriptions:
-            raise Reject(
-                SERVER_BUSY,
-                f"too many resource subscriptions (at most {self.limits.max_subscriptions})",
-            )
-        subscriptions[uri] = rid  # the latest subscribe to a URI is the one that counts
+        """A `resources/subscribe` arrived. It takes effect when the application
+        answers it with a result (`_inbound_ended`), so a refused subscribe never
+        subscribed anything; a URI is subscribed once any subscribe to it since the
+        last unsubscribe was accepted."""
+        if uri in self._subscribed:
+            return  # in force already: whatever this one's answer, it stays
+        pending = self._subscribing.get(uri)
+        if pending is None:
+            if len(self._subscribed) + len(self._subscribing) >= self.limits.max_subscriptions:
+                raise Reject(
+                    SERVER_BUSY,
+                    f"too many resource subscriptions (at most {self.limits.max_subscriptions})",
+                )
+            pending = self._subscribing[uri] = set()
+        pending.add(rid)
 
     def _inbound_ended(self, rid: RequestId, entry: Inbound, *, answered: bool) -> None:
         if entry.method != "resources/subscribe":
             return
         uri = entry.params.uri
-        if uri in self._subscriptions and self._subscriptions[uri] == rid:
-            if answered:
-                self._subscriptions[uri] = None
-            else:  # refused, cancelled or abandoned: nothing was subscribed
-                del self._subscriptions[uri]
+        pending = self._subscribing.get(uri)
+        if pending is None or rid not in pending:
+            return  # an unsubscribe came in between, or it never counted
+        if answered:
+            del self._subscribing[uri]  # the others' answers change nothing now
+            self._subscribed.add(uri)
+            return
+        pending.discard(rid)  # refused, cancelled or abandoned: it subscribed nothing
+        if not pending:
+            del self._subscribing[uri]
 
     @property
     def resource_subscriptions(self) -> frozenset[str]:
-        """The URIs a legacy session is subscribed to (`resources/subscribe` answered
+        """The URIs a legacy session is subscribed to (a `resources/subscribe` answered
         with a result, no `resources/unsubscribe` since); always empty in 2026-07-28,
         whose `subscriptions/listen` streams carry their own filters."""
-        return frozenset(uri for uri, pending in self._subscriptions.items() if pending is None)
+        return frozenset(self._subscribed)
 
     def _settle(self, reason: str, error: RemoteProtocolError | None) -> list[Event]:
-        self._subscriptions.clear()
+        self._subscribed.clear()
+        self._subscribing.clear()
         return super()._settle(reason, error)
 
     def check_invariants(self) -> None:
         super().check_invariants()
-        assert len(self._subscriptions) <= self.limits.max_subscriptions
-        for uri, pending in self._subscriptions.items():
-            if pending is not None:  # a subscribe waiting for its answer
-                entry = self._inbound.get(pending)
+        assert len(self._subscribed) + len(self._subscribing) <= self.limits.max_subscriptions
+        for uri, pending in self._subscribing.items():
+            assert pending and uri not in self._subscribed
+            for rid in pending:  # each a subscribe to that URI, still waiting
+                entry = self._inbound.get(rid)
                 assert entry is not None and entry.method == "resources/subscribe"
                 assert entry.params.uri == uri
 
@@ -712,10 +723,8 @@ class ServerConnection(_Connection):
             return 0
         if field == "resourceSubscriptions":
             uri = wire.get("uri") if isinstance(wire, dict) else None
-            if type(uri) is not str or uri not in self._subscriptions:
+            if type(uri) is not str or uri not in self._subscribed:
                 return 0
-            if self._subscriptions[uri] is not None:
-                return 0  # subscribed, but the application has not accepted it yet
         self.send_notification(method, wire)
         return 1
 

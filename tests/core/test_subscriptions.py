@@ -205,15 +205,6 @@ def test_a_refused_or_cancelled_subscribe_subscribes_nothing() -> None:
     w.server.check_invariants()
 
 
-def test_an_unsubscribe_overtaking_a_pending_subscribe_wins() -> None:
-    w = legacy_wire("2025-11-25")
-    pending = subscribe(w, "resources/subscribe", URI_A, answer=False)
-    subscribe(w, "resources/unsubscribe", URI_A)
-    w.server.send_result(pending.request_id, {})  # the subscribe's answer comes later
-    w.pump()
-    assert updates_for(w, URI_A) == []
-
-
 def test_a_refused_repeat_subscribe_keeps_the_subscription_in_force() -> None:
     w = legacy_wire("2025-11-25")
     subscribe(w, "resources/subscribe", URI_A)
@@ -221,6 +212,31 @@ def test_a_refused_repeat_subscribe_keeps_the_subscription_in_force() -> None:
     w.server.send_error(again.request_id, INVALID_PARAMS, "already subscribed")
     w.pump()
     assert updates_for(w, URI_A) == [URI_A]
+
+
+@pytest.mark.parametrize("accepted", ["first", "second"])
+def test_one_accepted_subscribe_of_several_waiting_is_enough(accepted: str) -> None:
+    w = legacy_wire("2025-11-25")
+    first = subscribe(w, "resources/subscribe", URI_A, answer=False)
+    second = subscribe(w, "resources/subscribe", URI_A, answer=False)
+    w.server.check_invariants()  # both wait, for one URI
+    yes, no = (first, second) if accepted == "first" else (second, first)
+    w.server.send_result(yes.request_id, {})
+    w.server.send_error(no.request_id, INVALID_PARAMS, "not this one")
+    w.pump()
+    assert updates_for(w, URI_A) == [URI_A]
+    w.server.check_invariants()
+
+
+def test_an_unsubscribe_voids_every_subscribe_waiting_before_it() -> None:
+    w = legacy_wire("2025-11-25")
+    waiting = [subscribe(w, "resources/subscribe", URI_A, answer=False) for _ in range(2)]
+    subscribe(w, "resources/unsubscribe", URI_A)
+    for req in waiting:
+        w.server.send_result(req.request_id, {})
+    w.pump()
+    assert updates_for(w, URI_A) == []
+    w.server.check_invariants()
 
 
 def test_subscriptions_per_session_are_bounded() -> None:
