@@ -261,13 +261,17 @@ class HTTPServer:
         self._wake_ready(self.endpoint.pump())
 
     def notify_subscribers(self, method: str, params: Any = None) -> int:
-        """Tell every client that a list changed (or a resource was updated).
+        """Tell every client that asked that a list changed (or a resource was updated).
 
         2026-07-28 clients get it on their `subscriptions/listen` streams whose
-        filter covers it; legacy sessions get a `*/list_changed` on their GET stream
-        (`notifications/resources/updated` needs a per-session subscription list, which
-        the server does not keep). Returns how many streams or sessions were told.
+        filter covers it; legacy sessions on their GET stream: a `*/list_changed`
+        when advertised, a `resources/updated` only when subscribed to that URI (the
+        core keeps each session's subscriptions). Returns how many streams or
+        sessions were told.
         """
+        # The core's own check of the method (it raises for one nobody subscribes to);
+        # the connection owned by nobody has no session, so it is told nothing.
+        self._nobody.notify_subscribers(method, params)
         told = 0
         touched: list[ServerConnection] = []
         for conn in list(self._listening):
@@ -278,16 +282,14 @@ class HTTPServer:
             if sent:
                 told += sent
                 touched.append(conn)
-        if method.endswith("/list_changed"):
-            for conn in self.endpoint.sessions.values():
-                if conn.state is not State.READY:
-                    continue
-                try:
-                    conn.send_notification(method, params)
-                except LocalProtocolError as exc:  # not a notification of its revision
-                    logger.debug("not sending %s to a session: %s", method, exc)
-                    continue
-                told += 1
+        for conn in self.endpoint.sessions.values():
+            try:
+                sent = conn.notify_subscribers(method, params)
+            except LocalProtocolError as exc:  # its output buffer is full
+                logger.debug("not sending %s to a session: %s", method, exc)
+                continue
+            if sent:
+                told += sent
                 touched.append(conn)
         if touched:
             self._pump(*touched)

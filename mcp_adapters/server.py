@@ -386,19 +386,15 @@ class MCPServer:
         return self._broadcast(f"notifications/{kind}/list_changed", None)
 
     def _broadcast(self, method: str, params: Any) -> int:
+        """Tell every live connection that asked: the core keeps who did (a legacy
+        session's subscriptions, each 2026-07-28 listen stream's filter)."""
         told = 0
         for connection in list(self._live):
             wake = connection.__dict__.get(_WAKE, _nothing)
             try:
-                if connection.era is Era.MODERN:
-                    sent = connection.notify_subscribers(method, params) > 0
-                elif connection.state == "ready":
-                    connection.send_notification(method, params)
-                    sent = True
-                else:
-                    sent = False
+                sent = connection.notify_subscribers(method, params) > 0
             except LocalProtocolError:
-                sent = False  # closed, or the capability was not advertised
+                sent = False  # closed meanwhile
             if sent:
                 told += 1
                 wake()
@@ -414,6 +410,9 @@ class MCPServer:
         return self._notify_list_changed("resources")
 
     def notify_resource_updated(self, uri: str) -> int:
+        """`notifications/resources/updated` for `uri`, to the legacy sessions subscribed
+        to it and the 2026-07-28 listen streams that asked for it. Returns how many
+        connections were told."""
         return self._broadcast("notifications/resources/updated", {"uri": uri})
 
     @overload

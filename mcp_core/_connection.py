@@ -447,6 +447,7 @@ class _Connection:
             return
         del self._inbound[rid]
         self._ended_inbound.add(rid)
+        self._inbound_ended(rid, entry, answered=False)
         reason = params.get("reason")
         events.append(RequestCancelled(rid, reason if isinstance(reason, str) else None))
 
@@ -753,6 +754,10 @@ class _Connection:
     def _check_notification_allowed(self, method: str) -> None:
         """Role hook: refuse notifications the negotiated capabilities do not cover."""
 
+    def _inbound_ended(self, rid: RequestId, entry: Inbound, *, answered: bool) -> None:
+        """Role hook: a peer's request left the in-flight table, with a result
+        (`answered`) or without one (an error, the peer's cancel, an abandoned stream)."""
+
     def _take_inbound(self, rid: RequestId) -> Inbound | None:
         entry = self._inbound.get(rid)
         if entry is None:
@@ -780,6 +785,7 @@ class _Connection:
         )
         del self._inbound[request_id]
         self._ended_inbound.add(request_id)
+        self._inbound_ended(request_id, entry, answered=True)
         return True
 
     def send_error(self, request_id: RequestId, code: int, message: str, data: Any = None) -> bool:
@@ -795,6 +801,7 @@ class _Connection:
         self._queue(payload, "error", entry.method, request_id, request_id)
         del self._inbound[request_id]
         self._ended_inbound.add(request_id)
+        self._inbound_ended(request_id, entry, answered=False)
         return True
 
     def _answers_input(
@@ -934,9 +941,11 @@ class _Connection:
         In 2026-07-28 a closed response stream *is* the cancellation, so the
         application is told as if the peer had cancelled.
         """
-        if self._inbound.pop(request_id, None) is None:
+        entry = self._inbound.pop(request_id, None)
+        if entry is None:
             return []
         self._ended_inbound.add(request_id)
+        self._inbound_ended(request_id, entry, answered=False)
         return [RequestCancelled(request_id, reason or "stream closed")]
 
     def fail_request(

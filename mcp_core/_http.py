@@ -7,6 +7,7 @@ own an h11 connection and feed whole JSON-RPC messages to an MCP connection.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from http import HTTPStatus
 from typing import Any, Final
@@ -20,6 +21,7 @@ from ._errors import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
+    RemoteProtocolError,
 )
 
 DEFAULT_PATH: Final = "/mcp"
@@ -115,6 +117,56 @@ def error_body(request_id: Any, code: int, message: str, data: Any = None) -> by
     )
 
 
+# Where h11 ends a message head: the first empty line, CRLF or bare LF.
+_HEAD_END: Final = re.compile(rb"\n\r?\n")
+
+
+class HeadScanner:
+    """Measures one request head in the raw bytes before h11 parses it.
+
+    h11 applies `max_incomplete_event_size` only while a head is incomplete: a head
+    that arrives whole in one `receive_data` is parsed whatever its size, so the
+    limit held or not depending on how the peer's writes were split
+    (python-hyper/h11#182). Feed a scanner every byte of the head, from its first,
+    before h11 sees them: it keeps at most `limit` bytes and says whether the head
+    ended within them.
+
+    A complete head is also checked for two line framings h11 accepts and RFC 9112
+    lets a server refuse: a bare LF ending a line (2.2) and obsolete line folding
+    (5.2), which h11 joins into the field before it. Either can make a proxy in front
+    and this server see different fields (`Transfer-Encoding:` folded onto the next
+    line is the classic request-smuggling shape), so both are refused.
+    """
+
+    __slots__ = ("_head", "_limit")
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._head = bytearray()
+
+    def feed(self, data: bytes | bytearray) -> bool:
+        """Take the next bytes; True once the head ended, False while it has not.
+        Raises `RemoteProtocolError`: status 431 once `limit` bytes came without its
+        end, 400 for a head with a bare LF or a folded line."""
+        head = self._head
+        resume = max(0, len(head) - 2)  # an end may straddle the previous feed
+        head += memoryview(data)[: self._limit - len(head)]
+        match = _HEAD_END.search(head, resume)
+        if match is None:
+            if len(head) >= self._limit:
+                raise RemoteProtocolError(
+                    f"Request header fields too large (over {self._limit} bytes)",
+                    http_status=431,
+                )
+            return False
+        del head[match.end() :]
+        if head.count(b"\n") != head.count(b"\r\n"):
+            raise RemoteProtocolError("Bad Request: a line of the request head ends in a bare LF")
+        if b"\n " in head or b"\n\t" in head:
+            raise RemoteProtocolError("Bad Request: obsolete line folding is unacceptable")
+        return True
+
+
 def sse_message(payload: bytes, event_id: str | None = None) -> bytes:
     """One SSE `message` event carrying a compact JSON-RPC message.
 
@@ -134,6 +186,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "SESSION_ID",
     "SSE",
+    "HeadScanner",
     "Headers",
     "accepted",
     "decode_headers",

@@ -96,6 +96,7 @@ from ._http import (
     PROTOCOL_VERSION,
     SESSION_ID,
     Headers,
+    HeadScanner,
     accepted,
     decode_headers,
     error_body,
@@ -124,6 +125,7 @@ __all__ = [
 
 _NAN: Final = math.nan
 _NEVER: Final = -math.inf  # a deadline in the past: "call tick() now"
+_FEED: Final = 16 * 1024  # bytes handed to h11 at a time (see HTTPServerConnection._feed)
 GET_STREAM_ID: Final = "0"
 _KEEPALIVE: Final = b": keep-alive\n\n"
 
@@ -635,11 +637,6 @@ class HTTPServerEndpoint:
 
     def _check_head(self, head: RequestHead) -> _Refusal | None:
         limits = self.limits
-        size = (
-            len(head.method) + len(head.target) + sum(len(k) + len(v) + 4 for k, v in head.headers)
-        )
-        if size > limits.max_header_bytes:
-            return _Refusal(431, "Request header fields too large", jsonrpc=False, close=True)
         policy = self.host_policy
         if policy is not None:
             status = policy.check_headers(head.headers)
@@ -1334,6 +1331,12 @@ class HTTPServerConnection:
         self._h11 = h11.Connection(
             h11.SERVER, max_incomplete_event_size=endpoint.limits.max_header_bytes
         )
+        # Input waits here until h11 asks for more (`_feed`), so h11 never holds more
+        # than one slice beyond what it is parsing; each head is measured on its way
+        # in (`_scanner`), starting with what h11 kept of the bytes before it.
+        self._input = bytearray()
+        self._scanner: HeadScanner | None = HeadScanner(endpoint.limits.max_header_bytes)
+        self._unscanned = b""
         self._out: list[bytes] = []
         self._out_len = 0
         self._closed = False
@@ -1391,14 +1394,14 @@ class HTTPServerConnection:
                 return events + self.close("client closed the connection")
             limits = self.endpoint.limits
             if self._phase == _RESPONDING:
-                # Only a pipelined request (or garbage) can arrive now; h11 holds it
+                # Only a pipelined request (or garbage) can arrive now; it waits
                 # unparsed, so bound it here.
                 self._paused_bytes += len(data)
                 if self._paused_bytes > limits.max_header_bytes + limits.max_body_bytes:
                     return events + self.close("client sent too much while a response was open")
             if self._phase == _IDLE:
                 self._set_phase(_RECEIVING)
-            self._h11.receive_data(data)
+            self._input += data
             return events + self._process()
         finally:
             self._clock = None
@@ -1482,12 +1485,25 @@ class HTTPServerConnection:
         self._processing = True
         try:
             while not self._closed:
+                if self._unscanned:
+                    leftover, self._unscanned = self._unscanned, b""
+                    if not self._scan(leftover, events):
+                        break
                 try:
                     event = self._h11.next_event()
                 except h11.RemoteProtocolError as exc:
-                    events += self._protocol_error(exc)
+                    status = exc.error_status_hint
+                    if status == 431:
+                        message = "Request header fields too large"
+                    else:  # h11 hints 501 for a transfer coding it does not implement
+                        message = f"{reason_phrase(status).decode('ascii')}: {exc}"
+                    events += self._protocol_error(status, message)
                     break
-                if event is h11.NEED_DATA or event is h11.PAUSED:
+                if event is h11.NEED_DATA:
+                    if self._feed(events):
+                        continue
+                    break
+                if event is h11.PAUSED:
                     break
                 if isinstance(event, h11.Request):
                     events += self._on_head(event)
@@ -1502,11 +1518,42 @@ class HTTPServerConnection:
             self._processing = False
         return events
 
-    def _protocol_error(self, exc: h11.RemoteProtocolError) -> list[Event]:
+    def _feed(self, events: list[Event]) -> bool:
+        """Hand h11 the next slice of input; False when there is none, or when the
+        head it carries was refused.
+
+        Slices, and only when h11 asks: so whatever h11 holds unparsed when a
+        message ends (the start of the next head) is at most one slice, and reading
+        it back for the scanner costs no more.
+        """
+        data = self._input
+        if not data:
+            return False
+        chunk = bytes(data[:_FEED])
+        del data[:_FEED]
+        if not self._scan(chunk, events):
+            return False
+        self._h11.receive_data(chunk)
+        return True
+
+    def _scan(self, data: bytes, events: list[Event]) -> bool:
+        """Measure the head these bytes belong to, if one is arriving; False when it
+        is refused (the connection then closes after the answer)."""
+        scanner = self._scanner
+        if scanner is None:
+            return True
+        try:
+            if scanner.feed(data):
+                self._scanner = None  # the head ended within the limit
+        except RemoteProtocolError as exc:
+            events += self._protocol_error(exc.http_status, exc.message)
+            return False
+        return True
+
+    def _protocol_error(self, status: int, message: str) -> list[Event]:
+        """Malformed input: answer if a response can still go out, and close."""
         events: list[Event] = []
         if not self._responded and self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE):
-            status = exc.error_status_hint
-            message = "Request header fields too large" if status == 431 else f"Bad Request: {exc}"
             events += self._refuse(_Refusal(status, message, jsonrpc=False, close=True))
         events += self.close("malformed HTTP")
         return events
@@ -1522,6 +1569,11 @@ class HTTPServerConnection:
         self._body = []
         self._body_len = 0
         self._responded = False
+        problem = _framing_problem(request)
+        if problem is not None:
+            # Framing another parser on the path (a proxy) may have read otherwise:
+            # answer and close, so no byte after this head is ever read as a request.
+            return self._refuse(_Refusal(400, f"Bad Request: {problem}", jsonrpc=False, close=True))
         refusal = self.endpoint._check_head(self._head)
         if refusal is not None and refusal.close:
             return self._refuse(refusal)
@@ -1643,10 +1695,14 @@ class HTTPServerConnection:
         if h.our_state is h11.DONE and h.their_state is h11.DONE:
             h.start_next_cycle()
             self._responded = False
+            self._head = None
             self._set_phase(_IDLE)
+            # The next head starts with what h11 kept of the last slice: the scanner
+            # sees those bytes before h11 parses them.
+            self._unscanned = h.trailing_data[0]
+            self._scanner = HeadScanner(self.endpoint.limits.max_header_bytes)
             if not self._processing:
-                pending, closed = h.trailing_data
-                self._input_pending = bool(pending) or closed
+                self._input_pending = bool(self._unscanned or self._input)
         elif h.our_state in (h11.MUST_CLOSE, h11.CLOSED, h11.ERROR):
             self._closed = True
 
@@ -1665,6 +1721,27 @@ class HTTPServerConnection:
         if phase != self._phase:
             self._phase = phase
             self._since = self._stamp()
+
+
+def _framing_problem(request: h11.Request) -> str | None:
+    """What makes a request's body framing untrustworthy although h11 accepts it.
+
+    h11 refuses conflicting or malformed Content-Length, a Transfer-Encoding other
+    than a lone `chunked`, repeated Transfer-Encoding and a repeated Host. It lets
+    two through that RFC 9112 says to close on: Content-Length *and*
+    Transfer-Encoding (6.3: a request-smuggling shape; h11 frames by chunked), and
+    Transfer-Encoding in an HTTP/1.0 request (6.1: "as if the framing is faulty").
+    Line framing (a bare LF, a folded line) is refused before h11 parses the head
+    (`HeadScanner`).
+    """
+    names = {name for name, _ in request.headers}
+    if b"transfer-encoding" not in names:
+        return None
+    if b"content-length" in names:
+        return "both Content-Length and Transfer-Encoding"
+    if request.http_version != b"1.1":
+        return "Transfer-Encoding in an HTTP/1.0 request"
+    return None
 
 
 def _deadline(base: float, delta: float | None) -> float | None:

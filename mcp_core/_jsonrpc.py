@@ -51,6 +51,7 @@ class Limits:
     max_batch_size: int = 256
     max_remembered_ids: int = 4096
     max_method_length: int = 256
+    max_subscriptions: int = 1024
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_depth <= _FROM_JSON_MAX_DEPTH:
@@ -65,6 +66,7 @@ class Limits:
             "max_batch_size",
             "max_remembered_ids",
             "max_method_length",
+            "max_subscriptions",
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be positive")

@@ -37,8 +37,10 @@ from ._errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    SERVER_BUSY,
     UNSUPPORTED_PROTOCOL_VERSION,
     LocalProtocolError,
+    RemoteProtocolError,
 )
 from ._events import (
     ClientInitialized,
@@ -151,6 +153,11 @@ class ServerConnection(_Connection):
         self.log_level: str | None = None
         self._client_caps_wire: dict[str, Any] = {}
         self._session_context: RequestContext | None = None
+        # A legacy session's resource subscriptions: the URIs in force, and the
+        # subscribe requests still waiting for the application's answer, by URI
+        # (see `_track_subscription`).
+        self._subscribed: set[str] = set()
+        self._subscribing: dict[str, set[RequestId]] = {}
 
     # ------------------------------------------------------------- receiving
 
@@ -232,6 +239,14 @@ class ServerConnection(_Connection):
             self.log_level = model.level
             self._reply_result(rid, {}, method)
             return
+        if method == "resources/subscribe":
+            self._track_subscription(rid, model.uri)
+        elif method == "resources/unsubscribe":
+            # Honoured on arrival, whatever the application answers: the client has
+            # said it wants no more of these, and a subscribe to the same URI still
+            # waiting for its answer loses to this later word.
+            self._subscribed.discard(model.uri)
+            self._subscribing.pop(model.uri, None)
         meta = params.get("_meta") if params else None
         token = self._track_inbound(rid, method, meta, None, self._client_caps_wire, model)
         base = self._session_context
@@ -243,6 +258,60 @@ class ServerConnection(_Connection):
                 version, base.client_capabilities, base.client_info, None, token, meta
             )
         events.append(RequestReceived(rid, method, model, context))
+
+    def _track_subscription(self, rid: RequestId, uri: str) -> None:
+        """A `resources/subscribe` arrived. It takes effect when the application
+        answers it with a result (`_inbound_ended`), so a refused subscribe never
+        subscribed anything; a URI is subscribed once any subscribe to it since the
+        last unsubscribe was accepted."""
+        if uri in self._subscribed:
+            return  # in force already: whatever this one's answer, it stays
+        pending = self._subscribing.get(uri)
+        if pending is None:
+            if len(self._subscribed) + len(self._subscribing) >= self.limits.max_subscriptions:
+                raise Reject(
+                    SERVER_BUSY,
+                    f"too many resource subscriptions (at most {self.limits.max_subscriptions})",
+                )
+            pending = self._subscribing[uri] = set()
+        pending.add(rid)
+
+    def _inbound_ended(self, rid: RequestId, entry: Inbound, *, answered: bool) -> None:
+        if entry.method != "resources/subscribe":
+            return
+        uri = entry.params.uri
+        pending = self._subscribing.get(uri)
+        if pending is None or rid not in pending:
+            return  # an unsubscribe came in between, or it never counted
+        if answered:
+            del self._subscribing[uri]  # the others' answers change nothing now
+            self._subscribed.add(uri)
+            return
+        pending.discard(rid)  # refused, cancelled or abandoned: it subscribed nothing
+        if not pending:
+            del self._subscribing[uri]
+
+    @property
+    def resource_subscriptions(self) -> frozenset[str]:
+        """The URIs a legacy session is subscribed to (a `resources/subscribe` answered
+        with a result, no `resources/unsubscribe` since); always empty in 2026-07-28,
+        whose `subscriptions/listen` streams carry their own filters."""
+        return frozenset(self._subscribed)
+
+    def _settle(self, reason: str, error: RemoteProtocolError | None) -> list[Event]:
+        self._subscribed.clear()
+        self._subscribing.clear()
+        return super()._settle(reason, error)
+
+    def check_invariants(self) -> None:
+        super().check_invariants()
+        assert len(self._subscribed) + len(self._subscribing) <= self.limits.max_subscriptions
+        for uri, pending in self._subscribing.items():
+            assert pending and uri not in self._subscribed
+            for rid in pending:  # each a subscribe to that URI, still waiting
+                entry = self._inbound.get(rid)
+                assert entry is not None and entry.method == "resources/subscribe"
+                assert entry.params.uri == uri
 
     def _check_offered(self, spec: MethodSpec) -> None:
         cap = needs_capability(spec, self.protocol_version or "")
@@ -613,12 +682,21 @@ class ServerConnection(_Connection):
         return honoured
 
     def notify_subscribers(self, method: str, params: Any = None) -> int:
-        """Send a list_changed / resources/updated notification to every listen stream
-        whose acknowledged filter covers it. Returns how many streams got it."""
+        """Send a list_changed / resources/updated notification to whoever asked for it.
+
+        2026-07-28: every listen stream whose acknowledged filter covers it, each
+        copy naming its stream. Legacy: the session itself, when the server
+        advertises the capability and, for `notifications/resources/updated`, when
+        the client is subscribed to that URI (`resource_subscriptions`);
+        `send_notification` sends one regardless. Returns how many streams or
+        sessions got it.
+        """
         self._check_sending()
         field = next((f for f, (m, _) in _LISTEN_FILTER.items() if m == method), None)
         if field is None:
             raise LocalProtocolError(f"{method} is not a subscription notification")
+        if self.era is not Era.MODERN:
+            return self._notify_session(field, method, to_wire(params))
         wire = to_wire(params) or {}
         sent = 0
         for rid, entry in self._inbound.items():
@@ -637,6 +715,18 @@ class ServerConnection(_Connection):
             )
             sent += 1
         return sent
+
+    def _notify_session(self, field: str, method: str, wire: Any) -> int:
+        if self.state is not State.READY:
+            return 0  # no session yet (or no longer): nobody asked
+        if not has_capability(self.config.capabilities_wire, _LISTEN_FILTER[field][1]):
+            return 0
+        if field == "resourceSubscriptions":
+            uri = wire.get("uri") if isinstance(wire, dict) else None
+            if type(uri) is not str or uri not in self._subscribed:
+                return 0
+        self.send_notification(method, wire)
+        return 1
 
     def end_subscription(self, request_id: RequestId) -> bool:
         """Close a listen stream gracefully: the final result, then (for byte

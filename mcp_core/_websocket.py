@@ -36,11 +36,12 @@ Decisions:
   `os.urandom` with no way to pass one, and its server handshake drops frames that
   arrive in the same chunk as the request and lets `UnicodeDecodeError` escape on
   non-ASCII header bytes.
-* Server handshake, checked in the HTTP layer's order: a malformed or oversized
-  head gets h11's status (400 / 431), a bad `Host` 421, a bad `Origin` 403 (with a
-  JSON-RPC error body, as over HTTP), another path 404, a method other than GET
-  405, a missing `Upgrade: websocket` or a `Sec-WebSocket-Version` other than 13 gets
-  426, and anything else malformed (no `Connection: upgrade`, a bad key, a body,
+* Server handshake, checked in the HTTP layer's order: a head over
+  `max_header_bytes` gets 431 (counted on the bytes as they arrive, so one large
+  read changes nothing), a malformed one h11's status (400), a bad `Host` 421, a
+  bad `Origin` 403 (with a JSON-RPC error body, as over HTTP), another path 404, a
+  method other than GET 405, a missing `Upgrade: websocket` or a
+  `Sec-WebSocket-Version` other than 13 gets 426, and anything else malformed (no `Connection: upgrade`, a bad key, a body,
   HTTP/1.0) gets 400. Extension offers (permessage-deflate included) are declined by
   leaving them out of the answer. The subprotocol `mcp` is selected when offered
   (the official SDK's 1.x WebSocket client offers it) and never required; others
@@ -92,7 +93,15 @@ from ._config import ClientConfig, ServerConfig
 from ._connection import State
 from ._errors import INVALID_REQUEST, PARSE_ERROR, LocalProtocolError, RemoteProtocolError
 from ._events import ConnectionClosed, Event
-from ._http import DEFAULT_PATH, JSON, Headers, decode_headers, error_body, reason_phrase
+from ._http import (
+    DEFAULT_PATH,
+    JSON,
+    Headers,
+    HeadScanner,
+    decode_headers,
+    error_body,
+    reason_phrase,
+)
 from ._http_headers import HostPolicy
 from ._http_server import DEFAULT_HOST_POLICY, RequestHead
 from ._server import ServerConnection
@@ -601,8 +610,18 @@ class WebSocketServerConnection(_WebSocket):
         self.principal_of = principal_of
         self.request: RequestHead | None = None
         self._h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=limits.max_header_bytes)
+        # The upgrade request is the connection's first bytes: measured as they come,
+        # before h11 parses them (h11 alone lets a head that arrives whole through).
+        self._scanner: HeadScanner | None = HeadScanner(limits.max_header_bytes)
 
     def _receive_handshake(self, data: bytes) -> list[Event]:
+        scanner = self._scanner
+        if scanner is not None:
+            try:
+                if scanner.feed(data):
+                    self._scanner = None  # the head ended within the limit
+            except RemoteProtocolError as exc:
+                return self._reject(_Refusal(exc.http_status, exc.message))
         self._h11.receive_data(data)
         while True:
             try:

@@ -8,6 +8,7 @@ The tests drive the native backends from anyio, which runs on both loops.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -372,6 +373,82 @@ def test_tcp_client_leaving_mid_call_cancels_the_server_handler(backend: str) ->
             with anyio.fail_after(5):
                 while tag not in server_module.CANCELLED:
                     await anyio.sleep(0.01)
+
+    run(backend, scenario)
+
+
+class TcpTarget:
+    """A `Client` target: our TCP transport (the stdio framing) on the running backend."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+
+    def connect(self, config: ClientConfig, **options: Any) -> Any:
+        import mcp_adapters
+
+        return mcp_adapters.current_backend().connect_tcp("127.0.0.1", self.port, config, **options)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tcp_resource_updated_reaches_exactly_the_subscribers(backend: str) -> None:
+    """`MCPServer.notify_resource_updated` over TCP, which runs the same session code as
+    stdio, with several sessions at once: subscribed, never subscribed, unsubscribed,
+    subscribed to another URI, and a 2026-07-28 listen stream. Each client also watches
+    `barrier`, announced last: its arrival shows each stream everything sent before."""
+    from mcp_adapters._serve import request_handler
+    from mcp_adapters.client import Client
+    from mcp_adapters.server import MCPServer
+
+    watched, other, barrier = "file:///watched", "file:///other", "file:///barrier"
+    mcp = MCPServer("subscriptions")
+    for uri in (watched, other, barrier):
+        mcp.resource(uri, name=uri.rsplit("/", 1)[1])(lambda: "content")
+    got: dict[str, list[str]] = {}
+
+    def recorder(name: str) -> Any:
+        got[name] = []
+
+        async def handler(message: Any) -> None:
+            if getattr(message, "method", None) == "notifications/resources/updated":
+                got[name].append(message.params.uri)
+
+        return handler
+
+    async def scenario(module: ModuleType) -> None:
+        async with (
+            module.tcp_server(request_handler(mcp), mcp.config) as server,
+            contextlib.AsyncExitStack() as stack,
+        ):
+            plan = {"subscribed": [watched], "unsubscribed": [watched], "other": [other]}
+            plan["never"] = []
+            for name, uris in plan.items():
+                client = await stack.enter_async_context(
+                    Client(TcpTarget(server.port), mode="legacy", message_handler=recorder(name))
+                )
+                for uri in [*uris, barrier]:
+                    await client.subscribe_resource(uri)
+                if name == "unsubscribed":
+                    await client.unsubscribe_resource(watched)
+            modern = await stack.enter_async_context(
+                Client(TcpTarget(server.port), mode="2026-07-28")
+            )
+            stream = await stack.enter_async_context(
+                modern.listen(resource_uris=[watched, barrier])
+            )
+
+            assert mcp.notify_resource_updated(watched) == 2
+            assert mcp.notify_resource_updated(other) == 1
+            assert mcp.notify_resource_updated(barrier) == 5
+            with anyio.fail_after(5):
+                assert [(await stream.receive()).params.uri for _ in range(2)] == [watched, barrier]
+                while not all(uris[-1:] == [barrier] for uris in got.values()):
+                    await anyio.sleep(0.01)
+            assert got == {
+                "subscribed": [watched, barrier],
+                "unsubscribed": [barrier],
+                "other": [other, barrier],
+                "never": [barrier],
+            }
 
     run(backend, scenario)
 

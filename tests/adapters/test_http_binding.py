@@ -42,6 +42,7 @@ from mcp_core import (
 from mcp_core.http import HTTPClientEndpoint, HTTPLimits
 from mcp_core.types import ElicitRequestParams, ElicitResult
 from tests.adapters.conftest import SETTLE, _children, _fds
+from tests.core.test_http_server import parse_responses
 
 ROOT = Path(__file__).resolve().parents[2]
 MODERN = "2026-07-28"
@@ -597,6 +598,89 @@ async def test_2026_listen_stream_over_http() -> None:
         assert text_of(await client.call_tool("echo", {"text": "still here"})) == "still here"
 
 
+WATCHED = "file:///watched.txt"
+OTHER = "file:///other.txt"
+BARRIER = "file:///barrier.txt"
+
+
+def subscription_server() -> MCPServer:
+    mcp = MCPServer("subscriptions")
+    for uri in (WATCHED, OTHER, BARRIER):
+        mcp.resource(uri, name=uri.rsplit("/", 1)[1])(lambda: "content")
+    return mcp
+
+
+class Updates:
+    """The URIs of the `resources/updated` notifications one legacy client received."""
+
+    def __init__(self) -> None:
+        self.uris: list[str] = []
+
+    async def __call__(self, message: Any) -> None:
+        if getattr(message, "method", None) == "notifications/resources/updated":
+            self.uris.append(message.params.uri)
+
+
+async def until_barrier(stream: Any) -> list[str]:
+    """The URIs a listen stream delivers, up to and including BARRIER."""
+    uris: list[str] = []
+    while not uris or uris[-1] != BARRIER:
+        note = await stream.receive()
+        assert note.method == "notifications/resources/updated"
+        uris.append(note.params.uri)
+    return uris
+
+
+async def test_resource_updated_reaches_exactly_the_subscribers() -> None:
+    """`MCPServer.notify_resource_updated(uri)` over HTTP to several clients at once:
+    legacy sessions subscribed to it, never subscribed, unsubscribed, subscribed to
+    another URI; 2026-07-28 listen streams asking for it or for another. Every client
+    also watches BARRIER, announced last: once it arrived everywhere, each client's
+    stream (in order) has shown everything that was sent to it before."""
+    mcp = subscription_server()
+    async with serving(mcp) as running, contextlib.AsyncExitStack() as stack:
+        updates = {name: Updates() for name in ("subscribed", "never", "unsubscribed", "other")}
+        legacy = {
+            name: await stack.enter_async_context(
+                Client(url_of(running), mode="legacy", message_handler=handler)
+            )
+            for name, handler in updates.items()
+        }
+        for name, uris in (
+            ("subscribed", [WATCHED]),
+            ("unsubscribed", [WATCHED]),
+            ("other", [OTHER]),
+            ("never", []),
+        ):
+            for uri in [*uris, BARRIER]:
+                await legacy[name].subscribe_resource(uri)
+        await legacy["unsubscribed"].unsubscribe_resource(WATCHED)
+        listener = await stack.enter_async_context(Client(url_of(running), mode=MODERN))
+        watching = await stack.enter_async_context(
+            listener.listen(resource_uris=[WATCHED, BARRIER])
+        )
+        elsewhere = await stack.enter_async_context(listener.listen(resource_uris=[OTHER, BARRIER]))
+
+        assert mcp.notify_resource_updated(WATCHED) == 2
+        assert mcp.notify_resource_updated(OTHER) == 2
+        assert mcp.notify_resource_updated(BARRIER) == 6
+        with anyio.fail_after(5):
+            assert await until_barrier(watching) == [WATCHED, BARRIER]
+            assert await until_barrier(elsewhere) == [OTHER, BARRIER]
+        await settle(lambda: all(u.uris[-1:] == [BARRIER] for u in updates.values()))
+        assert {name: u.uris for name, u in updates.items()} == {
+            "subscribed": [WATCHED, BARRIER],
+            "never": [BARRIER],
+            "unsubscribed": [BARRIER],
+            "other": [OTHER, BARRIER],
+        }
+        # The HTTP server's own verb follows the same subscriptions.
+        assert running.notify_subscribers("notifications/resources/updated", {"uri": OTHER}) == 2
+        with anyio.fail_after(5):
+            assert (await elsewhere.receive()).params.uri == OTHER
+        await settle(lambda: updates["other"].uris[-1:] == [OTHER])
+
+
 async def test_unanswered_server_request_goes_to_on_request() -> None:
     """Without an elicitation callback the client answers -32601; the tool sees an error."""
     seen: list[RequestReceived] = []
@@ -700,6 +784,85 @@ async def test_http_error_statuses_through_the_real_server() -> None:
         status, _, answer = await exchange(port, modern_request(port, "tools/list"))
         assert status == 200 and "echo" in answer.decode()
         await settle(lambda: running.open_connections == 0)
+
+
+async def read_to_eof(port: int, data: bytes) -> bytes:
+    """Send raw bytes in one write and read everything until the server closes."""
+    async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+        with anyio.fail_after(5):
+            await stream.send(data)
+            received = b""
+            with contextlib.suppress(anyio.EndOfStream):
+                while True:
+                    received += await stream.receive()
+    return received
+
+
+@pytest.mark.parametrize(
+    ("framing", "problem"),
+    [
+        ([b"Content-Length: 46", b"Transfer-Encoding: chunked"], b"both Content-Length"),
+        ([b"Transfer-Encoding: chunked", b"Content-Length: 0"], b"both Content-Length"),
+        ([b"Transfer-Encoding:\r\n chunked"], b"obsolete line folding"),
+    ],
+    ids=["CL then TE", "TE then CL", "folded TE"],
+)
+async def test_untrusted_framing_closes_the_real_connection(
+    framing: list[bytes], problem: bytes
+) -> None:
+    """RFC 9112 6.3 and 5.2: answered 400 and closed; the request behind it in the same
+    write is never served (it would have opened a session)."""
+    async with serving(make_server(Probe())) as running:
+        port = running.port
+        init = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            }
+        ).encode()
+        chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(init), init)
+        head = raw_request("POST", port, headers={"Content-Length": None}).rstrip(b"\r\n")
+        smuggler = head + b"\r\n" + b"\r\n".join(framing) + b"\r\n\r\n" + chunked
+        second = raw_request("POST", port, body=init, headers={"Connection": "close"})
+        received = await read_to_eof(port, smuggler + second)
+        assert [r.status for r in parse_responses(received)] == [400]
+        assert problem in received
+        assert not running.endpoint.sessions
+        # The same request framed once is served, on the same server.
+        received = await read_to_eof(
+            port, raw_request("POST", port, body=init, headers={"Connection": "close"})
+        )
+        assert [r.status for r in parse_responses(received)] == [200]
+
+
+async def test_a_20k_head_in_one_write_is_431_and_closes() -> None:
+    """The head limit (16 KiB) is on the bytes sent: padding h11 drops from the field
+    value counts, and a head that arrives in one read is measured like any other."""
+    async with serving(make_server(Probe())) as running:
+        port = running.port
+        init = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            }
+        ).encode()
+        padded = raw_request("POST", port, body=init, headers={"X-Pad": " " * 20_000 + "x"})
+        behind = raw_request("POST", port, body=init, headers={"Connection": "close"})
+        received = await read_to_eof(port, padded + behind)
+        assert [r.status for r in parse_responses(received)] == [431]
+        assert not running.endpoint.sessions
 
 
 async def test_timers_run_on_the_real_server() -> None:

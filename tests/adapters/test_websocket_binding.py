@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import anyio
@@ -78,3 +79,21 @@ async def test_a_foreign_origin_is_refused_with_403() -> None:
             reply = await sock.receive()
         group.cancel_scope.cancel()
     assert reply.startswith(b"HTTP/1.1 403")
+
+
+async def test_a_20k_upgrade_head_in_one_write_is_431_and_closes() -> None:
+    async with anyio.create_task_group() as group:
+        port = await group.start(functools.partial(serve_websocket, bistro, port=0))
+        async with await anyio.connect_tcp("127.0.0.1", port) as sock:
+            await sock.send(
+                b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
+                b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                b"Sec-WebSocket-Version: 13\r\nX-Pad: %s\r\n\r\n" % (port, b"a" * 20 * 1024)
+            )
+            reply = b""
+            with anyio.fail_after(5), contextlib.suppress(anyio.EndOfStream):
+                while True:  # until the server closes
+                    reply += await sock.receive()
+        group.cancel_scope.cancel()
+    assert reply.startswith(b"HTTP/1.1 431 ")
+    assert b"\r\nconnection: close\r\n" in reply.lower()

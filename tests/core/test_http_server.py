@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from typing import Any
 
 import pytest
@@ -1177,6 +1178,80 @@ def test_oversized_head_is_431() -> None:
     assert resp.status == 431 and http.closed
 
 
+def head_of_size(size: int, *, pad: str = "a") -> bytes:
+    """A POST (initialize) whose head is exactly `size` bytes, `X-Pad` taking the slack;
+    `pad=" "` makes the slack optional whitespace, which h11 drops from the value."""
+    body = json.dumps(rpc(0, "initialize", init_params())).encode()
+    bare = http_request(body=body, headers={"X-Pad": "x"})
+    slack = size - len(bare) + len(body)
+    assert slack >= 0
+    request = http_request(body=body, headers={"X-Pad": pad * slack + "x"})
+    assert request.index(b"\r\n\r\n") + 4 == size
+    return request
+
+
+def splits(data: bytes, how: str) -> list[bytes]:
+    if how == "one call":
+        return [data]
+    if how == "byte by byte":
+        return [data[i : i + 1] for i in range(len(data))]
+    return [data[:700], data[700:]]  # a split inside the head
+
+
+def request_before(where: str) -> bytes:
+    """What comes ahead of the measured head on the same connection."""
+    if where == "first":
+        return b""
+    ping = json.dumps(rpc(7, "ping")).encode()
+    if where == "across a slice":  # h11 is fed 16 KiB at a time: end one inside the head
+        bare = len(http_request(body=ping))
+        ping += b" " * (16 * 1024 - 500 - bare)
+    return http_request(body=ping)
+
+
+@pytest.mark.parametrize("how", ["one call", "byte by byte", "two calls"])
+@pytest.mark.parametrize("where", ["first", "behind another", "across a slice"])
+def test_head_limit_holds_however_the_bytes_arrive(how: str, where: str) -> None:
+    """A head of `max_header_bytes` is served, one byte more is 431 and closes: in one
+    call, byte by byte or split, as the connection's first request or behind another
+    on the same keep-alive connection (where it starts in h11's unread bytes)."""
+    limit = 1024
+    for size, served in ((limit, True), (limit + 1, False)):
+        server = Server(limits=HTTPLimits(max_header_bytes=limit))
+        before = request_before(where)
+        http = server.conn()
+        events: list[Any] = []
+        for chunk in splits(before + head_of_size(size), how):
+            events += http.receive_data(chunk, now=0.0)
+        responses = parse_responses(http.data_to_send())
+        if before:  # a ping without a session: refused, and the connection kept
+            first, *responses = responses
+            assert first.status == 400 and "connection" not in first.headers
+        if served:
+            assert [r.status for r in responses] == [200] and not http.closed
+            assert len(server.endpoint.sessions) == 1
+        else:
+            assert [r.status for r in responses] == [431] and http.closed
+            assert not server.endpoint.sessions
+            rejected = [e for e in events if isinstance(e, HTTPRequestRejected)][-1]
+            assert (rejected.status, rejected.method, rejected.target) == (431, "", "")
+
+
+def test_a_whitespace_padded_head_counts_its_raw_bytes() -> None:
+    """h11 drops the padding around a field value: the limit is on the bytes sent."""
+    server = Server(limits=HTTPLimits(max_header_bytes=1024))
+    _, [resp], http = server.send(head_of_size(20 * 1024, pad=" "))
+    assert resp.status == 431 and http.closed
+
+
+def test_a_megabyte_head_in_one_call_is_431() -> None:
+    server = Server()  # the default 16 KiB limit
+    events, [resp], http = server.send(head_of_size(2**20, pad=" "))
+    assert resp.status == 431 and http.closed
+    assert [type(e) for e in events] == [HTTPRequestRejected]
+    assert not server.endpoint.sessions
+
+
 def test_oversized_body_is_413() -> None:
     server = Server(limits=HTTPLimits(max_body_bytes=100))
     _, [resp], http = server.send(http_request(body=rpc(0, "initialize", init_params())))
@@ -1229,6 +1304,132 @@ def test_malformed_http_is_400_and_closes() -> None:
     events, [resp], http = server.send(b"GARBAGE\r\n\r\n")
     assert resp.status == 400 and http.closed
     assert isinstance(events[0], HTTPRequestRejected)
+
+
+def framed(*fields: bytes, body: bytes = b"", version: bytes = b"HTTP/1.1") -> bytes:
+    """A POST with exactly the framing fields given (no Content-Length of its own)."""
+    return (
+        b"POST /mcp " + version + b"\r\nHost: localhost:8000\r\n"
+        b"Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
+        + b"".join(f + b"\r\n" for f in fields)
+        + b"\r\n"
+        + body
+    )
+
+
+# An initialize: served, it would open a session, which no case below may do.
+INIT = json.dumps(rpc(1, "initialize", init_params())).encode()
+CHUNKED_INIT = b"%x\r\n%s\r\n0\r\n\r\n" % (len(INIT), INIT)
+
+# Request framings RFC 9112 says to refuse, or to answer and then close on, each with
+# the status it gets. Each is followed by a well-formed request in the same bytes,
+# which must never be served: another parser on the path may have framed otherwise.
+UNTRUSTED_FRAMING = {
+    "content-length and transfer-encoding": (
+        framed(
+            b"Content-Length: %d" % len(CHUNKED_INIT),
+            b"Transfer-Encoding: chunked",
+            body=CHUNKED_INIT,
+        ),
+        400,
+    ),
+    "transfer-encoding and content-length": (
+        framed(b"Transfer-Encoding: chunked", b"Content-Length: 3", body=CHUNKED_INIT),
+        400,
+    ),
+    "transfer-encoding in HTTP/1.0": (
+        framed(b"Transfer-Encoding: chunked", body=CHUNKED_INIT, version=b"HTTP/1.0"),
+        400,
+    ),
+    "conflicting content-length fields": (
+        framed(b"Content-Length: %d" % len(INIT), b"Content-Length: 3", body=INIT),
+        400,
+    ),
+    "conflicting content-length list": (
+        framed(b"Content-Length: %d, 3" % len(INIT), body=INIT),
+        400,
+    ),
+    "signed content-length": (framed(b"Content-Length: +%d" % len(INIT), body=INIT), 400),
+    "chunked not last": (
+        framed(b"Transfer-Encoding: chunked, gzip", body=CHUNKED_INIT),
+        501,
+    ),
+    "a coding before chunked": (
+        framed(b"Transfer-Encoding: gzip, chunked", body=CHUNKED_INIT),
+        501,
+    ),
+    "repeated transfer-encoding": (
+        framed(b"Transfer-Encoding: chunked", b"Transfer-Encoding: chunked", body=CHUNKED_INIT),
+        501,
+    ),
+    "whitespace before the colon": (
+        framed(b"Transfer-Encoding : chunked", b"Content-Length: %d" % len(INIT), body=INIT),
+        400,
+    ),
+    "bare CR in a field": (
+        framed(b"X-A: 1\r2", b"Content-Length: %d" % len(INIT), body=INIT),
+        400,
+    ),
+    "repeated host": (
+        framed(b"Host: elsewhere", b"Content-Length: %d" % len(INIT), body=INIT),
+        400,
+    ),
+    "folded transfer-encoding": (
+        framed(b"Transfer-Encoding:\r\n chunked", body=CHUNKED_INIT),
+        400,
+    ),
+    "a folded field": (
+        framed(b"X-A: 1\r\n\t2", b"Content-Length: %d" % len(INIT), body=INIT),
+        400,
+    ),
+    "whitespace before the first field": (
+        framed(b"Content-Length: %d" % len(INIT), body=INIT).replace(
+            b"HTTP/1.1\r\n", b"HTTP/1.1\r\n X-A: 1\r\n", 1
+        ),
+        400,
+    ),
+    "a bare LF ending a field": (
+        framed(b"X-A: 1\nContent-Length: %d" % len(INIT), body=INIT),
+        400,
+    ),
+    "bare LF line ends throughout": (
+        framed(b"Content-Length: %d" % len(INIT)).replace(b"\r\n", b"\n") + INIT,
+        400,
+    ),
+    "malformed chunk size": (
+        framed(b"Transfer-Encoding: chunked", body=b"0x10\r\n" + INIT + b"\r\n0\r\n\r\n"),
+        400,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", UNTRUSTED_FRAMING)
+def test_untrusted_framing_is_answered_and_the_connection_closed(case: str) -> None:
+    request, status = UNTRUSTED_FRAMING[case]
+    server = Server()
+    second = http_request(body=rpc(0, "initialize", init_params()))
+    events, responses, http = server.send(request + second)
+    assert [r.status for r in responses] == [status]
+    assert responses[0].body.startswith(HTTPStatus(status).phrase.encode() + b": ")
+    assert http.closed
+    assert [type(e) for e in events] == [HTTPRequestRejected]
+    assert http.receive_data(second, now=0.0) == [] and http.data_to_send() == b""
+    assert not server.endpoint.sessions
+
+
+def test_identical_content_lengths_are_one_and_framing_holds() -> None:
+    """RFC 9110 8.6 lets a recipient read repeated identical Content-Length values as
+    one (h11 does): nothing is ambiguous, so the connection lives on."""
+    server = Server()
+    sid = server.initialize()
+    headers = [(k, v) for k, v in server.session_headers(sid).items()]
+    one_more = [*headers, ("Content-Length", str(len(INIT)))]
+    first = http_request(body=INIT, headers=one_more)
+    second = http_request(body=rpc(2, "ping"), headers=headers)
+    _, responses, http = server.send(first + second)
+    assert [r.status for r in responses] == [200, 200]
+    assert [r.json()["id"] for r in responses] == [1, 2]
+    assert not http.closed
 
 
 def test_pipelined_requests_are_answered_in_order() -> None:

@@ -12,9 +12,13 @@ from typing import Any
 import pytest
 
 from mcp_core import (
+    INVALID_PARAMS,
     META_SERVER_INFO,
     META_SUBSCRIPTION_ID,
     METHOD_NOT_FOUND,
+    SERVER_BUSY,
+    ErrorReceived,
+    Limits,
     LocalProtocolError,
     NotificationReceived,
     RequestCancelled,
@@ -124,6 +128,154 @@ def test_resource_updated_needs_the_subscribe_capability() -> None:
     with pytest.raises(LocalProtocolError, match=r"resources\.subscribe"):
         w.server.send_notification("notifications/resources/updated", {"uri": URI_A})
     assert w.server.data_to_send() == b""
+
+
+# The session's subscriptions: `notify_subscribers` tells a legacy session only what
+# it asked for (`send_notification` stays the verb that sends regardless).
+
+
+def subscribe(w: Wire, method: str, uri: str, *, answer: bool = True) -> RequestReceived:
+    """The client sends `method` for `uri`; the server application sees it (and, with
+    `answer`, accepts it with an empty result, as MCPServer does)."""
+    w.client.send_request(method, {"uri": uri})
+    _, server_events = w.pump()
+    req = one(server_events, RequestReceived)
+    if answer:
+        w.server.send_result(req.request_id, {})
+        w.pump()
+    return req
+
+
+def updates_for(w: Wire, uri: str) -> list[str]:
+    """What one `notify_subscribers(resources/updated, uri)` delivers to the client."""
+    told = w.server.notify_subscribers("notifications/resources/updated", {"uri": uri})
+    client_events, _ = w.pump()
+    got = [n.params.uri for n in of_type(client_events, NotificationReceived)]
+    assert told == len(got)
+    return got
+
+
+@pytest.mark.parametrize("revision", LEGACY)
+def test_resource_updated_reaches_only_a_subscribed_session(revision: str) -> None:
+    w = legacy_wire(revision)
+    assert updates_for(w, URI_A) == []  # never subscribed
+    subscribe(w, "resources/subscribe", URI_A)
+    assert w.server.resource_subscriptions == {URI_A}
+    assert updates_for(w, URI_A) == [URI_A]
+    assert updates_for(w, URI_B) == []  # subscribed to another URI
+    subscribe(w, "resources/unsubscribe", URI_A)
+    assert w.server.resource_subscriptions == frozenset()
+    assert updates_for(w, URI_A) == []
+    assert w.server.data_to_send() == b""
+
+
+def test_unsubscribe_is_honoured_on_arrival_whatever_the_answer() -> None:
+    w = legacy_wire("2025-11-25")
+    subscribe(w, "resources/subscribe", URI_A)
+    req = subscribe(w, "resources/unsubscribe", URI_A, answer=False)
+    assert updates_for(w, URI_A) == []  # before the application answers it
+    w.server.send_error(req.request_id, INVALID_PARAMS, "no such subscription")
+    w.pump()
+    assert updates_for(w, URI_A) == []
+
+
+def test_a_subscription_starts_when_the_server_accepts_it() -> None:
+    w = legacy_wire("2025-11-25")
+    req = subscribe(w, "resources/subscribe", URI_A, answer=False)
+    assert updates_for(w, URI_A) == []  # not accepted yet
+    w.server.send_result(req.request_id, {})
+    w.pump()
+    assert updates_for(w, URI_A) == [URI_A]
+
+
+def test_a_refused_or_cancelled_subscribe_subscribes_nothing() -> None:
+    w = legacy_wire("2025-11-25")
+    refused = subscribe(w, "resources/subscribe", URI_A, answer=False)
+    w.server.send_error(refused.request_id, INVALID_PARAMS, "Resource not found")
+    w.pump()
+    assert updates_for(w, URI_A) == []
+
+    cancelled = subscribe(w, "resources/subscribe", URI_B, answer=False)
+    w.client.cancel_request(cancelled.request_id)
+    _, server_events = w.pump()
+    assert one(server_events, RequestCancelled).request_id == cancelled.request_id
+    assert w.server.send_result(cancelled.request_id, {}) is False  # too late
+    assert updates_for(w, URI_B) == []
+    assert w.server.resource_subscriptions == frozenset()
+    w.server.check_invariants()
+
+
+def test_a_refused_repeat_subscribe_keeps_the_subscription_in_force() -> None:
+    w = legacy_wire("2025-11-25")
+    subscribe(w, "resources/subscribe", URI_A)
+    again = subscribe(w, "resources/subscribe", URI_A, answer=False)
+    w.server.send_error(again.request_id, INVALID_PARAMS, "already subscribed")
+    w.pump()
+    assert updates_for(w, URI_A) == [URI_A]
+
+
+@pytest.mark.parametrize("accepted", ["first", "second"])
+def test_one_accepted_subscribe_of_several_waiting_is_enough(accepted: str) -> None:
+    w = legacy_wire("2025-11-25")
+    first = subscribe(w, "resources/subscribe", URI_A, answer=False)
+    second = subscribe(w, "resources/subscribe", URI_A, answer=False)
+    w.server.check_invariants()  # both wait, for one URI
+    yes, no = (first, second) if accepted == "first" else (second, first)
+    w.server.send_result(yes.request_id, {})
+    w.server.send_error(no.request_id, INVALID_PARAMS, "not this one")
+    w.pump()
+    assert updates_for(w, URI_A) == [URI_A]
+    w.server.check_invariants()
+
+
+def test_an_unsubscribe_voids_every_subscribe_waiting_before_it() -> None:
+    w = legacy_wire("2025-11-25")
+    waiting = [subscribe(w, "resources/subscribe", URI_A, answer=False) for _ in range(2)]
+    subscribe(w, "resources/unsubscribe", URI_A)
+    for req in waiting:
+        w.server.send_result(req.request_id, {})
+    w.pump()
+    assert updates_for(w, URI_A) == []
+    w.server.check_invariants()
+
+
+def test_subscriptions_per_session_are_bounded() -> None:
+    w = legacy_wire("2025-11-25", limits=Limits(max_subscriptions=2))
+    subscribe(w, "resources/subscribe", URI_A)
+    subscribe(w, "resources/subscribe", URI_B)
+    subscribe(w, "resources/subscribe", URI_A)  # the same URI again takes no room
+    rid = w.client.send_request("resources/subscribe", {"uri": "file:///data/c.txt"})
+    client_events, server_events = w.pump()
+    assert not of_type(server_events, RequestReceived)  # refused before the application
+    failed = one(client_events, ErrorReceived)
+    assert (failed.request_id, failed.code) == (rid, SERVER_BUSY)
+    subscribe(w, "resources/unsubscribe", URI_A)
+    subscribe(w, "resources/subscribe", "file:///data/c.txt")
+    assert w.server.resource_subscriptions == {URI_B, "file:///data/c.txt"}
+    w.server.check_invariants()
+
+
+def test_legacy_list_changed_through_notify_subscribers_follows_the_capabilities() -> None:
+    w = legacy_wire("2025-11-25")
+    assert w.server.notify_subscribers("notifications/tools/list_changed") == 1
+    client_events, _ = w.pump()
+    assert one(client_events, NotificationReceived).method == "notifications/tools/list_changed"
+    assert w.last("server") == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+    bare = legacy_wire("2025-11-25", server_caps=without("tools", "listChanged"))
+    assert bare.server.notify_subscribers("notifications/tools/list_changed") == 0
+    assert bare.server.data_to_send() == b""
+
+
+def test_notify_subscribers_before_the_session_and_after_its_end() -> None:
+    w = Wire()
+    assert w.server.notify_subscribers("notifications/tools/list_changed") == 0
+    w.connect()
+    subscribe(w, "resources/subscribe", URI_A)
+    w.server.close("done")
+    assert w.server.resource_subscriptions == frozenset()
+    with pytest.raises(LocalProtocolError):
+        w.server.notify_subscribers("notifications/resources/updated", {"uri": URI_A})
+    w.server.check_invariants()
 
 
 def test_2026_has_no_subscribe_and_no_unsolicited_notifications() -> None:

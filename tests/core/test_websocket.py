@@ -514,6 +514,8 @@ def test_server_answers_the_rfc_accept_token_and_declines_extensions() -> None:
         (upgrade_request(extra=("Host: 127.0.0.1:8000",)), 400),
         (upgrade_request().replace(b"Connection: keep-alive, Upgrade", b"Connection: close"), 400),
         (b"GARBAGE\r\n\r\n", 400),
+        (upgrade_request(extra=("X-A: 1\r\n folded",)), 400),
+        (upgrade_request().replace(b"\r\n", b"\n"), 400),
         (b"GET /mcp HTTP/1.1\r\nX-Big: " + b"a" * 20_000, 431),
     ],
 )
@@ -535,6 +537,52 @@ def test_server_refuses_bad_upgrades_with_http_status(request_bytes: bytes, stat
     assert ws.closed
     ws.check_invariants()
     assert ws.receive_data(upgrade_request()) == []
+
+
+def upgrade_of_size(size: int) -> bytes:
+    """A valid upgrade request whose head is exactly `size` bytes (`X-Pad` takes the slack)."""
+    slack = size - len(upgrade_request(extra=("X-Pad: x",)))
+    request = upgrade_request(extra=(f"X-Pad: {'a' * slack}x",))
+    assert len(request) == size
+    return request
+
+
+@pytest.mark.parametrize("how", ["one call", "byte by byte", "two calls"])
+def test_upgrade_head_limit_holds_however_the_bytes_arrive(how: str) -> None:
+    limit = 1024
+    for size, accepted in ((limit, True), (limit + 1, False)):
+        ws = WebSocketServerConnection(
+            default_server_config(), limits=WebSocketLimits(max_header_bytes=limit)
+        )
+        request = upgrade_of_size(size)
+        chunks = {
+            "one call": [request],
+            "byte by byte": [request[i : i + 1] for i in range(len(request))],
+            "two calls": [request[:500], request[500:]],
+        }[how]
+        events: list[Event] = []
+        for chunk in chunks:
+            events += ws.receive_data(chunk)
+        status, _, _ = split_response(ws.data_to_send())
+        if accepted:
+            assert status == 101 and of_type(events, WebSocketAccepted)
+        else:
+            assert status == 431 and one(events, WebSocketRejected).status == 431
+            assert not of_type(events, WebSocketAccepted) and ws.closed
+        ws.check_invariants()
+
+
+@pytest.mark.parametrize("size", [20 * 1024, 2**20])
+def test_an_oversized_upgrade_in_one_call_is_431(size: int) -> None:
+    """The default 16 KiB limit: h11 alone would parse a head that arrives whole."""
+    ws = WebSocketServerConnection(default_server_config())
+    events = ws.receive_data(upgrade_of_size(size) + text(initialize()))
+    assert one(events, WebSocketRejected).status == 431
+    assert not of_type(events, WebSocketAccepted)
+    status, headers, _ = split_response(ws.data_to_send())
+    assert status == 431 and headers["connection"] == "close"
+    assert ws.closed and ws.mcp.state == State.CLOSED
+    assert ws.receive_data(text(initialize())) == []
 
 
 def test_host_policy_port_and_explicit_none() -> None:
