@@ -25,6 +25,9 @@
 //           through serveStdio(factory, {transport}) (the SDK's per-connection
 //           entry, which is what pins the modern era; McpServer.connect() alone
 //           serves the 2025 era only).
+//           `--inproc-wire bytes` (a diagnostic, not used by run.py) makes both
+//           ends send what stdio would carry instead: each message to JSON text,
+//           to UTF-8 bytes and back, then parsed (what passing objects saves).
 //   stdio   the client spawns the server: `--server-command` (a JSON array), by
 //           default `node server.mjs --sdk <server-sdk> --transport stdio`.
 //   URL     Streamable HTTP to a server that is already listening.
@@ -45,8 +48,10 @@ const EXPECTED = 'hello world';
 const MODERN = '2026-07-28';
 const INFO = { name: 'bench-client', version: '1.0.0' };
 
+/** One JSON line on stdout; resolves once it is handed to the pipe (a long line
+ * may be written in parts, and process.exit() would drop what is left). */
 function emit(value) {
-    process.stdout.write(JSON.stringify(value) + '\n');
+    return new Promise(resolve => process.stdout.write(JSON.stringify(value) + '\n', resolve));
 }
 
 function fail(message, status = 1) {
@@ -63,7 +68,8 @@ const { values: opts } = parseArgs({
         workers: { type: 'string', default: '1' },
         tool: { type: 'string', default: 'echo' },
         'server-sdk': { type: 'string' },
-        'server-command': { type: 'string' }
+        'server-command': { type: 'string' },
+        'inproc-wire': { type: 'string', default: 'objects' }
     }
 });
 const sdk = opts.sdk;
@@ -89,6 +95,15 @@ async function clientModules() {
         import('@modelcontextprotocol/client/stdio')
     ]);
     return { Client, StdioClientTransport, StreamableHTTPClientTransport, InMemoryTransport };
+}
+
+/** `transport` sends each message as stdio's bytes would carry it, decoded again. */
+function throughBytes(transport) {
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => {
+        const bytes = Buffer.from(JSON.stringify(message) + '\n', 'utf8');
+        return send(JSON.parse(bytes.toString('utf8', 0, bytes.length - 1)), options);
+    };
 }
 
 /** The server end of an in-process pair, on `transport`. */
@@ -121,6 +136,12 @@ async function connect(mods) {
     let server;
     if (opts.target === 'inproc') {
         const [clientEnd, serverEnd] = mods.InMemoryTransport.createLinkedPair();
+        if (opts['inproc-wire'] === 'bytes') {
+            throughBytes(clientEnd);
+            throughBytes(serverEnd);
+        } else if (opts['inproc-wire'] !== 'objects') {
+            fail(`unknown --inproc-wire ${opts['inproc-wire']}`, 2);
+        }
         server = await serveInProcess(serverEnd);
         transport = clientEnd;
     } else if (opts.target === 'stdio') {
@@ -187,14 +208,14 @@ async function main() {
     const protocols = [...new Set(sessions.map(s => s.protocol))];
     const calls = sessions.map(s => callOf(s.client, opts.tool));
     await calls[0](); // one checked call before reporting ready
-    emit({ ready: true, protocol: protocols.length === 1 ? protocols[0] : protocols, sdk, era });
+    await emit({ ready: true, protocol: protocols.length === 1 ? protocols[0] : protocols, sdk, era });
 
     const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
     for await (const line of lines) {
         if (!line.trim()) continue;
         const command = JSON.parse(line);
         if (command.op === 'run') {
-            emit(await runCalls(calls, command.n, workers));
+            await emit(await runCalls(calls, command.n, workers));
         } else if (command.op === 'close') {
             break;
         } else {
@@ -202,7 +223,7 @@ async function main() {
         }
     }
     for (const s of sessions) await s.close();
-    emit({ closed: true });
+    await emit({ closed: true });
     process.exit(0); // stdio children are gone; nothing else is worth waiting for
 }
 
