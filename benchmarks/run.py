@@ -116,6 +116,10 @@ class Settings:
     memory_rounds: int = 5  # a probe of 1,000 SDK sessions takes ~30 s; the figures barely move
     seconds: float = 0.4  # per side per round, for the throughput cases
     warmup_calls: int = 30
+    # Then calls for at least this long, every side alike, before calibrating: V8
+    # optimises the TypeScript peers' hot code after some thousands of calls (with
+    # 30 calls alone, TS v1 in process ran its first two rounds at 1/5 of its rate).
+    warmup_seconds: float = 1.0
     latency_calls: int = 100  # at least this many calls per sample where p50/p99 are reported
     inproc_sessions: int = 1000
     http_sessions: int = 100
@@ -132,6 +136,7 @@ class Settings:
             memory_rounds=2,
             seconds=0.05,
             warmup_calls=5,
+            warmup_seconds=0.1,
             latency_calls=10,
             inproc_sessions=100,
             http_sessions=20,
@@ -437,6 +442,11 @@ class Contender:
 
     async def calibrate(self, settings: Settings) -> None:
         await self.run(max(settings.warmup_calls, self.workers))
+        spent, n = 0.0, self.workers
+        while spent < settings.warmup_seconds:
+            with anyio.fail_after(settings.sample_timeout):
+                spent += (await self.run(n)).seconds
+            n = min(n * 2, 1_000_000)
         n = self.workers
         while True:
             with anyio.fail_after(settings.sample_timeout):
