@@ -694,6 +694,8 @@ async def duel(
     Over stdio and HTTP, p50 and p99 latency rows follow: the percentiles of every
     call of every round (per-round ratios for the min-max).
     """
+    if not references:  # e.g. `--peers ts1` on a 2026-07-28 case: nothing to compare
+        return []
     latency = case.startswith(("http.", "stdio."))
     sides = [ours, *references]
     for side in sides:
