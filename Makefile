@@ -36,9 +36,12 @@ test: lint typecheck unit
 conformance: $(STAMP)
 	scripts/conformance.sh
 
-# Ours against the official SDK, case by case (see docs/performance.md). Figures
-# also go to benchmarks/results/latest.json. `make bench BENCH_ARGS="--quick"`,
-# `BENCH_ARGS="--cases inproc,http"`; the engine alone: benchmarks/core_bench.py.
+# Ours against the official SDK, case by case (see docs/performance.md); the
+# in-process, stdio and HTTP cases also against the TypeScript SDKs (node/bench/,
+# installed by scripts/node-env.sh; needs npm). Figures also go to
+# benchmarks/results/latest.json. `make bench BENCH_ARGS="--quick"`,
+# `BENCH_ARGS="--cases inproc,http"`, `BENCH_ARGS="--peers sdk"` (no node);
+# the engine alone: benchmarks/core_bench.py.
 BENCH_ARGS ?=
 BENCH_STAMP := $(VENV)/.bench-installed
 

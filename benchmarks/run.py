@@ -1,13 +1,25 @@
-"""mcp-sansio against the official SDK (`mcp` 2.3.0), case by case, in one run.
+"""mcp-sansio against the official SDK (`mcp` 2.3.0), case by case, in one run; on
+the in-process, stdio and HTTP cases also against the TypeScript SDKs.
 
 Every case runs this project ("ours") and the SDK ("reference") alternately in
 the same process and event loop, A B A B ..., after a warm-up and a calibration
 that sizes each side's sample to about `--seconds`; the table shows medians of
 the rounds and the min-max of the per-round ratios (ours / reference).
 
+The TypeScript yardsticks ("ts1": @modelcontextprotocol/sdk 1.32.2, "ts2":
+@modelcontextprotocol/server + client 2.4.0; node/bench/) join the same rounds:
+A B C D A B C D ... Their client loop runs in a node process that this script
+drives line by line (node/bench/client.mjs), with the same warm-up, calibration
+and call counts; they get a table of their own. `--peers sdk` runs without
+node; by default every peer that can run here is used (the TypeScript ones
+need npm: scripts/node-env.sh installs them). Before the cases, a cross-check
+makes one call from our Client to each TypeScript server and from each
+TypeScript client to our server (stdio and HTTP, each era).
+
     python benchmarks/run.py                      # everything, 10-15 minutes
     python benchmarks/run.py --quick              # a smoke test, 2-3 minutes
     python benchmarks/run.py --cases inproc,http.seq --rounds 9
+    python benchmarks/run.py --peers sdk          # without the TypeScript SDKs
     python benchmarks/run.py --list               # the case ids
     python benchmarks/run.py --show benchmarks/results/latest.json   # re-print a run
 
@@ -72,6 +84,28 @@ TARGETS: dict[str, tuple[float, str]] = {
     "import": (1 / 5, "max"),
 }
 
+# The yardsticks of the transport cases (in process, stdio, HTTP): `--peers`.
+# "sdk" is the official Python SDK; "ts1" and "ts2" are the TypeScript SDKs, whose
+# echo server and client loop are node/bench/server.mjs and client.mjs, run by the
+# Node 22 that scripts/node-env.sh installs and prints.
+PEERS = ("sdk", "ts1", "ts2")
+TS_PEERS = ("ts1", "ts2")
+TS_SDK = {"ts1": "v1", "ts2": "v2"}
+NODE_DIR = ROOT / "node"
+NODE_BENCH = NODE_DIR / "bench"
+# Combinations an SDK cannot do: shown as "n/a" with the reason, never measured.
+TS_ABSENT = {
+    ("ts1", "2026"): "@modelcontextprotocol/sdk 1.32.2 speaks no 2026-07-28 (newest 2025-11-25)",
+}
+# Against the TypeScript lines: ahead (ratio >= 1) on every stdio and HTTP case,
+# and in process on 2026-07-28; in process on legacy there is no target (its
+# in-memory transport hands objects across, ours carries the wire's bytes).
+TS_TARGETS: dict[str, tuple[float, str]] = {
+    "stdio.seq": (1, "min"),
+    "http.seq": (1, "min"),
+    "http.c16": (1, "min"),
+}
+
 
 # =========================================================================== settings
 
@@ -82,12 +116,18 @@ class Settings:
     memory_rounds: int = 5  # a probe of 1,000 SDK sessions takes ~30 s; the figures barely move
     seconds: float = 0.4  # per side per round, for the throughput cases
     warmup_calls: int = 30
+    # Then calls for at least this long, every side alike, before calibrating: V8
+    # optimises the TypeScript peers' hot code after some thousands of calls (with
+    # 30 calls alone, TS v1 in process ran its first two rounds at 1/5 of its rate).
+    warmup_seconds: float = 1.0
     latency_calls: int = 100  # at least this many calls per sample where p50/p99 are reported
     inproc_sessions: int = 1000
     http_sessions: int = 100
     case_timeout: float = 600.0
     sample_timeout: float = 120.0
     start_timeout: float = 60.0
+    peers: tuple[str, ...] = ("sdk",)  # the yardsticks of the transport cases
+    node: str = ""  # the Node 22 binary, when a TypeScript peer is chosen
 
     @classmethod
     def quick(cls) -> Settings:
@@ -96,6 +136,7 @@ class Settings:
             memory_rounds=2,
             seconds=0.05,
             warmup_calls=5,
+            warmup_seconds=0.1,
             latency_calls=10,
             inproc_sessions=100,
             http_sessions=20,
@@ -123,6 +164,8 @@ class Row:
     # Shown instead of the medians when set (latency percentiles over all rounds' calls).
     ours_value: float | None = None
     reference_value: float | None = None
+    peer: str = "sdk"  # which yardstick `reference` is (PEERS)
+    absent: str | None = None  # why this peer cannot do this case (not a failure)
 
     @property
     def ours_shown(self) -> float | None:
@@ -163,8 +206,14 @@ def _median(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def _target_for(case: str) -> tuple[float, str] | None:
-    for prefix, target in TARGETS.items():
+def _target_for(case: str, peer: str = "sdk") -> tuple[float, str] | None:
+    if peer != "sdk":
+        if case.startswith("inproc.") and case.endswith(".2026"):
+            return (1, "min")
+        targets = TS_TARGETS
+    else:
+        targets = TARGETS
+    for prefix, target in targets.items():
         if case.startswith(prefix):
             return target
     return None
@@ -224,10 +273,13 @@ def _log_file(name: str) -> Any:
     return open(LOGS / f"{name}.log", "ab")
 
 
-def server_command(side: str, transport: str, port: int | None = None) -> list[str]:
-    """How each side's server is started as a process (ours: `python -m mcp_adapters run`)."""
+def server_command(side: str, transport: str, port: int | None = None, node: str = "") -> list[str]:
+    """How each side's server is started as a process (ours: `python -m mcp_adapters run`;
+    a TypeScript side, "ts1" or "ts2": node/bench/server.mjs run by `node`)."""
     if side == "ours":
         command = [sys.executable, "-m", "mcp_adapters", "run", str(SERVERS / "ours.py")]
+    elif side in TS_SDK:
+        command = [node, str(NODE_BENCH / "server.mjs"), "--sdk", TS_SDK[side]]
     else:
         command = [sys.executable, str(SERVERS / "sdk.py")]
     command += ["--transport", transport]
@@ -237,12 +289,18 @@ def server_command(side: str, transport: str, port: int | None = None) -> list[s
 
 
 @contextlib.contextmanager
-def http_server(side: str, timeout: float, log_name: str) -> Iterator[tuple[str, int]]:
+def http_server(
+    side: str, timeout: float, log_name: str, node: str = ""
+) -> Iterator[tuple[str, int]]:
     """A server process on a free loopback port: yields (url, pid); always stopped."""
     port = free_port()
     with _log_file(log_name) as log:
         process = subprocess.Popen(
-            server_command(side, "http", port), cwd=ROOT, stdout=log, stderr=log
+            server_command(side, "http", port, node),
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
         )
         try:
             deadline = time.monotonic() + timeout
@@ -379,12 +437,20 @@ class Contender:
     n: int = 0
     samples: list[Sample] = field(default_factory=list)
 
+    async def run(self, n: int) -> Sample:
+        return await run_calls(self.calls, n, self.workers)
+
     async def calibrate(self, settings: Settings) -> None:
-        await run_calls(self.calls, max(settings.warmup_calls, self.workers), self.workers)
+        await self.run(max(settings.warmup_calls, self.workers))
+        spent, n = 0.0, self.workers
+        while spent < settings.warmup_seconds:
+            with anyio.fail_after(settings.sample_timeout):
+                spent += (await self.run(n)).seconds
+            n = min(n * 2, 1_000_000)
         n = self.workers
         while True:
             with anyio.fail_after(settings.sample_timeout):
-                sample = await run_calls(self.calls, n, self.workers)
+                sample = await self.run(n)
             if sample.seconds >= settings.seconds / 4 or n >= 1_000_000:
                 break
             n *= 4
@@ -392,35 +458,276 @@ class Contender:
 
     async def measure(self, settings: Settings) -> None:
         with anyio.fail_after(settings.sample_timeout):
-            self.samples.append(await run_calls(self.calls, self.n, self.workers))
+            self.samples.append(await self.run(self.n))
+
+
+# ======================================================================== TS peers
+
+
+def find_node() -> tuple[str, str]:
+    """(the Node 22 binary, "") or ("", why not): scripts/node-env.sh installs the
+    TypeScript peers from node/package-lock.json (and a Node 22 where the machine's
+    node is older) on first use."""
+    try:
+        done = subprocess.run(
+            [str(ROOT / "scripts" / "node-env.sh")],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return "", f"scripts/node-env.sh: {exc}"
+    if done.returncode != 0:
+        said = done.stderr.strip().splitlines()
+        return "", said[-1] if said else f"scripts/node-env.sh exited with {done.returncode}"
+    return done.stdout.strip(), ""
+
+
+def ts_versions() -> dict[str, str]:
+    """The installed versions of the TypeScript packages (from node/node_modules)."""
+    versions = {}
+    for name in ("sdk", "server", "client", "node"):
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            manifest = NODE_DIR / "node_modules" / "@modelcontextprotocol" / name / "package.json"
+            versions[f"@modelcontextprotocol/{name}"] = json.loads(manifest.read_text())["version"]
+    return versions
+
+
+def peer_name(peer: str) -> str:
+    """How a yardstick is named in the table."""
+    if peer == "sdk":
+        return "mcp 2.3.0"
+    versions = ts_versions()
+    if peer == "ts1":
+        return f"TS v1 {versions.get('@modelcontextprotocol/sdk', '?')}"
+    return f"TS v2 {versions.get('@modelcontextprotocol/server', '?')}"
+
+
+class NodeClient:
+    """A running node/bench/client.mjs: connected TypeScript clients, driven by JSON lines."""
+
+    def __init__(self, process: Any, log_path: Path) -> None:
+        from anyio.streams.buffered import BufferedByteReceiveStream
+
+        self.process = process
+        self.log_path = log_path
+        self._lines = BufferedByteReceiveStream(process.stdout)
+        self.ready: dict[str, Any] = {}
+
+    async def receive(self) -> dict[str, Any]:
+        try:
+            line = await self._lines.receive_until(b"\n", 1 << 26)
+        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError):
+            raise RuntimeError(
+                f"the node client exited ({self.process.returncode}); see {self.log_path}"
+            ) from None
+        data: dict[str, Any] = json.loads(line)
+        return data
+
+    async def request(self, payload: dict[str, Any]) -> dict[str, Any]:
+        await self.process.stdin.send(json.dumps(payload).encode() + b"\n")
+        return await self.receive()
+
+    async def run(self, n: int) -> Sample:
+        data = await self.request({"op": "run", "n": n})
+        return Sample(int(data["calls"]), float(data["seconds"]), data["latencies"])
+
+
+@contextlib.asynccontextmanager
+async def ts_client(
+    settings: Settings,
+    peer: str,
+    target: str,
+    mode: str,
+    log_name: str,
+    *,
+    tool: str = "echo",
+    clients: int = 1,
+    workers: int = 1,
+    server_command: Sequence[str] | None = None,
+) -> AsyncIterator[NodeClient]:
+    """A node/bench/client.mjs of `peer` ("ts1", "ts2") on `target` ("inproc", "stdio"
+    or a URL), connected and checked (protocol version, one call). It runs in its
+    own process group, which is killed on the way out (with any stdio server it
+    spawned), whatever happened."""
+    command = [
+        settings.node,
+        str(NODE_BENCH / "client.mjs"),
+        "--sdk",
+        TS_SDK[peer],
+        "--era",
+        mode,
+        "--target",
+        target,
+        "--clients",
+        str(clients),
+        "--workers",
+        str(workers),
+        "--tool",
+        tool,
+    ]
+    if server_command is not None:
+        command += ["--server-command", json.dumps(list(server_command))]
+    with _log_file(log_name) as log:
+        process = await anyio.open_process(
+            command,
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            start_new_session=True,
+        )
+        try:
+            client = NodeClient(process, Path(log.name))
+            with anyio.fail_after(settings.start_timeout):
+                client.ready = await client.receive()
+            version = client.ready.get("protocol")
+            if version != PROTOCOL[mode]:
+                raise RuntimeError(f"{peer} negotiated {version}, expected {PROTOCOL[mode]}")
+            yield client
+            with anyio.move_on_after(10):
+                await client.request({"op": "close"})
+                await process.wait()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await _stop_group(process)
+
+
+async def _stop_group(process: Any) -> None:
+    """SIGTERM to the process group of `process` (its leader's pid), SIGKILL after 5 s."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, sig)
+        with anyio.move_on_after(5):
+            await process.wait()
+            return
+
+
+@dataclass
+class RemoteContender(Contender):
+    """A TypeScript side: its calls run in a node process, timed there."""
+
+    client: NodeClient | None = None
+
+    async def run(self, n: int) -> Sample:
+        assert self.client is not None
+        return await self.client.run(n)
+
+
+async def ts_contenders(
+    settings: Settings,
+    stack: contextlib.AsyncExitStack,
+    case: str,
+    label: str,
+    mode: str,
+    targets: dict[str, str],
+    *,
+    tool: str,
+    clients: int = 1,
+    workers: int = 1,
+) -> tuple[list[Contender], list[Row]]:
+    """The chosen TypeScript peers of a case, entered on `stack`: (contenders, rows for
+    the peers that cannot do it or did not start). `targets` maps peer to target."""
+    contenders: list[Contender] = []
+    rows: list[Row] = []
+    for peer in settings.peers:
+        if peer not in TS_SDK:
+            continue
+        name = peer_name(peer)
+        reason = TS_ABSENT.get((peer, mode))
+        if reason is not None:
+            rows.append(
+                Row(
+                    f"{case}@{peer}",
+                    label,
+                    "calls/s",
+                    True,
+                    reference_name=name,
+                    peer=peer,
+                    absent=reason,
+                )
+            )
+            continue
+        try:
+            client = await stack.enter_async_context(
+                ts_client(
+                    settings,
+                    peer,
+                    targets[peer],
+                    mode,
+                    f"{case}-{peer}",
+                    tool=tool,
+                    clients=clients,
+                    workers=workers,
+                )
+            )
+        except Exception as exc:  # one peer failing to start must not lose the case
+            rows.append(
+                Row(
+                    f"{case}@{peer}",
+                    label,
+                    "calls/s",
+                    True,
+                    reference_name=name,
+                    peer=peer,
+                    error=f"{type(exc).__name__}: {exc}",
+                )
+            )
+            continue
+        contenders.append(RemoteContender(peer, [], workers, client=client))
+    return contenders, rows
 
 
 async def duel(
-    settings: Settings, ours: Contender, reference: Contender, case: str, label: str
+    settings: Settings,
+    ours: Contender,
+    references: Sequence[Contender],
+    case: str,
+    label: str,
 ) -> list[Row]:
-    """Calibrate both, then alternate ours / reference for `settings.rounds` rounds.
+    """Calibrate every side, then run ours, then each reference in turn (in the order
+    given), round after round for `settings.rounds` rounds; rows for ours against
+    each reference.
 
     Over stdio and HTTP, p50 and p99 latency rows follow: the percentiles of every
     call of every round (per-round ratios for the min-max).
     """
+    if not references:  # e.g. `--peers ts1` on a 2026-07-28 case: nothing to compare
+        return []
     latency = case.startswith(("http.", "stdio."))
-    if latency:
-        ours.min_calls = reference.min_calls = settings.latency_calls
-    await ours.calibrate(settings)
-    await reference.calibrate(settings)
+    sides = [ours, *references]
+    for side in sides:
+        if latency:
+            side.min_calls = settings.latency_calls
+        await side.calibrate(settings)
     for _ in range(settings.rounds):
-        await ours.measure(settings)
-        await reference.measure(settings)
-    target = _target_for(case)
+        for side in sides:
+            await side.measure(settings)
+    rows = []
+    for reference in references:
+        rows += _duel_rows(ours, reference, case, label, latency)
+    return rows
+
+
+def _duel_rows(
+    ours: Contender, reference: Contender, case: str, label: str, latency: bool
+) -> list[Row]:
+    peer = reference.side
+    suffix = "" if peer == "sdk" else f"@{peer}"
+    name = peer_name(peer)
     rows = [
         Row(
-            case,
+            case + suffix,
             label,
             "calls/s",
             True,
             [s.rate for s in ours.samples],
             [s.rate for s in reference.samples],
-            target=target,
+            reference_name=name,
+            peer=peer,
+            target=_target_for(case, peer),
             note=f"{ours.n} vs {reference.n} calls per sample, {ours.workers} in flight",
         )
     ]
@@ -428,12 +735,14 @@ async def duel(
         for q in (50, 99):
             rows.append(
                 Row(
-                    f"{case}.p{q}",
+                    f"{case}.p{q}{suffix}",
                     f"  p{q} latency",
                     "ms",
                     False,
                     [percentile(s.latencies, q) * 1e3 for s in ours.samples],
                     [percentile(s.latencies, q) * 1e3 for s in reference.samples],
+                    reference_name=name,
+                    peer=peer,
                     ours_value=percentile([x for s in ours.samples for x in s.latencies], q) * 1e3,
                     reference_value=percentile(
                         [x for s in reference.samples for x in s.latencies], q
@@ -498,63 +807,114 @@ def case_core(settings: Settings) -> list[Row]:
 
 
 async def case_inproc(settings: Settings, mode: str, variant: str, workers: int) -> list[Row]:
-    """`Client(MCPServer instance)`: `workers` calls in flight on one session."""
+    """`Client(MCPServer instance)`: `workers` calls in flight on one session. The
+    TypeScript peers: client and server in one node process over the SDK's
+    InMemoryTransport (node/bench/client.mjs --target inproc)."""
     tool = TOOL[variant]
-    async with (
-        connected("ours", "inproc", mode) as ours,
-        connected("sdk", "inproc", mode) as sdk,
-    ):
-        kind = "seq" if workers == 1 else f"c{workers}"
-        shape = "sequential" if workers == 1 else f"{workers} concurrent"
-        return await duel(
+    kind = "seq" if workers == 1 else f"c{workers}"
+    shape = "sequential" if workers == 1 else f"{workers} concurrent"
+    case = f"inproc.{kind}.{variant}.{mode}"
+    label = f"in process, {shape}, {variant} echo, {mode}"
+    async with contextlib.AsyncExitStack() as stack:
+        ours = await stack.enter_async_context(connected("ours", "inproc", mode))
+        references: list[Contender] = []
+        if "sdk" in settings.peers:
+            sdk = await stack.enter_async_context(connected("sdk", "inproc", mode))
+            references.append(Contender("sdk", [call_of(sdk, tool, "hello world")], workers))
+        ts, placeholders = await ts_contenders(
+            settings,
+            stack,
+            case,
+            label,
+            mode,
+            dict.fromkeys(TS_PEERS, "inproc"),
+            tool=tool,
+            workers=workers,
+        )
+        rows = await duel(
             settings,
             Contender("ours", [call_of(ours, tool, "hello world")], workers),
-            Contender("sdk", [call_of(sdk, tool, "hello world")], workers),
-            f"inproc.{kind}.{variant}.{mode}",
-            f"in process, {shape}, {variant} echo, {mode}",
+            references + ts,
+            case,
+            label,
         )
+        return rows + placeholders
 
 
 async def case_stdio(settings: Settings, mode: str, variant: str) -> list[Row]:
-    """A server subprocess per side, spoken to over its stdin/stdout, one call at a time."""
+    """A server subprocess per side, spoken to over its stdin/stdout, one call at a time.
+    The TypeScript clients spawn their own SDK's server (node/bench/server.mjs)."""
     tool = TOOL[variant]
-    async with (
-        connected("ours", "stdio", mode) as ours,
-        connected("sdk", "stdio", mode) as sdk,
-    ):
-        return await duel(
+    case = f"stdio.seq.{variant}.{mode}"
+    label = f"stdio, sequential, {variant} echo, {mode}"
+    async with contextlib.AsyncExitStack() as stack:
+        ours = await stack.enter_async_context(connected("ours", "stdio", mode))
+        references: list[Contender] = []
+        if "sdk" in settings.peers:
+            sdk = await stack.enter_async_context(connected("sdk", "stdio", mode))
+            references.append(Contender("sdk", [call_of(sdk, tool, "hello world")]))
+        ts, placeholders = await ts_contenders(
+            settings, stack, case, label, mode, dict.fromkeys(TS_PEERS, "stdio"), tool=tool
+        )
+        rows = await duel(
             settings,
             Contender("ours", [call_of(ours, tool, "hello world")]),
-            Contender("sdk", [call_of(sdk, tool, "hello world")]),
-            f"stdio.seq.{variant}.{mode}",
-            f"stdio, sequential, {variant} echo, {mode}",
+            references + ts,
+            case,
+            label,
         )
+        return rows + placeholders
 
 
 async def case_http(settings: Settings, mode: str, variant: str, clients: int) -> list[Row]:
-    """Streamable HTTP on 127.0.0.1: `clients` clients, each one call at a time."""
+    """Streamable HTTP on 127.0.0.1: `clients` clients, each one call at a time. Each
+    side has its own server process; a TypeScript side's clients (one connection
+    each) are all in one node process."""
     tool = TOOL[variant]
     kind = "seq" if clients == 1 else f"c{clients}"
     case = f"http.{kind}.{variant}.{mode}"
-    with (
-        http_server("ours", settings.start_timeout, f"{case}-ours") as (our_url, _),
-        http_server("sdk", settings.start_timeout, f"{case}-sdk") as (sdk_url, _),
-    ):
+    shape = "sequential" if clients == 1 else f"{clients} concurrent clients"
+    label = f"HTTP, {shape}, {variant} echo, {mode}"
+    sides = ["ours"] + [
+        peer for peer in settings.peers if peer == "sdk" or (peer, mode) not in TS_ABSENT
+    ]
+    with contextlib.ExitStack() as servers:
+        urls = {
+            side: servers.enter_context(
+                http_server(side, settings.start_timeout, f"{case}-{side}", settings.node)
+            )[0]
+            for side in sides
+        }
         async with contextlib.AsyncExitStack() as stack:
             our_calls, sdk_calls = [], []
             for _ in range(clients):
-                ours = await stack.enter_async_context(connected("ours", our_url, mode))
-                sdk = await stack.enter_async_context(connected("sdk", sdk_url, mode))
+                ours = await stack.enter_async_context(connected("ours", urls["ours"], mode))
                 our_calls.append(call_of(ours, tool, "hello world"))
-                sdk_calls.append(call_of(sdk, tool, "hello world"))
-            shape = "sequential" if clients == 1 else f"{clients} concurrent clients"
-            return await duel(
+                if "sdk" in urls:
+                    sdk = await stack.enter_async_context(connected("sdk", urls["sdk"], mode))
+                    sdk_calls.append(call_of(sdk, tool, "hello world"))
+            references: list[Contender] = []
+            if sdk_calls:
+                references.append(Contender("sdk", sdk_calls, clients))
+            ts, placeholders = await ts_contenders(
+                settings,
+                stack,
+                case,
+                label,
+                mode,
+                {peer: urls.get(peer, "") for peer in TS_PEERS},
+                tool=tool,
+                clients=clients,
+                workers=clients,
+            )
+            rows = await duel(
                 settings,
                 Contender("ours", our_calls, clients),
-                Contender("sdk", sdk_calls, clients),
+                references + ts,
                 case,
-                f"HTTP, {shape}, {variant} echo, {mode}",
+                label,
             )
+            return rows + placeholders
 
 
 async def case_elicit(settings: Settings, transport: str, mode: str) -> list[Row]:
@@ -580,7 +940,7 @@ async def case_elicit(settings: Settings, transport: str, mode: str) -> list[Row
             return await duel(
                 settings,
                 Contender("ours", [call_of(ours, tool, BOOKED)]),
-                Contender("sdk", [call_of(sdk, tool, BOOKED)]),
+                [Contender("sdk", [call_of(sdk, tool, BOOKED)])],
                 case,
                 label,
             )
@@ -757,6 +1117,72 @@ def case_import(settings: Settings) -> list[Row]:
     ]
 
 
+# ========================================================================== cross-check
+
+
+async def crosscheck(settings: Settings) -> list[dict[str, Any]]:
+    """Like with like: our `Client` against each TypeScript server and each TypeScript
+    client against our server, over stdio and Streamable HTTP, in every era the peer
+    speaks; each check connects, compares the negotiated version and makes a checked
+    `echo` call. Returns one {"check", "ok", "error"} per check."""
+    peers = [peer for peer in settings.peers if peer in TS_SDK]
+    results: list[dict[str, Any]] = []
+    with contextlib.ExitStack() as servers:
+        urls = {
+            side: servers.enter_context(
+                http_server(side, settings.start_timeout, f"crosscheck-{side}", settings.node)
+            )[0]
+            for side in ["ours", *peers]
+        }
+
+        async def ours_to(peer: str, transport: str, mode: str) -> None:
+            from mcp_adapters import Client, StdioServerParameters
+
+            with _log_file(f"crosscheck-stdio-{peer}") as log:
+                target: Any = urls[peer]
+                if transport == "stdio":
+                    command = server_command(peer, "stdio", node=settings.node)
+                    target = StdioServerParameters(
+                        command[0], command[1:], cwd=str(ROOT), stderr=log
+                    )
+                async with Client(target, mode=OUR_MODE[mode]) as client:
+                    if client.protocol_version != PROTOCOL[mode]:
+                        raise RuntimeError(f"negotiated {client.protocol_version}")
+                    await call_of(client, "echo", "hello world")()
+
+        async def ts_to_ours(peer: str, transport: str, mode: str) -> None:
+            target = "stdio" if transport == "stdio" else urls["ours"]
+            command = server_command("ours", "stdio") if transport == "stdio" else None
+            async with ts_client(
+                settings, peer, target, mode, f"crosscheck-{peer}-client", server_command=command
+            ) as client:
+                await client.run(1)
+
+        for peer in peers:
+            name = peer_name(peer)
+            for mode in ("legacy", "2026"):
+                if (peer, mode) in TS_ABSENT:
+                    continue
+                for transport in ("stdio", "http"):
+                    for check, run in (
+                        (f"our Client -> {name} server", ours_to),
+                        (f"{name} client -> our server", ts_to_ours),
+                    ):
+                        record: dict[str, Any] = {
+                            "check": f"{check}, {transport}, {mode}",
+                            "ok": True,
+                            "error": None,
+                        }
+                        try:
+                            with anyio.fail_after(settings.start_timeout):
+                                await run(peer, transport, mode)
+                        except Exception as exc:
+                            record.update(ok=False, error=f"{type(exc).__name__}: {exc}")
+                        results.append(record)
+                        print(f"  {record['check']}: {'ok' if record['ok'] else record['error']}")
+    return results
+
+
 # ============================================================================ registry
 
 
@@ -871,35 +1297,24 @@ def _fmt_ratio(value: float | None) -> str:
     return f"{value:.3f}" if abs(value) < 1 else f"{value:.2f}"
 
 
-def table(rows: list[Row]) -> str:
-    header = ("case", "unit", "ours", "reference", "ratio", "min-max", "target")
-    lines = [header]
-    for row in rows:
-        if row.error:
-            lines.append((row.label, row.unit, "FAILED", row.error[:40], "", "", ""))
-            continue
-        ratios = row.ratios
-        ratio = _median(ratios)
-        spread = f"{_fmt_ratio(min(ratios))}-{_fmt_ratio(max(ratios))}" if ratios else "-"
-        reference = _fmt(row.reference_shown, row.unit)
-        if row.reference_name not in ("mcp 2.3.0", "import mcp") and row.reference:
-            reference += " (floor)"
-        target = ""
-        if row.target is not None:
-            value, kind = row.target
-            wanted = f">= {value:g}x" if kind == "min" else f"<= 1/{round(1 / value)}"
-            target = f"{wanted} {'ok' if row.target_met() else 'MISS'}"
-        lines.append(
-            (
-                row.label,
-                row.unit,
-                _fmt(row.ours_shown, row.unit),
-                reference,
-                _fmt_ratio(ratio),
-                spread,
-                target,
-            )
-        )
+def _target_cell(row: Row) -> str:
+    if row.target is None:
+        return ""
+    value, kind = row.target
+    wanted = f">= {value:g}x" if kind == "min" else f"<= 1/{round(1 / value)}"
+    return f"{wanted} {'ok' if row.target_met() else 'MISS'}"
+
+
+def _spread(row: Row) -> str:
+    ratios = row.ratios
+    return f"{_fmt_ratio(min(ratios))}-{_fmt_ratio(max(ratios))}" if ratios else "-"
+
+
+def _layout(header: Sequence[str], lines: list[Sequence[str]]) -> str:
+    """The lines as a text table under `header`; "" when there are none."""
+    if not lines:
+        return ""
+    lines = [header, *lines]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     out = []
     for i, line in enumerate(lines):
@@ -912,18 +1327,93 @@ def table(rows: list[Row]) -> str:
     return "\n".join(out)
 
 
-def markdown_table(rows: list[Row]) -> str:
-    """The same table as GitHub markdown (for docs/performance.md)."""
-    plain = table(rows).splitlines()
-    body = [line for i, line in enumerate(plain) if i != 1]
+def table(rows: list[Row]) -> str:
+    """Ours against the official Python SDK (and the rows with no other yardstick)."""
+    header = ("case", "unit", "ours", "reference", "ratio", "min-max", "target")
+    lines: list[Sequence[str]] = []
+    for row in rows:
+        if row.peer != "sdk":
+            continue
+        if row.error:
+            lines.append((row.label, row.unit, "FAILED", row.error[:40], "", "", ""))
+            continue
+        reference = _fmt(row.reference_shown, row.unit)
+        if row.reference_name not in ("mcp 2.3.0", "import mcp") and row.reference:
+            reference += " (floor)"
+        lines.append(
+            (
+                row.label,
+                row.unit,
+                _fmt(row.ours_shown, row.unit),
+                reference,
+                _fmt_ratio(_median(row.ratios)),
+                _spread(row),
+                _target_cell(row),
+            )
+        )
+    return _layout(header, lines)
+
+
+def ts_table(rows: list[Row]) -> str:
+    """Ours against each TypeScript line, one line per case and metric ("" if none ran).
+
+    "target" is met when ours is ahead of every TypeScript line that can run the case.
+    """
+    groups: dict[str, dict[str, Row]] = {}
+    for row in rows:
+        if row.peer in TS_SDK:
+            groups.setdefault(row.case.rsplit("@", 1)[0], {})[row.peer] = row
+    if not groups:
+        return ""
+    peers = [peer for peer in TS_PEERS if any(peer in group for group in groups.values())]
+    header = ["case", "unit", "ours"]
+    for peer in peers:
+        header += [peer_name(peer), "ratio", "min-max"]
+    header.append("target")
+    lines: list[Sequence[str]] = []
+    for group in groups.values():
+        first = next(iter(group.values()))
+        measured = [row for row in group.values() if not row.error and not row.absent]
+        ours = _fmt(measured[0].ours_shown, first.unit) if measured else "-"
+        line = [first.label, first.unit, ours]
+        for peer in peers:
+            row = group.get(peer)
+            if row is None or row.absent:
+                line += ["n/a", "", ""]
+            elif row.error:
+                line += ["FAILED", row.error[:30], ""]
+            else:
+                ratio = _fmt_ratio(_median(row.ratios))
+                line += [_fmt(row.reference_shown, row.unit), ratio, _spread(row)]
+        targeted = [row for row in measured if row.target is not None]
+        if targeted and len(targeted) == len(measured) == len(
+            [row for row in group.values() if not row.absent]
+        ):
+            met = all(row.target_met() for row in targeted)
+            line.append(f">= {targeted[0].target[0]:g}x {'ok' if met else 'MISS'}")  # type: ignore[index]
+        elif targeted:
+            line.append("?")
+        else:
+            line.append("")
+        lines.append(line)
+    return _layout(header, lines)
+
+
+def markdown_table(plain: str) -> str:
+    """A table of `table` or `ts_table` as GitHub markdown (for docs/performance.md)."""
+    if not plain:
+        return ""
+    lines = plain.splitlines()
+    body = [line for i, line in enumerate(lines) if i != 1]
     out = []
     for i, line in enumerate(body):
-        cells = [cell.strip() for cell in line.split(" | ")]
+        cells = [cell.strip() for cell in line.split("|")]  # no cell holds a "|"
+        cells += [""] * (len(body[0].split("|")) - len(cells))  # rstrip ate empty cells
         if line.startswith("  "):  # a latency row under its throughput row
             cells[0] = "↳ " + cells[0]
         out.append("| " + " | ".join(cells) + " |")
         if i == 0:
-            out.append("|" + "|".join(["---"] * 2 + ["---:"] * 5) + "|")
+            out.append("|" + "|".join(["---"] * 2 + ["---:"] * (len(cells) - 2)) + "|")
     return "\n".join(out)
 
 
@@ -946,6 +1436,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=str(RESULTS / "latest.json"), help="output file")
     parser.add_argument("--markdown", action="store_true", help="also print a markdown table")
     parser.add_argument("--show", metavar="JSON", help="print the tables of a saved run and exit")
+    parser.add_argument(
+        "--peers",
+        help="yardsticks of the in-process, stdio and HTTP cases, comma-separated from "
+        "sdk (mcp, Python), ts1 (@modelcontextprotocol/sdk), ts2 (@modelcontextprotocol/"
+        "server + client); default: all that can run here (ts1/ts2 need npm)",
+    )
+    parser.add_argument(
+        "--no-crosscheck",
+        action="store_true",
+        help="skip the check that our Client and the TypeScript servers (and the other "
+        "way round) work together, run before the cases when a TypeScript peer is chosen",
+    )
     parser.add_argument("--probe", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     # Neither side's INFO logs (httpx logs every request) belong in the figures.
@@ -966,9 +1468,8 @@ def main(argv: list[str] | None = None) -> int:
             row = Row(**{k: v for k, v in data.items() if k in names})
             row.target = tuple(row.target) if row.target else None  # type: ignore[assignment]
             shown.append(row)
-        print(table(shown))
-        print()
-        print(markdown_table(shown))
+        tables = [t for t in (table(shown), ts_table(shown)) if t]
+        print("\n\n".join(tables + [markdown_table(t) for t in tables]))
         return 0
 
     cases = registry()
@@ -983,20 +1484,49 @@ def main(argv: list[str] | None = None) -> int:
     chosen = select(cases, args.cases)
     if not chosen:
         parser.error(f"no case matches {args.cases!r} (see --list)")
+    peers = list(PEERS) if args.peers is None else [p.strip() for p in args.peers.split(",")]
+    unknown = [p for p in peers if p not in PEERS]
+    if unknown or not peers:
+        parser.error(f"--peers: choose from {', '.join(PEERS)} (got {args.peers!r})")
+    transport_cases = any(name.startswith(("inproc.", "stdio.", "http.")) for name in chosen)
+    if transport_cases and any(p in TS_SDK for p in peers):
+        settings.node, why = find_node()
+        if not settings.node:
+            if args.peers is not None:
+                parser.error(f"--peers {args.peers}: the TypeScript peers cannot run here: {why}")
+            print(f"TypeScript peers skipped: {why}  (--peers sdk runs without them)")
+            peers = [p for p in peers if p not in TS_SDK]
+    settings.peers = tuple(peers)
 
     info = machine()
+    if settings.node:
+        info["node"] = subprocess.run(
+            [settings.node, "--version"], capture_output=True, text=True
+        ).stdout.strip()
+        info["versions"].update(ts_versions())
     load_start = loadavg()
+    yardsticks = ", ".join(peer_name(p) for p in settings.peers) if transport_cases else "mcp"
     print(
-        f"mcp-sansio vs mcp {info['versions'].get('mcp', '?')}: {len(chosen)} cases, "
+        f"mcp-sansio vs {yardsticks}: {len(chosen)} cases, "
         f"{settings.rounds} rounds, {settings.seconds}s per side per round"
     )
     print(
         f"{info['nproc']} CPUs ({info['cpu']}), Python {info['python']}, "
-        f"load average {' '.join(map(str, load_start))}"
+        + (f"node {info['node']}, " if settings.node else "")
+        + f"load average {' '.join(map(str, load_start))}"
     )
     rows: list[Row] = []
     failed = 0
     started = time.monotonic()
+    checks: list[dict[str, Any]] = []
+    if settings.node and not args.no_crosscheck:
+        print("cross-check (one call each):")
+        try:
+            checks = anyio.run(crosscheck, settings, backend="asyncio")
+        except Exception as exc:  # e.g. a server that does not start
+            checks = [{"check": "cross-check", "ok": False, "error": f"{exc!r}"}]
+            print(f"  FAILED: {exc!r}")
+        failed += sum(1 for check in checks if not check["ok"])
     for name in chosen:
         case_start = time.monotonic()
         print(f"  {name} ...", end="", flush=True)
@@ -1013,32 +1543,41 @@ def main(argv: list[str] | None = None) -> int:
             print(f" FAILED ({message})")
         else:
             summary = ", ".join(
-                f"{_fmt_ratio(_median(r.ratios))}x" for r in new if r.ratios and r.unit != "ms"
+                ("" if r.peer == "sdk" else f"{r.peer} ") + f"{_fmt_ratio(_median(r.ratios))}x"
+                for r in new
+                if r.ratios and r.unit != "ms"
             )
+            failed += sum(1 for r in new if r.error)  # a peer that did not start
             print(f" {time.monotonic() - case_start:.1f}s {summary}")
         rows.extend(new)
     load_end = loadavg()
 
+    tables = [t for t in (table(rows), ts_table(rows)) if t]
     print()
-    print(table(rows))
+    print("\n\n".join(tables))
     print()
     print(
         "ratio = ours / reference, median of per-round ratios (min-max over rounds); "
         "calls/s: higher is better, ms and MiB: lower is better."
     )
+    if ts_table(rows):
+        print("TypeScript target: ours ahead of every TypeScript line that can run the case.")
+    for name, reason in sorted({(r.reference_name, r.absent) for r in rows if r.absent}):
+        print(f"n/a = {name} cannot: {reason}")
     print(
         f"load average at start {' '.join(map(str, load_start))}, "
         f"at end {' '.join(map(str, load_end))}; {time.monotonic() - started:.0f}s in all"
     )
     if args.markdown:
         print()
-        print(markdown_table(rows))
+        print("\n\n".join(markdown_table(t) for t in tables))
 
     report = {
         "machine": info,
         "load_average": {"start": load_start, "end": load_end},
         "settings": asdict(settings),
         "quick": args.quick,
+        "crosscheck": checks,
         "cases": [row.summary() for row in rows],
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
