@@ -250,3 +250,10 @@ def test_where_the_keys_come_from(tmp_path: Path) -> None:
         load_request_state_keys(environ={KEYS_VARIABLE: "%%%"})
     assert load_server_identity(environ={}) is None
     assert load_server_identity(environ={"MCP_SERVER_IDENTITY": "  "}) is None
+
+
+def test_the_documented_example_ring_parses() -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "deploy.md").read_text()
+    example = doc.split("```text\n", 1)[1].split("```", 1)[0]
+    keys = parse_request_state_keys(example)
+    assert len(keys) == 2 and all(len(key) == 32 for key in keys)
