@@ -18,7 +18,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mcp_adapters.store._errors import StoreError, StoreUnavailable
-from mcp_adapters.store._event_ids import EventPosition, format_event_id, parse_event_id
+from mcp_adapters.store._event_ids import (
+    EventPosition,
+    format_event_id,
+    next_position,
+    parse_event_id,
+)
 from mcp_adapters.store._interface import Bus, EventLog, FanOut, SessionRegistry, Store
 from mcp_adapters.store._limits import StoreLimits
 from mcp_adapters.store._memory import InMemoryStore, MemoryHub
@@ -59,5 +64,6 @@ __all__ = [
     "StoreUnavailable",
     "Subscription",
     "format_event_id",
+    "next_position",
     "parse_event_id",
 ]

@@ -25,6 +25,7 @@ from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Protocol, Self
 
+from mcp_adapters.store._event_ids import EventPosition
 from mcp_adapters.store._limits import StoreLimits
 from mcp_adapters.store._records import BusMessage, Notification, SessionRecord
 from mcp_adapters.store._subscription import Subscription
@@ -81,8 +82,20 @@ class EventLog(Protocol):
     a session keeps at most `max_streams_per_session` streams.
     """
 
-    async def append(self, session_id: str, stream_id: str, payload: bytes | None) -> str:
-        """Keep one event (None: a priming event, never replayed) and return its id."""
+    async def append(
+        self,
+        session_id: str,
+        stream_id: str,
+        payload: bytes | None,
+        *,
+        at: EventPosition | None = None,
+    ) -> str:
+        """Keep one event (None: a priming event, never replayed) and return its id.
+
+        The log picks the position (`next_position` of the store's clock)
+        unless `at` names one, which must come after the stream's newest
+        event (ValueError otherwise): for a process that minted the id itself.
+        """
         ...
 
     async def replay_after(

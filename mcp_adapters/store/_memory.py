@@ -19,9 +19,16 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable
 from types import TracebackType
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
-from mcp_adapters.store._event_ids import EventPosition, format_event_id, parse_event_id
+from mcp_adapters.store._event_ids import (
+    EventPosition,
+    check_position,
+    format_event_id,
+    next_position,
+    parse_event_id,
+)
+from mcp_adapters.store._interface import Store
 from mcp_adapters.store._limits import StoreLimits
 from mcp_adapters.store._records import BusMessage, Notification, SessionRecord
 from mcp_adapters.store._subscription import Subscription
@@ -144,7 +151,14 @@ class _Events:
                 return
             del logs[session_id]
 
-    async def append(self, session_id: str, stream_id: str, payload: bytes | None) -> str:
+    async def append(
+        self,
+        session_id: str,
+        stream_id: str,
+        payload: bytes | None,
+        *,
+        at: EventPosition | None = None,
+    ) -> str:
         limits = self._store.limits
         now_ms = self._now_ms()
         oldest = self._oldest_ms(now_ms)
@@ -155,14 +169,14 @@ class _Events:
             streams = logs[session_id] = OrderedDict()
         logs.move_to_end(session_id)
         log = streams.get(stream_id)
+        if at is not None:
+            check_position(at, log.last if log is not None else None)
         if log is None:
             log = streams[stream_id] = _StreamLog(limits.max_events_per_stream)
             while len(streams) > limits.max_streams_per_session:
                 streams.popitem(last=False)
         streams.move_to_end(stream_id)
-        last = log.last
-        ms = max(now_ms, 1, last.ms if last is not None else 0)
-        position = EventPosition(ms, last.seq + 1 if last is not None and last.ms == ms else 0)
+        position = at if at is not None else next_position(log.last, now_ms)
         log.last = position
         log.entries.append((position, payload))
         while log.entries and log.entries[0][0].ms < oldest:
@@ -302,3 +316,9 @@ class InMemoryStore:
         tb: TracebackType | None,
     ) -> None:
         return None
+
+
+if TYPE_CHECKING:
+
+    def _is_a_store(store: InMemoryStore) -> Store:  # mypy checks the structural match
+        return store

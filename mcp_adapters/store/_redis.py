@@ -46,7 +46,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from types import TracebackType
-from typing import Any, Final, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Self, TypeVar
 from urllib.parse import quote
 
 import anyio
@@ -56,7 +56,13 @@ import coredis.exceptions
 from coredis.retry import ConstantRetryPolicy, NoRetryPolicy
 
 from mcp_adapters.store._errors import StoreUnavailable
-from mcp_adapters.store._event_ids import format_event_id, parse_event_id
+from mcp_adapters.store._event_ids import (
+    EventPosition,
+    check_position,
+    format_event_id,
+    parse_event_id,
+)
+from mcp_adapters.store._interface import Store
 from mcp_adapters.store._limits import StoreLimits
 from mcp_adapters.store._records import BusMessage, Notification, SessionRecord
 from mcp_adapters.store._subscription import Subscription
@@ -175,18 +181,22 @@ local function last_id(key)
 end
 """
 
-# KEYS: stream, index, counter. ARGV: now_ms, maxlen, oldest_ms, age_ms,
-# max_streams, index member, field ('e' event / 'p' priming), payload, stream key prefix.
+# KEYS: stream, index, counter. ARGV: now_ms, maxlen, oldest_ms, age_ms, max_streams,
+# index member, field ('e' event / 'p' priming), payload, stream key prefix,
+# the id to use ('' for the next one: the clock's ms, never going back, then '-*').
 _APPEND: Final = (
     _LAST_ID
     + """
-local ms = math.max(tonumber(ARGV[1]), 1)
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  local last = tonumber(string.match(last_id(KEYS[1]), '^(%d+)-'))
-  if last > ms then ms = last end
+local at = ARGV[10]
+if at == '' then
+  local ms = math.max(tonumber(ARGV[1]), 1)
+  if redis.call('EXISTS', KEYS[1]) == 1 then
+    local last = tonumber(string.match(last_id(KEYS[1]), '^(%d+)-'))
+    if last > ms then ms = last end
+  end
+  at = string.format('%d', ms) .. '-*'
 end
-local id = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[2], string.format('%d', ms) .. '-*',
-  ARGV[7], ARGV[8])
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[2], at, ARGV[7], ARGV[8])
 redis.call('XTRIM', KEYS[1], 'MINID', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[3]), ARGV[6])
@@ -350,28 +360,45 @@ class _Events:
         now_ms = int(self._store.clock() * 1000)
         return now_ms, now_ms - int(self._store.limits.max_event_age * 1000)
 
-    async def append(self, session_id: str, stream_id: str, payload: bytes | None) -> str:
+    async def append(
+        self,
+        session_id: str,
+        stream_id: str,
+        payload: bytes | None,
+        *,
+        at: EventPosition | None = None,
+    ) -> str:
         limits = self._store.limits
+        if at is not None:
+            check_position(at, None)  # after the newest: Redis checks that
         streams, index, counter = self._keys(session_id)
         member = _part(stream_id)
         now_ms, oldest = self._clock()
         age_ms = max(1, math.ceil(limits.max_event_age * 1000))
-        position = await self._store._script(
-            "events.append",
-            self._append,
-            [streams + member, index, counter],
-            [
-                now_ms,
-                limits.max_events_per_stream,
-                max(0, oldest),
-                age_ms,
-                limits.max_streams_per_session,
-                member,
-                "p" if payload is None else "e",
-                payload or b"",
-                streams,
-            ],
-        )
+        try:
+            position = await self._store._script(
+                "events.append",
+                self._append,
+                [streams + member, index, counter],
+                [
+                    now_ms,
+                    limits.max_events_per_stream,
+                    max(0, oldest),
+                    age_ms,
+                    limits.max_streams_per_session,
+                    member,
+                    "p" if payload is None else "e",
+                    payload or b"",
+                    streams,
+                    str(at) if at is not None else "",
+                ],
+            )
+        except coredis.exceptions.ResponseError as exc:
+            if at is not None and "equal or smaller" in str(exc):
+                raise ValueError(
+                    f"event position {at} does not come after the stream's newest"
+                ) from None
+            raise
         return f"{stream_id}:{_text(position)}"
 
     async def replay_after(
@@ -602,6 +629,8 @@ class RedisStore:
             except TimeoutError as exc:
                 raise StoreUnavailable("subscribe", f"{self.url}: no answer in time") from exc
             if first is not None:
+                if not _unavailable(first):
+                    raise first  # a refusal (authentication, say), not an outage
                 raise StoreUnavailable("subscribe", f"{self.url}: {first!r}") from first
             yield subscription
         finally:
@@ -677,3 +706,9 @@ class RedisStore:
             subscription.offer(decode(data))
         except ValueError as exc:
             logger.warning("dropped a malformed message on %s: %s", channel, exc)
+
+
+if TYPE_CHECKING:
+
+    def _is_a_store(store: RedisStore) -> Store:  # mypy checks the structural match
+        return store

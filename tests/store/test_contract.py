@@ -14,9 +14,12 @@ import pytest
 
 from mcp_adapters.store import (
     BusMessage,
+    EventPosition,
     Notification,
     SessionRecord,
     StoreLimits,
+    format_event_id,
+    next_position,
     parse_event_id,
 )
 from mcp_core import RequestReceived, ServerConnection, SessionSnapshot
@@ -282,6 +285,27 @@ async def test_ids_keep_increasing_when_the_clock_goes_back(stores: Stores) -> N
         positions = [parse_event_id(i) for i in (first, second, third)]
         assert positions == sorted(positions) and len(set(positions)) == 3  # type: ignore[type-var]
         assert await b.events.replay_after("s1", first) == ("1", [(second, b"b"), (third, b"c")])
+
+
+async def test_a_process_may_mint_the_ids_itself(stores: Stores) -> None:
+    # A write-behind cache in the process holding the session mints ids with
+    # the log's own rule and hands them over: the log keeps them as they are.
+    clock = FakeClock()
+    async with stores.pair(clock=clock) as (a, b):
+        now_ms = int(clock.now * 1000)
+        first = next_position(None, now_ms)
+        one = await a.events.append("s1", "1", b"one", at=first)
+        assert one == format_event_id("1", first)
+        second = next_position(first, now_ms)
+        two = await a.events.append("s1", "1", b"two", at=second)
+        three = await a.events.append("s1", "1", b"three")  # the log's choice: the same rule
+        assert three == format_event_id("1", next_position(second, now_ms))
+        assert await b.events.replay_after("s1", one) == ("1", [(two, b"two"), (three, b"three")])
+        with pytest.raises(ValueError, match="does not come after"):
+            await b.events.append("s1", "1", b"late", at=second)
+        with pytest.raises(ValueError, match="does not come after"):
+            await a.events.append("s1", "2", b"zero", at=EventPosition(0, 0))
+        assert await b.events.replay_after("s1", three) == ("1", [])
 
 
 # ------------------------------------------------------------------------ bus

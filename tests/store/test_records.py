@@ -15,6 +15,7 @@ from mcp_adapters.store import (
     StoreLimits,
     StoreUnavailable,
     format_event_id,
+    next_position,
     parse_event_id,
 )
 from mcp_core import SessionSnapshot
@@ -88,6 +89,14 @@ def test_event_ids_name_their_stream_and_order_like_the_events() -> None:
     assert EventPosition(5, 0) > EventPosition(4, 9) > EventPosition(4, 8)
     for garbage in ("", "1", "1:2", "1:a-b", "1:2-", "1:-2", "1:2-3-4", "1:٣-0", "1:2-" + "9" * 19):
         assert parse_event_id(garbage) is None, garbage
+
+
+def test_next_position_follows_the_clock_but_never_goes_back() -> None:
+    assert next_position(None, 5000) == EventPosition(5000, 0)
+    assert next_position(None, 0) == EventPosition(1, 0)  # 0-0 is no id
+    assert next_position(EventPosition(5000, 0), 5000) == EventPosition(5000, 1)
+    assert next_position(EventPosition(5000, 7), 4000) == EventPosition(5000, 8)
+    assert next_position(EventPosition(5000, 7), 6000) == EventPosition(6000, 0)
 
 
 @pytest.mark.parametrize(
