@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench conformance clean
+.PHONY: demo test lint typecheck unit redis-server bench conformance clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,9 +24,14 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --strict mcp_core
 	$(BIN)/mypy mcp_adapters
 
+# The Redis store tests start real redis-server processes of their own: make sure
+# the binary is there (apt-get on Debian-family machines, else a hint).
+redis-server:
+	@scripts/ensure-redis-server.sh
+
 # Two workers (the CI machine has two cores); tests that watch the whole machine
 # for leaked processes run in one worker group (see tests/conftest.py).
-unit: $(STAMP)
+unit: $(STAMP) redis-server
 	$(BIN)/pytest -n 2 --dist loadgroup --cov=mcp_core --cov-branch \
 		--cov-report=term:skip-covered --cov-fail-under=95
 

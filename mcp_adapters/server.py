@@ -326,6 +326,7 @@ class MCPServer:
         replay_elicitation: bool = False,
         request_state_keys: Sequence[bytes] | None = None,
         request_state_ttl: float = 600.0,
+        server_identity: str | None = None,
         supported_versions: Sequence[str] = ALL_REVISIONS,
         limits: Limits | None = None,
         cache_ttl_ms: int = 0,
@@ -345,6 +346,14 @@ class MCPServer:
             request_state_keys = (secrets.token_bytes(32),)
         self.request_state_keys = tuple(request_state_keys)
         self.request_state_ttl = request_state_ttl
+        # Bound into every sealed requestState (its audience); the name if unset.
+        # Replicas share it, and with `request_state_keys` from configuration
+        # (mcp_adapters.request_state_keys) a retry verifies on any of them.
+        if server_identity is not None and (
+            not isinstance(server_identity, str) or not server_identity
+        ):
+            raise ValueError("server_identity must be a non-empty string")
+        self.server_identity = server_identity
         self.supported_versions = tuple(supported_versions)
         self.limits = limits
         self.cache_ttl_ms = cache_ttl_ms
@@ -550,6 +559,7 @@ class MCPServer:
                 cache_scope=self.cache_scope,
                 request_state_keys=self.request_state_keys,
                 request_state_ttl=self.request_state_ttl,
+                request_state_audience=self.server_identity,
             )
         return self._config
 

@@ -58,6 +58,7 @@ from ._events import (
 from ._jsonrpc import DEFAULT_LIMITS, Limits
 from ._request_state import INVALID_REQUEST_STATE_MESSAGE, RequestStateError, RequestStateSealer
 from ._server import ServerConnection
+from ._session_snapshot import SessionSnapshot
 from ._versions import (
     ALL_REVISIONS,
     LATEST,
@@ -124,6 +125,7 @@ __all__ = [
     "ResponseReceived",
     "ServerConfig",
     "ServerConnection",
+    "SessionSnapshot",
     "SessionStarted",
     "SubscriptionAcknowledged",
     "State",

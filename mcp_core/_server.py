@@ -54,6 +54,7 @@ from ._events import (
 )
 from ._request_state import INVALID_REQUEST_STATE_MESSAGE, RequestStateError
 from ._requests import Inbound
+from ._session_snapshot import SessionSnapshot, apply_snapshot, take_snapshot
 from ._versions import METHODS, V2025_06_18, Era, MethodSpec, Role, lookup, needs_capability
 
 # What an answer to each kind of input request must validate as.
@@ -158,6 +159,27 @@ class ServerConnection(_Connection):
         # (see `_track_subscription`).
         self._subscribed: set[str] = set()
         self._subscribing: dict[str, set[RequestId]] = {}
+
+    # ------------------------------------------- moving a session (legacy)
+
+    def snapshot(self) -> SessionSnapshot:
+        """What another process needs to hold this ready legacy session.
+
+        Raises LocalProtocolError on a 2026-07-28 connection (each request
+        carries its own context) or a session not yet (or no longer) ready.
+        Requests in flight are not included; see `SessionSnapshot`.
+        """
+        return take_snapshot(self)
+
+    @classmethod
+    def restore(cls, config: ServerConfig, snapshot: SessionSnapshot) -> ServerConnection:
+        """A connection holding the session `snapshot` describes, ready for its
+        next request, with no events and nothing to send. Raises
+        LocalProtocolError if `config` does not speak the session's revision,
+        ValueError if the snapshot's client capabilities or info are invalid."""
+        conn = cls(config, principal=snapshot.principal)
+        apply_snapshot(conn, snapshot)
+        return conn
 
     # ------------------------------------------------------------- receiving
 
