@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from mcp_adapters.server import MCPServer
     from mcp_core._http_headers import HeaderParam
 
-logger = logging.getLogger("mcp_adapters.http")
+logger = logging.getLogger(__name__)
 
 #: What a closing connection reads and drops, at most, while its FIN reaches the client.
 _LINGER_BYTES = 1024 * 1024
@@ -579,7 +579,7 @@ async def http_server(
                 assert isinstance(sub, anyio.abc.SocketListener)
                 tg.start_soon(running._accept, sub)
             tg.start_soon(running._timer)
-            logger.info("serving MCP on %s", running.url)
+            logger.info("serving %s on %s", server.config.name, running.url)
             try:
                 yield running
             except BaseException as exc:

@@ -44,7 +44,7 @@ from mcp_core import (
     ServerConnection,
 )
 
-logger = logging.getLogger("mcp_adapters")
+logger = logging.getLogger(__name__)
 
 RequestId = int | str
 Connection = ClientConnection | ServerConnection
@@ -212,6 +212,14 @@ class SessionCore:
     @property
     def running_handlers(self) -> int:
         return len(self._inbound)
+
+    def answers_due(self) -> bool:
+        """Requests of the peer are still being handled and none waits on the peer.
+
+        What a server whose input ended asks before closing: its handlers may
+        still answer, unless one waits for an answer that can no longer come.
+        """
+        return bool(self._inbound) and not self._pending
 
     # ------------------------------------------------------------ dispatch
 

@@ -60,7 +60,7 @@ from mcp_core.types import (
     ServerNotification,
 )
 
-logger = logging.getLogger("mcp_adapters")
+logger = logging.getLogger(__name__)
 
 ElicitationCallback = Callable[["ClientRequestContext", ElicitRequestParams], Awaitable[Any]]
 SamplingCallback = Callable[["ClientRequestContext", Any], Awaitable[Any]]

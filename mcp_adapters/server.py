@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -71,6 +72,8 @@ if TYPE_CHECKING:
     from mcp_core import types
 else:
     types = LazyModule("mcp_core.types", globals(), "types")
+
+logger = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
 M = TypeVar("M", bound="pydantic.BaseModel")
@@ -888,7 +891,9 @@ def _tool_failure(
         return _tool_error(str(exc))
     if isinstance(exc, MCPError):
         raise exc
-    # A tool's failure is a result the model can read.
+    # A tool's failure is a result the model can read; the traceback is for the
+    # server's operator, who would otherwise never learn where it came from.
+    logger.error("Error executing tool %s", tool.name, exc_info=exc)
     return _tool_error(f"Error executing tool {tool.name}: {exc}")
 
 

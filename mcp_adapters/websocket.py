@@ -10,6 +10,7 @@ the MCP connection.
 from __future__ import annotations
 
 import contextlib
+import logging
 import secrets
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
+from mcp_adapters._driver import authority
 from mcp_adapters._errors import TransportError, to_transport_error
 from mcp_adapters._serve import request_handler
 from mcp_core import ClientConfig
@@ -25,6 +27,8 @@ from mcp_core.websocket import WebSocketClientConnection, WebSocketServerConnect
 
 if TYPE_CHECKING:
     from mcp_adapters.server import MCPServer
+
+logger = logging.getLogger(__name__)
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -59,6 +63,7 @@ async def serve_websocket(
         **session_options,
     ) as tcp:
         bound.append(tcp.port)
+        logger.info("serving %s on ws://%s%s", server.name, authority(tcp.host, tcp.port), path)
         task_status.started(tcp.port)
         await tcp.serve_forever()
 
