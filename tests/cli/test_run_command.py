@@ -83,6 +83,7 @@ async def first_tool(target: str) -> str:
     [
         ("http", r"serving Slow on (http://127\.0\.0\.1:\d+/mcp)$"),
         ("ws", r"serving Slow on (ws://127\.0\.0\.1:\d+/mcp)$"),
+        ("tcp", r"serving Slow on (tcp://127\.0\.0\.1:\d+)$"),
     ],
 )
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
