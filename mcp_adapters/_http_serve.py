@@ -553,6 +553,22 @@ async def http_server(
     loopback address, and off (with a warning) otherwise: pass your own for a public
     bind. Leaving the block ends every session and request and closes every socket.
     """
+    async with (
+        server.running(),  # the lifespan, unless something already serves it
+        _listening(server, host, port, path, close_timeout, endpoint_options) as running,
+    ):
+        yield running
+
+
+@contextlib.asynccontextmanager
+async def _listening(
+    server: MCPServer,
+    host: str,
+    port: int,
+    path: str,
+    close_timeout: float,
+    endpoint_options: dict[str, Any],
+) -> AsyncIterator[HTTPServer]:
     listener = await anyio.create_tcp_listener(local_host=host, local_port=port)
     try:
         bound = listener.extra(SocketAttribute.local_port)

@@ -521,6 +521,7 @@ async def _in_process(
     client_stream, server_stream = link_pair()
     # The server end runs first: the client's handshake reaches it synchronously.
     async with (
+        server.running(),  # the server's lifespan, as when it is served any other way
         backend.Session(server.new_connection(), server_stream, on_request=request_handler(server)),
         backend.Session(ClientConnection(config), client_stream, **options) as session,
     ):

@@ -79,14 +79,17 @@ async def serve_websocket(
         )
         return layer.mcp, layer
 
-    async with backend.tcp_server(
-        request_handler(server),
-        server.config,
-        host,
-        port,
-        new_connection=new_connection,
-        **session_options,
-    ) as tcp:
+    async with (
+        server.running(),  # the lifespan, unless something already serves it
+        backend.tcp_server(
+            request_handler(server),
+            server.config,
+            host,
+            port,
+            new_connection=new_connection,
+            **session_options,
+        ) as tcp,
+    ):
         bound.append(tcp.port)
         logger.info("serving %s on ws://%s%s", server.name, authority(tcp.host, tcp.port), path)
         task_status.started(tcp.port)

@@ -83,11 +83,13 @@ def bash(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 class Served:
     """`python -m mcp_adapters run ...` serving on a network transport."""
 
-    def __init__(self, *args: str, cwd: Path = ROOT) -> None:
+    def __init__(
+        self, *args: str, cwd: Path = ROOT, env_extra: dict[str, str] | None = None
+    ) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "mcp_adapters", "run", *args],
             cwd=cwd,
-            env=env(),
+            env={**env(), **(env_extra or {})},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -131,8 +133,8 @@ class Served:
 def serve() -> Iterator[Any]:
     started: list[Served] = []
 
-    def start(*args: str, cwd: Path = ROOT) -> Served:
-        served = Served(*args, cwd=cwd)
+    def start(*args: str, cwd: Path = ROOT, env_extra: dict[str, str] | None = None) -> Served:
+        served = Served(*args, cwd=cwd, env_extra=env_extra)
         started.append(served)
         return served
 

@@ -21,8 +21,10 @@ from .conftest import (
     INITIALIZE,
     INITIALIZED,
     ROOT,
+    SERVERS,
     SLOW_SERVER,
     TIMEOUT,
+    answers,
     bash,
     call,
     env,
@@ -129,3 +131,42 @@ def test_an_unknown_log_level_is_refused(tmp_path: Path) -> None:
     done = bash(f'"$PY" -m mcp_adapters run {SLOW_SERVER} --log-level loud < /dev/null', tmp_path)
     assert done.returncode == 2
     assert "invalid choice: 'loud'" in done.stderr
+
+
+LIFESPAN_SERVER = SERVERS / "lifespan_server.py"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        f'"$PY" -m mcp_adapters run {LIFESPAN_SERVER}',
+        f'"$PY" -m mcp_adapters run {LIFESPAN_SERVER} --backend trio',
+        f'"$PY" {LIFESPAN_SERVER}',  # anyio.run(mcp.run_stdio_async)
+    ],
+)
+def test_stdio_serving_runs_the_lifespan_around_the_requests(command: str, tmp_path: Path) -> None:
+    requests = jsonl(INITIALIZE, INITIALIZED, call(1, "greet"))
+    done = bash(f"LIFESPAN_LOG=events.txt {command} > out.jsonl <<'EOF'\n{requests}EOF\n", tmp_path)
+    assert done.returncode == 0, done.stderr
+    found = answers((tmp_path / "out.jsonl").read_text())
+    assert found["init"]["result"]["serverInfo"]["name"] == "mcp-server"
+    assert found[1]["result"]["content"][0]["text"] == "hello from mcp-server"
+    assert (tmp_path / "events.txt").read_text() == "up\ndown\n"
+
+
+def test_http_serving_leaves_the_lifespan_on_ctrl_c(serve: Any, tmp_path: Path) -> None:
+    served = serve(
+        str(LIFESPAN_SERVER),
+        "-t",
+        "http",
+        "--port",
+        "0",
+        cwd=tmp_path,
+        env_extra={"LIFESPAN_LOG": "events.txt"},
+    )
+    url = served.wait_for(r"serving mcp-server on (http://\S+)$").group(1)
+    assert (tmp_path / "events.txt").read_text() == "up\n"
+    assert anyio.run(first_tool, url) == "greet"
+    status, stderr = served.interrupt()
+    assert status == 0, stderr
+    assert (tmp_path / "events.txt").read_text() == "up\ndown\n"
