@@ -647,8 +647,9 @@ class Session(SessionBase):
             _set_if_pending(self._done)
 
     async def aclose(self, reason: str = "closed locally") -> None:
-        """Close the connection: waiters fail, handlers are cancelled, the stream is closed."""
-        self._core.close(reason)
+        """Close the connection: waiters fail (the peer is told), handlers are cancelled,
+        the stream is closed."""
+        self._core.close(reason, tell_peer=True)
         self._driver.finish()
         if self._task is not None:
             await _finish_uncancelled(self._task)

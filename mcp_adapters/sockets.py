@@ -500,7 +500,7 @@ class Session:
                 logger.warning("handler thread %s ignored cancellation", thread.name)
 
     def _close_now(self, reason: str) -> None:
-        self._core.close(reason)
+        self._core.close(reason, tell_peer=True)
         self._driver.finish()
 
     # ---- sending

@@ -412,8 +412,9 @@ class Session(SessionBase):
             self._done.set()
 
     async def aclose(self, reason: str = "closed locally") -> None:
-        """Close the connection: waiters fail, handlers are cancelled, the stream is closed."""
-        self._core.close(reason)
+        """Close the connection: waiters fail (the peer is told), handlers are cancelled,
+        the stream is closed."""
+        self._core.close(reason, tell_peer=True)
         self._driver.finish()
         if self._nursery is not None:
             with trio.CancelScope(shield=True):
