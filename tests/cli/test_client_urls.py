@@ -175,7 +175,12 @@ async def tls_proxy(
                 try:
                     async for chunk in source:
                         await sink.send(chunk)
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                except (
+                    anyio.BrokenResourceError,
+                    anyio.ClosedResourceError,
+                    anyio.EndOfStream,
+                    OSError,
+                ):
                     pass
                 pipes.cancel_scope.cancel()  # one side ended: so does the other
 
