@@ -40,7 +40,7 @@ def spec_dir() -> Path:
     override = os.environ.get("MCP_SPEC_DIR")
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[2].parent / "shared" / "spec"
+    return Path(__file__).resolve().parents[1] / "spec"  # tests/spec
 
 
 @functools.cache
