@@ -54,7 +54,7 @@ from mcp_core import (
 )
 from mcp_core.http import HTTPClientConnection, HTTPClientEndpoint, HTTPRequest, ToolsFiltered
 
-logger = logging.getLogger("mcp_adapters.http")
+logger = logging.getLogger(__name__)
 
 RequestHandler = Callable[["HTTPSession", RequestReceived], Awaitable[Any]]
 NotificationHandler = Callable[["HTTPSession", NotificationReceived], None]

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from mcp_adapters.server import MCPServer
     from mcp_core._http_headers import HeaderParam
 
-logger = logging.getLogger("mcp_adapters.http")
+logger = logging.getLogger(__name__)
 
 #: What a closing connection reads and drops, at most, while its FIN reaches the client.
 _LINGER_BYTES = 1024 * 1024
@@ -555,6 +555,22 @@ async def http_server(
     loopback address, and off (with a warning) otherwise: pass your own for a public
     bind. Leaving the block ends every session and request and closes every socket.
     """
+    async with (
+        server.running(),  # the lifespan, unless something already serves it
+        _listening(server, host, port, path, close_timeout, endpoint_options) as running,
+    ):
+        yield running
+
+
+@contextlib.asynccontextmanager
+async def _listening(
+    server: MCPServer,
+    host: str,
+    port: int,
+    path: str,
+    close_timeout: float,
+    endpoint_options: dict[str, Any],
+) -> AsyncIterator[HTTPServer]:
     listener = await anyio.create_tcp_listener(local_host=host, local_port=port)
     try:
         bound = listener.extra(SocketAttribute.local_port)
@@ -581,7 +597,7 @@ async def http_server(
                 assert isinstance(sub, anyio.abc.SocketListener)
                 tg.start_soon(running._accept, sub)
             tg.start_soon(running._timer)
-            logger.info("serving MCP on %s", running.url)
+            logger.info("serving %s on %s", server.config.name, running.url)
             try:
                 yield running
             except BaseException as exc:

@@ -78,7 +78,7 @@ from __future__ import annotations
 import base64
 import binascii
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -584,7 +584,8 @@ class WebSocketServerConnection(_WebSocket):
     """The server side of one WebSocket (one accepted TCP connection).
 
     Answer through `mcp` (the `ServerConnection`), then write `data_to_send()`.
-    `path` is the only target accepted (query strings aside). `host_policy` defaults
+    `path` is the target accepted (query strings aside), with each of `aliases`
+    (`serve_websocket` adds "/", so `ws://host:port` finds it too). `host_policy` defaults
     to the loopback allow-list, as for HTTP; pass your own for a public bind, or None
     to switch the check off explicitly. Browsers do not apply CORS to WebSockets, so
     the `Origin` check is what stops another site's page from connecting.
@@ -602,10 +603,12 @@ class WebSocketServerConnection(_WebSocket):
         host_policy: HostPolicy | None = DEFAULT_HOST_POLICY,
         limits: WebSocketLimits | None = None,
         principal_of: Callable[[RequestHead], str | None] | None = None,
+        aliases: Collection[str] = (),
     ) -> None:
         limits = limits or WebSocketLimits()
         super().__init__(ServerConnection(config), limits)
         self.path = path
+        self._paths = frozenset((path, *aliases))
         self.host_policy = host_policy
         self.principal_of = principal_of
         self.request: RequestHead | None = None
@@ -655,8 +658,8 @@ class WebSocketServerConnection(_WebSocket):
                 return _Refusal(421, "Invalid Host header")
             if status == 403:
                 return _Refusal(403, "Forbidden: invalid Origin header", jsonrpc=True)
-        if head.target.split("?", 1)[0] != self.path:
-            return _Refusal(404, "Not Found")
+        if head.target.split("?", 1)[0] not in self._paths:
+            return _Refusal(404, f"Not Found: the MCP endpoint is {self.path}")
         if head.method != "GET":
             return _Refusal(405, "Method Not Allowed", (("allow", "GET"),))
         if http_version != b"1.1":

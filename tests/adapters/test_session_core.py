@@ -234,3 +234,39 @@ def test_broken_framing_closes_with_the_peer_error_attached() -> None:
     pair.client.dispatch(pair.client.connection.receive_data(b"x" * (limit + 10)))
     error = waiter.only[1]
     assert isinstance(error, ConnectionClosedError) and error.error is not None
+
+
+def test_answers_are_due_while_a_handler_runs_and_waits_on_nobody() -> None:
+    """What a stdio server whose input ended waits for (`drain_on_eof`)."""
+    pair = Pair()
+    pair.connect()
+    assert not pair.server.answers_due()
+    call = Outcome()
+    pair.client.start_request("tools/call", {"name": "slow"}, call)
+    pair.pump()
+    assert pair.server.answers_due()
+    # The handler asks the client: that answer can no longer come once input ended.
+    asked = Outcome()
+    tool_call = pair.handles[0].request.request_id
+    pair.server.start_request("roots/list", None, asked, related_request_id=tool_call)
+    assert not pair.server.answers_due()
+    pair.pump()
+    pair.client.answer(pair.handles[-1].request.request_id, {"roots": []})
+    pair.pump()
+    assert asked.only[0] == "result"
+    assert pair.server.answers_due()
+    pair.server.answer(tool_call, CallToolResult(content=[]))
+    assert not pair.server.answers_due()
+
+
+def test_a_listen_stream_is_no_answer_due() -> None:
+    pair = Pair(mode="auto")
+    assert pair.connect().era is Era.MODERN
+    pair.client.start_request("subscriptions/listen", {"notifications": {}}, Outcome())
+    pair.pump()
+    (listen,) = pair.handles
+    assert listen.request.method == "subscriptions/listen"
+    assert not pair.server.answers_due()
+    pair.client.start_request("tools/call", {"name": "slow"}, Outcome())
+    pair.pump()
+    assert pair.server.answers_due()

@@ -615,12 +615,25 @@ def test_query_string_is_ignored_for_path_matching() -> None:
     assert one(events, WebSocketAccepted).target == "/ws?token=abc"
 
 
+@pytest.mark.parametrize(
+    ("target", "accepted"), [("/mcp", True), ("/", True), ("/?a=1", True), ("/other", False)]
+)
+def test_aliases_are_accepted_as_the_endpoint(target: str, accepted: bool) -> None:
+    ws = WebSocketServerConnection(default_server_config(), path="/mcp", aliases=("/",))
+    events = ws.receive_data(upgrade_request(path=target))
+    if accepted:
+        assert one(events, WebSocketAccepted).target == target
+    else:
+        assert one(events, WebSocketRejected).status == 404
+
+
 def test_client_sees_the_refusal_and_its_body() -> None:
     pair = Pair(server_kw={"path": "/elsewhere"})
     client_events, server_events = pair.pump()
     assert one(server_events, WebSocketRejected).status == 404
     rejected = one(client_events, WebSocketRejected)
-    assert (rejected.status, rejected.reason) == (404, "Not Found")
+    # The body names the endpoint, so the client's error can say where to go.
+    assert (rejected.status, rejected.reason) == (404, "Not Found: the MCP endpoint is /elsewhere")
     error = closed_with_error(client_events).error
     assert error is not None and error.http_status == 404
     assert pair.client.closed and pair.client.mcp.state == State.ERROR
