@@ -22,6 +22,32 @@ class Oversized(NamedTuple):
     tail: bytes
 
 
+class Ends:
+    """The size and the first and last `window` bytes of a message that is read piece
+    by piece and not kept: what a transport needs to refuse it by its id."""
+
+    __slots__ = ("_window", "head", "size", "tail")
+
+    def __init__(self, window: int) -> None:
+        self._window = window
+        self.size = 0
+        self.head = b""
+        self.tail = b""
+
+    def add(self, piece: bytes | bytearray | memoryview) -> None:
+        size = len(piece)
+        self.size += size
+        window = self._window
+        if not window or not size:
+            return
+        if len(self.head) < window:
+            self.head += bytes(piece[: window - len(self.head)])
+        if size >= window:
+            self.tail = bytes(piece[size - window :])
+        else:
+            self.tail = (self.tail + bytes(piece))[-window:]
+
+
 class LineBuffer:
     """Splits a byte stream into lines, holding at most `max_line_bytes` of a partial line.
 
@@ -30,30 +56,29 @@ class LineBuffer:
     buffer holds only those two windows, whatever its length.
     """
 
-    __slots__ = ("_buffer", "_head", "_max", "_scan_from", "_skipped", "_tail", "_window")
+    __slots__ = ("_buffer", "_max", "_scan_from", "_skipping", "_window")
 
     def __init__(self, max_line_bytes: int, window: int = 0) -> None:
         self._buffer = bytearray()
         self._max = max_line_bytes
         self._window = min(window, max_line_bytes // 2)
         self._scan_from = 0
-        # The over-long line being skipped: bytes seen so far (-1: none), its ends.
-        self._skipped = -1
-        self._head = b""
-        self._tail = b""
+        self._skipping: Ends | None = None  # the over-long line streaming by
 
     def feed(self, data: bytes) -> list[bytes | bytearray | Oversized]:
         """Complete lines (without the newline or a trailing CR), blank lines skipped,
         and an `Oversized` in place of each line over the limit."""
         items: list[bytes | bytearray | Oversized] = []
         offset = 0
-        if self._skipped >= 0:
+        skipping = self._skipping
+        if skipping is not None:
             nl = data.find(b"\n")
             if nl == -1:
-                self._skip(data, len(data))
+                skipping.add(data)
                 return items
-            self._skip(data, nl)
-            items.append(self._skip_done())
+            skipping.add(memoryview(data)[:nl])
+            items.append(_oversized(skipping))
+            self._skipping = None
             offset = nl + 1
             if offset == len(data):
                 return items
@@ -62,7 +87,7 @@ class LineBuffer:
             # Fast path: exactly one whole message, nothing buffered.
             end = len(data) - 1
             if end > self._max:
-                items.append(self._oversized(data, 0, end))
+                items.append(self._whole(data, 0, end))
                 return items
             line = data[:-1]
             if line.endswith(b"\r"):
@@ -76,7 +101,7 @@ class LineBuffer:
         nl = find(b"\n", self._scan_from)
         while nl != -1:
             if nl - start > self._max:
-                items.append(self._oversized(buffer, start, nl))
+                items.append(self._whole(buffer, start, nl))
             elif start == 0 and nl == len(buffer) - 1:
                 # The line is all that is buffered (a big message ends so): hand the
                 # buffer over instead of copying it.
@@ -100,10 +125,8 @@ class LineBuffer:
             del buffer[:start]
         if len(buffer) > self._max:
             # Too long already and no end in sight: keep its ends, drop the rest.
-            window = self._window
-            self._skipped = len(buffer)
-            self._head = bytes(buffer[:window])
-            self._tail = bytes(buffer[-window:]) if window else b""
+            skipping = self._skipping = Ends(self._window)
+            skipping.add(buffer)
             self._buffer = bytearray()
             self._scan_from = 0
             return items
@@ -113,33 +136,19 @@ class LineBuffer:
     @property
     def pending(self) -> int:
         """Bytes held of an unfinished line (only the kept ends, while skipping one)."""
-        if self._skipped >= 0:
-            return len(self._head) + len(self._tail)
+        skipping = self._skipping
+        if skipping is not None:
+            return len(skipping.head) + len(skipping.tail)
         return len(self._buffer)
 
-    def _oversized(self, buffer: bytes | bytearray, start: int, end: int) -> Oversized:
+    def _whole(self, buffer: bytes | bytearray, start: int, end: int) -> Oversized:
         """The item for the over-long line buffer[start:end], whole in memory."""
-        window = self._window
-        tail = bytes(buffer[max(start, end - window) : end]) if window else b""
-        return Oversized(end - start, bytes(buffer[start : start + window]), _no_cr(tail))
-
-    def _skip(self, data: bytes, end: int) -> None:
-        """data[:end] belongs to the line being skipped: count it, keep its last bytes."""
-        self._skipped += end
-        window = self._window
-        if not window:
-            return
-        if end >= window:
-            self._tail = data[end - window : end]
-        else:
-            self._tail = (self._tail + data[:end])[-window:]
-
-    def _skip_done(self) -> Oversized:
-        item = Oversized(self._skipped, self._head, _no_cr(self._tail))
-        self._skipped = -1
-        self._head = self._tail = b""
-        return item
+        ends = Ends(self._window)
+        with memoryview(buffer) as view:
+            ends.add(view[start:end])
+        return _oversized(ends)
 
 
-def _no_cr(tail: bytes) -> bytes:
-    return tail[:-1] if tail.endswith(b"\r") else tail
+def _oversized(ends: Ends) -> Oversized:
+    tail = ends.tail
+    return Oversized(ends.size, ends.head, tail[:-1] if tail.endswith(b"\r") else tail)

@@ -100,6 +100,7 @@ from ._config import ClientConfig, ServerConfig
 from ._connection import State
 from ._errors import INVALID_REQUEST, PARSE_ERROR, LocalProtocolError, RemoteProtocolError
 from ._events import ConnectionClosed, Event
+from ._framing import Ends
 from ._http import DEFAULT_PATH, JSON, Headers, decode_headers, error_body, reason_phrase
 from ._http_headers import HostPolicy
 from ._http_server import DEFAULT_HOST_POLICY, RequestHead
@@ -293,10 +294,7 @@ class _WebSocket:
             self._max_message = mcp.limits.max_message_bytes
             self._setting = "Limits.max_message_bytes"
         self._window = min(PEEK_BYTES, self._max_message // 2)
-        # The over-long message being dropped: its bytes so far (-1: none) and its ends.
-        self._skipped = -1
-        self._head = b""
-        self._tail = b""
+        self._skipping: Ends | None = None  # the over-long message being dropped
         self._phase = _HANDSHAKE
         self._ws: FrameConnection | None = None
         self._out: list[bytes] = []
@@ -413,7 +411,8 @@ class _WebSocket:
     def check_invariants(self) -> None:
         """Assert this layer's bounds and consistency (for tests and fuzzers)."""
         assert len(self._message) <= self._max_message
-        assert len(self._head) + len(self._tail) <= self._max_message
+        if self._skipping is not None:
+            assert len(self._skipping.head) + len(self._skipping.tail) <= self._max_message
         assert self._fragments <= self.limits.max_fragments
         assert self._pong is None or len(self._pong) <= 125
         if self._phase == _DONE:
@@ -464,16 +463,14 @@ class _WebSocket:
 
     def _on_text(self, event: wse.TextMessage, events: list[Event]) -> None:
         raw = event.data.encode("utf-8")  # wsproto checked it; a str, so re-encode
-        if self._skipped >= 0:
-            self._skip(raw)
+        skipping = self._skipping
+        if skipping is not None:
+            skipping.add(raw)
         elif len(self._message) + len(raw) > self._max_message:
             # Over the limit: from here on keep only the two ends (see the module notes).
-            message = self._message
-            message += raw
-            window = self._window
-            self._skipped = len(message)
-            self._head = bytes(message[:window])
-            self._tail = bytes(message[-window:]) if window else b""
+            skipping = self._skipping = Ends(self._window)
+            skipping.add(self._message)
+            skipping.add(raw)
             self._message = bytearray()
         if event.frame_finished:
             self._fragments += 1
@@ -484,7 +481,7 @@ class _WebSocket:
                     events,
                 )
                 return
-        if self._skipped < 0:
+        if skipping is None:
             self._message += raw
         if not event.message_finished:
             return
@@ -492,28 +489,24 @@ class _WebSocket:
         if self.mcp.state in (State.CLOSED, State.ERROR):
             self._reset_message()
             return
-        if self._skipped >= 0:
-            size, head, tail = self._skipped, self._head, self._tail
+        if skipping is not None:
             self._reset_message()
             events += self.mcp.receive_oversized(
-                size, head, tail, limit=self._max_message, setting=self._setting, now=self._wall
+                skipping.size,
+                skipping.head,
+                skipping.tail,
+                limit=self._max_message,
+                setting=self._setting,
+                now=self._wall,
             )
         else:
             payload, self._message = self._message, bytearray()  # handed over, not copied
             events += self.mcp.receive_message(payload, now=self._wall)
         events += self._sync(events)
 
-    def _skip(self, raw: bytes) -> None:
-        """`raw` belongs to the over-long message being dropped: count it, keep its end."""
-        self._skipped += len(raw)
-        window = self._window
-        if window:
-            self._tail = raw[-window:] if len(raw) >= window else (self._tail + raw)[-window:]
-
     def _reset_message(self) -> None:
         self._message = bytearray()
-        self._skipped = -1
-        self._head = self._tail = b""
+        self._skipping = None
 
     def _on_peer_close(self, event: wse.CloseConnection, events: list[Event]) -> None:
         ws = self._ws
