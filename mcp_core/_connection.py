@@ -1066,6 +1066,10 @@ class _Connection:
 
     # ------------------------------------------------------------ inspection
 
+    def awaiting(self, request_id: RequestId) -> bool:
+        """Whether our request that went out under `request_id` still waits for an answer."""
+        return request_id in self._outbound
+
     @property
     def requests_in_flight(self) -> tuple[int, int]:
         """(ours waiting on the peer, the peer's waiting on us)."""

@@ -517,6 +517,12 @@ def recover_id(obj: object) -> RequestId | None:
     return None
 
 
+def loads_own(data: bytes) -> Any:
+    """Read back a message we encoded ourselves. Our limits bound what the peer
+    sends, not what we send, so none is applied (nor needed: `dumps` wrote it)."""
+    return pydantic_core.from_json(data)
+
+
 def dumps(obj: Any) -> bytes:
     """Compact JSON bytes with no embedded newline.
 
