@@ -281,8 +281,8 @@ class HTTPLimits:
     done sending, can read it; past twice the limit it is refused at once and the
     connection closed. `max_output_bytes` is what may wait in one connection's
     output buffer before the client counts as not reading (its stream is then
-    dropped); None means the server's `Limits.output_limit` (twice the message
-    limit), so one answer of the largest size always fits. `header_timeout` runs
+    dropped); None means the server's `Limits.output_limit` (128 MiB by default),
+    so an answer as big as the engine will queue always fits. `header_timeout` runs
     from a request's first byte to the end of its head, then bounds each silence
     while its body arrives (408): a big body on a slow link is not cut off,
     a stalled one is. `idle_timeout` runs between requests on a keep-alive

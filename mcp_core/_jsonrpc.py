@@ -62,9 +62,11 @@ class Limits:
     `max_string_length` (None: a string can never be longer than the message
     that holds it, so only the message limit counts, and accepted messages need
     no second pass to look for long strings) and `max_buffered_output_bytes`
-    (None: twice the message limit, so one message of the largest size a peer
-    of the same settings accepts fits beside other output). `string_limit` and
-    `output_limit` give the values in force.
+    (None: twice the larger of the message limit and its default, so a message
+    as big as a peer of the same settings accepts fits beside other output, and
+    lowering the limit on what comes in never caps what goes out: a small request
+    may well have a big answer). `string_limit` and `output_limit` give the
+    values in force.
     """
 
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
@@ -106,7 +108,9 @@ class Limits:
     def output_limit(self) -> int:
         """The most output bytes queued before sending refuses (see the class docstring)."""
         limit = self.max_buffered_output_bytes
-        return 2 * self.max_message_bytes if limit is None else limit
+        if limit is None:
+            return 2 * max(self.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES)
+        return limit
 
 
 DEFAULT_LIMITS: Final = Limits()

@@ -1257,7 +1257,7 @@ def test_the_body_limit_follows_the_message_limit_by_default() -> None:
     config = default_server_config(limits=Limits(max_message_bytes=300))
     server = Server(config)
     assert server.endpoint.max_body_bytes == 300
-    assert server.endpoint.max_output_bytes == 600
+    assert server.endpoint.max_output_bytes == config.limits.output_limit == 128 * 1024 * 1024
     body = json.dumps(rpc(0, "initialize", {**init_params(), "pad": "x" * 300})).encode()
     _, [resp], _ = server.send(http_request(body=body))
     assert resp.status == 413

@@ -56,6 +56,9 @@ def test_string_and_output_limits_follow_the_message_limit_unless_set() -> None:
     assert (raised.string_limit, raised.output_limit) == (200 * MiB, 400 * MiB)
     own = Limits(max_message_bytes=200 * MiB, max_string_length=5, max_buffered_output_bytes=7)
     assert (own.string_limit, own.output_limit) == (5, 7)
+    # Taking less in does not mean sending less out: a small request, a big answer.
+    lowered = Limits(max_message_bytes=MiB)
+    assert (lowered.string_limit, lowered.output_limit) == (MiB, 128 * MiB)
 
 
 def test_a_message_at_the_string_limit_by_default_needs_no_walk() -> None:
