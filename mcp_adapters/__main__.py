@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mcp_adapters._cli_limits import add_limit_options, limits_from_args
+
 
 def load_server(target: str) -> Any:
     """The MCPServer named by `path/to/file.py[:attr]` or `package.module[:attr]`."""
@@ -61,11 +63,22 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--port", "-p", type=int, default=8000)
     run.add_argument("--path", default="/mcp")
     run.add_argument("--backend", default="asyncio", choices=["asyncio", "trio"])
+    add_limit_options(run)
     args = parser.parse_args(argv)
     server = load_server(args.target)
+    try:
+        server.limits, http_limits, ws_limits = limits_from_args(args, server.limits)
+    except ValueError as exc:
+        parser.error(str(exc))
     with contextlib.suppress(KeyboardInterrupt):
         server.run(
-            args.transport, host=args.host, port=args.port, path=args.path, backend=args.backend
+            args.transport,
+            host=args.host,
+            port=args.port,
+            path=args.path,
+            backend=args.backend,
+            http_limits=http_limits,
+            ws_limits=ws_limits,
         )
     return 0
 

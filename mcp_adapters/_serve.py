@@ -82,6 +82,8 @@ def run_server(
     port: int,
     path: str,
     backend: str,
+    http_limits: Any = None,
+    ws_limits: Any = None,
 ) -> None:
     """Blocking entry point behind `MCPServer.run` and the command line."""
 
@@ -96,11 +98,11 @@ def run_server(
         elif transport in ("http", "streamable-http"):
             from mcp_adapters.http import serve_http
 
-            await serve_http(server, host=host, port=port, path=path)
+            await serve_http(server, host=host, port=port, path=path, limits=http_limits)
         elif transport in ("ws", "websocket"):
             from mcp_adapters.websocket import serve_websocket
 
-            await serve_websocket(server, host=host, port=port, path=path)
+            await serve_websocket(server, host=host, port=port, path=path, limits=ws_limits)
         else:
             raise ValueError(f"unknown transport {transport!r}")
 

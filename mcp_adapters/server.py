@@ -69,6 +69,8 @@ if TYPE_CHECKING:
         UrlElicitationResult,
     )
     from mcp_core import types
+    from mcp_core.http import HTTPLimits
+    from mcp_core.websocket import WebSocketLimits
 else:
     types = LazyModule("mcp_core.types", globals(), "types")
 
@@ -346,7 +348,7 @@ class MCPServer:
         self.request_state_keys = tuple(request_state_keys)
         self.request_state_ttl = request_state_ttl
         self.supported_versions = tuple(supported_versions)
-        self.limits = limits
+        self._limits = limits
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self._tools: dict[str, FunctionTool] = {}
@@ -521,6 +523,16 @@ class MCPServer:
     # ---- configuration
 
     @property
+    def limits(self) -> Limits | None:
+        """The engine limits every connection gets (None: the defaults; docs/limits.md)."""
+        return self._limits
+
+    @limits.setter
+    def limits(self, limits: Limits | None) -> None:
+        self._limits = limits
+        self._config = None  # built again, with these limits, on next use
+
+    @property
     def config(self) -> ServerConfig:
         if self._config is None:
             caps: dict[str, Any] = {"logging": {}}
@@ -546,7 +558,7 @@ class MCPServer:
                 instructions=self.instructions,
                 server_info=info,
                 supported_versions=self.supported_versions,
-                limits=self.limits or Limits(),
+                limits=self._limits or Limits(),
                 cache_ttl_ms=self.cache_ttl_ms,
                 cache_scope=self.cache_scope,
                 request_state_keys=self.request_state_keys,
@@ -824,11 +836,26 @@ class MCPServer:
         port: int = 8000,
         path: str = "/mcp",
         backend: Literal["asyncio", "trio"] = "asyncio",
+        http_limits: HTTPLimits | None = None,
+        ws_limits: WebSocketLimits | None = None,
     ) -> None:
-        """Serve until interrupted: stdio, Streamable HTTP or WebSocket."""
+        """Serve until interrupted: stdio, Streamable HTTP or WebSocket.
+
+        The engine's limits are this server's `limits`; `http_limits` and
+        `ws_limits` are the transport's own (docs/limits.md).
+        """
         from mcp_adapters._serve import run_server
 
-        run_server(self, transport, host=host, port=port, path=path, backend=backend)
+        run_server(
+            self,
+            transport,
+            host=host,
+            port=port,
+            path=path,
+            backend=backend,
+            http_limits=http_limits,
+            ws_limits=ws_limits,
+        )
 
 
 class _InputRequired:

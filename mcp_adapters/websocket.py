@@ -21,7 +21,11 @@ from mcp_adapters._errors import TransportError, to_transport_error
 from mcp_adapters._serve import request_handler
 from mcp_core import ClientConfig
 from mcp_core.http import HostPolicy
-from mcp_core.websocket import WebSocketClientConnection, WebSocketServerConnection
+from mcp_core.websocket import (
+    WebSocketClientConnection,
+    WebSocketLimits,
+    WebSocketServerConnection,
+)
 
 if TYPE_CHECKING:
     from mcp_adapters.server import MCPServer
@@ -35,10 +39,15 @@ async def serve_websocket(
     host: str = "127.0.0.1",
     port: int = 8765,
     path: str = "/mcp",
+    limits: WebSocketLimits | None = None,
     task_status: anyio.abc.TaskStatus[int] = anyio.TASK_STATUS_IGNORED,
     **session_options: Any,
 ) -> None:
-    """Serve `server` at ws://host:port/path until cancelled (reports the bound port)."""
+    """Serve `server` at ws://host:port/path until cancelled (reports the bound port).
+
+    `limits` are the WebSocket layer's own (the message limit follows the server's
+    `Limits` unless set); see docs/limits.md.
+    """
     from mcp_adapters import current_backend
 
     backend = current_backend()
@@ -47,7 +56,9 @@ async def serve_websocket(
     def new_connection() -> tuple[Any, Any]:
         # Origin/Host checks on by default for loopback binds, against the bound port.
         policy = HostPolicy.loopback(bound[0]) if host in _LOOPBACK else None
-        layer = WebSocketServerConnection(server.config, path=path, host_policy=policy)
+        layer = WebSocketServerConnection(
+            server.config, path=path, host_policy=policy, limits=limits
+        )
         return layer.mcp, layer
 
     async with backend.tcp_server(
@@ -65,10 +76,14 @@ async def serve_websocket(
 
 @contextlib.asynccontextmanager
 async def connect_websocket(
-    url: str, config: ClientConfig | None = None, **session_options: Any
+    url: str,
+    config: ClientConfig | None = None,
+    *,
+    limits: WebSocketLimits | None = None,
+    **session_options: Any,
 ) -> AsyncIterator[Any]:
     """Connect to ws://host:port/path; yields the backend's session (its MCP connection
-    is the WebSocket layer's)."""
+    is the WebSocket layer's). `limits` as for `serve_websocket`."""
     from mcp_adapters import current_backend
 
     parts = urlsplit(url)
@@ -89,6 +104,7 @@ async def connect_websocket(
         host=authority,
         path=parts.path or "/",
         new_key=lambda: secrets.token_bytes(16),
+        limits=limits,
     )
     async with backend.Session(layer.mcp, stream, layer=layer, **session_options) as session:
         yield session
