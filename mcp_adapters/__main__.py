@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     server = load_server(args.target)
     try:
-        server.limits, http_limits, ws_limits = limits_from_args(args, server.limits)
+        server.limits, run_options = limits_from_args(args, server.limits)
     except ValueError as exc:
         parser.error(str(exc))
     with contextlib.suppress(KeyboardInterrupt):
@@ -77,8 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             port=args.port,
             path=args.path,
             backend=args.backend,
-            http_limits=http_limits,
-            ws_limits=ws_limits,
+            **run_options,
         )
     return 0
 

@@ -84,6 +84,7 @@ def run_server(
     backend: str,
     http_limits: Any = None,
     ws_limits: Any = None,
+    event_store: Any = None,
 ) -> None:
     """Blocking entry point behind `MCPServer.run` and the command line."""
 
@@ -98,7 +99,10 @@ def run_server(
         elif transport in ("http", "streamable-http"):
             from mcp_adapters.http import serve_http
 
-            await serve_http(server, host=host, port=port, path=path, limits=http_limits)
+            options: dict[str, Any] = {"limits": http_limits}
+            if event_store is not None:
+                options["event_store"] = event_store
+            await serve_http(server, host=host, port=port, path=path, **options)
         elif transport in ("ws", "websocket"):
             from mcp_adapters.websocket import serve_websocket
 

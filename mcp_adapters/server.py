@@ -69,7 +69,7 @@ if TYPE_CHECKING:
         UrlElicitationResult,
     )
     from mcp_core import types
-    from mcp_core.http import HTTPLimits
+    from mcp_core.http import EventStore, HTTPLimits
     from mcp_core.websocket import WebSocketLimits
 else:
     types = LazyModule("mcp_core.types", globals(), "types")
@@ -328,6 +328,7 @@ class MCPServer:
         replay_elicitation: bool = False,
         request_state_keys: Sequence[bytes] | None = None,
         request_state_ttl: float = 600.0,
+        max_request_state_bytes: int = 16384,
         supported_versions: Sequence[str] = ALL_REVISIONS,
         limits: Limits | None = None,
         cache_ttl_ms: int = 0,
@@ -347,6 +348,7 @@ class MCPServer:
             request_state_keys = (secrets.token_bytes(32),)
         self.request_state_keys = tuple(request_state_keys)
         self.request_state_ttl = request_state_ttl
+        self.max_request_state_bytes = max_request_state_bytes
         self.supported_versions = tuple(supported_versions)
         self._limits = limits
         self.cache_ttl_ms = cache_ttl_ms
@@ -563,6 +565,7 @@ class MCPServer:
                 cache_scope=self.cache_scope,
                 request_state_keys=self.request_state_keys,
                 request_state_ttl=self.request_state_ttl,
+                max_request_state_bytes=self.max_request_state_bytes,
             )
         return self._config
 
@@ -838,11 +841,13 @@ class MCPServer:
         backend: Literal["asyncio", "trio"] = "asyncio",
         http_limits: HTTPLimits | None = None,
         ws_limits: WebSocketLimits | None = None,
+        event_store: EventStore | None = None,
     ) -> None:
         """Serve until interrupted: stdio, Streamable HTTP or WebSocket.
 
         The engine's limits are this server's `limits`; `http_limits` and
-        `ws_limits` are the transport's own (docs/limits.md).
+        `ws_limits` are the transport's own, `event_store` keeps the legacy HTTP
+        streams' events for resumption (docs/limits.md).
         """
         from mcp_adapters._serve import run_server
 
@@ -855,6 +860,7 @@ class MCPServer:
             backend=backend,
             http_limits=http_limits,
             ws_limits=ws_limits,
+            event_store=event_store,
         )
 
 

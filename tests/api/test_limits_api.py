@@ -17,7 +17,7 @@ from mcp_adapters._cli_limits import add_limit_options, limits_from_args
 from mcp_adapters.client import Client
 from mcp_adapters.server import MCPServer
 from mcp_core import Limits, MCPError
-from mcp_core.http import HTTPLimits
+from mcp_core.http import HTTPLimits, InMemoryEventStore
 from mcp_core.websocket import WebSocketLimits
 
 pytestmark = pytest.mark.anyio
@@ -31,11 +31,11 @@ def parse(*argv: str) -> argparse.Namespace:
 
 def test_no_option_keeps_the_server_limits_and_leaves_the_transports_default() -> None:
     own = Limits(max_depth=50)
-    assert limits_from_args(parse(), own) == (own, None, None)
-    assert limits_from_args(parse(), None) == (Limits(), None, None)
+    assert limits_from_args(parse(), own) == (own, {})
+    assert limits_from_args(parse(), None) == (Limits(), {})
 
 
-def test_the_options_fill_the_three_limit_objects() -> None:
+def test_the_options_fill_the_limit_objects() -> None:
     args = parse(
         "--max-message-bytes",
         "100000000",
@@ -51,11 +51,16 @@ def test_the_options_fill_the_three_limit_objects() -> None:
         "HTTPLimits.sse_after=none",
         "--limit",
         "WebSocketLimits.max_fragments=10",
+        "--limit",
+        "InMemoryEventStore.max_events_per_stream=7",
     )
-    limits, http, ws = limits_from_args(args, Limits(max_integer_digits=20))
+    limits, run = limits_from_args(args, Limits(max_integer_digits=20))
     assert limits == Limits(max_message_bytes=100_000_000, max_depth=64, max_integer_digits=20)
-    assert http == HTTPLimits(max_body_bytes=5000, header_timeout=2.5, sse_after=None)
-    assert ws == WebSocketLimits(max_fragments=10)
+    assert set(run) == {"http_limits", "ws_limits", "event_store"}
+    assert run["http_limits"] == HTTPLimits(max_body_bytes=5000, header_timeout=2.5, sse_after=None)
+    assert run["ws_limits"] == WebSocketLimits(max_fragments=10)
+    store = run["event_store"]
+    assert isinstance(store, InMemoryEventStore) and store._max_events == 7
 
 
 @pytest.mark.parametrize(
@@ -69,6 +74,8 @@ def test_the_options_fill_the_three_limit_objects() -> None:
         ("Limits.max_depth=none", "Limits.max_depth cannot be none"),
         ("Limits.max_depth=500", "invalid limit: max_depth must be between 1 and 200"),
         ("HTTPLimits.max_body_bytes=0", "invalid limit: max_body_bytes must be positive"),
+        ("InMemoryEventStore.retry=1", "InMemoryEventStore has no limit 'retry'"),
+        ("InMemoryEventStore.max_events_per_stream=0", "invalid limit: "),
     ],
 )
 def test_a_bad_limit_option_is_explained(option: str, complaint: str) -> None:
