@@ -129,6 +129,8 @@ class HTTPSession:
         max_response_bytes: int | None = None,
         max_sse_event_bytes: int | None = None,
         max_header_bytes: int = 64 * 1024,
+        max_reconnects: int = 3,
+        max_tools: int = 10_000,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -154,6 +156,8 @@ class HTTPSession:
             max_response_bytes=max_response_bytes,
             max_sse_event_bytes=max_sse_event_bytes,
             max_header_bytes=max_header_bytes,
+            max_reconnects=max_reconnects,
+            max_tools=max_tools,
         )
         self._on_request = on_request
         self._on_notification = on_notification
@@ -554,7 +558,8 @@ async def connect_http(
 
     `headers` go on every request (authorization ...); `options` are `HTTPSession`'s
     (`max_connections`, `close_timeout`, `ssl_context`, `listen`, and the limits
-    `max_response_bytes`, `max_sse_event_bytes`, `max_header_bytes`: docs/limits.md). Leaving the block
+    `max_response_bytes`, `max_sse_event_bytes`, `max_header_bytes`,
+    `max_reconnects`, `max_tools`: docs/limits.md). Leaving the block
     ends the session (DELETE for a legacy one) and closes every socket.
     """
     session = HTTPSession(

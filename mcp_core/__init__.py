@@ -56,7 +56,7 @@ from ._events import (
     SessionStarted,
     SubscriptionAcknowledged,
 )
-from ._jsonrpc import DEFAULT_LIMITS, Limits
+from ._jsonrpc import DEFAULT_LIMITS, PEEK_BYTES, Limits
 from ._request_state import INVALID_REQUEST_STATE_MESSAGE, RequestStateError, RequestStateSealer
 from ._server import ServerConnection
 from ._versions import (
@@ -93,6 +93,7 @@ __all__ = [
     "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "MODERN_REVISIONS",
     "PARSE_ERROR",
+    "PEEK_BYTES",
     "REQUEST_TIMEOUT",
     "RESOURCE_NOT_FOUND",
     "SERVER_BUSY",
