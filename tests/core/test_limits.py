@@ -18,10 +18,14 @@ from hypothesis import strategies as st
 from mcp_core import (
     LIMIT_EXCEEDED,
     PARSE_ERROR,
+    ClientConfig,
+    ClientConnection,
+    ConnectionClosed,
     Limits,
     MessageRejected,
     RequestFailed,
     ResponseReceived,
+    State,
 )
 from mcp_core._jsonrpc import (
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -135,6 +139,8 @@ def ends(message: str) -> tuple[bytes, bytes]:
         (f'[{{"jsonrpc":"2.0","id":1,"method":"m","p":"{PAD}"}}]', (None, False)),
         (f"garbage {PAD} more garbage", (None, False)),
         (f'{{"id":"unterminated {PAD}', (None, False)),
+        (f'{{"id":"\\q","method":"m","p":"{PAD}"}}', (None, False)),  # not a JSON escape
+        (f'{{"method":"m","p":"{PAD}", x:3}}', (None, False)),  # a key that is no string
     ],
 )
 def test_peek_reads_the_id_at_either_end(message: str, expected: tuple[Any, bool]) -> None:
@@ -248,6 +254,21 @@ def test_receive_oversized_of_a_response_fails_only_the_request_it_answers() -> 
     assert conn.data_to_send() == b""  # a refused response is not answered
     events = conn.receive_data(line(result(first, {})))
     assert one(events, ResponseReceived).request_id == first
+
+
+def test_an_oversized_answer_to_initialize_ends_the_handshake_with_the_limit() -> None:
+    conn = ClientConnection(ClientConfig(mode="2025-11-25"))
+    conn.connect()
+    conn.data_to_send()
+    head = b'{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","p":"'
+    events = conn.receive_oversized(100 * MiB, head, b'"}}', now=1.0)
+    closed = one(events, ConnectionClosed)
+    assert closed.error is not None and "(Limits.max_message_bytes)" in closed.error.message
+    assert conn.state == State.ERROR
+
+
+def test_parse_reads_a_memoryview() -> None:
+    assert parse(memoryview(b'{"a":[1]}')) == {"a": [1]}
 
 
 def test_a_refused_notification_is_reported_and_not_answered() -> None:
