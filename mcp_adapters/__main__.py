@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mcp_adapters._cli_limits import add_limit_options, limits_from_args
 from mcp_adapters._stdio import reserve_standard_fds
 
 
@@ -100,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         help="stderr log level: info shows where the server listens, error each tool "
         "that raised, with its traceback",
     )
+    add_limit_options(run)
     args = parser.parse_args(argv)
     # The one place logging is configured: the library only logs.
     logging.basicConfig(
@@ -109,8 +111,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     server = load_server(args.target)
     try:
+        server.limits, run_options = limits_from_args(args, server.limits)
+    except ValueError as exc:
+        parser.error(str(exc))
+    try:
         server.run(
-            args.transport, host=args.host, port=args.port, path=args.path, backend=args.backend
+            args.transport,
+            host=args.host,
+            port=args.port,
+            path=args.path,
+            backend=args.backend,
+            **run_options,
         )
     except* KeyboardInterrupt:
         pass  # Ctrl-C is how a network server is stopped; trio wraps it in a group

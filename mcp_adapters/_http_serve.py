@@ -433,8 +433,15 @@ class HTTPServer:
                 self._mcp_event(event)
                 touched.append(event.connection)
             elif isinstance(event, HTTPRequestRejected):
-                logger.debug(
-                    "refused %s %s: %d %s", event.method, event.target, event.status, event.reason
+                # A body over a limit is worth an operator's eye (raise the limit?);
+                # the rest is clients being clients.
+                logger.log(
+                    logging.WARNING if event.status == 413 else logging.DEBUG,
+                    "refused %s %s: %d %s",
+                    event.method,
+                    event.target,
+                    event.status,
+                    event.reason,
                 )
         self._pump(*touched)
 

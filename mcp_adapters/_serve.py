@@ -98,6 +98,9 @@ def run_server(
     port: int,
     path: str,
     backend: str,
+    http_limits: Any = None,
+    ws_limits: Any = None,
+    event_store: Any = None,
 ) -> None:
     """Blocking entry point behind `MCPServer.run` and the command line."""
 
@@ -107,9 +110,14 @@ def run_server(
         elif transport == "tcp":
             await server.run_tcp_async(host=host, port=port)
         elif transport in ("http", "streamable-http"):
-            await server.run_streamable_http_async(host=host, port=port, streamable_http_path=path)
+            http_options: dict[str, Any] = {"limits": http_limits}
+            if event_store is not None:
+                http_options["event_store"] = event_store
+            await server.run_streamable_http_async(
+                host=host, port=port, streamable_http_path=path, **http_options
+            )
         elif transport in ("ws", "websocket"):
-            await server.run_websocket_async(host=host, port=port, path=path)
+            await server.run_websocket_async(host=host, port=port, path=path, limits=ws_limits)
         else:
             raise ValueError(f"unknown transport {transport!r}")
 

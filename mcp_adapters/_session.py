@@ -36,6 +36,7 @@ from mcp_core import (
     Event,
     LocalProtocolError,
     MCPError,
+    MessageRejected,
     NotificationReceived,
     ProgressReceived,
     RequestCancelled,
@@ -313,7 +314,15 @@ class SessionCore:
             self._handshake.set_result(event)
             self._handshake = None
 
+    def _rejected(self, event: MessageRejected, closing: ConnectionClosed | None) -> None:
+        # The engine answered it (when it could) and went on; say so where an operator
+        # looks, since a stdio server has no other voice than stderr.
+        about = f" (id {event.request_id!r})" if event.request_id is not None else ""
+        logger.warning("refused a message from the peer%s: %s", about, event.message)
+
     def _closed(self, event: ConnectionClosed, closing: ConnectionClosed | None) -> None:
+        if event.error is not None:
+            logger.warning("connection failed: %s", event.reason)
         self._settle(event)
 
     def _settle(self, event: ConnectionClosed) -> None:
@@ -341,6 +350,7 @@ _ROUTES: dict[type, Callable[[SessionCore, Any, ConnectionClosed | None], None]]
     RequestCancelled: SessionCore._cancelled,
     NotificationReceived: SessionCore._notification,
     Connected: SessionCore._connected,
+    MessageRejected: SessionCore._rejected,
     ConnectionClosed: SessionCore._closed,
 }
 

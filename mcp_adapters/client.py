@@ -20,6 +20,11 @@ answers attached, `requestState` echoed) runs inside the engine, bounded by
 - an `MCPServer` (served in this process);
 - a transport object with an async context manager method
   `connect(config, **session_options)` yielding a session.
+
+`limits` (`mcp_core.Limits`) bound what the server may send us; the HTTP body,
+SSE event and WebSocket message limits follow `limits.max_message_bytes`. A
+response over them fails its call alone with `LimitExceededError`, which names
+the limit to raise (docs/limits.md).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import anyio
 from mcp_adapters._errors import TransportError
 from mcp_adapters._process import StdioServerParameters
 from mcp_core import (
+    DEFAULT_LIMITS,
     LOG_LEVELS,
     METHOD_NOT_FOUND,
     ClientConfig,
@@ -45,6 +51,7 @@ from mcp_core import (
     ConnectionClosed,
     Era,
     Event,
+    Limits,
     MCPError,
     NotificationReceived,
     RequestReceived,
@@ -113,6 +120,7 @@ class Client:
         read_timeout: float | None = None,
         max_input_rounds: int = 10,
         elicitation_modes: tuple[str, ...] = ("form", "url"),
+        limits: Limits | None = None,
     ) -> None:
         if log_level is not None and log_level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {log_level!r}")
@@ -141,6 +149,7 @@ class Client:
             mode=mode,
             log_level=log_level,
             max_input_rounds=max_input_rounds,
+            limits=limits or DEFAULT_LIMITS,
         )
         self._session: Any = None
         self._context: contextlib.AbstractAsyncContextManager[Any] | None = None

@@ -73,6 +73,8 @@ if TYPE_CHECKING:
     )
     from mcp_adapters.resources import ReadResourceContents
     from mcp_core import types
+    from mcp_core.http import EventStore, HTTPLimits
+    from mcp_core.websocket import WebSocketLimits
 else:
     types = LazyModule("mcp_core.types", globals(), "types")
 
@@ -369,6 +371,7 @@ class MCPServer:
         request_state_keys: Sequence[bytes] | None = None,
         request_state_ttl: float = 600.0,
         server_identity: str | None = None,
+        max_request_state_bytes: int = 16384,
         supported_versions: Sequence[str] = ALL_REVISIONS,
         limits: Limits | None = None,
         cache_ttl_ms: int = 0,
@@ -403,8 +406,9 @@ class MCPServer:
         ):
             raise ValueError("server_identity must be a non-empty string")
         self.server_identity = server_identity
+        self.max_request_state_bytes = max_request_state_bytes
         self.supported_versions = tuple(supported_versions)
-        self.limits = limits
+        self._limits = limits
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self._tools: dict[str, FunctionTool] = {}
@@ -607,6 +611,16 @@ class MCPServer:
     # ---- configuration
 
     @property
+    def limits(self) -> Limits | None:
+        """The engine limits every connection gets (None: the defaults; docs/limits.md)."""
+        return self._limits
+
+    @limits.setter
+    def limits(self, limits: Limits | None) -> None:
+        self._limits = limits
+        self._config = None  # built again, with these limits, on next use
+
+    @property
     def config(self) -> ServerConfig:
         if self._config is None:
             caps: dict[str, Any] = {"logging": {}}
@@ -632,12 +646,13 @@ class MCPServer:
                 instructions=self.instructions,
                 server_info=info,
                 supported_versions=self.supported_versions,
-                limits=self.limits or Limits(),
+                limits=self._limits or Limits(),
                 cache_ttl_ms=self.cache_ttl_ms,
                 cache_scope=self.cache_scope,
                 request_state_keys=self.request_state_keys,
                 request_state_ttl=self.request_state_ttl,
                 request_state_audience=self.server_identity,
+                max_request_state_bytes=self.max_request_state_bytes,
             )
         return self._config
 
@@ -912,15 +927,30 @@ class MCPServer:
         path: str = "/mcp",
         backend: Literal["asyncio", "trio"] = "asyncio",
         streamable_http_path: str | None = None,
+        http_limits: HTTPLimits | None = None,
+        ws_limits: WebSocketLimits | None = None,
+        event_store: EventStore | None = None,
     ) -> None:
         """Serve until interrupted (stdio: until the input ends), inside the lifespan.
 
-        `streamable_http_path` is the SDK's name for `path`.
+        `streamable_http_path` is the SDK's name for `path`. The engine's limits
+        are this server's `limits`; `http_limits` and `ws_limits` are the
+        transport's own, `event_store` keeps the legacy HTTP streams' events for
+        resumption (docs/limits.md).
         """
         from mcp_adapters._serve import run_server
 
-        path = streamable_http_path or path
-        run_server(self, transport, host=host, port=port, path=path, backend=backend)
+        run_server(
+            self,
+            transport,
+            host=host,
+            port=port,
+            path=streamable_http_path or path,
+            backend=backend,
+            http_limits=http_limits,
+            ws_limits=ws_limits,
+            event_store=event_store,
+        )
 
     # The official SDK's async entry points; each runs inside the lifespan.
 

@@ -34,6 +34,7 @@ from mcp_core import ClientConfig, Event
 from mcp_core.http import HostPolicy
 from mcp_core.websocket import (
     WebSocketClientConnection,
+    WebSocketLimits,
     WebSocketRejected,
     WebSocketServerConnection,
 )
@@ -53,6 +54,7 @@ async def serve_websocket(
     port: int = 8765,
     path: str = "/mcp",
     host_policy: HostPolicy | Literal["auto"] | None = "auto",
+    limits: WebSocketLimits | None = None,
     task_status: anyio.abc.TaskStatus[int] = anyio.TASK_STATUS_IGNORED,
     **session_options: Any,
 ) -> None:
@@ -61,7 +63,8 @@ async def serve_websocket(
     Reports the bound port as its start value. `host_policy` checks `Host` and
     `Origin`: "auto" is the loopback allow-list for the bound port when `host` is
     a loopback address and no check otherwise; behind a proxy, pass the names
-    the proxy forwards (or None).
+    the proxy forwards (or None). `limits` are the WebSocket layer's own (the
+    message limit follows the server's `Limits` unless set); see docs/limits.md.
     """
     from mcp_adapters import current_backend
 
@@ -75,7 +78,7 @@ async def serve_websocket(
         else:
             policy = HostPolicy.loopback(bound[0]) if host in _LOOPBACK else None
         layer = WebSocketServerConnection(
-            server.config, path=path, host_policy=policy, aliases=("/",)
+            server.config, path=path, host_policy=policy, aliases=("/",), limits=limits
         )
         return layer.mcp, layer
 
@@ -102,11 +105,13 @@ async def connect_websocket(
     config: ClientConfig | None = None,
     *,
     ssl_context: ssl.SSLContext | None = None,
+    limits: WebSocketLimits | None = None,
     **session_options: Any,
 ) -> AsyncIterator[Any]:
     """Connect to ws://host:port/path or wss://...; yields the backend's session (its MCP
     connection is the WebSocket layer's). `ssl_context` is for wss:// (default: the
-    system's trust store, which `SSL_CERT_FILE` may point elsewhere)."""
+    system's trust store, which `SSL_CERT_FILE` may point elsewhere); `limits` as for
+    `serve_websocket`."""
     from mcp_adapters import current_backend
 
     parts = urlsplit(url)
@@ -144,6 +149,7 @@ async def connect_websocket(
         host=authority(host, port),
         path=target,
         new_key=lambda: secrets.token_bytes(16),
+        limits=limits,
     )
     refusals: list[WebSocketRejected] = []
     observer = session_options.pop("on_event", None)

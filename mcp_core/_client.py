@@ -286,7 +286,9 @@ class ClientConnection(_Connection):
             self.instructions,
         )
 
-    def _receive_one(self, data: bytes | str, events: list[Event]) -> None:
+    def _receive_one(
+        self, data: bytes | bytearray | str | jr.LimitExceeded, events: list[Event]
+    ) -> None:
         # Queued events (the handshake's Connected, a call failed by a refused input)
         # come out in causal order: those of earlier local calls first, those of this
         # message right after it, however the input was split.
