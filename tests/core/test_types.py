@@ -8,7 +8,6 @@ same-named schema definition of *every* revision that defines it.
 
 import functools
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
@@ -23,6 +22,7 @@ from pydantic.alias_generators import to_camel
 from referencing import Registry, Resource
 
 from mcp_core import types as t
+from tests import schema_check
 
 # ---------------------------------------------------------------------------
 # Schema loading
@@ -37,10 +37,8 @@ _DIALECTS: dict[str, type[Validator]] = {
 
 
 def spec_dir() -> Path:
-    override = os.environ.get("MCP_SPEC_DIR")
-    if override:
-        return Path(override)
-    return Path(__file__).resolve().parents[2].parent / "shared" / "spec"
+    # The copies in tests/spec (or $MCP_SPEC_DIR), as every other schema test reads them.
+    return schema_check.spec_dir()
 
 
 @functools.cache
