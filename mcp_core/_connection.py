@@ -160,6 +160,28 @@ def validator(type_name: str) -> Callable[[Any], Any]:
     return found
 
 
+def json_kind(value: object) -> str:
+    """What a peer sent instead, in words for an error message ("an array").
+
+    Errors name the JSON type, never echo the value: a wrong-typed value can be
+    megabytes long or nested a hundred levels deep.
+    """
+    if value is None:
+        return "null"
+    kind = type(value)
+    if kind is bool:
+        return "a boolean"
+    if kind is int:
+        return "an integer"
+    if kind is float:
+        return "a number"
+    if kind is str:
+        return "a string"
+    if kind is list:
+        return "an array"
+    return "an object"
+
+
 def describe(exc: pydantic.ValidationError) -> str:
     parts = []
     for err in exc.errors(include_url=False, include_input=False)[:3]:
@@ -217,7 +239,11 @@ def capability_problem(
     if declared is None:
         return METHOD_NOT_FOUND, f"{CAPABILITY_LABEL.get(cap, cap)} not supported"
     if cap == "elicitation":
+        # Read before the params are validated (an undeclared capability is refused
+        # first), so the mode's type is checked here, where it is read.
         mode = (params or {}).get("mode", "form")
+        if type(mode) is not str:
+            return INVALID_PARAMS, f"params.mode must be a string, not {json_kind(mode)}"
         if not elicitation_mode_declared(declared, mode):
             return INVALID_PARAMS, f"Elicitation mode {mode!r} not supported"
     if (
