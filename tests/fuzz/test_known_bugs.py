@@ -13,18 +13,20 @@ import pytest
 
 from mcp_core import (
     INVALID_PARAMS,
+    INVALID_REQUEST,
     INVALID_REQUEST_STATE_MESSAGE,
     META_LOG_LEVEL,
     ClientConfig,
     ClientConnection,
     ConnectionClosed,
     MessageRejected,
+    RequestFailed,
     RequestReceived,
     RequestStateRejected,
     ServerConnection,
     State,
 )
-from mcp_core.http import HTTPServerEndpoint, mirrored_request_headers
+from mcp_core.http import HTTPClientEndpoint, HTTPServerEndpoint, mirrored_request_headers
 from mcp_core.testing import default_server_config
 from mcp_core.testing.mutations import WRONG_TYPE_VALUES
 from tests.core.test_websocket import open_server, text
@@ -189,6 +191,101 @@ def test_elicitation_mode_of_the_wrong_type_is_invalid_params(revision: str, val
     client.check_invariants()
 
 
+@pytest.mark.parametrize("rid", [[1], {"a": 1}, None, True, 1.5], ids=repr)
+def test_http_initialize_whose_id_is_not_an_id_gets_400(rid: Any) -> None:
+    """Found: a legacy `initialize` POST whose id is an array or an object raised
+    TypeError (the id keyed a set); one that is null, a boolean or a float got
+    no HTTP response at all, its stream waiting for an answer to that id."""
+    endpoint = HTTPServerEndpoint(default_server_config(), new_session_id=lambda: "s")
+    body = {"jsonrpc": "2.0", "id": rid, "method": "initialize", "params": _init_params()}
+    http = endpoint.new_connection(now=0.0)
+    http.receive_data(_post(json.dumps(body).encode(), []), now=0.0)
+    status, payload = _http_reply(http.data_to_send())
+    assert status == 400 and payload["id"] is None
+    assert payload["error"]["code"] == INVALID_REQUEST
+    assert endpoint.sessions == {}
+    # The endpoint goes on: a valid initialize opens a session.
+    body["id"] = 1
+    http = endpoint.new_connection(now=0.0)
+    http.receive_data(_post(json.dumps(body).encode(), []), now=0.0)
+    status, payload = _http_reply(http.data_to_send())
+    assert status == 200 and payload["id"] == 1 and "result" in payload
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"jsonrpc": "2.0"}, {"jsonrpc": None}, {"jsonrpc": "2.0", "resultx": {}}],
+    ids=["no-result", "jsonrpc-null", "misspelt"],
+)
+def test_http_client_body_with_the_id_but_no_answer_fails_the_request(
+    body: dict[str, Any],
+) -> None:
+    """Found: a 2026-07-28 response body holding the request's id but neither
+    `result` nor `error` marked the request answered, so it never ended (the
+    engine, rightly, did not take the object as its answer)."""
+    mcp = ClientConnection(ClientConfig(mode=MODERN))
+    client = HTTPClientEndpoint(mcp, host="h")
+    mcp.connect()
+    rid = mcp.send_request("tools/list")
+    [request] = client.pump().requests
+    conn = client.new_connection()
+    conn.start(request)
+    raw = json.dumps({**body, "id": rid}).encode()
+    events = conn.receive_data(
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+        b"content-length: %d\r\n\r\n" % len(raw) + raw
+    )
+    [failed] = [e for e in events if isinstance(e, RequestFailed)]
+    assert failed.request_id == rid
+    assert mcp.requests_in_flight == (0, 0)
+
+
+@pytest.mark.parametrize("event_id", ["caf\u00e9", "\u20ac1", "", " x"], ids=repr)
+def test_http_client_sse_id_a_header_cannot_carry_is_no_resume_cursor(event_id: str) -> None:
+    """Found: a server's SSE `id: café` became the Last-Event-ID of the resume
+    request, and starting that request raised UnicodeEncodeError (an empty id
+    sent an empty header). Such an id now resets the cursor: the dropped stream
+    fails its request instead of resuming."""
+    mcp = ClientConnection(ClientConfig(mode="legacy"))
+    client = HTTPClientEndpoint(mcp, host="h")
+    mcp.connect()
+    [init] = client.pump().requests
+    conn = client.new_connection()
+    conn.start(init)
+    answer = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "result": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "s", "version": "1"},
+            },
+        }
+    ).encode()
+    conn.receive_data(
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nmcp-session-id: s1\r\n"
+        b"content-length: %d\r\n\r\n" % len(answer) + answer
+    )
+    client.pump()  # notifications/initialized (and the GET stream), not needed here
+    rid = mcp.send_request("tools/list")
+    [call] = [r for r in client.pump().requests if r.request_id == rid]
+    conn = client.new_connection()
+    conn.start(call)
+    sse = ("id: " + event_id + "\ndata: \n\n").encode()
+    events = conn.receive_data(
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+        b"transfer-encoding: chunked\r\n\r\n" + b"%x\r\n" % len(sse) + sse + b"\r\n"
+    )
+    events += conn.receive_data(b"")  # the stream drops before the answer
+    resumes = [r for r in client.pump().requests if r.purpose == "resume"]
+    for request in resumes:  # whatever is sent must be sendable
+        assert client.new_connection().start(request)
+    assert not resumes
+    [failed] = [e for e in events if isinstance(e, RequestFailed)]
+    assert failed.request_id == rid
+
+
 def test_sealed_state_of_a_shape_we_never_seal_fails_closed() -> None:
     """Hardening found on the audit: a MAC-valid requestState whose payload is not
     the `{"k": {...}, "s": ...}` this server seals (another deployment sharing
@@ -217,6 +314,14 @@ def test_sealed_state_of_a_shape_we_never_seal_fails_closed() -> None:
 # ---- helpers of the tests above
 
 NOW = 1_700_000_000.0
+
+
+def _init_params() -> dict[str, Any]:
+    return {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "c", "version": "1"},
+    }
 
 
 def _handshake_reply_for(client: ClientConnection) -> bytes:
