@@ -298,7 +298,10 @@ class ServerConnection(_Connection):
                     INVALID_PARAMS, _envelope_problem(META_LOG_LEVEL, log_level, "a string")
                 )
             if log_level not in LOG_RANK:
-                raise Reject(INVALID_PARAMS, f"Unknown log level {log_level[:64]!r}")
+                raise Reject(
+                    INVALID_PARAMS,
+                    f"Unknown log level {log_level[:64]!r} in _meta key {META_LOG_LEVEL}",
+                )
         try:
             capabilities, info = _envelope_models(caps, meta.get(META_CLIENT_INFO))
         except pydantic.ValidationError as exc:

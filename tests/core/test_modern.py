@@ -116,7 +116,7 @@ ENVELOPE_FAULTS = [
     pytest.param(
         {"_meta": {**meta(), META_LOG_LEVEL: "loud"}},
         INVALID_PARAMS,
-        "Unknown log level 'loud'",
+        f"Unknown log level 'loud' in _meta key {META_LOG_LEVEL}",
         id="unknown-log-level",
     ),
     *(
