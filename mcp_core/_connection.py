@@ -202,6 +202,11 @@ def has_capability(caps: Mapping[str, Any], path: str) -> bool:
 
 _MISSING: Final = object()
 
+# Marks a failure an internal handler gets from us (a timeout, a broken answer),
+# not from the peer: an object no JSON can produce, so an error object that
+# carries `"local": true` is still the peer's own.
+LOCAL_FAILURE: Final = object()
+
 # MCP reserves -32020..-32099 for codes the spec defines; emitting any other is forbidden.
 _SPEC_CODES: Final = frozenset(
     {
@@ -554,7 +559,7 @@ class _Connection:
         self, rid: RequestId, entry: Outbound, code: int, message: str, events: list[Event]
     ) -> None:
         if entry.handler is not None:
-            entry.handler(rid, None, {"code": code, "message": message, "local": True})
+            entry.handler(rid, None, {"code": code, "message": message, "local": LOCAL_FAILURE})
         else:
             events.append(RequestFailed(rid, entry.method, code, message))
 

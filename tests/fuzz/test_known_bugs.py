@@ -18,6 +18,7 @@ from mcp_core import (
     META_LOG_LEVEL,
     ClientConfig,
     ClientConnection,
+    Connected,
     ConnectionClosed,
     MessageRejected,
     RequestFailed,
@@ -309,6 +310,30 @@ def test_sealed_state_of_a_shape_we_never_seal_fails_closed() -> None:
         }
         [rejected] = [e for e in events if isinstance(e, RequestStateRejected)]
         assert rejected.reason == "bad_claims"
+
+
+def test_a_peer_error_saying_local_true_is_still_the_peers() -> None:
+    """Found on the audit: internal failures reached the handshake handlers as an
+    error dict marked `"local": True`, which a server's own error object could
+    carry too; the client then took a server's -32022 naming the versions it
+    speaks for a local failure and fell back to initialize blindly."""
+    client = ClientConnection(ClientConfig(mode="auto"))
+    client.connect()
+    [probe] = _replies(client)
+    refusal = {
+        "jsonrpc": "2.0",
+        "id": probe["id"],
+        "error": {
+            "code": -32022,
+            "message": "Unsupported protocol version",
+            "local": True,
+            "data": {"supported": [MODERN, "2025-11-25"], "requested": MODERN},
+        },
+    }
+    events = client.receive_data(line(refusal))
+    [connected] = [e for e in events if isinstance(e, Connected)]
+    assert connected.protocol_version == MODERN
+    assert _replies(client) == []  # no initialize went out
 
 
 # ---- helpers of the tests above
