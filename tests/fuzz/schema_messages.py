@@ -157,6 +157,14 @@ class _Builder:
             return "input_required" if owner == "InputRequiredResult" else "complete"
         if key == "code" and "const" not in node:
             return -32603
+        if key == "inputSchema" and owner == "Tool":
+            # One argument mirrored into a header (2026-07-28 `x-mcp-header`), which
+            # an HTTP client reads from the tools the server lists.
+            return {
+                "type": "object",
+                "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+                "required": ["region"],
+            }
         return _NO_HINT
 
 

@@ -477,6 +477,7 @@ def _check_names_the_field(mutation: Mutation, replies: list[dict[str, Any]]) ->
 
     For single replacements and insertions only: a deletion may rightly surface
     another field's error (no `mode` means form, which then lacks its schema).
+    A container put there may be named by one of its own keys instead.
     """
     if len(mutation.changes) != 1 or len(replies) != 1:
         return
@@ -492,8 +493,27 @@ def _check_names_the_field(mutation: Mutation, replies: list[dict[str, Any]]) ->
         return
     text = error["message"]
     keys = [part for part in change.path if isinstance(part, str)]
+    # (Inner keys of one letter would match nearly any message: not counted.)
+    keys += [k for k in _keys_inside(mutation.message, change.path) if len(k) > 1]
     if text != INVALID_REQUEST_STATE_MESSAGE and not any(key in text for key in keys):
         raise Failure(f"-32602 does not name the field {keys[-1]!r}: {text!r}")
+
+
+def _keys_inside(message: Any, path: tuple[Any, ...]) -> list[str]:
+    """Every object key within the value at `path` (a container put there)."""
+    node = message
+    for part in path:
+        node = node[part]
+    found: list[str] = []
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            found.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
 
 
 def _check_reply_shape(reply: dict[str, Any]) -> None:
