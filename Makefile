@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit redis-server bench conformance clean
+.PHONY: demo test lint typecheck unit redis-server fuzz bench conformance clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,16 @@ unit: $(STAMP) redis-server
 		--cov-report=term:skip-covered --cov-fail-under=95
 
 test: lint typecheck unit
+
+# The type-confusion fuzzer at full size (not part of `make test`, which feeds a
+# share of the same inputs): every field of every message of every revision of
+# the wrong JSON type, then seeded random stacks of changes, 1,000,000 inputs on
+# two workers; prints the count and a summary, fails on any failure.
+# `make fuzz FUZZ_ARGS="--count 200000 --seed 7 --workers 1"`.
+FUZZ_ARGS ?=
+
+fuzz: $(STAMP)
+	$(BIN)/python fuzz/type_confusion.py $(FUZZ_ARGS)
 
 # The official MCP conformance suite (npm, pinned) against examples/conformance/.
 conformance: $(STAMP)

@@ -161,6 +161,28 @@ def validator(type_name: str) -> Callable[[Any], Any]:
     return found
 
 
+def json_kind(value: object) -> str:
+    """What a peer sent instead, in words for an error message ("an array").
+
+    Errors name the JSON type, never echo the value: a wrong-typed value can be
+    megabytes long or nested a hundred levels deep.
+    """
+    if value is None:
+        return "null"
+    kind = type(value)
+    if kind is bool:
+        return "a boolean"
+    if kind is int:
+        return "an integer"
+    if kind is float:
+        return "a number"
+    if kind is str:
+        return "a string"
+    if kind is list:
+        return "an array"
+    return "an object"
+
+
 def describe(exc: pydantic.ValidationError) -> str:
     parts = []
     for err in exc.errors(include_url=False, include_input=False)[:3]:
@@ -180,6 +202,11 @@ def has_capability(caps: Mapping[str, Any], path: str) -> bool:
 
 
 _MISSING: Final = object()
+
+# Marks a failure an internal handler gets from us (a timeout, a broken answer),
+# not from the peer: an object no JSON can produce, so an error object that
+# carries `"local": true` is still the peer's own.
+LOCAL_FAILURE: Final = object()
 
 # MCP reserves -32020..-32099 for codes the spec defines; emitting any other is forbidden.
 _SPEC_CODES: Final = frozenset(
@@ -218,7 +245,11 @@ def capability_problem(
     if declared is None:
         return METHOD_NOT_FOUND, f"{CAPABILITY_LABEL.get(cap, cap)} not supported"
     if cap == "elicitation":
+        # Read before the params are validated (an undeclared capability is refused
+        # first), so the mode's type is checked here, where it is read.
         mode = (params or {}).get("mode", "form")
+        if type(mode) is not str:
+            return INVALID_PARAMS, f"params.mode must be a string, not {json_kind(mode)}"
         if not elicitation_mode_declared(declared, mode):
             return INVALID_PARAMS, f"Elicitation mode {mode!r} not supported"
     if (
@@ -604,7 +635,7 @@ class _Connection:
         self, rid: RequestId, entry: Outbound, code: int, message: str, events: list[Event]
     ) -> None:
         if entry.handler is not None:
-            entry.handler(rid, None, {"code": code, "message": message, "local": True})
+            entry.handler(rid, None, {"code": code, "message": message, "local": LOCAL_FAILURE})
         else:
             events.append(RequestFailed(rid, entry.method, code, message))
 

@@ -63,6 +63,7 @@ Decisions:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
@@ -479,7 +480,15 @@ class HTTPClientEndpoint:
         items = obj if type(obj) is list else [obj]
         rewritten = False
         for index, item in enumerate(items):
-            if type(item) is not dict or "method" in item or not jr.is_request_id(item.get("id")):
+            # Only what the engine will take as the answer completes the stream: an
+            # object with the id but neither result nor error is not one, and the
+            # request would otherwise wait for an answer that has already gone by.
+            if (
+                type(item) is not dict
+                or "method" in item
+                or ("result" not in item and "error" not in item)
+                or not jr.is_request_id(item.get("id"))
+            ):
                 continue
             target = self._streams.get(item["id"])
             if target is not None and target.method == "tools/list" and target.modern:
@@ -673,6 +682,14 @@ class HTTPClientEndpoint:
         return []
 
 
+_HEADER_TEXT: Final = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
+
+
+def _header_safe(value: str) -> bool:
+    """Visible ASCII, inner spaces allowed: what a header value carries unchanged."""
+    return _HEADER_TEXT.fullmatch(value) is not None
+
+
 def _jsonrpc_error(body: bytes | None) -> tuple[int, str, Any] | None:
     """(code, message, data) when `body` is one JSON-RPC error response."""
     if not body:
@@ -831,7 +848,9 @@ class HTTPClientConnection:
             events: list[Event] = []
             for sse in sse_events:
                 if sse.id is not None:
-                    stream.last_event_id = sse.id
+                    # The id goes back as the Last-Event-ID header: one a header
+                    # cannot carry is no cursor (and "" resets it, as in EventSource).
+                    stream.last_event_id = sse.id if _header_safe(sse.id) else None
                 if sse.retry is not None:
                     stream.retry_ms = sse.retry
                 stream.got_events = True

@@ -863,6 +863,10 @@ class HTTPServerEndpoint:
             return http._refuse(_Refusal(400, "Bad Request: Mcp-Session-Id appears more than once"))
         single = type(obj) is dict
         if single and obj.get("method") == "initialize" and "id" in obj and session_id is None:
+            if not jr.is_request_id(obj["id"]):
+                # The id routes the answer to this response: one it cannot be
+                # (an array, null, 1.5) is refused here, as inside a session.
+                return http._refuse(_Refusal(400, "id must be a string or an integer"))
             return self._initialize(http, head, obj, body)
         if session_id is None:
             return http._refuse(_Refusal(400, "Bad Request: Missing session ID"))

@@ -31,6 +31,7 @@ from ._connection import (
     capability_problem,
     describe,
     has_capability,
+    json_kind,
     validator,
 )
 from ._errors import (
@@ -125,6 +126,13 @@ def _modern_meta(params: Any) -> bool:
     """Whether params carry the 2026-07-28 envelope (a protocolVersion in `_meta`)."""
     meta = params.get("_meta") if type(params) is dict else None
     return type(meta) is dict and META_PROTOCOL_VERSION in meta
+
+
+def _envelope_problem(key: str, value: Any, expected: str) -> str:
+    """The -32602 message for an envelope key that is missing or of the wrong type."""
+    if value is None:
+        return f"Missing required _meta key {key}"
+    return f"_meta key {key} must be {expected}, not {json_kind(value)}"
 
 
 def _target_and_arguments(method: str, params: Any) -> tuple[str, Mapping[str, Any] | None]:
@@ -356,9 +364,13 @@ class ServerConnection(_Connection):
             raise Reject(
                 INVALID_PARAMS, f"Missing required params._meta with {META_PROTOCOL_VERSION}"
             )
+        # Every envelope value is the peer's: each is type-checked where it is read,
+        # before it is hashed, compared or stored (a list is not a log level).
         version = meta.get(META_PROTOCOL_VERSION)
         if type(version) is not str:
-            raise Reject(INVALID_PARAMS, f"Missing required _meta key {META_PROTOCOL_VERSION}")
+            raise Reject(
+                INVALID_PARAMS, _envelope_problem(META_PROTOCOL_VERSION, version, "a string")
+            )
         if version not in self.config.modern_versions:
             raise Reject(
                 UNSUPPORTED_PROTOCOL_VERSION,
@@ -367,10 +379,20 @@ class ServerConnection(_Connection):
             )
         caps = meta.get(META_CLIENT_CAPABILITIES)
         if type(caps) is not dict:
-            raise Reject(INVALID_PARAMS, f"Missing required _meta key {META_CLIENT_CAPABILITIES}")
+            raise Reject(
+                INVALID_PARAMS, _envelope_problem(META_CLIENT_CAPABILITIES, caps, "an object")
+            )
         log_level = meta.get(META_LOG_LEVEL)
-        if log_level is not None and log_level not in LOG_RANK:
-            raise Reject(INVALID_PARAMS, f"Unknown log level {log_level!r}")
+        if log_level is not None:
+            if type(log_level) is not str:
+                raise Reject(
+                    INVALID_PARAMS, _envelope_problem(META_LOG_LEVEL, log_level, "a string")
+                )
+            if log_level not in LOG_RANK:
+                raise Reject(
+                    INVALID_PARAMS,
+                    f"Unknown log level {log_level[:64]!r} in _meta key {META_LOG_LEVEL}",
+                )
         try:
             capabilities, info = _envelope_models(caps, meta.get(META_CLIENT_INFO))
         except pydantic.ValidationError as exc:
@@ -420,8 +442,11 @@ class ServerConnection(_Connection):
                 principal=self.principal,
                 now=self._now,
             )
-            asked = payload["k"]
-            if type(asked) is not dict:
+            # Sealed by us, so authentic; still read as a peer value would be (another
+            # version of this server may share the keys), so a shape we never seal
+            # fails the same closed way as a forgery instead of raising.
+            asked = payload.get("k") if type(payload) is dict else None
+            if type(asked) is not dict or not all(type(k) is str for k in asked.values()):
                 raise RequestStateError("bad_claims")
         except RequestStateError as exc:
             events.append(RequestStateRejected(rid, exc.reason))
