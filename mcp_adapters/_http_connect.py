@@ -1,12 +1,14 @@
 """The Streamable HTTP client on real sockets, on anyio (asyncio or trio, one implementation).
 
 `HTTPClientEndpoint.pump()` says what to do: start `requests` (each on an idle
-keep-alive TCP connection, or a new one), abort the connections in `aborts` (a
-2026-07-28 cancellation *is* closing the stream), handle `events`. One task per HTTP
-exchange, each holding one TCP connection while it runs, bounded by two limiters: one
-for exchanges that may last (requests, the legacy GET stream, resumptions) and a small
-one for quick posts (notifications, our answers to the server's requests, the
-DELETE), so answers always find a connection even when every long slot waits on them.
+keep-alive TCP connection, or a new one; always a new one for a request marked
+`fresh`, which the server dropped unread on an idle connection), abort the
+connections in `aborts` (a 2026-07-28 cancellation *is* closing the stream), handle
+`events`. One task per HTTP exchange, each holding one TCP connection while it runs,
+bounded by two limiters: one for exchanges that may last (requests, the legacy GET
+stream, resumptions) and a small one for quick posts (notifications, our answers to
+the server's requests, the DELETE), so answers always find a connection even when
+every long slot waits on them.
 
 The `ClientConnection` sits behind a `SessionCore`, exactly as in the stream
 backends: waiters for our requests, handler tasks for the server's (legacy requests
@@ -450,7 +452,7 @@ class HTTPSession:
         if request.cancelled:
             return
         try:
-            conn = await self._connection()
+            conn = await self._connection(fresh=request.fresh)
         except Exception as exc:
             error = to_transport_error(exc)
             if error is None:
@@ -495,8 +497,8 @@ class HTTPSession:
                 self.wake()
                 await close_quietly(conn.stream)
 
-    async def _connection(self) -> _Conn:
-        while self._idle:
+    async def _connection(self, *, fresh: bool = False) -> _Conn:
+        while self._idle and not fresh:
             conn = self._idle.pop()
             if not conn.looks_dead():
                 return conn

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -287,6 +288,71 @@ def modern_request(port: int, method: str, params: Any = None, *, progress: bool
 
 def legacy_body(method: str, rid: int = 1) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": rid, "method": method}).encode()
+
+
+@contextlib.contextmanager
+def scripted_server(handle: Any) -> Iterator[int]:
+    """A loopback HTTP server played by hand: `handle(n, sock)` runs on a thread for the
+    n-th connection (1, 2, ...), so it can do what no real server does on purpose.
+    Yields the port; every thread is joined on the way out."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+    threads: list[threading.Thread] = []
+
+    def run(n: int, sock: socket.socket) -> None:
+        with sock, contextlib.suppress(OSError):
+            sock.settimeout(60)  # a hang guard only
+            handle(n, sock)
+
+    def accept() -> None:
+        n = 0
+        while not stop.is_set():
+            ready, _, _ = select.select([listener], [], [], 0.05)
+            if ready:
+                n += 1
+                thread = threading.Thread(target=run, args=(n, listener.accept()[0]))
+                threads.append(thread)
+                thread.start()
+
+    acceptor = threading.Thread(target=accept)
+    acceptor.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        acceptor.join(60)
+        for thread in threads:
+            thread.join(60)
+        listener.close()
+
+
+def read_message(sock: socket.socket, buffer: bytearray) -> Any:
+    """The JSON body of the next HTTP request on `sock`; None once the client closed it."""
+    while b"\r\n\r\n" not in buffer:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return None
+        buffer += chunk
+    head, _, rest = bytes(buffer).partition(b"\r\n\r\n")
+    fields = dict(line.split(b":", 1) for line in head.split(b"\r\n")[1:])
+    length = int(next(v for k, v in fields.items() if k.lower() == b"content-length"))
+    while len(rest) < length:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return None
+        rest += chunk
+    buffer[:] = rest[length:]
+    return json.loads(rest[:length])
+
+
+def send_json(sock: socket.socket, status: int, message: Any) -> None:
+    body = json.dumps(message).encode()
+    head = f"HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
+    sock.sendall(head.encode() + body)
+
+
+def answer(sock: socket.socket, message: Any, result: Any) -> None:
+    send_json(sock, 200, {"jsonrpc": "2.0", "id": message["id"], "result": result})
 
 
 # ============================================================================ tests
@@ -896,3 +962,32 @@ async def test_list_changed_reaches_a_legacy_session_that_only_initialized() -> 
         with anyio.fail_after(5):
             await arrived.wait()
     assert [type(m).__name__ for m in received] == ["ToolListChangedNotification"]
+
+
+# ------------------------------------------------------------ servers on a slow machine
+
+
+async def test_a_request_dropped_unread_on_an_idle_connection_is_sent_again() -> None:
+    """A server may close an idle keep-alive connection when it likes: Node does after
+    5 s by its own clock, which a loop stalled on a loaded machine lets run out while our
+    next request waits unread on the socket. That request goes again, on a new
+    connection, and the call succeeds."""
+    seen: list[tuple[int, str]] = []
+
+    def handle(n: int, sock: socket.socket) -> None:
+        buffer = bytearray()
+        while (message := read_message(sock, buffer)) is not None:
+            seen.append((n, message["method"]))
+            answer(sock, message, {"tools": []})
+            if n == 1:
+                # The next request has arrived: close without reading it (hence a reset).
+                sock.recv(1, socket.MSG_PEEK)
+                return
+
+    with scripted_server(handle) as port:
+        async with connect_http(
+            f"http://127.0.0.1:{port}/mcp", ClientConfig(mode=MODERN)
+        ) as session:
+            for _ in range(2):
+                assert (await session.request("tools/list")).tools == []
+    assert seen == [(1, "tools/list"), (2, "tools/list")]
