@@ -32,7 +32,7 @@ import anyio
 import anyio.abc
 from anyio.abc import SocketAttribute
 
-from mcp_adapters._driver import CLOSE_TIMEOUT, CONNECT_TIMEOUT, PROBE_TIMEOUT, READ_SIZE
+from mcp_adapters._driver import CLOSE_TIMEOUT, CONNECT_TIMEOUT, READ_SIZE
 from mcp_adapters._errors import (
     ConnectionClosedError,
     RequestTimeoutError,
@@ -122,7 +122,7 @@ class HTTPSession:
         on_notification: NotificationHandler | None = None,
         on_event: EventObserver | None = None,
         connect_timeout: float = CONNECT_TIMEOUT,
-        probe_timeout: float = PROBE_TIMEOUT,
+        probe_timeout: float | None = None,
         close_timeout: float = CLOSE_TIMEOUT,
         headers: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
         max_connections: int = MAX_CONNECTIONS,
@@ -225,8 +225,13 @@ class HTTPSession:
                 self._finished.set()
 
     async def _handshake(self) -> None:
+        # No deadline on the "auto" probe by default: over HTTP every server answers,
+        # and the answer (DiscoverResult, a modern refusal, or anything else) decides
+        # the era. A timer would only take a slow modern server for a legacy one, and
+        # send it an `initialize` it refuses. `connect_timeout` bounds the whole.
         waiter = Waiter()
-        self._core.connect(waiter, deadline=anyio.current_time() + self._probe_timeout)
+        probe = self._probe_timeout
+        self._core.connect(waiter, deadline=None if probe is None else anyio.current_time() + probe)
         self.wake()
         try:
             with anyio.fail_after(self._connect_timeout):
@@ -537,11 +542,15 @@ async def connect_http(
     on_notification: NotificationHandler | None = None,
     on_event: EventObserver | None = None,
     connect_timeout: float = CONNECT_TIMEOUT,
-    probe_timeout: float = PROBE_TIMEOUT,
+    probe_timeout: float | None = None,
     headers: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
     **options: Any,
 ) -> AsyncIterator[HTTPSession]:
     """Connect to a Streamable HTTP MCP endpoint and run the handshake.
+
+    "auto" mode waits for the server's answer to `server/discover`, however long it
+    takes within `connect_timeout`, unless `probe_timeout` is given (then a server
+    still silent by then is taken to be legacy, as on stdio).
 
     `headers` go on every request (authorization ...); `options` are `HTTPSession`'s
     (`max_connections`, `close_timeout`, `ssl_context`, `listen`). Leaving the block

@@ -27,6 +27,7 @@ import anyio
 import pytest
 import sniffio
 import trio
+import trio.testing
 
 from examples.seeds import bistro_form_server, delete_folder_server
 from mcp_adapters import ConnectionClosedError, RequestTimeoutError, TransportError
@@ -36,6 +37,7 @@ from mcp_adapters.server import Context, MCPServer
 from mcp_core import (
     ClientConfig,
     ClientConnection,
+    Era,
     MCPError,
     NotificationReceived,
     RequestReceived,
@@ -991,3 +993,48 @@ async def test_a_request_dropped_unread_on_an_idle_connection_is_sent_again() ->
             for _ in range(2):
                 assert (await session.request("tools/list")).tools == []
     assert seen == [(1, "tools/list"), (2, "tools/list")]
+
+
+@pytest.mark.parametrize("anyio_backend", [("trio", {"clock": trio.testing.MockClock()})])
+async def test_auto_mode_waits_for_a_slow_discover_answer(anyio_backend: Any) -> None:
+    """The "auto" probe over HTTP follows the server's answer, not a timer: a modern
+    server that answers `server/discover` later than stdio's probe timeout (here 10 s on
+    a mock clock that moves only when told) is still spoken to in 2026-07-28, never sent
+    an `initialize` it would refuse."""
+    clock = anyio_backend[1]["clock"]
+    probed, release = threading.Event(), threading.Event()
+    seen: list[str] = []
+
+    def handle(n: int, sock: socket.socket) -> None:
+        buffer = bytearray()
+        while (message := read_message(sock, buffer)) is not None:
+            seen.append(message["method"])
+            if message["method"] == "server/discover":
+                probed.set()
+                release.wait(60)
+                discovered = {"supportedVersions": [MODERN], "capabilities": {"tools": {}}}
+                answer(sock, message, {**discovered, "ttlMs": 0, "cacheScope": "private"})
+            elif message["method"] == "initialize":  # what the SDK's stateless server says
+                error = {"code": -32000, "message": "Missing MCP-Protocol-Version header"}
+                send_json(sock, 400, {"jsonrpc": "2.0", "id": None, "error": error})
+            else:
+                answer(sock, message, {"tools": []})
+
+    with scripted_server(handle) as port:
+        connected: list[Any] = []
+
+        async def connect() -> None:
+            async with connect_http(
+                f"http://127.0.0.1:{port}/mcp", ClientConfig(mode="auto")
+            ) as session:
+                connected.append(session.connected)
+                await session.request("tools/list")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(connect)
+            assert await anyio.to_thread.run_sync(probed.wait, 60)
+            clock.jump(10)  # past the 5 s a probe deadline had; inside connect_timeout
+            await trio.testing.wait_all_tasks_blocked()  # the client's timer had its go
+            release.set()
+    assert [c.era for c in connected] == [Era.MODERN]
+    assert seen == ["server/discover", "tools/list"]
