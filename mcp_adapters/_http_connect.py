@@ -456,6 +456,8 @@ class HTTPSession:
         """Run one HTTP request on one TCP connection until its response is over."""
         if request.cancelled:
             return
+        if request.fresh:
+            logger.debug("%s dropped a request unread on an idle connection; resending", self.url)
         try:
             conn = await self._connection(fresh=request.fresh)
         except Exception as exc:
