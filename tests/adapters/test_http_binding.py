@@ -42,9 +42,10 @@ from mcp_core import (
     NotificationReceived,
     RequestReceived,
 )
-from mcp_core.http import HTTPClientEndpoint, HTTPLimits
+from mcp_core.http import HTTPClientEndpoint, HTTPLimits, InMemoryEventStore
 from mcp_core.types import ElicitRequestParams, ElicitResult
 from tests.adapters.conftest import SETTLE, _children, _fds
+from tests.timing import HANG
 
 ROOT = Path(__file__).resolve().parents[2]
 MODERN = "2026-07-28"
@@ -189,24 +190,41 @@ def make_server(probe: Probe) -> MCPServer:
         return "never"  # pragma: no cover
 
     @mcp.tool()
-    async def nap(seconds: float) -> str:
-        """Say nothing for a while, then answer."""
-        await anyio.sleep(seconds)
+    async def nap(tag: str) -> str:
+        """Say nothing until the test sets the probe's event `tag`, then answer."""
+        with anyio.fail_after(HANG):
+            await probe.event(tag).wait()
         return "rested"
 
     @mcp.tool()
     async def hiccup(ctx: Context) -> str:
-        """Legacy: end this POST's HTTP response mid-stream (SEP-1699), then answer."""
+        """Legacy: end this POST's HTTP response mid-stream (SEP-1699), then answer once
+        the client has come back for the rest (a `RecordingStore` sees it ask)."""
         await ctx.report_progress(0, None, "primed")  # commits the response to SSE
         running = probe.running
         assert running is not None
         [session_id] = list(running.endpoint.sessions)
         assert running.endpoint.close_stream(session_id, ctx.request_id)
         running.wake()
-        await anyio.sleep(0.3)
+        with anyio.fail_after(HANG):
+            await probe.event("resumed").wait()
         return "after the reconnection"
 
     return mcp
+
+
+class RecordingStore(InMemoryEventStore):
+    """The default event store, noting each resumption (GET + Last-Event-ID) it serves."""
+
+    def __init__(self, probe: Probe) -> None:
+        super().__init__()
+        self.probe = probe
+        self.resumed: list[str] = []
+
+    def replay_after(self, session_id: str, last_event_id: str) -> Any:
+        self.resumed.append(last_event_id)
+        self.probe.event("resumed").set()
+        return super().replay_after(session_id, last_event_id)
 
 
 @asynccontextmanager
@@ -226,7 +244,7 @@ def url_of(running: HTTPServer) -> str:
     return f"http://127.0.0.1:{running.port}/mcp"
 
 
-async def settle(condition: Any, timeout: float = 5.0) -> None:
+async def settle(condition: Any, timeout: float = HANG) -> None:
     with anyio.fail_after(timeout):
         while not condition():
             await anyio.sleep(0.01)
@@ -261,7 +279,7 @@ def raw_request(
 async def exchange(port: int, data: bytes) -> tuple[int, dict[str, str], bytes]:
     """Send raw bytes, read one response: (status, headers, body)."""
     async with await anyio.connect_tcp("127.0.0.1", port) as stream:
-        with anyio.fail_after(5):
+        with anyio.fail_after(HANG):
             await stream.send(data)
             buffer = b""
             while b"\r\n\r\n" not in buffer:
@@ -532,7 +550,7 @@ async def test_cancelling_the_caller_cancels_the_server_handler(mode: str) -> No
                 )
 
             tg.start_soon(call)
-            with anyio.fail_after(5):
+            with anyio.fail_after(HANG):
                 await probe.event("a").wait()
             assert running.running_handlers == 1
             tg.cancel_scope.cancel()
@@ -564,7 +582,7 @@ async def test_raw_disconnect_mid_request_cancels_a_2026_handler() -> None:
         stream = await anyio.connect_tcp("127.0.0.1", running.port)
         async with stream:
             await stream.send(data)
-            with anyio.fail_after(5):
+            with anyio.fail_after(HANG):
                 await probe.event("raw").wait()
         await settle(lambda: "raw" in probe.cancelled and running.running_handlers == 0)
         await settle(lambda: running.open_connections == 0)
@@ -602,7 +620,7 @@ async def test_legacy_disconnect_is_not_a_cancel_but_delete_is() -> None:
                     )
 
             tg.start_soon(call)
-            with anyio.fail_after(5):
+            with anyio.fail_after(HANG):
                 await probe.event("legacy").wait()
             # Break the TCP connection under the POST (not a cancellation).
             for http, scope in list(session._carrying.items()):
@@ -619,15 +637,17 @@ async def test_legacy_resumption_after_the_server_ends_the_response() -> None:
     `retry`; the client waits that long, resumes with GET + Last-Event-ID, gets the answer."""
     probe = Probe()
     server = make_server(probe)
-    async with serving(server, retry_ms=100) as running:
+    store = RecordingStore(probe)
+    async with serving(server, retry_ms=100, event_store=store) as running:
         probe.running = running
         async with connect_http(url_of(running), ClientConfig(mode="legacy")) as session:
-            started = anyio.current_time()
             result = await session.request(
                 "tools/call", {"name": "hiccup", "arguments": {}}, on_progress=lambda e: None
             )
             assert text_of(result) == "after the reconnection"
-            assert anyio.current_time() - started >= 0.3
+    # One resumption, from the last event the POST's stream had delivered.
+    [resumed] = store.resumed
+    assert resumed.endswith(":2")  # the priming event, then the progress
 
 
 async def test_legacy_get_stream_delivers_server_notifications() -> None:
@@ -654,7 +674,7 @@ async def test_2026_listen_stream_over_http() -> None:
         serving(make_server(Probe())) as running,
         Client(url_of(running), mode=MODERN) as client,
     ):
-        with anyio.fail_after(5):
+        with anyio.fail_after(HANG):
             async with client.listen(tools=True) as stream:
                 assert running.notify_subscribers("notifications/prompts/list_changed") == 0
                 assert running.notify_subscribers("notifications/tools/list_changed") == 1
@@ -774,28 +794,32 @@ async def test_timers_run_on_the_real_server() -> None:
     """Header timeout (408), idle keep-alive timeout, SSE commit of a silent handler and
     keep-alive comments: all driven by `tick(now)` from the writer tasks."""
     limits = HTTPLimits(header_timeout=0.3, idle_timeout=0.3, sse_after=0.2, keepalive_interval=0.2)
-    async with serving(make_server(Probe()), limits=limits) as running:
+    probe = Probe()
+    async with serving(make_server(probe), limits=limits) as running:
         port = running.port
         async with await anyio.connect_tcp("127.0.0.1", port) as stream:
             await stream.send(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never finished
-            with anyio.fail_after(5):
+            with anyio.fail_after(HANG):
                 data = b""
                 with contextlib.suppress(anyio.EndOfStream):
                     while True:
                         data += await stream.receive()
             assert data.startswith(b"HTTP/1.1 408 ")
-        # A silent 2026-07-28 handler: the answer becomes an SSE stream with keep-alives.
-        request = modern_request(port, "tools/call", {"name": "nap", "arguments": {"seconds": 0.7}})
+        # A silent 2026-07-28 handler: the answer becomes an SSE stream with keep-alives,
+        # all while the handler is held (it answers only when released, below).
+        request = modern_request(port, "tools/call", {"name": "nap", "arguments": {"tag": "nap"}})
         async with await anyio.connect_tcp("127.0.0.1", port) as stream:
             await stream.send(request)
-            with anyio.fail_after(5):
+            with anyio.fail_after(HANG):
                 data = b""
+                while b": keep-alive" not in data:
+                    data += await stream.receive()
+                assert b"content-type: text/event-stream" in data.lower()
+                probe.event("nap").set()
                 while b'"rested"' not in data:
                     data += await stream.receive()
-            assert b"content-type: text/event-stream" in data.lower()
-            assert b": keep-alive" in data
             # Idle after the response: the server closes the connection.
-            with anyio.fail_after(5), contextlib.suppress(anyio.EndOfStream):
+            with anyio.fail_after(HANG), contextlib.suppress(anyio.EndOfStream):
                 while True:
                     data += await stream.receive()
         await settle(lambda: running.open_connections == 0)
@@ -819,12 +843,12 @@ async def test_a_client_that_never_reads_is_dropped_at_the_output_limit() -> Non
             # without the loop running.
             sock.connect(("127.0.0.1", running.port))
             sock.sendall(data)
-            with anyio.fail_after(5):
+            with anyio.fail_after(HANG):
                 await probe.event("f").wait()
             # Never read: the handler must be cancelled by the output limit, and what the
             # server held for the connection (measured by the tool after each message)
             # never passed it by more than one message.
-            await settle(lambda: "f" in probe.cancelled, timeout=15)
+            await settle(lambda: "f" in probe.cancelled)
             assert limits.max_output_bytes // 2 < probe.peak <= limits.max_output_bytes + 8192
             await settle(lambda: running.running_handlers == 0 and running.open_connections == 0)
         finally:
@@ -861,7 +885,7 @@ async def test_cancelling_the_server_mid_request_leaves_nothing_behind() -> None
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(call)
-                with anyio.fail_after(5):
+                with anyio.fail_after(HANG):
                     await probe.event("s").wait()
                 server_scope.cancel()  # stop the server under the running call
                 await settle(lambda: "s" in probe.cancelled and bool(errors))
@@ -919,7 +943,7 @@ async def test_command_line_serves_http() -> None:
         stderr=subprocess.DEVNULL,
     ) as process:
         try:
-            with anyio.fail_after(15):
+            with anyio.fail_after(HANG):
                 while True:
                     try:
                         stream = await anyio.connect_tcp("127.0.0.1", port)
@@ -961,7 +985,7 @@ async def test_list_changed_reaches_a_legacy_session_that_only_initialized() -> 
         Client(url_of(running), mode="legacy", message_handler=on_message),
     ):
         mcp.add_tool(announce)
-        with anyio.fail_after(5):
+        with anyio.fail_after(HANG):
             await arrived.wait()
     assert [type(m).__name__ for m in received] == ["ToolListChangedNotification"]
 
