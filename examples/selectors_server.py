@@ -28,8 +28,8 @@ def answer(conn: ServerConnection, event: RequestReceived) -> None:
 def serve(
     port: int, stop_after: float | None = None, stop: Callable[[], bool] | None = None
 ) -> None:
-    """Serve until `stop_after` seconds have passed or `stop()` says so (checked at
-    least every half second), or for ever."""
+    """Serve until `stop_after` seconds have passed or `stop()` says so (both checked
+    each time round the loop), or for ever."""
     selector = selectors.DefaultSelector()
     listener = socket.create_server(("127.0.0.1", port))
     listener.setblocking(False)
