@@ -321,7 +321,7 @@ def scripted_server(handle: Any) -> Iterator[int]:
 
     def run(n: int, sock: socket.socket) -> None:
         with sock, contextlib.suppress(OSError):
-            sock.settimeout(60)  # a hang guard only
+            sock.settimeout(HANG)  # a hang guard only
             handle(n, sock)
 
     def accept() -> None:
@@ -340,9 +340,9 @@ def scripted_server(handle: Any) -> Iterator[int]:
         yield listener.getsockname()[1]
     finally:
         stop.set()
-        acceptor.join(60)
+        acceptor.join(HANG)
         for thread in threads:
-            thread.join(60)
+            thread.join(HANG)
         listener.close()
 
 
@@ -1035,7 +1035,7 @@ async def test_auto_mode_waits_for_a_slow_discover_answer(anyio_backend: Any) ->
             seen.append(message["method"])
             if message["method"] == "server/discover":
                 probed.set()
-                release.wait(60)
+                release.wait(HANG)
                 discovered = {"supportedVersions": [MODERN], "capabilities": {"tools": {}}}
                 answer(sock, message, {**discovered, "ttlMs": 0, "cacheScope": "private"})
             elif message["method"] == "initialize":  # what the SDK's stateless server says
@@ -1056,7 +1056,7 @@ async def test_auto_mode_waits_for_a_slow_discover_answer(anyio_backend: Any) ->
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(connect)
-            assert await anyio.to_thread.run_sync(probed.wait, 60)
+            assert await anyio.to_thread.run_sync(probed.wait, HANG)
             clock.jump(10)  # past the 5 s a probe deadline had; inside connect_timeout
             await trio.testing.wait_all_tasks_blocked()  # the client's timer had its go
             release.set()
