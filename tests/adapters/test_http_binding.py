@@ -165,13 +165,15 @@ def make_server(probe: Probe) -> MCPServer:
 
     @mcp.tool()
     async def sleepy(tag: str, ctx: Context) -> str:
-        """Report progress once, then wait until cancelled (recording the tag)."""
+        """Report progress once, then wait until cancelled (recording the tag, and
+        setting the event `<tag> cancelled`)."""
         await ctx.report_progress(0, None, "started")
         probe.event(tag).set()
         try:
             await anyio.sleep_forever()
         finally:
             probe.cancelled.add(tag)
+            probe.event(f"{tag} cancelled").set()
         return "never"  # pragma: no cover
 
     @mcp.tool()
@@ -560,17 +562,37 @@ async def test_cancelling_the_caller_cancels_the_server_handler(mode: str) -> No
         assert text_of(result) == "x"
 
 
-async def test_request_timeout_cancels_the_server_handler() -> None:
+@pytest.mark.parametrize(
+    "anyio_backend", [("trio", {"clock": trio.testing.MockClock(autojump_threshold=1.0)})]
+)
+async def test_request_timeout_cancels_the_server_handler(anyio_backend: Any) -> None:
+    """The deadline passes while the handler runs: RequestTimeoutError, and the handler
+    cancelled (2026-07-28: the client closes the TCP connection). On a mock clock that
+    moves when told, so the deadline passes once the handler has started, never before
+    the request reached the server, however slow the machine. (It also moves after a
+    second of real idleness, so a hang still ends at a hang guard.)"""
+    clock = anyio_backend[1]["clock"]
     probe = Probe()
     async with (
         serving(make_server(probe)) as running,
         connect_http(url_of(running), ClientConfig(mode=MODERN)) as session,
     ):
-        with pytest.raises(RequestTimeoutError):
-            await session.request(
-                "tools/call", {"name": "sleepy", "arguments": {"tag": "t"}}, timeout=0.3
-            )
-        await settle(lambda: "t" in probe.cancelled and running.running_handlers == 0)
+
+        async def call() -> None:
+            with pytest.raises(RequestTimeoutError):
+                await session.request(
+                    "tools/call", {"name": "sleepy", "arguments": {"tag": "t"}}, timeout=0.3
+                )
+
+        with anyio.fail_after(HANG):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                await probe.event("t").wait()
+                assert running.running_handlers == 1
+                clock.jump(0.3)
+            await probe.event("t cancelled").wait()
+            await trio.testing.wait_all_tasks_blocked()
+        assert running.running_handlers == 0
 
 
 async def test_raw_disconnect_mid_request_cancels_a_2026_handler() -> None:
