@@ -50,6 +50,20 @@ def wait_for_cancelled_tag(session: sockets.Session, tag: str) -> None:
         time.sleep(0.02)
 
 
+def wait_until_stopped(session: sockets.Session, tag: str, *, reported: bool) -> None:
+    """test_async_backends.wait_until_stopped, blocking."""
+    if reported:
+        wait_for_cancelled_tag(session, tag)
+        return
+    end = time.monotonic() + HANG
+    while True:
+        state = json.loads(call(session, "slow_state"))
+        if tag not in state["started"] or tag in state["cancelled"]:
+            return
+        assert time.monotonic() < end, f"the server never stopped {tag}"
+        time.sleep(0.02)
+
+
 def exercise_blocking(
     session: sockets.Session, mode: str, notes: list[NotificationReceived]
 ) -> None:
@@ -78,12 +92,18 @@ def exercise_blocking(
     # A deadline: the request fails locally, not before its time, and the server is
     # told to stop (its handler would otherwise run for a minute and answer).
     tag = f"timeout-{mode}-{time.monotonic_ns()}"
+    reported: list[Any] = []
     begun = time.monotonic()
     with pytest.raises(RequestTimeoutError) as timed_out:
-        session.request("tools/call", {"name": "slow", "arguments": {"tag": tag}}, timeout=0.4)
+        session.request(
+            "tools/call",
+            {"name": "slow", "arguments": {"tag": tag}},
+            timeout=0.4,
+            on_progress=reported.append,
+        )
     assert time.monotonic() - begun > 0.35  # did not fire early (no upper bound: load)
     assert timed_out.value.method == "tools/call"
-    wait_for_cancelled_tag(session, tag)
+    wait_until_stopped(session, tag, reported=bool(reported))
 
     # Requests from several threads at once share the one connection.
     results: list[str] = []

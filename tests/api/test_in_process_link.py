@@ -159,8 +159,11 @@ async def test_deadline_fires_without_a_pipe(anyio_backend: str, mode: str) -> N
         with anyio.fail_after(HANG):
             with pytest.raises(RequestTimeoutError):
                 await client.call_tool("wait", {}, read_timeout=0.1)
-            await waiting.cancelled.wait()  # the server was told, and cancelled the tool
-        assert (await client.call_tool("echo", {"text": "still here"})).content[0].text
+            assert (await client.call_tool("echo", {"text": "still here"})).content[0].text
+            # The server was told, and cancelled the tool. (On a loaded machine the
+            # deadline can pass before the tool got going; then it never starts.)
+            if waiting.started.is_set():
+                await waiting.cancelled.wait()
 
 
 async def test_server_closing_fails_what_the_client_waits_for(anyio_backend: str) -> None:
