@@ -456,11 +456,14 @@ def test_handlers_may_answer_on_the_connection_directly(backend: str) -> None:
         with anyio.move_on_after(HANG):  # a wrong order ends this, and the test fails
             await answered[name].wait()
         order.append(f"{name} handler ended")
+        ended[name].set()
 
     answered: dict[str, anyio.Event] = {}
+    ended: dict[str, anyio.Event] = {}
 
     async def scenario(module: ModuleType) -> None:
-        answered.update({"via-apply": anyio.Event(), "via-wake": anyio.Event()})
+        for events in (answered, ended):
+            events.update({"via-apply": anyio.Event(), "via-wake": anyio.Event()})
         async with (
             module.tcp_server(on_request, server_module.CONFIG) as server,
             module.connect_tcp(
@@ -471,7 +474,13 @@ def test_handlers_may_answer_on_the_connection_directly(backend: str) -> None:
                 assert await call(session, name) == expected
                 order.append(f"{name} answered")
                 answered[name].set()
-        for name in answered:
-            assert order.index(f"{name} answered") < order.index(f"{name} handler ended")
+                with anyio.fail_after(2 * HANG):
+                    await ended[name].wait()
+        assert order == [
+            "via-apply answered",
+            "via-apply handler ended",
+            "via-wake answered",
+            "via-wake handler ended",
+        ]
 
     run(backend, scenario)

@@ -349,7 +349,7 @@ def test_tcp_server_closing_fails_the_clients_pending_request() -> None:
 def test_handler_threads_answer_on_the_connection_through_apply() -> None:
     """The answer goes out when the handler sends it, not when the handler ends: the
     handler waits, after answering, until the client has the answer."""
-    answered = threading.Event()
+    answered, ended = threading.Event(), threading.Event()
     order: list[str] = []
 
     def on_request(session: sockets.Session, request: Any) -> None:
@@ -357,6 +357,7 @@ def test_handler_threads_answer_on_the_connection_through_apply() -> None:
         session.apply(lambda conn: conn.send_result(rid, server_module.text("applied")))
         answered.wait(HANG)  # a wrong order ends this, and the test fails
         order.append("handler ended")
+        ended.set()
 
     with (
         sockets.tcp_server(on_request, server_module.CONFIG) as server,
@@ -365,4 +366,5 @@ def test_handler_threads_answer_on_the_connection_through_apply() -> None:
         assert call(session, "anything") == "applied"
         order.append("answered")
         answered.set()
+        assert ended.wait(2 * HANG)
     assert order == ["answered", "handler ended"]
