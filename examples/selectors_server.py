@@ -7,6 +7,7 @@ import selectors
 import socket
 import sys
 import time
+from collections.abc import Callable
 
 from mcp_core import ConnectionClosed, RequestReceived, ServerConfig, ServerConnection
 
@@ -24,14 +25,20 @@ def answer(conn: ServerConnection, event: RequestReceived) -> None:
         conn.send_error(event.request_id, -32601, f"Method not found: {event.method}")
 
 
-def serve(port: int, stop_after: float | None = None) -> None:
+def serve(
+    port: int, stop_after: float | None = None, stop: Callable[[], bool] | None = None
+) -> None:
+    """Serve until `stop_after` seconds have passed or `stop()` says so (both checked
+    each time round the loop), or for ever."""
     selector = selectors.DefaultSelector()
     listener = socket.create_server(("127.0.0.1", port))
     listener.setblocking(False)
     selector.register(listener, selectors.EVENT_READ)
     conns: dict[socket.socket, ServerConnection] = {}
     started = time.monotonic()
-    while stop_after is None or time.monotonic() - started < stop_after:
+    while (stop_after is None or time.monotonic() - started < stop_after) and not (
+        stop is not None and stop()
+    ):
         # Wake at the earliest engine deadline (none here, but this is the shape).
         deadlines = [d for c in conns.values() if (d := c.next_deadline()) is not None]
         timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else 0.5

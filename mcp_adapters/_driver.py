@@ -45,7 +45,9 @@ READ_SIZE = 64 * 1024
 CLOSE_TIMEOUT = 2.0
 #: How long a client waits for the handshake (initialize or server/discover).
 CONNECT_TIMEOUT = 30.0
-#: How long "auto" mode waits for a `server/discover` answer before trying `initialize`.
+#: How long "auto" mode waits for a `server/discover` answer before trying `initialize`,
+#: on message streams (stdio, TCP, WebSocket), where a legacy server may say nothing.
+#: Over HTTP every server answers, so the answer decides and there is no such timer.
 PROBE_TIMEOUT = 5.0
 
 

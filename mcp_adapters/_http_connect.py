@@ -1,12 +1,14 @@
 """The Streamable HTTP client on real sockets, on anyio (asyncio or trio, one implementation).
 
 `HTTPClientEndpoint.pump()` says what to do: start `requests` (each on an idle
-keep-alive TCP connection, or a new one), abort the connections in `aborts` (a
-2026-07-28 cancellation *is* closing the stream), handle `events`. One task per HTTP
-exchange, each holding one TCP connection while it runs, bounded by two limiters: one
-for exchanges that may last (requests, the legacy GET stream, resumptions) and a small
-one for quick posts (notifications, our answers to the server's requests, the
-DELETE), so answers always find a connection even when every long slot waits on them.
+keep-alive TCP connection, or a new one; always a new one for a request marked
+`fresh`, which the server dropped unread on an idle connection), abort the
+connections in `aborts` (a 2026-07-28 cancellation *is* closing the stream), handle
+`events`. One task per HTTP exchange, each holding one TCP connection while it runs,
+bounded by two limiters: one for exchanges that may last (requests, the legacy GET
+stream, resumptions) and a small one for quick posts (notifications, our answers to
+the server's requests, the DELETE), so answers always find a connection even when
+every long slot waits on them.
 
 The `ClientConnection` sits behind a `SessionCore`, exactly as in the stream
 backends: waiters for our requests, handler tasks for the server's (legacy requests
@@ -30,7 +32,7 @@ import anyio
 import anyio.abc
 from anyio.abc import SocketAttribute
 
-from mcp_adapters._driver import CLOSE_TIMEOUT, CONNECT_TIMEOUT, PROBE_TIMEOUT, READ_SIZE
+from mcp_adapters._driver import CLOSE_TIMEOUT, CONNECT_TIMEOUT, READ_SIZE
 from mcp_adapters._errors import (
     ConnectionClosedError,
     RequestTimeoutError,
@@ -120,7 +122,7 @@ class HTTPSession:
         on_notification: NotificationHandler | None = None,
         on_event: EventObserver | None = None,
         connect_timeout: float = CONNECT_TIMEOUT,
-        probe_timeout: float = PROBE_TIMEOUT,
+        probe_timeout: float | None = None,
         close_timeout: float = CLOSE_TIMEOUT,
         headers: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
         max_connections: int = MAX_CONNECTIONS,
@@ -238,8 +240,13 @@ class HTTPSession:
                 self._finished.set()
 
     async def _handshake(self) -> None:
+        # No deadline on the "auto" probe by default: over HTTP every server answers,
+        # and the answer (DiscoverResult, a modern refusal, or anything else) decides
+        # the era. A timer would only take a slow modern server for a legacy one, and
+        # send it an `initialize` it refuses. `connect_timeout` bounds the whole.
         waiter = Waiter()
-        self._core.connect(waiter, deadline=anyio.current_time() + self._probe_timeout)
+        probe = self._probe_timeout
+        self._core.connect(waiter, deadline=None if probe is None else anyio.current_time() + probe)
         self.wake()
         try:
             with anyio.fail_after(self._connect_timeout):
@@ -464,8 +471,10 @@ class HTTPSession:
         """Run one HTTP request on one TCP connection until its response is over."""
         if request.cancelled:
             return
+        if request.fresh:
+            logger.debug("%s dropped a request unread on an idle connection; resending", self.url)
         try:
-            conn = await self._connection()
+            conn = await self._connection(fresh=request.fresh)
         except Exception as exc:
             error = to_transport_error(exc)
             if error is None:
@@ -510,8 +519,8 @@ class HTTPSession:
                 self.wake()
                 await close_quietly(conn.stream)
 
-    async def _connection(self) -> _Conn:
-        while self._idle:
+    async def _connection(self, *, fresh: bool = False) -> _Conn:
+        while self._idle and not fresh:
             conn = self._idle.pop()
             if not conn.looks_dead():
                 return conn
@@ -550,11 +559,15 @@ async def connect_http(
     on_notification: NotificationHandler | None = None,
     on_event: EventObserver | None = None,
     connect_timeout: float = CONNECT_TIMEOUT,
-    probe_timeout: float = PROBE_TIMEOUT,
+    probe_timeout: float | None = None,
     headers: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
     **options: Any,
 ) -> AsyncIterator[HTTPSession]:
     """Connect to a Streamable HTTP MCP endpoint and run the handshake.
+
+    "auto" mode waits for the server's answer to `server/discover`, however long it
+    takes within `connect_timeout`, unless `probe_timeout` is given (then a server
+    still silent by then is taken to be legacy, as on stdio).
 
     `headers` go on every request (authorization ...); `options` are `HTTPSession`'s
     (`max_connections`, `close_timeout`, `ssl_context`, `listen`, and the limits

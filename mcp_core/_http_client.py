@@ -30,7 +30,7 @@ Driving it (one task per `HTTPRequest`)::
 
     def run(request):
         sleep(request.delay)                      # the server's SSE `retry`, for resumptions
-        sock, http = pool.get()                   # http = client.new_connection() per socket
+        sock, http = pool.get(fresh=request.fresh)  # http = client.new_connection() per socket
         if not http.start(request):               # cancelled while waiting
             return pool.put(sock, http)
         sock.sendall(http.data_to_send())
@@ -53,6 +53,14 @@ Decisions:
   `Last-Event-ID` after the server's `retry` (or `default_retry_ms`), at most
   `max_reconnects` times in a row; without an event id it fails. A 2026-07-28 stream
   is never resumed: the request fails and the application re-issues it (new id).
+* A request sent on a reused keep-alive connection that the server closes before a
+  single byte of the answer is sent again, once, with `fresh` set (on a new
+  connection, never an idle one). Servers close idle connections when they like
+  (their keep-alive timeout), and a request sent just then is lost unread; a slow
+  server makes the race likely: Node's keep-alive timer, once its loop has stalled
+  past its 5 s, fires before the socket is read. Browsers resend in this case for the
+  same reason. What went out on a new connection, or got any byte of an answer, is
+  never sent twice: the server may have acted on it (RFC 9110 9.2.2).
 * In 2026-07-28 a cancelled request is not announced with a POST: its TCP connection
   is closed (`ClientOutbox.aborts`), which the server treats as the cancellation.
 * `tools/list` results of 2026-07-28 are filtered before the connection sees them:
@@ -201,7 +209,9 @@ class HTTPRequest:
     `delay` is how long to wait first (seconds; the server's SSE `retry` when
     resuming). `request_id` is the MCP request (as sent on the wire) whose answer it
     carries, if any. `cancelled` turns true if the request became pointless before it
-    was started; `HTTPClientConnection.start` then refuses it.
+    was started; `HTTPClientConnection.start` then refuses it. `fresh` asks for a new
+    TCP connection rather than an idle one: the request is being sent again because
+    the server closed the idle connection it went out on without answering.
     """
 
     method: str
@@ -212,6 +222,7 @@ class HTTPRequest:
     request_id: RequestId | None = None
     delay: float = 0.0
     cancelled: bool = False
+    fresh: bool = False
     _stream: _ClientStream | None = field(default=None, repr=False)
 
 
@@ -630,6 +641,38 @@ class HTTPClientEndpoint:
         self._open_listen(stream, self._delay(stream))
         return []
 
+    def _resend(self, stream: _ClientStream) -> bool:
+        """Queue `stream`'s request again, on a new connection; False if it must not be.
+
+        Called when a reused connection closed before any byte of the answer came: the
+        server closing the idle connection as we sent on it, before reading. Once only:
+        a request that was already sent on a fresh connection fails for real.
+        """
+        request = stream.request
+        if (
+            request is None
+            or request.fresh
+            or stream.cancelled
+            or stream.completed
+            or self._expired
+            or (self._closing and stream.kind != "terminate")
+        ):
+            return False
+        stream.http = None
+        again = HTTPRequest(
+            request.method,
+            request.target,
+            request.headers,
+            request.body,
+            request.purpose,
+            request.request_id,
+            fresh=True,
+            _stream=stream,
+        )
+        stream.request = again
+        self._queue.append(again)
+        return True
+
     def _fail(self, stream: _ClientStream, code: int, message: str) -> list[Event]:
         self._forget(stream)
         mcp = self.mcp
@@ -726,6 +769,8 @@ class HTTPClientConnection:
         self._out: list[bytes] = []
         self._stream: _ClientStream | None = None
         self._closed = False
+        self._reused = False  # an exchange completed on it before the current one
+        self._received = 0  # bytes of the current exchange's response so far
         self._status: int | None = None
         self._mode = "other"
         self._body: list[bytes] = []
@@ -760,6 +805,7 @@ class HTTPClientConnection:
         self._emit(self._h11.send(h11.EndOfMessage()))
         self._stream = stream
         stream.http = self
+        self._received = 0
         self._status = None
         self._mode = "other"
         self._body = []
@@ -777,6 +823,7 @@ class HTTPClientConnection:
         """Feed bytes from the socket; `b""` means the server closed it."""
         if self._closed:
             return []
+        self._received += len(data)
         self._h11.receive_data(data)
         events: list[Event] = []
         while not self._closed:
@@ -882,6 +929,7 @@ class HTTPClientConnection:
         h = self._h11
         if h.our_state is h11.DONE and h.their_state is h11.DONE:
             h.start_next_cycle()
+            self._reused = True
         else:
             self._closed = True
         return events
@@ -905,6 +953,8 @@ class HTTPClientConnection:
             return []
         if limit and stream.request_id is not None and not stream.completed:
             return self.endpoint._fail(stream, LIMIT_EXCEEDED, reason)
+        if self._reused and self._received == 0 and self.endpoint._resend(stream):
+            return []
         status = self._status if self._mode == "sse" else None
         return self.endpoint._ended(stream, status, self._mode, None, reason)
 

@@ -5,8 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 _ADAPTERS = Path(__file__).parent / "adapters"
+
+# Hypothesis's own clocks off for every property test (loaded before any test module
+# builds its `settings`, which inherit it): by default an example that runs over
+# 200 ms fails (a deadline) and slow data generation fails a health check, and on a
+# loaded machine both happen to correct code.
+settings.register_profile("mcp-sansio", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("mcp-sansio")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -19,11 +19,14 @@ from pathlib import Path
 import pytest
 
 from mcp_adapters import StdioServerParameters
+from tests.timing import HANG
 
 SERVERS = Path(__file__).parent / "servers"
 ECHO_SERVER = SERVERS / "echo_server.py"
 GRANDCHILD_MARKER = "mcp-adapters-test-grandchild"
-SETTLE = 5.0
+#: How long the leak check waits for what ends asynchronously (it stops as soon as
+#: nothing is left): a killed process may take a while to be reaped on a busy machine.
+SETTLE = HANG
 
 
 def _stat(pid: int) -> tuple[str, int, int] | None:

@@ -11,6 +11,7 @@ import pytest
 from examples.selectors_server import serve
 from mcp_adapters import asyncio as backend
 from mcp_core import ClientConfig
+from tests.timing import HANG
 
 pytestmark = pytest.mark.anyio
 
@@ -30,19 +31,24 @@ def free_port() -> int:
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_the_selectors_server_answers_our_tcp_client(mode: str) -> None:
     port = free_port()
-    loop = threading.Thread(target=serve, args=(port, 3.0))
+    done = threading.Event()
+    # Served until the client is done (not for a fixed time a slow machine may overrun).
+    loop = threading.Thread(target=serve, args=(port,), kwargs={"stop": done.is_set})
     loop.start()
     try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                break
-            except OSError:
-                await anyio.sleep(0.02)
-        async with backend.connect_tcp("127.0.0.1", port, ClientConfig(mode=mode)) as session:
-            result = await session.request(
-                "tools/call", {"name": "echo", "arguments": {"text": "hi"}}, timeout=5
-            )
+        with anyio.fail_after(HANG):
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=HANG).close()
+                    break
+                except OSError:
+                    await anyio.sleep(0.02)
+            async with backend.connect_tcp("127.0.0.1", port, ClientConfig(mode=mode)) as session:
+                result = await session.request(
+                    "tools/call", {"name": "echo", "arguments": {"text": "hi"}}
+                )
     finally:
-        loop.join()
+        done.set()
+        loop.join(HANG)
+    assert not loop.is_alive()
     assert result.content[0].text == "hi"

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -26,6 +27,7 @@ import anyio
 import pytest
 import sniffio
 import trio
+import trio.testing
 
 from examples.seeds import bistro_form_server, delete_folder_server
 from mcp_adapters import ConnectionClosedError, RequestTimeoutError, TransportError
@@ -35,14 +37,16 @@ from mcp_adapters.server import Context, MCPServer
 from mcp_core import (
     ClientConfig,
     ClientConnection,
+    Era,
     MCPError,
     NotificationReceived,
     RequestReceived,
 )
-from mcp_core.http import HTTPClientEndpoint, HTTPLimits
+from mcp_core.http import HTTPClientEndpoint, HTTPLimits, InMemoryEventStore
 from mcp_core.types import ElicitRequestParams, ElicitResult
 from tests.adapters.conftest import SETTLE, _children, _fds
 from tests.core.test_http_server import parse_responses
+from tests.timing import HANG
 
 ROOT = Path(__file__).resolve().parents[2]
 MODERN = "2026-07-28"
@@ -162,13 +166,15 @@ def make_server(probe: Probe) -> MCPServer:
 
     @mcp.tool()
     async def sleepy(tag: str, ctx: Context) -> str:
-        """Report progress once, then wait until cancelled (recording the tag)."""
+        """Report progress once, then wait until cancelled (recording the tag, and
+        setting the event `<tag> cancelled`)."""
         await ctx.report_progress(0, None, "started")
         probe.event(tag).set()
         try:
             await anyio.sleep_forever()
         finally:
             probe.cancelled.add(tag)
+            probe.event(f"{tag} cancelled").set()
         return "never"  # pragma: no cover
 
     @mcp.tool()
@@ -187,24 +193,41 @@ def make_server(probe: Probe) -> MCPServer:
         return "never"  # pragma: no cover
 
     @mcp.tool()
-    async def nap(seconds: float) -> str:
-        """Say nothing for a while, then answer."""
-        await anyio.sleep(seconds)
+    async def nap(tag: str) -> str:
+        """Say nothing until the test sets the probe's event `tag`, then answer."""
+        with anyio.fail_after(HANG):
+            await probe.event(tag).wait()
         return "rested"
 
     @mcp.tool()
     async def hiccup(ctx: Context) -> str:
-        """Legacy: end this POST's HTTP response mid-stream (SEP-1699), then answer."""
+        """Legacy: end this POST's HTTP response mid-stream (SEP-1699), then answer once
+        the client has come back for the rest (a `RecordingStore` sees it ask)."""
         await ctx.report_progress(0, None, "primed")  # commits the response to SSE
         running = probe.running
         assert running is not None
         [session_id] = list(running.endpoint.sessions)
         assert running.endpoint.close_stream(session_id, ctx.request_id)
         running.wake()
-        await anyio.sleep(0.3)
+        with anyio.fail_after(HANG):
+            await probe.event("resumed").wait()
         return "after the reconnection"
 
     return mcp
+
+
+class RecordingStore(InMemoryEventStore):
+    """The default event store, noting each resumption (GET + Last-Event-ID) it serves."""
+
+    def __init__(self, probe: Probe) -> None:
+        super().__init__()
+        self.probe = probe
+        self.resumed: list[str] = []
+
+    def replay_after(self, session_id: str, last_event_id: str) -> Any:
+        self.resumed.append(last_event_id)
+        self.probe.event("resumed").set()
+        return super().replay_after(session_id, last_event_id)
 
 
 @asynccontextmanager
@@ -224,7 +247,7 @@ def url_of(running: HTTPServer) -> str:
     return f"http://127.0.0.1:{running.port}/mcp"
 
 
-async def settle(condition: Any, timeout: float = 5.0) -> None:
+async def settle(condition: Any, timeout: float = HANG) -> None:
     with anyio.fail_after(timeout):
         while not condition():
             await anyio.sleep(0.01)
@@ -259,7 +282,7 @@ def raw_request(
 async def exchange(port: int, data: bytes) -> tuple[int, dict[str, str], bytes]:
     """Send raw bytes, read one response: (status, headers, body)."""
     async with await anyio.connect_tcp("127.0.0.1", port) as stream:
-        with anyio.fail_after(5):
+        with anyio.fail_after(HANG):
             await stream.send(data)
             buffer = b""
             while b"\r\n\r\n" not in buffer:
@@ -288,6 +311,71 @@ def modern_request(port: int, method: str, params: Any = None, *, progress: bool
 
 def legacy_body(method: str, rid: int = 1) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": rid, "method": method}).encode()
+
+
+@contextlib.contextmanager
+def scripted_server(handle: Any) -> Iterator[int]:
+    """A loopback HTTP server played by hand: `handle(n, sock)` runs on a thread for the
+    n-th connection (1, 2, ...), so it can do what no real server does on purpose.
+    Yields the port; every thread is joined on the way out."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+    threads: list[threading.Thread] = []
+
+    def run(n: int, sock: socket.socket) -> None:
+        with sock, contextlib.suppress(OSError):
+            sock.settimeout(HANG)  # a hang guard only
+            handle(n, sock)
+
+    def accept() -> None:
+        n = 0
+        while not stop.is_set():
+            ready, _, _ = select.select([listener], [], [], 0.05)
+            if ready:
+                n += 1
+                thread = threading.Thread(target=run, args=(n, listener.accept()[0]))
+                threads.append(thread)
+                thread.start()
+
+    acceptor = threading.Thread(target=accept)
+    acceptor.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        acceptor.join(HANG)
+        for thread in threads:
+            thread.join(HANG)
+        listener.close()
+
+
+def read_message(sock: socket.socket, buffer: bytearray) -> Any:
+    """The JSON body of the next HTTP request on `sock`; None once the client closed it."""
+    while b"\r\n\r\n" not in buffer:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return None
+        buffer += chunk
+    head, _, rest = bytes(buffer).partition(b"\r\n\r\n")
+    fields = dict(line.split(b":", 1) for line in head.split(b"\r\n")[1:])
+    length = int(next(v for k, v in fields.items() if k.lower() == b"content-length"))
+    while len(rest) < length:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return None
+        rest += chunk
+    buffer[:] = rest[length:]
+    return json.loads(rest[:length])
+
+
+def send_json(sock: socket.socket, status: int, message: Any) -> None:
+    body = json.dumps(message).encode()
+    head = f"HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
+    sock.sendall(head.encode() + body)
+
+
+def answer(sock: socket.socket, message: Any, result: Any) -> None:
+    send_json(sock, 200, {"jsonrpc": "2.0", "id": message["id"], "result": result})
 
 
 # ============================================================================ tests
@@ -465,7 +553,7 @@ async def test_cancelling_the_caller_cancels_the_server_handler(mode: str) -> No
                 )
 
             tg.start_soon(call)
-            with anyio.fail_after(5):
+            with anyio.fail_after(HANG):
                 await probe.event("a").wait()
             assert running.running_handlers == 1
             tg.cancel_scope.cancel()
@@ -475,17 +563,37 @@ async def test_cancelling_the_caller_cancels_the_server_handler(mode: str) -> No
         assert text_of(result) == "x"
 
 
-async def test_request_timeout_cancels_the_server_handler() -> None:
+@pytest.mark.parametrize(
+    "anyio_backend", [("trio", {"clock": trio.testing.MockClock(autojump_threshold=1.0)})]
+)
+async def test_request_timeout_cancels_the_server_handler(anyio_backend: Any) -> None:
+    """The deadline passes while the handler runs: RequestTimeoutError, and the handler
+    cancelled (2026-07-28: the client closes the TCP connection). On a mock clock that
+    moves when told, so the deadline passes once the handler has started, never before
+    the request reached the server, however slow the machine. (It also moves after a
+    second of real idleness, so a hang still ends at a hang guard.)"""
+    clock = anyio_backend[1]["clock"]
     probe = Probe()
     async with (
         serving(make_server(probe)) as running,
         connect_http(url_of(running), ClientConfig(mode=MODERN)) as session,
     ):
-        with pytest.raises(RequestTimeoutError):
-            await session.request(
-                "tools/call", {"name": "sleepy", "arguments": {"tag": "t"}}, timeout=0.3
-            )
-        await settle(lambda: "t" in probe.cancelled and running.running_handlers == 0)
+
+        async def call() -> None:
+            with pytest.raises(RequestTimeoutError):
+                await session.request(
+                    "tools/call", {"name": "sleepy", "arguments": {"tag": "t"}}, timeout=0.3
+                )
+
+        with anyio.fail_after(HANG):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                await probe.event("t").wait()
+                assert running.running_handlers == 1
+                clock.jump(0.3)
+            await probe.event("t cancelled").wait()
+            await trio.testing.wait_all_tasks_blocked()
+        assert running.running_handlers == 0
 
 
 async def test_raw_disconnect_mid_request_cancels_a_2026_handler() -> None:
@@ -497,7 +605,7 @@ async def test_raw_disconnect_mid_request_cancels_a_2026_handler() -> None:
         stream = await anyio.connect_tcp("127.0.0.1", running.port)
         async with stream:
             await stream.send(data)
-            with anyio.fail_after(5):
+            with anyio.fail_after(HANG):
                 await probe.event("raw").wait()
         await settle(lambda: "raw" in probe.cancelled and running.running_handlers == 0)
         await settle(lambda: running.open_connections == 0)
@@ -535,7 +643,7 @@ async def test_legacy_disconnect_is_not_a_cancel_but_delete_is() -> None:
                     )
 
             tg.start_soon(call)
-            with anyio.fail_after(5):
+            with anyio.fail_after(HANG):
                 await probe.event("legacy").wait()
             # Break the TCP connection under the POST (not a cancellation).
             for http, scope in list(session._carrying.items()):
@@ -552,15 +660,17 @@ async def test_legacy_resumption_after_the_server_ends_the_response() -> None:
     `retry`; the client waits that long, resumes with GET + Last-Event-ID, gets the answer."""
     probe = Probe()
     server = make_server(probe)
-    async with serving(server, retry_ms=100) as running:
+    store = RecordingStore(probe)
+    async with serving(server, retry_ms=100, event_store=store) as running:
         probe.running = running
         async with connect_http(url_of(running), ClientConfig(mode="legacy")) as session:
-            started = anyio.current_time()
             result = await session.request(
                 "tools/call", {"name": "hiccup", "arguments": {}}, on_progress=lambda e: None
             )
             assert text_of(result) == "after the reconnection"
-            assert anyio.current_time() - started >= 0.3
+    # One resumption, from the last event the POST's stream had delivered.
+    [resumed] = store.resumed
+    assert resumed.endswith(":2")  # the priming event, then the progress
 
 
 async def test_legacy_get_stream_delivers_server_notifications() -> None:
@@ -587,7 +697,7 @@ async def test_2026_listen_stream_over_http() -> None:
         serving(make_server(Probe())) as running,
         Client(url_of(running), mode=MODERN) as client,
     ):
-        with anyio.fail_after(5):
+        with anyio.fail_after(HANG):
             async with client.listen(tools=True) as stream:
                 assert running.notify_subscribers("notifications/prompts/list_changed") == 0
                 assert running.notify_subscribers("notifications/tools/list_changed") == 1
@@ -869,28 +979,32 @@ async def test_timers_run_on_the_real_server() -> None:
     """Header timeout (408), idle keep-alive timeout, SSE commit of a silent handler and
     keep-alive comments: all driven by `tick(now)` from the writer tasks."""
     limits = HTTPLimits(header_timeout=0.3, idle_timeout=0.3, sse_after=0.2, keepalive_interval=0.2)
-    async with serving(make_server(Probe()), limits=limits) as running:
+    probe = Probe()
+    async with serving(make_server(probe), limits=limits) as running:
         port = running.port
         async with await anyio.connect_tcp("127.0.0.1", port) as stream:
             await stream.send(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never finished
-            with anyio.fail_after(5):
+            with anyio.fail_after(HANG):
                 data = b""
                 with contextlib.suppress(anyio.EndOfStream):
                     while True:
                         data += await stream.receive()
             assert data.startswith(b"HTTP/1.1 408 ")
-        # A silent 2026-07-28 handler: the answer becomes an SSE stream with keep-alives.
-        request = modern_request(port, "tools/call", {"name": "nap", "arguments": {"seconds": 0.7}})
+        # A silent 2026-07-28 handler: the answer becomes an SSE stream with keep-alives,
+        # all while the handler is held (it answers only when released, below).
+        request = modern_request(port, "tools/call", {"name": "nap", "arguments": {"tag": "nap"}})
         async with await anyio.connect_tcp("127.0.0.1", port) as stream:
             await stream.send(request)
-            with anyio.fail_after(5):
+            with anyio.fail_after(HANG):
                 data = b""
+                while b": keep-alive" not in data:
+                    data += await stream.receive()
+                assert b"content-type: text/event-stream" in data.lower()
+                probe.event("nap").set()
                 while b'"rested"' not in data:
                     data += await stream.receive()
-            assert b"content-type: text/event-stream" in data.lower()
-            assert b": keep-alive" in data
             # Idle after the response: the server closes the connection.
-            with anyio.fail_after(5), contextlib.suppress(anyio.EndOfStream):
+            with anyio.fail_after(HANG), contextlib.suppress(anyio.EndOfStream):
                 while True:
                     data += await stream.receive()
         await settle(lambda: running.open_connections == 0)
@@ -914,12 +1028,12 @@ async def test_a_client_that_never_reads_is_dropped_at_the_output_limit() -> Non
             # without the loop running.
             sock.connect(("127.0.0.1", running.port))
             sock.sendall(data)
-            with anyio.fail_after(5):
+            with anyio.fail_after(HANG):
                 await probe.event("f").wait()
             # Never read: the handler must be cancelled by the output limit, and what the
             # server held for the connection (measured by the tool after each message)
             # never passed it by more than one message.
-            await settle(lambda: "f" in probe.cancelled, timeout=15)
+            await settle(lambda: "f" in probe.cancelled)
             assert limits.max_output_bytes // 2 < probe.peak <= limits.max_output_bytes + 8192
             await settle(lambda: running.running_handlers == 0 and running.open_connections == 0)
         finally:
@@ -956,7 +1070,7 @@ async def test_cancelling_the_server_mid_request_leaves_nothing_behind() -> None
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(call)
-                with anyio.fail_after(5):
+                with anyio.fail_after(HANG):
                     await probe.event("s").wait()
                 server_scope.cancel()  # stop the server under the running call
                 await settle(lambda: "s" in probe.cancelled and bool(errors))
@@ -1014,7 +1128,7 @@ async def test_command_line_serves_http() -> None:
         stderr=subprocess.DEVNULL,
     ) as process:
         try:
-            with anyio.fail_after(15):
+            with anyio.fail_after(HANG):
                 while True:
                     try:
                         stream = await anyio.connect_tcp("127.0.0.1", port)
@@ -1056,6 +1170,80 @@ async def test_list_changed_reaches_a_legacy_session_that_only_initialized() -> 
         Client(url_of(running), mode="legacy", message_handler=on_message),
     ):
         mcp.add_tool(announce)
-        with anyio.fail_after(5):
+        with anyio.fail_after(HANG):
             await arrived.wait()
     assert [type(m).__name__ for m in received] == ["ToolListChangedNotification"]
+
+
+# ------------------------------------------------------------ servers on a slow machine
+
+
+async def test_a_request_dropped_unread_on_an_idle_connection_is_sent_again() -> None:
+    """A server may close an idle keep-alive connection when it likes: Node does after
+    5 s by its own clock, which a loop stalled on a loaded machine lets run out while our
+    next request waits unread on the socket. That request goes again, on a new
+    connection, and the call succeeds."""
+    seen: list[tuple[int, str]] = []
+
+    def handle(n: int, sock: socket.socket) -> None:
+        buffer = bytearray()
+        while (message := read_message(sock, buffer)) is not None:
+            seen.append((n, message["method"]))
+            answer(sock, message, {"tools": []})
+            if n == 1:
+                # The next request has arrived: close without reading it (hence a reset).
+                sock.recv(1, socket.MSG_PEEK)
+                return
+
+    with scripted_server(handle) as port:
+        async with connect_http(
+            f"http://127.0.0.1:{port}/mcp", ClientConfig(mode=MODERN)
+        ) as session:
+            for _ in range(2):
+                assert (await session.request("tools/list")).tools == []
+    assert seen == [(1, "tools/list"), (2, "tools/list")]
+
+
+@pytest.mark.parametrize("anyio_backend", [("trio", {"clock": trio.testing.MockClock()})])
+async def test_auto_mode_waits_for_a_slow_discover_answer(anyio_backend: Any) -> None:
+    """The "auto" probe over HTTP follows the server's answer, not a timer: a modern
+    server that answers `server/discover` later than stdio's probe timeout (here 10 s on
+    a mock clock that moves only when told) is still spoken to in 2026-07-28, never sent
+    an `initialize` it would refuse."""
+    clock = anyio_backend[1]["clock"]
+    probed, release = threading.Event(), threading.Event()
+    seen: list[str] = []
+
+    def handle(n: int, sock: socket.socket) -> None:
+        buffer = bytearray()
+        while (message := read_message(sock, buffer)) is not None:
+            seen.append(message["method"])
+            if message["method"] == "server/discover":
+                probed.set()
+                release.wait(HANG)
+                discovered = {"supportedVersions": [MODERN], "capabilities": {"tools": {}}}
+                answer(sock, message, {**discovered, "ttlMs": 0, "cacheScope": "private"})
+            elif message["method"] == "initialize":  # what the SDK's stateless server says
+                error = {"code": -32000, "message": "Missing MCP-Protocol-Version header"}
+                send_json(sock, 400, {"jsonrpc": "2.0", "id": None, "error": error})
+            else:
+                answer(sock, message, {"tools": []})
+
+    with scripted_server(handle) as port:
+        connected: list[Any] = []
+
+        async def connect() -> None:
+            async with connect_http(
+                f"http://127.0.0.1:{port}/mcp", ClientConfig(mode="auto")
+            ) as session:
+                connected.append(session.connected)
+                await session.request("tools/list")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(connect)
+            assert await anyio.to_thread.run_sync(probed.wait, HANG)
+            clock.jump(10)  # past the 5 s a probe deadline had; inside connect_timeout
+            await trio.testing.wait_all_tasks_blocked()  # the client's timer had its go
+            release.set()
+    assert [c.era for c in connected] == [Era.MODERN]
+    assert seen == ["server/discover", "tools/list"]

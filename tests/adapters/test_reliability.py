@@ -19,6 +19,7 @@ import pytest
 from mcp_adapters import ConnectionClosedError, RequestTimeoutError, sockets
 from mcp_core import ClientConfig, ConnectionClosed, Event, Limits, ServerConfig
 from tests.adapters.test_async_backends import run
+from tests.timing import HANG
 
 BACKENDS = ["asyncio", "trio", "sockets"]
 OUTPUT_LIMIT = 1_000_000
@@ -70,7 +71,7 @@ def with_server(backend: str, body: Callable[[int, list[Event]], None], **option
 def test_a_peer_that_never_reads_is_disconnected_not_buffered(backend: str) -> None:
     def body(port: int, events: list[Event]) -> None:
         flood_without_reading(port)
-        end = time.monotonic() + 10
+        end = time.monotonic() + HANG
         while not any(isinstance(e, ConnectionClosed) for e in events):
             assert time.monotonic() < end, "the server kept buffering for a peer that never reads"
             time.sleep(0.02)
@@ -96,7 +97,7 @@ def raw_server(reply: Callable[[socket.socket], None]) -> Iterator[int]:
         conn, _ = listener.accept()
         with conn:
             reply(conn)
-            done.wait(10)
+            done.wait(HANG)  # set on the way out of the test
 
     thread = threading.Thread(target=serve)
     thread.start()
@@ -104,7 +105,7 @@ def raw_server(reply: Callable[[socket.socket], None]) -> Iterator[int]:
         yield listener.getsockname()[1]
     finally:
         done.set()
-        thread.join(10)
+        thread.join(HANG)
         listener.close()
 
 
@@ -143,10 +144,11 @@ def connect_and_expect(backend: str, port: int, error: type[Exception], **option
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_server_that_never_answers_times_the_handshake_out(backend: str) -> None:
+    # The server holds the connection open and silent until the test ends, so only the
+    # client's own deadline can end the handshake, and it must say so.
     with raw_server(_silent) as port:
-        begun = time.monotonic()
-        connect_and_expect(backend, port, RequestTimeoutError, connect_timeout=0.3)
-        assert time.monotonic() - begun < 3
+        error = connect_and_expect(backend, port, RequestTimeoutError, connect_timeout=0.3)
+    assert error.method == "initialize"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -19,6 +19,7 @@ import pytest
 from mcp_adapters.client import ClientRequestContext
 from mcp_core import ClientConnection
 from mcp_core.types import ElicitRequestParams, ElicitResult
+from tests.timing import HANG
 
 MODES = ["legacy", "2026-07-28"]
 MODERN = "2026-07-28"
@@ -187,7 +188,16 @@ class SpyTransport:
         return [m for m in self.received if m.get("method") == method and "id" in m]
 
 
+async def callbacks_done(client: Any) -> None:
+    """Wait until the client has run every notification callback (logging, message
+    handler) queued so far: they run one at a time, in order, off the client's queue."""
+    with anyio.fail_after(HANG):
+        while client._delivering:
+            await client._idle.wait()
+
+
 async def settle(client: Any) -> None:
-    """Let spawned callbacks (logging, message handler) run: a round trip, then a beat."""
+    """Let the callbacks of everything that came so far run: a round trip (what the
+    server sent before its answer is queued by then), then until they are done."""
     await client.list_tools()
-    await anyio.sleep(0.02)
+    await callbacks_done(client)

@@ -22,6 +22,7 @@ from mcp_core.types import (
     ElicitRequestURLParams,
     ElicitResult,
 )
+from tests.timing import HANG
 
 from .conftest import MODERN, Recorder, SpyTransport, accept, settle
 
@@ -256,7 +257,7 @@ async def test_send_elicit_complete(anyio_backend: str, mode: str) -> None:
     async with Client(spy, mode=mode, message_handler=handler) as client:
         result = await client.call_tool("complete", {"elicitation_id": "dep-1"})
         if mode == "legacy":
-            with anyio.fail_after(5):
+            with anyio.fail_after(HANG):
                 await got.wait()
         else:
             await settle(client)

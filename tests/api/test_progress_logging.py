@@ -9,6 +9,7 @@ from mcp_adapters import Client
 from mcp_adapters.server import Context, MCPServer
 from mcp_core import META_LOG_LEVEL
 from mcp_core.types import LoggingMessageNotificationParams
+from tests.timing import HANG
 
 from .conftest import MODERN, SpyTransport, settle
 
@@ -64,7 +65,7 @@ class Logs:
             self.done.set()
 
     async def wait(self) -> None:
-        with anyio.fail_after(5):
+        with anyio.fail_after(HANG):
             await self.done.wait()
 
     def summary(self) -> list[tuple[str, str | None, Any]]:

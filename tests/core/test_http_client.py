@@ -902,3 +902,124 @@ def test_empty_json_body_on_a_notification_post_is_fine() -> None:
     )
     assert events == []
     assert lmcp.messages_to_send() == []  # nothing was taken for a malformed message
+
+
+# ============================================= a keep-alive connection closed under us
+
+
+def tools_result(rid: Any) -> bytes:
+    return json_response(200, {"jsonrpc": "2.0", "id": rid, "result": {"tools": []}})
+
+
+def reused_connection(client: HTTPClientEndpoint, mcp: ClientConnection) -> HTTPClientConnection:
+    """A connection that has carried one answered exchange and is idle again."""
+    rid = mcp.send_request("tools/list")
+    [request] = client.pump().requests
+    conn = client.new_connection()
+    assert conn.start(request)
+    conn.data_to_send()
+    events = conn.receive_data(tools_result(rid))
+    assert [e.request_id for e in events if isinstance(e, ResponseReceived)] == [rid]
+    assert not conn.busy and not conn.closed
+    return conn
+
+
+@pytest.mark.parametrize("how", ["eof", "broken"])
+def test_request_dropped_unread_on_a_reused_connection_is_sent_again_on_a_new_one(
+    how: str,
+) -> None:
+    # The server closed the idle connection (its keep-alive timer) just as we sent on it.
+    client, mcp = raw_client()
+    conn = reused_connection(client, mcp)
+    rid = mcp.send_request("tools/list")
+    [request] = client.pump().requests
+    assert not request.fresh
+    assert conn.start(request)
+    conn.data_to_send()
+    events = conn.receive_data(b"") if how == "eof" else conn.close()
+    assert events == [] and conn.closed
+    [again] = client.pump().requests
+    assert again.fresh and again is not request
+    assert (again.method, again.headers, again.body) == (
+        request.method,
+        request.headers,
+        request.body,
+    )
+    fresh = client.new_connection()
+    assert fresh.start(again)
+    fresh.data_to_send()
+    events = fresh.receive_data(tools_result(rid))
+    assert [e.request_id for e in events if isinstance(e, ResponseReceived)] == [rid]
+    assert not [e for e in events if isinstance(e, RequestFailed)]
+
+
+def test_a_request_is_sent_again_once_only() -> None:
+    client, mcp = raw_client()
+    conn = reused_connection(client, mcp)
+    rid = mcp.send_request("tools/list")
+    [request] = client.pump().requests
+    conn.start(request)
+    conn.receive_data(b"")
+    [again] = client.pump().requests
+    # Even an adapter that ignored `fresh` and used another reused connection: no loop.
+    other = reused_connection(client, mcp)
+    assert other.start(again)
+    events = other.receive_data(b"")
+    [failed] = [e for e in events if isinstance(e, RequestFailed)]
+    assert failed.request_id == rid and failed.code == CONNECTION_CLOSED
+    assert client.pump().requests == []
+
+
+def test_no_second_send_after_part_of_an_answer_or_on_a_new_connection() -> None:
+    # A new connection closed unanswered: the server may have read it; fail, do not resend.
+    client, mcp = raw_client()
+    rid = mcp.send_request("tools/list")
+    _, events, conn = exchange(client, b"")  # b"": the server closed it
+    assert [e.request_id for e in events if isinstance(e, RequestFailed)] == [rid]
+    assert client.pump().requests == []
+    # A reused connection that brought some of the answer: the server did read it.
+    conn = reused_connection(client, mcp)
+    rid = mcp.send_request("tools/list")
+    [request] = client.pump().requests
+    conn.start(request)
+    assert conn.receive_data(b"HTTP/1.1 200 OK\r\ncontent-ty") == []
+    events = conn.receive_data(b"")
+    assert [e.request_id for e in events if isinstance(e, RequestFailed)] == [rid]
+    assert client.pump().requests == []
+
+
+def test_a_cancelled_request_on_a_reused_connection_is_not_sent_again() -> None:
+    client, mcp = raw_client()
+    conn = reused_connection(client, mcp)
+    rid = mcp.send_request("tools/list")
+    [request] = client.pump().requests
+    conn.start(request)
+    mcp.cancel_request(rid)
+    out = client.pump()
+    assert out.aborts == [conn]  # 2026-07-28: the cancellation is closing that connection
+    conn.close()
+    assert client.pump().requests == []
+
+
+def test_a_notification_dropped_unread_on_a_reused_connection_is_sent_again() -> None:
+    # notifications/initialized goes out on the connection initialize came back on.
+    client, _mcp = raw_client("legacy")
+    [init] = client.pump().requests
+    conn = client.new_connection()
+    conn.start(init)
+    result = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "serverInfo": {"name": "s", "version": "1"},
+        },
+    }
+    conn.receive_data(json_response(200, result, "mcp-session-id: abc\r\n"))
+    initialized = next(r for r in client.pump().requests if r.purpose == "message")
+    assert conn.start(initialized)
+    assert conn.receive_data(b"") == []
+    [again] = [r for r in client.pump().requests if r.purpose == "message"]
+    assert again.fresh and again.body == initialized.body
+    assert headers_of(again)["mcp-session-id"] == "abc"

@@ -8,7 +8,6 @@ import hashlib
 import json
 import math
 import random
-import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -674,7 +673,6 @@ def test_mutation_of_valid_tokens_is_never_accepted() -> None:
             c["_sealer"].unseal(token, **{k: v for k, v in c.items() if k[0] != "_"})
             == (c["_state"])
         )
-    started = time.perf_counter()
     attempts = 0
     accepted: list[tuple[str, object]] = []
 
@@ -752,7 +750,6 @@ def test_mutation_of_valid_tokens_is_never_accepted() -> None:
             if someone != c["principal"]:
                 check("replay", token, {**c, "principal": someone}, token)
 
-    elapsed = time.perf_counter() - started
     assert accepted == []
     assert attempts >= MUTATION_COUNT_MIN, attempts
     # The mutations reached every layer, not only the framing checks.
@@ -769,8 +766,8 @@ def test_mutation_of_valid_tokens_is_never_accepted() -> None:
         "principal_mismatch",
     ):
         assert _REASONS[reason] > 0, (reason, _REASONS)
-    # ~1 s on a laptop; the loose bound only catches pathological (e.g. quadratic) decoding.
-    assert elapsed < 10.0, elapsed
+    # What bounds the cost of a hostile token is not timed here: its length is capped
+    # before any decoding (test_huge_tokens_rejected_before_decoding).
 
 
 # --------------------------------------------------------------------------- properties

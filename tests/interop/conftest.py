@@ -28,6 +28,8 @@ from typing import IO, Any, TypeVar
 import anyio
 import pytest
 
+from tests.timing import HANG
+
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = ROOT / "examples" / "seeds"
 CONFORMANCE_SERVER = ROOT / "examples" / "conformance" / "server.py"
@@ -35,8 +37,8 @@ SDK_SEED_SERVER = Path(__file__).resolve().parent / "sdk_servers" / "seed_server
 
 TAG_NAME = "MCP_INTEROP_TAG"
 TAG = str(os.getpid())  # values: f"{TAG}-module" and f"{TAG}-test"
-SETTLE = 10.0  # seconds to wait for processes that end asynchronously
-START_TIMEOUT = 60.0  # generous: the machine may be loaded
+SETTLE = HANG  # to wait for processes that end asynchronously (stops when they have)
+START_TIMEOUT = HANG  # for servers to start listening: the machine may be loaded
 
 
 def tag(lifetime: str) -> dict[str, str]:

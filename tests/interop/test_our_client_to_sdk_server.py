@@ -51,6 +51,7 @@ from mcp_core.types import (
     ElicitRequestURLParams,
     ElicitResult,
 )
+from tests.timing import HANG
 
 from .conftest import (
     SDK_SEED_SERVER,
@@ -189,7 +190,7 @@ def text(result: Any) -> str:
     return str(block.text)
 
 
-async def until(condition: Any, timeout: float = 5.0) -> None:
+async def until(condition: Any, timeout: float = HANG) -> None:
     with anyio.fail_after(timeout):
         while not condition():
             await anyio.sleep(0.01)
@@ -238,7 +239,7 @@ async def test_confirm_deposit(peer: Any, transport: str, mode: str) -> None:
             # after initialize: sent before the SDK has that stream, it is dropped (no
             # event store). Not a bug on either side; call again until the stream is up.
             # (Ours relates it to the tools/call, so it rides the POST stream.)
-            with anyio.fail_after(20):
+            with anyio.fail_after(HANG):
                 while not completes():
                     await p.ours.call_tool("confirm_deposit", {"booking_id": "b-42"})
                     with anyio.move_on_after(0.5):

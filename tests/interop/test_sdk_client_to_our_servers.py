@@ -40,6 +40,8 @@ from mcp.types import (
 )
 from pydantic import FileUrl
 
+from tests.timing import HANG
+
 from .conftest import (
     SEEDS,
     ServerProcess,
@@ -163,7 +165,7 @@ def matrix(test: Any) -> Any:
     return pytest.mark.parametrize("transport", TRANSPORTS)(test)
 
 
-async def until(condition: Any, timeout: float = 5.0) -> None:
+async def until(condition: Any, timeout: float = HANG) -> None:
     with anyio.fail_after(timeout):
         while not condition():
             await anyio.sleep(0.01)

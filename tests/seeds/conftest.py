@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from mcp_adapters import StdioServerParameters
+from tests.timing import HANG
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = ROOT / "examples" / "seeds"
@@ -46,7 +47,7 @@ class HTTPServer:
             ],
             cwd=ROOT,
         )
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + HANG
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"{script} exited with {self.process.returncode}")

@@ -2,9 +2,10 @@
 
     python echo_server.py --backend asyncio|trio|sockets [--ignore-eof] [--ignore-term]
 
-Tools: echo(text), fail() (answers with a JSON-RPC error), slow(tag) (reports
-progress 1 at once, then waits until cancelled and records the tag),
-cancelled() (the recorded tags), progress(steps), log(text), pid(),
+Tools: echo(text), fail() (answers with a JSON-RPC error), slow(tag) (records
+the tag as started, reports progress 1, then waits until cancelled and records the
+tag as cancelled), cancelled() (the cancelled tags), slow_state() (both lists),
+progress(steps), log(text), pid(),
 grandchild() (starts a process in this server's group), stray() (writes to
 stdout every way it can), roots() (asks the client for its roots; legacy only).
 
@@ -38,6 +39,7 @@ TOOLS = [
         "fail",
         "slow",
         "cancelled",
+        "slow_state",
         "progress",
         "log",
         "pid",
@@ -49,7 +51,8 @@ TOOLS = [
 CONFIG = ServerConfig(
     name="test-server", version="1.0.0", capabilities={"tools": {}, "logging": {}}
 )
-CANCELLED: list[str] = []
+STARTED: list[str] = []  # slow() calls that ran at all
+CANCELLED: list[str] = []  # slow() calls cancelled once running
 
 
 def text(value: Any) -> CallToolResult:
@@ -83,6 +86,8 @@ def simple(name: str, arguments: dict[str, Any]) -> CallToolResult | None:
         raise MCPError(INVALID_PARAMS, "failure requested", {"tool": "fail"})
     if name == "cancelled":
         return text(CANCELLED)
+    if name == "slow_state":
+        return text({"started": STARTED, "cancelled": CANCELLED})
     if name == "pid":
         return text({"pid": os.getpid(), "pgid": os.getpgrp()})
     if name == "grandchild":
@@ -108,11 +113,13 @@ async def async_handler(session: Any, request: RequestReceived) -> Any:
     if found is not None:
         return found
     if name == "slow":
-        await session.send_progress(rid, 1, None, "started")  # when the caller asked
+        tag = arguments.get("tag", "?")
+        STARTED.append(tag)
         try:
+            await session.send_progress(rid, 1, None, "started")  # when the caller asked
             await anyio.sleep(60)
         except anyio.get_cancelled_exc_class():
-            CANCELLED.append(arguments.get("tag", "?"))
+            CANCELLED.append(tag)
             raise
         return text("slow finished")
     if name == "progress":
@@ -142,9 +149,11 @@ def sync_handler(session: Any, request: RequestReceived) -> Any:
     if found is not None:
         return found
     if name == "slow":
+        tag = arguments.get("tag", "?")
+        STARTED.append(tag)
         session.send_progress(rid, 1, None, "started")  # when the caller asked
         if session.wait_cancelled(rid, 60):
-            CANCELLED.append(arguments.get("tag", "?"))
+            CANCELLED.append(tag)
             return None
         return text("slow finished")
     if name == "progress":
