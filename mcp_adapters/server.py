@@ -60,6 +60,7 @@ from mcp_core._connection import capability_problem
 from mcp_core._versions import ALL_REVISIONS
 
 if TYPE_CHECKING:
+    from mcp_adapters.asgi import ASGIApp
     from mcp_adapters.elicitation import (
         AcceptedElicitation,
         AcceptedUrlElicitation,
@@ -828,6 +829,14 @@ class MCPServer:
         from mcp_adapters._serve import run_server
 
         run_server(self, transport, host=host, port=port, path=path, backend=backend)
+
+    def asgi_app(self, *, path: str = "/mcp", **options: Any) -> ASGIApp:
+        """This server as an ASGI 3 application: Streamable HTTP, both eras, for uvicorn,
+        hypercorn or a Starlette/FastAPI mount (see `mcp_adapters.asgi`). Options as for
+        `http_server`: `host_policy`, `trusted_proxies`, `limits`, `response_mode` ..."""
+        from mcp_adapters.asgi import ASGIApp
+
+        return ASGIApp(self, path=path, **options)
 
 
 class _InputRequired:
