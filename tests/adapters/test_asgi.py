@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import h11
 import pytest
 from mcp import Client as SDKClient
@@ -126,6 +127,7 @@ def url(servers: dict[str, ServerProcess], name: str, path: str) -> str:
     return f"http://127.0.0.1:{servers[name].port}{path}"
 
 
+PROBE = "/probe/mcp"
 # (server, path) of the book_table seed, at the top level and mounted by Starlette.
 FORM = {"top": ("top", "/mcp"), "mounted": ("mounted", "/tools/mcp")}
 
@@ -359,6 +361,21 @@ async def test_our_client_is_sent_to_a_url(servers: dict[str, ServerProcess], mo
     assert params.url == "https://pay.example.com/deposit/b-42"
 
 
+@pytest.mark.anyio
+async def test_our_client_listens_for_changes(servers: dict[str, ServerProcess]) -> None:
+    """A 2026-07-28 `subscriptions/listen` stream stays open across other requests and
+    carries what the server announces."""
+    async with (
+        Client(url(servers, "seeds", PROBE), mode=MODERN) as client,
+        client.listen(tools=True) as stream,
+    ):
+        told = await client.call_tool("announce", {})
+        with anyio.fail_after(TIMEOUT):
+            event = await stream.receive()
+    assert told.structured_content == {"result": 1}
+    assert event.method == "notifications/tools/list_changed"
+
+
 # ============================================================ the official SDK
 
 SDK_MODES = {"legacy": LEGACY, "default": MODERN}
@@ -495,8 +512,6 @@ def test_websocket_upgrades_are_refused(servers: dict[str, ServerProcess]) -> No
 
 
 # ==================================================== streams, loss, pressure
-
-PROBE = "/probe/mcp"
 
 
 def test_a_legacy_session_streams_resumes_and_ends(servers: dict[str, ServerProcess]) -> None:
