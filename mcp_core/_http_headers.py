@@ -896,11 +896,13 @@ class TrustedProxies:
         Without a trusted peer (or without its headers) it is the direct view: the
         single `Host` header (None when absent or repeated), the peer, the scheme.
         """
-        folded = _fold(headers)
-        hosts = folded.get("host", [])
-        direct = ClientView(scheme, _valid_host(hosts[0]) if len(hosts) == 1 else None, peer)
         if not self.entries or not self.trusts(peer):
-            return direct
+            # The common case, on every request: look at Host alone.
+            pairs = headers.items() if isinstance(headers, Mapping) else headers
+            hosts = [value for name, value in pairs if name.lower() == "host"]
+            return ClientView(scheme, _single_host(hosts), peer)
+        folded = _fold(headers)
+        direct = ClientView(scheme, _single_host(folded.get("host", [])), peer)
         if self._header == "forwarded":
             return self._from_forwarded(folded, direct)
         return self._from_x_forwarded(folded, direct)
@@ -939,6 +941,11 @@ def _list_values(values: list[str] | None) -> list[str]:
     if not values:
         return []
     return [item.strip() for value in values for item in value.split(",") if item.strip()]
+
+
+def _single_host(values: list[str]) -> str | None:
+    """The one valid `Host` value, or None (absent, repeated or malformed: a 421)."""
+    return _valid_host(values[0].strip(" \t")) if len(values) == 1 else None
 
 
 def _valid_host(host: str) -> str | None:

@@ -1,14 +1,18 @@
 """Streamable HTTP, server side, both protocol eras, over h11; sans-IO.
 
-Two objects, as in wsproto (an HTTP layer that owns h11 and feeds MCP connections):
+Three objects, as in wsproto (an HTTP layer that owns h11 and feeds MCP connections):
 
 * `HTTPServerEndpoint`: one per MCP endpoint (default path `/mcp`), shared by every TCP
   connection. It holds the configuration, the legacy session table, the event store
-  for SSE resumption, the Host/Origin policy and the limits, and it routes what the
-  MCP connections want to send onto the right HTTP response.
+  for SSE resumption, the Host/Origin policy, the trusted proxies and the limits, and
+  it routes what the MCP connections want to send onto the right HTTP response.
+* `HTTPExchange`: one per HTTP request, at the request level (a head, body chunks, the
+  end in; a status, headers and body bytes out). What a server that parsed HTTP itself
+  (ASGI) drives directly: `endpoint.new_exchange()`.
 * `HTTPServerConnection`: one per TCP connection, with an `h11.Connection(SERVER)`
   inside. Bytes in (`receive_data`), events out, bytes out (`data_to_send`), and
-  `tick(now)` for the header, idle, keep-alive and SSE-commit timers.
+  `tick(now)` for the header, idle, keep-alive and SSE-commit timers. It runs each
+  request through an `HTTPExchange`, so both ways in share every rule above HTTP/1.1.
 
 Each HTTP request is routed to an MCP `ServerConnection`: a legacy session's (one per
 `Mcp-Session-Id`, created by `initialize`) or, for a 2026-07-28 request, a fresh one
@@ -1357,15 +1361,15 @@ class HTTPExchange:
     h11, so both ways in share one code path::
 
         ex = endpoint.new_exchange()
-        events = ex.receive_head(RequestHead(method, target, headers, peer=ip, scheme="http"))
-        if ex.response is None:                       # not refused from the head alone
-            for chunk in body:
-                events += ex.receive_body(chunk)
-            events += ex.receive_end(now=clock(), wall_time=time())
+        events = ex.receive_head(RequestHead(method, target, headers, peer=ip), now=clock())
+        for chunk in body:                    # stop reading once `ex.wants_body` is False
+            events += ex.receive_body(chunk)  # (refused from the head, or too large)
+        events += ex.receive_end(now=clock(), wall_time=time())
         ...act on the events, as for HTTPServerConnection; endpoint.pump() also
         returns the exchanges (not only the connections) that have output...
         start(*ex.response) once it is set, then send ex.data_to_send() until
-        ex.finished; tick(now) at next_deadline(); close() if the client goes away.
+        ex.finished; tick(now) at next_deadline(); close() if the client goes away,
+        and drop the response (do not end it) if `closed` comes first.
 
     `response` is `(status, headers)` (names lower-case); `close_connection` says the
     request's body was left unread or untrusted, so an HTTP/1.1 connection under it

@@ -40,6 +40,7 @@ from mcp.types import ElicitResult as SDKElicitResult
 
 from mcp_adapters import Client
 from mcp_adapters.client import ClientRequestContext
+from mcp_adapters.http import connect_http
 from mcp_core._sse import SSEDecoder, SSEEvent
 from mcp_core.types import ElicitRequestParams, ElicitRequestURLParams, ElicitResult
 from tests.interop.conftest import ServerProcess, http_servers
@@ -296,6 +297,18 @@ def until(condition: Any, timeout: float = TIMEOUT) -> None:
 # ============================================================ our Client, seeds
 
 
+class Target:
+    """A Client target for `url` whose "auto" probe may take as long as the machine
+    needs: past `probe_timeout` the client settles on legacy by design, and the first
+    request to a freshly started server on a loaded machine can be that slow."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def connect(self, config: Any, **options: Any) -> Any:
+        return connect_http(self.url, config, probe_timeout=TIMEOUT, **options)
+
+
 class Recorder:
     def __init__(self, *answers: Any) -> None:
         self.answers = list(answers)
@@ -315,7 +328,9 @@ async def test_our_client_books_a_table(
     answer = Recorder(
         ElicitResult(action="accept", content={"accept_alternative": True, "date": "2025-12-27"})
     )
-    async with Client(url(servers, *FORM[where]), mode=mode, elicitation_callback=answer) as client:
+    async with Client(
+        Target(url(servers, *FORM[where])), mode=mode, elicitation_callback=answer
+    ) as client:
         assert client.protocol_version == (LEGACY if mode == "legacy" else MODERN)
         result = await client.call_tool("book_table", {"date": "2025-12-25", "party_size": 2})
     assert text(result) == "Booked a table for 2 on 2025-12-27."
