@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench conformance clean
+.PHONY: demo test lint typecheck unit redis-server fuzz bench conformance clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,13 +24,28 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --strict mcp_core
 	$(BIN)/mypy mcp_adapters
 
+# The Redis store tests start real redis-server processes of their own: make sure
+# the binary is there (apt-get on Debian-family machines, else a hint).
+redis-server:
+	@scripts/ensure-redis-server.sh
+
 # Two workers (the CI machine has two cores); tests that watch the whole machine
 # for leaked processes run in one worker group (see tests/conftest.py).
-unit: $(STAMP)
+unit: $(STAMP) redis-server
 	$(BIN)/pytest -n 2 --dist loadgroup --cov=mcp_core --cov-branch \
 		--cov-report=term:skip-covered --cov-fail-under=95
 
 test: lint typecheck unit
+
+# The type-confusion fuzzer at full size (not part of `make test`, which feeds a
+# share of the same inputs): every field of every message of every revision of
+# the wrong JSON type, then seeded random stacks of changes, 1,000,000 inputs on
+# two workers; prints the count and a summary, fails on any failure.
+# `make fuzz FUZZ_ARGS="--count 200000 --seed 7 --workers 1"`.
+FUZZ_ARGS ?=
+
+fuzz: $(STAMP)
+	$(BIN)/python fuzz/type_confusion.py $(FUZZ_ARGS)
 
 # The official MCP conformance suite (npm, pinned) against examples/conformance/.
 conformance: $(STAMP)

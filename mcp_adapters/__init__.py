@@ -19,6 +19,7 @@ from types import ModuleType
 
 from mcp_adapters._errors import (
     ConnectionClosedError,
+    LimitExceededError,
     RequestFailedError,
     RequestTimeoutError,
     TransportError,
@@ -54,6 +55,7 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "Client",
     "ConnectionClosedError",
+    "LimitExceededError",
     "MCPServer",
     "RequestFailedError",
     "RequestTimeoutError",

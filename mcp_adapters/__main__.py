@@ -2,18 +2,22 @@
 
 Loads a Python file (or an importable module), finds the `MCPServer` in it
 (`attr`, else `mcp`, else the only one defined there) and serves it until
-interrupted. Streamable HTTP listens on http://127.0.0.1:8000/mcp by default.
+interrupted (stdio: until its input ends). Where it serves, and every tool
+that raises, is logged on stderr; stdout belongs to the protocol on stdio.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import importlib.util
+import logging
 import sys
 from pathlib import Path
 from typing import Any
+
+from mcp_adapters._cli_limits import add_limit_options, limits_from_args
+from mcp_adapters._stdio import reserve_standard_fds
 
 
 def load_server(target: str) -> Any:
@@ -46,27 +50,81 @@ def load_server(target: str) -> Any:
     return server
 
 
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+
 def main(argv: list[str] | None = None) -> int:
+    # First of all, before any descriptor is opened: a closed stdin or stdout
+    # (`<&-`, `>&-`) is reopened on /dev/null, so no socket or epoll descriptor
+    # can take its number (see mcp_adapters._stdio).
+    reserve_standard_fds()
     parser = argparse.ArgumentParser(prog="python -m mcp_adapters", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="serve an MCPServer")
-    run.add_argument("target", help="server.py[:attr] or package.module[:attr]")
+    # Every option says its default in --help (the formatter appends it).
+    run = commands.add_parser(
+        "run",
+        help="serve an MCPServer",
+        description="Serve the MCPServer of a Python file or module.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    run.add_argument(
+        "target",
+        help="server.py[:attr] or package.module[:attr]; without attr, the MCPServer "
+        "named `mcp`, else the only one in the module",
+    )
     run.add_argument(
         "--transport",
         "-t",
         default="stdio",
         choices=["stdio", "http", "streamable-http", "ws", "websocket", "tcp"],
+        help="stdio: this process's stdin/stdout; http (= streamable-http): "
+        "http://HOST:PORT/PATH; ws (= websocket): ws://HOST:PORT/PATH; "
+        "tcp: newline-delimited JSON on tcp://HOST:PORT",
     )
-    run.add_argument("--host", default="127.0.0.1")
-    run.add_argument("--port", "-p", type=int, default=8000)
-    run.add_argument("--path", default="/mcp")
-    run.add_argument("--backend", default="asyncio", choices=["asyncio", "trio"])
+    run.add_argument("--host", default="127.0.0.1", help="address to listen on (http, ws, tcp)")
+    run.add_argument(
+        "--port",
+        "-p",
+        type=int,
+        default=8000,
+        help="port to listen on (http, ws, tcp); 0 picks one",
+    )
+    run.add_argument("--path", default="/mcp", help="endpoint path (http, ws)")
+    run.add_argument(
+        "--backend", default="asyncio", choices=["asyncio", "trio"], help="event loop to run on"
+    )
+    run.add_argument(
+        "--log-level",
+        default="info",
+        type=str.lower,
+        choices=LOG_LEVELS,
+        help="stderr log level: info shows where the server listens, error each tool "
+        "that raised, with its traceback",
+    )
+    add_limit_options(run)
     args = parser.parse_args(argv)
+    # The one place logging is configured: the library only logs.
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
     server = load_server(args.target)
-    with contextlib.suppress(KeyboardInterrupt):
+    try:
+        server.limits, run_options = limits_from_args(args, server.limits)
+    except ValueError as exc:
+        parser.error(str(exc))
+    try:
         server.run(
-            args.transport, host=args.host, port=args.port, path=args.path, backend=args.backend
+            args.transport,
+            host=args.host,
+            port=args.port,
+            path=args.path,
+            backend=args.backend,
+            **run_options,
         )
+    except* KeyboardInterrupt:
+        pass  # Ctrl-C is how a network server is stopped; trio wraps it in a group
     return 0
 
 

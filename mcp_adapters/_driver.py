@@ -23,6 +23,15 @@ A failed read or write is translated once (`to_transport_error`), stored on
 `driver.error`, and reported to the connection as end of stream; `finish()`
 stops input, flushes what is queued (bounded by `close_timeout`) and closes the
 stream.
+
+End of input with answers still due: a stdio server fed a file of requests
+reads all of it, and its end, before the first slow tool has answered. Fed at
+once, that end would close the connection and cancel those tools. So a driver
+given `hold_eof` stops reading at end of stream and feeds it only when
+`hold_eof()` turns false, checked on every wake-up (each answer wakes it). The
+sessions pass `SessionCore.answers_due` when made with `drain_on_eof=True`
+(what `serve_stdio` does): handlers still running and none waiting on the peer,
+whose answer can no longer come.
 """
 
 from __future__ import annotations
@@ -64,6 +73,12 @@ class AsyncByteStream(Protocol):
 
 EventSink = Callable[[list[Any]], None]
 
+
+def authority(host: str, port: int) -> str:
+    """`host:port` as a URL writes it (an IPv6 address in brackets)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 __all__ = [
     "CLOSE_TIMEOUT",
     "CONNECT_TIMEOUT",
@@ -72,4 +87,5 @@ __all__ = [
     "AsyncByteStream",
     "EventSink",
     "SansIOConnection",
+    "authority",
 ]

@@ -3,8 +3,9 @@
 Application code sees exactly three kinds of failure from a session:
 
 - `mcp_core.MCPError`: the peer answered with a JSON-RPC error;
-- `RequestFailedError` (and `RequestTimeoutError`): the request ended without
-  an answer for a local reason, so its code can never be mistaken for the peer's;
+- `RequestFailedError` (and `RequestTimeoutError`, `LimitExceededError`): the
+  request ended without an answer for a local reason, so its code can never be
+  mistaken for the peer's;
 - `TransportError` (and `ConnectionClosedError`): the byte stream failed or ended.
 
 Backends never let an `OSError`, a trio `BrokenResourceError` or an `EOFError`
@@ -18,6 +19,7 @@ from collections.abc import Mapping
 
 from mcp_core import (
     CONNECTION_CLOSED,
+    LIMIT_EXCEEDED,
     REQUEST_TIMEOUT,
     ErrorReceived,
     MCPError,
@@ -63,6 +65,16 @@ class RequestTimeoutError(RequestFailedError):
     """The request's deadline passed; the peer was told to cancel it."""
 
 
+class LimitExceededError(RequestFailedError):
+    """The peer's response to the request broke one of our limits and was refused.
+
+    The message names the limit (`Limits.max_message_bytes`, say, or the HTTP or
+    WebSocket setting in force) and its value; raise it (`Client(limits=...)`,
+    `ClientConfig(limits=...)`) to accept such responses. Only this request
+    failed: the connection goes on. See docs/limits.md.
+    """
+
+
 def error_for_event(event: ErrorReceived | RequestFailed) -> Exception:
     """The exception an awaiting caller gets for a request's failing terminal event."""
     if isinstance(event, ErrorReceived):
@@ -71,6 +83,8 @@ def error_for_event(event: ErrorReceived | RequestFailed) -> Exception:
         return ConnectionClosedError(event.message)
     if event.code == REQUEST_TIMEOUT:
         return RequestTimeoutError(event.method, event.code, event.message)
+    if event.code == LIMIT_EXCEEDED:
+        return LimitExceededError(event.method, event.code, event.message)
     return RequestFailedError(event.method, event.code, event.message)
 
 
@@ -116,6 +130,7 @@ def to_transport_error(
 
 __all__ = [
     "ConnectionClosedError",
+    "LimitExceededError",
     "RequestFailedError",
     "RequestTimeoutError",
     "TransportError",

@@ -54,7 +54,7 @@ from mcp_core import (
 )
 from mcp_core.http import HTTPClientConnection, HTTPClientEndpoint, HTTPRequest, ToolsFiltered
 
-logger = logging.getLogger("mcp_adapters.http")
+logger = logging.getLogger(__name__)
 
 RequestHandler = Callable[["HTTPSession", RequestReceived], Awaitable[Any]]
 NotificationHandler = Callable[["HTTPSession", NotificationReceived], None]
@@ -126,6 +126,11 @@ class HTTPSession:
         max_connections: int = MAX_CONNECTIONS,
         ssl_context: ssl.SSLContext | None = None,
         listen: bool = True,
+        max_response_bytes: int | None = None,
+        max_sse_event_bytes: int | None = None,
+        max_header_bytes: int = 64 * 1024,
+        max_reconnects: int = 3,
+        max_tools: int = 10_000,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -141,8 +146,18 @@ class HTTPSession:
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         extra = list(headers.items()) if isinstance(headers, Mapping) else list(headers or ())
         self._mcp = ClientConnection(config)
+        # The body and event limits follow `config.limits.max_message_bytes` unless set.
         self._http = HTTPClientEndpoint(
-            self._mcp, host=authority, path=target, headers=extra, listen=listen
+            self._mcp,
+            host=authority,
+            path=target,
+            headers=extra,
+            listen=listen,
+            max_response_bytes=max_response_bytes,
+            max_sse_event_bytes=max_sse_event_bytes,
+            max_header_bytes=max_header_bytes,
+            max_reconnects=max_reconnects,
+            max_tools=max_tools,
         )
         self._on_request = on_request
         self._on_notification = on_notification
@@ -542,7 +557,9 @@ async def connect_http(
     """Connect to a Streamable HTTP MCP endpoint and run the handshake.
 
     `headers` go on every request (authorization ...); `options` are `HTTPSession`'s
-    (`max_connections`, `close_timeout`, `ssl_context`, `listen`). Leaving the block
+    (`max_connections`, `close_timeout`, `ssl_context`, `listen`, and the limits
+    `max_response_bytes`, `max_sse_event_bytes`, `max_header_bytes`,
+    `max_reconnects`, `max_tools`: docs/limits.md). Leaving the block
     ends the session (DELETE for a legacy one) and closes every socket.
     """
     session = HTTPSession(

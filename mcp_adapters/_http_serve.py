@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from mcp_adapters.server import MCPServer
     from mcp_core._http_headers import HeaderParam
 
-logger = logging.getLogger("mcp_adapters.http")
+logger = logging.getLogger(__name__)
 
 #: What a closing connection reads and drops, at most, while its FIN reaches the client.
 _LINGER_BYTES = 1024 * 1024
@@ -444,8 +444,15 @@ class HTTPServer:
                 self._mcp_event(event)
                 touched.append(event.connection)
             elif isinstance(event, HTTPRequestRejected):
-                logger.debug(
-                    "refused %s %s: %d %s", event.method, event.target, event.status, event.reason
+                # A body over a limit is worth an operator's eye (raise the limit?);
+                # the rest is clients being clients.
+                logger.log(
+                    logging.WARNING if event.status == 413 else logging.DEBUG,
+                    "refused %s %s: %d %s",
+                    event.method,
+                    event.target,
+                    event.status,
+                    event.reason,
                 )
         self._pump(*touched)
 
@@ -566,6 +573,22 @@ async def http_server(
     loopback address, and off (with a warning) otherwise: pass your own for a public
     bind. Leaving the block ends every session and request and closes every socket.
     """
+    async with (
+        server.running(),  # the lifespan, unless something already serves it
+        _listening(server, host, port, path, close_timeout, endpoint_options) as running,
+    ):
+        yield running
+
+
+@contextlib.asynccontextmanager
+async def _listening(
+    server: MCPServer,
+    host: str,
+    port: int,
+    path: str,
+    close_timeout: float,
+    endpoint_options: dict[str, Any],
+) -> AsyncIterator[HTTPServer]:
     listener = await anyio.create_tcp_listener(local_host=host, local_port=port)
     try:
         bound = listener.extra(SocketAttribute.local_port)
@@ -592,7 +615,7 @@ async def http_server(
                 assert isinstance(sub, anyio.abc.SocketListener)
                 tg.start_soon(running._accept, sub)
             tg.start_soon(running._timer)
-            logger.info("serving MCP on %s", running.url)
+            logger.info("serving %s on %s", server.config.name, running.url)
             try:
                 yield running
             except BaseException as exc:

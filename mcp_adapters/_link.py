@@ -29,7 +29,7 @@ from typing import Any
 from mcp_adapters._driver import EventSink, SansIOConnection
 from mcp_adapters._errors import TransportError
 
-logger = logging.getLogger("mcp_adapters")
+logger = logging.getLogger(__name__)
 
 _ENDED = ("closed", "error")
 

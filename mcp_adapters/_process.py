@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from mcp_adapters._errors import TransportError
+from mcp_adapters._stdio import reserve_standard_fds
 
 #: How long to wait for a group to die after SIGKILL before giving up on it.
 KILL_WAIT = 5.0
@@ -155,6 +156,10 @@ class ServerProcess:
 
     def __init__(self, params: StdioServerParameters) -> None:
         self.params = params
+        # With our own fd 0, 1 or 2 closed, a pipe end would take its number: our
+        # `print()` would then write into the server's stdin, and the server
+        # would inherit no stderr.
+        reserve_standard_fds()
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
         try:

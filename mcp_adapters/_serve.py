@@ -74,6 +74,22 @@ def request_handler(server: MCPServer) -> ServerHandler:
     return ServerHandler(server)
 
 
+async def serve_stdio(server: MCPServer) -> None:
+    """Serve `server` on this process's stdin/stdout, inside its lifespan."""
+    from mcp_adapters import current_backend
+
+    async with server.running():
+        await current_backend().serve_stdio(request_handler(server), server.config)
+
+
+async def serve_tcp(server: MCPServer, host: str, port: int) -> None:
+    """Serve `server` at tcp://host:port until cancelled, inside its lifespan."""
+    from mcp_adapters import current_backend
+
+    async with server.running():
+        await current_backend().serve_tcp(request_handler(server), server.config, host, port)
+
+
 def run_server(
     server: MCPServer,
     transport: str,
@@ -82,25 +98,26 @@ def run_server(
     port: int,
     path: str,
     backend: str,
+    http_limits: Any = None,
+    ws_limits: Any = None,
+    event_store: Any = None,
 ) -> None:
     """Blocking entry point behind `MCPServer.run` and the command line."""
 
     async def main() -> None:
-        from mcp_adapters import current_backend
-
-        module = current_backend()
         if transport == "stdio":
-            await module.serve_stdio(request_handler(server), server.config)
+            await server.run_stdio_async()
         elif transport == "tcp":
-            await module.serve_tcp(request_handler(server), server.config, host, port)
+            await server.run_tcp_async(host=host, port=port)
         elif transport in ("http", "streamable-http"):
-            from mcp_adapters.http import serve_http
-
-            await serve_http(server, host=host, port=port, path=path)
+            http_options: dict[str, Any] = {"limits": http_limits}
+            if event_store is not None:
+                http_options["event_store"] = event_store
+            await server.run_streamable_http_async(
+                host=host, port=port, streamable_http_path=path, **http_options
+            )
         elif transport in ("ws", "websocket"):
-            from mcp_adapters.websocket import serve_websocket
-
-            await serve_websocket(server, host=host, port=port, path=path)
+            await server.run_websocket_async(host=host, port=port, path=path, limits=ws_limits)
         else:
             raise ValueError(f"unknown transport {transport!r}")
 

@@ -20,6 +20,7 @@ batch of events; nothing here blocks, awaits or reads a clock.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from mcp_core import (
     Event,
     LocalProtocolError,
     MCPError,
+    MessageRejected,
     NotificationReceived,
     ProgressReceived,
     RequestCancelled,
@@ -44,7 +46,7 @@ from mcp_core import (
     ServerConnection,
 )
 
-logger = logging.getLogger("mcp_adapters")
+logger = logging.getLogger(__name__)
 
 RequestId = int | str
 Connection = ClientConnection | ServerConnection
@@ -100,6 +102,9 @@ class SessionCore:
         self._on_event = on_event
         self._pending: dict[RequestId, _Pending] = {}
         self._inbound: dict[RequestId, Cancellable] = {}
+        # Inbound `subscriptions/listen` streams: they end only when the peer
+        # cancels them or goes away, never with an answer.
+        self._streams: set[RequestId] = set()
         self._handshake: Waiter | None = None
 
     # ------------------------------------------------------------ outbound
@@ -152,6 +157,7 @@ class SessionCore:
     def answer(self, request_id: RequestId, result: Any) -> None:
         """A handler returned: send its result (an invalid one becomes an internal error)."""
         self._inbound.pop(request_id, None)
+        self._streams.discard(request_id)
         if self.closed is not None:
             return
         try:
@@ -165,6 +171,7 @@ class SessionCore:
     def answer_exception(self, request_id: RequestId, exc: BaseException) -> None:
         """A handler raised: `MCPError` goes to the peer as is, anything else as -32603."""
         self._inbound.pop(request_id, None)
+        self._streams.discard(request_id)
         if self.closed is not None:
             return
         if isinstance(exc, MCPError):
@@ -188,13 +195,26 @@ class SessionCore:
     def forget(self, request_id: RequestId) -> None:
         """A handler ended without answering (it was cancelled)."""
         self._inbound.pop(request_id, None)
+        self._streams.discard(request_id)
 
     # ------------------------------------------------------------- closing
 
-    def close(self, reason: str = "closed locally") -> None:
-        """End the connection locally; everything in flight is settled."""
-        if self.closed is None:
-            self.dispatch(self.connection.close(reason))
+    def close(self, reason: str = "closed locally", *, tell_peer: bool = False) -> None:
+        """End the connection locally; everything in flight is settled.
+
+        `tell_peer`: first cancel each of our requests still waiting
+        (`notifications/cancelled`, written before the stream closes), so the
+        peer stops working on them. A stdio server answers what is in flight
+        when its input ends; told, it has nothing left and exits at once.
+        """
+        if self.closed is not None:
+            return
+        if tell_peer:
+            for rid in list(self._pending):
+                # initialize cannot be cancelled: the close ends it anyway.
+                with contextlib.suppress(LocalProtocolError):
+                    self.connection.cancel_request(rid, reason)
+        self.dispatch(self.connection.close(reason))
 
     def check_open(self) -> None:
         if self.closed is not None:
@@ -212,6 +232,17 @@ class SessionCore:
     @property
     def running_handlers(self) -> int:
         return len(self._inbound)
+
+    def answers_due(self) -> bool:
+        """Requests of the peer are still being handled and none waits on the peer.
+
+        What a server whose input ended asks before closing: its handlers may
+        still answer, unless one waits for an answer that can no longer come.
+        A listen stream is no answer due: it would only end with the peer.
+        """
+        if self._pending:
+            return False
+        return any(rid not in self._streams for rid in self._inbound)
 
     # ------------------------------------------------------------ dispatch
 
@@ -261,9 +292,12 @@ class SessionCore:
         handle = self._spawn(event)
         if handle is not None:  # None: answered already, without a task
             self._inbound[event.request_id] = handle
+            if event.method == "subscriptions/listen":
+                self._streams.add(event.request_id)
 
     def _cancelled(self, event: RequestCancelled, closing: ConnectionClosed | None) -> None:
         handle = self._inbound.pop(event.request_id, None)
+        self._streams.discard(event.request_id)
         if handle is not None:
             handle.cancel()
 
@@ -280,7 +314,15 @@ class SessionCore:
             self._handshake.set_result(event)
             self._handshake = None
 
+    def _rejected(self, event: MessageRejected, closing: ConnectionClosed | None) -> None:
+        # The engine answered it (when it could) and went on; say so where an operator
+        # looks, since a stdio server has no other voice than stderr.
+        about = f" (id {event.request_id!r})" if event.request_id is not None else ""
+        logger.warning("refused a message from the peer%s: %s", about, event.message)
+
     def _closed(self, event: ConnectionClosed, closing: ConnectionClosed | None) -> None:
+        if event.error is not None:
+            logger.warning("connection failed: %s", event.reason)
         self._settle(event)
 
     def _settle(self, event: ConnectionClosed) -> None:
@@ -292,6 +334,7 @@ class SessionCore:
             self._handshake.set_exception(self.closed_error(event))
             self._handshake = None
         inbound, self._inbound = self._inbound, {}
+        self._streams.clear()
         for handle in inbound.values():
             handle.cancel()
 
@@ -307,6 +350,7 @@ _ROUTES: dict[type, Callable[[SessionCore, Any, ConnectionClosed | None], None]]
     RequestCancelled: SessionCore._cancelled,
     NotificationReceived: SessionCore._notification,
     Connected: SessionCore._connected,
+    MessageRejected: SessionCore._rejected,
     ConnectionClosed: SessionCore._closed,
 }
 

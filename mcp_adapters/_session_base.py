@@ -39,6 +39,7 @@ class SessionBase:
         layer: SansIOConnection | None,
         driver: Callable[..., Any],
         link_driver: Callable[..., Any],
+        drain_on_eof: bool = False,
     ) -> None:
         # `layer`: a sans-IO object wrapping `connection` (the WebSocket layer, say)
         # that the driver reads and writes instead of the connection itself.
@@ -60,7 +61,13 @@ class SessionBase:
         if isinstance(stream, LinkEnd):
             self._driver: Any = link_driver(sansio, stream, self._on_events)
         else:
-            self._driver = driver(sansio, stream, self._on_events, close_timeout=close_timeout)
+            self._driver = driver(
+                sansio,
+                stream,
+                self._on_events,
+                close_timeout=close_timeout,
+                hold_eof=self._core.answers_due if drain_on_eof else None,
+            )
 
     def _attach_to_server(self) -> None:
         """Let a server that announces changes know of this session from the start."""

@@ -32,6 +32,7 @@ from mcp_adapters._driver import (
     AsyncByteStream,
     EventSink,
     SansIOConnection,
+    authority,
 )
 from mcp_adapters._errors import (
     ConnectionClosedError,
@@ -60,7 +61,7 @@ from mcp_core import (
     State,
 )
 
-logger = logging.getLogger("mcp_adapters")
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -283,6 +284,7 @@ class Driver:
         *,
         close_timeout: float = CLOSE_TIMEOUT,
         read_size: int = READ_SIZE,
+        hold_eof: Callable[[], bool] | None = None,
     ) -> None:
         self._conn = connection
         self._stream = stream
@@ -292,6 +294,9 @@ class Driver:
         self._loop = asyncio.get_running_loop()
         self.error: TransportError | None = None
         self._input_done = False
+        # See `_driver`: end of input waits while `hold_eof()` says answers are due.
+        self._hold_eof = hold_eof
+        self._eof_held = False
         self._finishing = False
         self._broken = False
         self._woken = False
@@ -317,7 +322,12 @@ class Driver:
     def wake(self) -> None:
         """Output was queued (or a deadline moved): write it, or let the writer look again."""
         if self._write_nowait is not None and not (
-            self._writing or self._finishing or self._broken or self._carry or self._woken
+            self._writing
+            or self._finishing
+            or self._broken
+            or self._carry
+            or self._woken
+            or self._eof_held  # the writer task decides when a held end of input is due
         ):
             conn = self._conn
             data = conn.data_to_send()
@@ -389,11 +399,16 @@ class Driver:
                 data = b""
             if self._input_done:
                 break
+            if not data and self._hold_eof is not None and self._hold_eof():
+                self._eof_held = True  # the writer feeds it once the answers are out
+                self.wake()
+                return
             self._feed(data)
 
     def _feed(self, data: bytes) -> None:
         if not data:
             self._input_done = True
+            self._eof_held = False
         try:
             self._on_events(self._conn.receive_data(data, now=time.time()))
         except Exception:
@@ -428,6 +443,7 @@ class Driver:
                 now = self._loop.time()
                 if deadline is not None and deadline <= now:
                     self._on_events(conn.tick(now))
+            self._release_eof()
             data = conn.data_to_send()
             if self._carry:
                 data, self._carry = self._carry + data, b""
@@ -436,6 +452,13 @@ class Driver:
                 self._woken = True  # look for more before sleeping
             elif self._finishing:
                 return
+
+    def _release_eof(self) -> None:
+        """Feed a held end of input once nothing is left to answer."""
+        if self._eof_held and not self._input_done:
+            assert self._hold_eof is not None
+            if not self._hold_eof():
+                self._feed(b"")
 
     async def _write(self, data: bytes) -> None:
         self._writing = True
@@ -543,6 +566,8 @@ class Session(SessionBase):
     the task is cancelled when the peer cancels or the connection ends.
     `on_notification` and `on_event` are plain callbacks run in the reader;
     they must not block. Not thread-safe: use it from its loop only.
+    `drain_on_eof=True` (a server's option): when the input ends, the requests
+    in flight are still answered before the connection closes.
     """
 
     def __init__(
@@ -557,6 +582,7 @@ class Session(SessionBase):
         probe_timeout: float = PROBE_TIMEOUT,
         close_timeout: float = CLOSE_TIMEOUT,
         layer: SansIOConnection | None = None,
+        drain_on_eof: bool = False,
     ) -> None:
         super().__init__(
             connection,
@@ -570,6 +596,7 @@ class Session(SessionBase):
             layer=layer,
             driver=Driver,
             link_driver=_LinkDriver,
+            drain_on_eof=drain_on_eof,
         )
         self._handlers: set[asyncio.Task[None]] = set()
         self._loop = asyncio.get_running_loop()
@@ -620,8 +647,9 @@ class Session(SessionBase):
             _set_if_pending(self._done)
 
     async def aclose(self, reason: str = "closed locally") -> None:
-        """Close the connection: waiters fail, handlers are cancelled, the stream is closed."""
-        self._core.close(reason)
+        """Close the connection: waiters fail (the peer is told), handlers are cancelled,
+        the stream is closed."""
+        self._core.close(reason, tell_peer=True)
         self._driver.finish()
         if self._task is not None:
             await _finish_uncancelled(self._task)
@@ -777,12 +805,15 @@ async def serve_stdio(
     """Serve one connection on this process's stdin/stdout until stdin ends.
 
     While serving, `print()` and anything else written to fd 1 goes to stderr.
+    stdin and stdout may be pipes, sockets, terminals, files, devices or closed
+    (see `mcp_adapters._stdio`). When stdin ends, the requests in flight are
+    still answered (`drain_on_eof`), then serving returns.
     """
+    options: dict[str, Any] = {"drain_on_eof": True, **session_options}
     with claim_stdio() as (fd_in, fd_out):
         stream = await open_pipe_stream(fd_in, fd_out)
-        session = Session(
-            ServerConnection(config), stream, on_request=on_request, **session_options
-        )
+        session = Session(ServerConnection(config), stream, on_request=on_request, **options)
+        logger.info("serving %s on stdio", config.name)
         async with session:
             await session.wait_closed()
 
@@ -825,6 +856,11 @@ class TcpServer:
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(lambda: _StreamProtocol(self._accepted), host, port)
         self.host, self.port = self._server.sockets[0].getsockname()[:2]
+
+    @property
+    def url(self) -> str:
+        """Where it listens, as `Client` takes it: tcp://host:port."""
+        return f"tcp://{authority(self.host, self.port)}"
 
     def _accepted(self, protocol: _StreamProtocol) -> None:
         sock = protocol.transport.get_extra_info("socket") if protocol.transport else None
@@ -892,6 +928,7 @@ async def serve_tcp(
 ) -> None:
     """Serve MCP over TCP until cancelled."""
     async with tcp_server(on_request, config, host, port, **session_options) as server:
+        logger.info("serving %s on %s", config.name, server.url)
         await server.serve_forever()
 
 

@@ -10,9 +10,21 @@ input requests of a 2026-07-28 `InputRequiredResult`; the retry loop (new id,
 answers attached, `requestState` echoed) runs inside the engine, bounded by
 `max_input_rounds`.
 
-`target` is a Streamable HTTP URL, a `ws://` URL, a `StdioServerParameters`, an
-`MCPServer` (served in this process), or a transport object with an async
-context manager method `connect(config, **session_options)` yielding a session.
+`target` is one of:
+
+- a URL for each network transport `python -m mcp_adapters run` serves:
+  `http://` or `https://` (Streamable HTTP, the endpoint's full URL),
+  `ws://` or `wss://` (WebSocket; `/mcp` or no path), `tcp://host:port`
+  (newline-delimited JSON over TCP);
+- a `StdioServerParameters` (the client starts the server);
+- an `MCPServer` (served in this process);
+- a transport object with an async context manager method
+  `connect(config, **session_options)` yielding a session.
+
+`limits` (`mcp_core.Limits`) bound what the server may send us; the HTTP body,
+SSE event and WebSocket message limits follow `limits.max_message_bytes`. A
+response over them fails its call alone with `LimitExceededError`, which names
+the limit to raise (docs/limits.md).
 """
 
 from __future__ import annotations
@@ -23,12 +35,14 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import anyio
 
 from mcp_adapters._errors import TransportError
 from mcp_adapters._process import StdioServerParameters
 from mcp_core import (
+    DEFAULT_LIMITS,
     LOG_LEVELS,
     METHOD_NOT_FOUND,
     ClientConfig,
@@ -37,6 +51,7 @@ from mcp_core import (
     ConnectionClosed,
     Era,
     Event,
+    Limits,
     MCPError,
     NotificationReceived,
     RequestReceived,
@@ -60,7 +75,7 @@ from mcp_core.types import (
     ServerNotification,
 )
 
-logger = logging.getLogger("mcp_adapters")
+logger = logging.getLogger(__name__)
 
 ElicitationCallback = Callable[["ClientRequestContext", ElicitRequestParams], Awaitable[Any]]
 SamplingCallback = Callable[["ClientRequestContext", Any], Awaitable[Any]]
@@ -105,6 +120,7 @@ class Client:
         read_timeout: float | None = None,
         max_input_rounds: int = 10,
         elicitation_modes: tuple[str, ...] = ("form", "url"),
+        limits: Limits | None = None,
     ) -> None:
         if log_level is not None and log_level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {log_level!r}")
@@ -133,6 +149,7 @@ class Client:
             mode=mode,
             log_level=log_level,
             max_input_rounds=max_input_rounds,
+            limits=limits or DEFAULT_LIMITS,
         )
         self._session: Any = None
         self._context: contextlib.AbstractAsyncContextManager[Any] | None = None
@@ -161,14 +178,8 @@ class Client:
             connection = _in_process(backend, target, self.config, options)
         elif isinstance(target, StdioServerParameters):
             connection = backend.connect_stdio(target, self.config, **options)
-        elif isinstance(target, str) and target.startswith(("http://", "https://")):
-            from mcp_adapters.http import connect_http
-
-            connection = connect_http(target, self.config, **options)
-        elif isinstance(target, str) and target.startswith(("ws://", "wss://")):
-            from mcp_adapters.websocket import connect_websocket
-
-            connection = connect_websocket(target, self.config, **options)
+        elif isinstance(target, str):
+            connection = _connect_url(backend, target, self.config, options)
         elif hasattr(target, "connect"):
             connection = target.connect(self.config, **options)
         else:
@@ -478,6 +489,36 @@ def _as_notification(event: NotificationReceived) -> Any:
         return event
 
 
+_URL_SCHEMES = ("http://", "https://", "ws://", "wss://", "tcp://")
+
+
+def _connect_url(
+    backend: Any, url: str, config: ClientConfig, options: dict[str, Any]
+) -> contextlib.AbstractAsyncContextManager[Any]:
+    """The connection for a URL, by scheme: one per transport the command line serves."""
+    scheme = url.partition("://")[0].lower()
+    if scheme in ("http", "https"):
+        from mcp_adapters.http import connect_http
+
+        return connect_http(url, config, **options)
+    if scheme in ("ws", "wss"):
+        from mcp_adapters.websocket import connect_websocket
+
+        return connect_websocket(url, config, **options)
+    if scheme == "tcp":
+        parts = urlsplit(url)
+        try:
+            port = parts.port
+        except ValueError:
+            port = None
+        if not parts.hostname or port is None or parts.path not in ("", "/"):
+            raise ValueError(f"a TCP target is tcp://host:port, not {url!r}")
+        return backend.connect_tcp(parts.hostname, port, config, **options)  # type: ignore[no-any-return]
+    raise ValueError(
+        f"cannot connect to {url!r}: a URL starts with one of {', '.join(_URL_SCHEMES)}"
+    )
+
+
 @contextlib.asynccontextmanager
 async def _in_process(
     backend: Any, server: Any, config: ClientConfig, options: dict[str, Any]
@@ -489,6 +530,7 @@ async def _in_process(
     client_stream, server_stream = link_pair()
     # The server end runs first: the client's handshake reaches it synchronously.
     async with (
+        server.running(),  # the server's lifespan, as when it is served any other way
         backend.Session(server.new_connection(), server_stream, on_request=request_handler(server)),
         backend.Session(ClientConnection(config), client_stream, **options) as session,
     ):

@@ -21,17 +21,20 @@ Asking the user works on both protocol generations:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
+import logging
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, overload
 
 import pydantic
 
 from mcp_adapters._functions import FunctionPrompt, FunctionResource, FunctionTool
 from mcp_adapters._lazy import LazyModule
+from mcp_adapters._lifespan import Lifespan, LifespanFactory, RequestContext
 from mcp_adapters._resolve import (
     Elicit,
     ElicitUrl,
@@ -69,19 +72,30 @@ if TYPE_CHECKING:
         ElicitationResult,
         UrlElicitationResult,
     )
+    from mcp_adapters.resources import ReadResourceContents
     from mcp_core import types
+    from mcp_core.http import EventStore, HTTPLimits
+    from mcp_core.websocket import WebSocketLimits
 else:
     types = LazyModule("mcp_core.types", globals(), "types")
 
+logger = logging.getLogger(__name__)
+
 F = TypeVar("F", bound=Callable[..., Any])
 M = TypeVar("M", bound="pydantic.BaseModel")
+#: What the server's lifespan yields: `Context[AppState]` types `lifespan_context`.
+LifespanT = TypeVar("LifespanT")
 RequestId = int | str
 
+# The fix comes first: every current client speaks 2026-07-28 by default, so this
+# is the first thing a port from the official SDK meets (see docs/porting.md).
 _REPLAY_HINT = (
-    "ctx.{what}() sends a server-to-client request, which 2026-07-28 connections do not "
-    "have. Ask through a resolver (Annotated[T, Resolve(fn)]) instead, or opt in with "
-    "@mcp.tool(replay_elicitation=True) or MCPServer(..., replay_elicitation=True): the call "
-    "then returns InputRequiredResult and the tool body runs again on the client's retry."
+    "ctx.{what}() on a 2026-07-28 connection needs replay_elicitation=True: "
+    'MCPServer("{server}", replay_elicitation=True), or @mcp.tool(replay_elicitation=True) '
+    "on {handler}. The tool body then runs again from the top on the client's retry, "
+    "questions already answered returning their answers: keep side effects after the "
+    "questions. (ctx.{what}() sends a server-to-client request, which 2026-07-28 "
+    "connections do not have; a resolver, Annotated[T, Resolve(fn)], asks without replay.)"
 )
 
 
@@ -169,7 +183,7 @@ class _ReplayAsker:
 class ServerSessionView:
     """`ctx.session`: what the tool may know and do about the connection."""
 
-    def __init__(self, context: Context) -> None:
+    def __init__(self, context: Context[Any]) -> None:
         self._context = context
 
     @property
@@ -209,8 +223,12 @@ def _covers(declared: Any, wanted: Any) -> bool:
     return all(key in declared and _covers(declared[key], value) for key, value in wanted.items())
 
 
-class Context:
-    """Injected into any tool, resource or prompt function that declares it."""
+class Context(Generic[LifespanT]):
+    """Injected into any tool, resource or prompt function that declares it.
+
+    `Context[AppState]` (as in the official SDK) types
+    `ctx.request_context.lifespan_context` as what the lifespan yields.
+    """
 
     def __init__(
         self,
@@ -244,13 +262,33 @@ class Context:
     def client_info(self) -> Any:
         return self.request.context.client_info
 
+    @property
+    def request_context(self) -> RequestContext[LifespanT]:
+        """The SDK's spelling: `lifespan_context`, `request_id`, `meta`, `session`."""
+        return RequestContext(
+            self.request_id,
+            self.request.context.meta,
+            self.session,
+            self.server._lifespan.value,
+            self.request,
+        )
+
+    @property
+    def mcp_server(self) -> MCPServer:
+        """The server (the SDK's name for `ctx.server`)."""
+        return self.server
+
     def _modern(self) -> bool:
         return self.scope.connection.era is Era.MODERN
 
     async def _ask(self, question: Question, what: str) -> Any:
         self._asked += 1
         if self._modern() and not self._replay:
-            raise MCPError(INVALID_PARAMS, _REPLAY_HINT.format(what=what))
+            params = self.request.params
+            handler = getattr(params, "name", None) or getattr(params, "uri", None) or "the tool"
+            hint = _REPLAY_HINT.format(what=what, server=self.server.name, handler=handler)
+            logger.warning("%s: %s", handler, hint)
+            raise MCPError(INVALID_PARAMS, hint)
         return await self._asker.ask(f"{what}_{self._asked}", question)
 
     async def elicit(self, message: str, schema: type[M]) -> ElicitationResult[M]:
@@ -305,8 +343,13 @@ class Context:
     async def error(self, data: Any, *, logger_name: str | None = None) -> bool:
         return await self.log("error", data, logger_name=logger_name)
 
-    async def read_resource(self, uri: str) -> types.ReadResourceResult:
-        return await self.server._read(uri, self)
+    async def read_resource(self, uri: str) -> list[ReadResourceContents]:
+        """Read one of this server's resources: each part's `content` (str or bytes),
+        `mime_type` and `meta`, as the official SDK returns them."""
+        from mcp_adapters.resources import ReadResourceContents
+
+        result = await self.server._read(str(uri), self)
+        return [ReadResourceContents.of(part) for part in result.contents]
 
 
 # ------------------------------------------------------------------ server
@@ -317,8 +360,9 @@ class MCPServer:
 
     def __init__(
         self,
-        name: str,
+        name: str | None = None,
         *,
+        lifespan: LifespanFactory | None = None,
         version: str = "0.1.0",
         title: str | None = None,
         instructions: str | None = None,
@@ -327,12 +371,21 @@ class MCPServer:
         replay_elicitation: bool = False,
         request_state_keys: Sequence[bytes] | None = None,
         request_state_ttl: float = 600.0,
+        server_identity: str | None = None,
+        max_request_state_bytes: int = 16384,
         supported_versions: Sequence[str] = ALL_REVISIONS,
         limits: Limits | None = None,
         cache_ttl_ms: int = 0,
         cache_scope: Literal["public", "private"] = "private",
     ) -> None:
-        self.name = name
+        if name is None and request_state_keys:
+            # Sealed state names the server as its audience: with shared keys, two
+            # unnamed services would accept each other's state.
+            raise ValueError(
+                "request_state_keys are shared between processes, so name the server "
+                '(MCPServer("my-service", ...)): the name is the audience sealed state is bound to'
+            )
+        self.name = name or "mcp-server"
         self.version = version
         self.title = title
         self.instructions = instructions
@@ -346,8 +399,17 @@ class MCPServer:
             request_state_keys = (secrets.token_bytes(32),)
         self.request_state_keys = tuple(request_state_keys)
         self.request_state_ttl = request_state_ttl
+        # Bound into every sealed requestState (its audience); the name if unset.
+        # Replicas share it, and with `request_state_keys` from configuration
+        # (mcp_adapters.request_state_keys) a retry verifies on any of them.
+        if server_identity is not None and (
+            not isinstance(server_identity, str) or not server_identity
+        ):
+            raise ValueError("server_identity must be a non-empty string")
+        self.server_identity = server_identity
+        self.max_request_state_bytes = max_request_state_bytes
         self.supported_versions = tuple(supported_versions)
-        self.limits = limits
+        self._limits = limits
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self._tools: dict[str, FunctionTool] = {}
@@ -361,6 +423,15 @@ class MCPServer:
         # connection itself (it references the connection through its driver, so
         # keeping it here would keep every connection alive forever).
         self._live: weakref.WeakSet[ServerConnection] = weakref.WeakSet()
+        self._lifespan = Lifespan(self, lifespan)
+
+    def running(self) -> contextlib.AbstractAsyncContextManager[Any]:
+        """Inside the server's lifespan (entered here unless something else serves it).
+
+        Every way of serving enters it; this is for a transport of your own.
+        Yields the lifespan context.
+        """
+        return self._lifespan.running()
 
     # ---- registration
 
@@ -449,6 +520,26 @@ class MCPServer:
     def add_tool(self, fn: Callable[..., Any], **options: Any) -> None:
         self.tool(**options)(fn)
 
+    def add_resource(self, resource: Any) -> None:
+        """Register a resource object (see `mcp_adapters.resources`): anything with a
+        `uri` and a plain or async `read()` returning str or bytes."""
+        uri = str(resource.uri)
+        spec = FunctionResource.build(
+            resource.read,
+            uri,
+            name=getattr(resource, "name", None) or uri,
+            title=getattr(resource, "title", None),
+            description=getattr(resource, "description", None) or "",
+            mime_type=getattr(resource, "mime_type", None),
+            icons=getattr(resource, "icons", None),
+        )
+        if spec.pattern is not None:
+            raise ValueError(f"add_resource needs a fixed URI, not {uri!r}: use @mcp.resource")
+        if not spec.description:
+            spec.description = None  # not the docstring of read()
+        self._resources[uri] = spec
+        self._changed("resources")
+
     def remove_tool(self, name: str) -> None:
         del self._tools[name]
         self._changed("tools")
@@ -521,6 +612,16 @@ class MCPServer:
     # ---- configuration
 
     @property
+    def limits(self) -> Limits | None:
+        """The engine limits every connection gets (None: the defaults; docs/limits.md)."""
+        return self._limits
+
+    @limits.setter
+    def limits(self, limits: Limits | None) -> None:
+        self._limits = limits
+        self._config = None  # built again, with these limits, on next use
+
+    @property
     def config(self) -> ServerConfig:
         if self._config is None:
             caps: dict[str, Any] = {"logging": {}}
@@ -546,11 +647,13 @@ class MCPServer:
                 instructions=self.instructions,
                 server_info=info,
                 supported_versions=self.supported_versions,
-                limits=self.limits or Limits(),
+                limits=self._limits or Limits(),
                 cache_ttl_ms=self.cache_ttl_ms,
                 cache_scope=self.cache_scope,
                 request_state_keys=self.request_state_keys,
                 request_state_ttl=self.request_state_ttl,
+                request_state_audience=self.server_identity,
+                max_request_state_bytes=self.max_request_state_bytes,
             )
         return self._config
 
@@ -625,7 +728,7 @@ class MCPServer:
         request: RequestReceived,
         scope: RequestScope,
         asker: _LegacyAsker | _ReplayAsker,
-    ) -> Context:
+    ) -> Context[Any]:
         replay = (
             self.replay_elicitation if tool.replay_elicitation is None else tool.replay_elicitation
         )
@@ -760,13 +863,13 @@ class MCPServer:
 
     async def _read_resource(self, request: RequestReceived, scope: RequestScope) -> Any:
         asker = self._asker(request, scope)
-        context = Context(self, request, scope, asker, self.replay_elicitation)
+        context: Context[Any] = Context(self, request, scope, asker, self.replay_elicitation)
         try:
             return await self._read(request.params.uri, context)
         except NeedInput:
             return _asked(asker)
 
-    async def _read(self, uri: str, context: Context) -> types.ReadResourceResult:
+    async def _read(self, uri: str, context: Context[Any]) -> types.ReadResourceResult:
         for spec in (*self._resources.values(), *self._templates.values()):
             variables = spec.match(uri)
             if variables is None:
@@ -818,17 +921,83 @@ class MCPServer:
 
     def run(
         self,
-        transport: Literal["stdio", "streamable-http", "http", "websocket", "ws"] = "stdio",
+        transport: Literal["stdio", "streamable-http", "http", "websocket", "ws", "tcp"] = "stdio",
         *,
         host: str = "127.0.0.1",
         port: int = 8000,
         path: str = "/mcp",
         backend: Literal["asyncio", "trio"] = "asyncio",
+        streamable_http_path: str | None = None,
+        http_limits: HTTPLimits | None = None,
+        ws_limits: WebSocketLimits | None = None,
+        event_store: EventStore | None = None,
     ) -> None:
-        """Serve until interrupted: stdio, Streamable HTTP or WebSocket."""
+        """Serve until interrupted (stdio: until the input ends), inside the lifespan.
+
+        `streamable_http_path` is the SDK's name for `path`. The engine's limits
+        are this server's `limits`; `http_limits` and `ws_limits` are the
+        transport's own, `event_store` keeps the legacy HTTP streams' events for
+        resumption (docs/limits.md).
+        """
         from mcp_adapters._serve import run_server
 
-        run_server(self, transport, host=host, port=port, path=path, backend=backend)
+        run_server(
+            self,
+            transport,
+            host=host,
+            port=port,
+            path=streamable_http_path or path,
+            backend=backend,
+            http_limits=http_limits,
+            ws_limits=ws_limits,
+            event_store=event_store,
+        )
+
+    # The official SDK's async entry points; each runs inside the lifespan.
+
+    async def run_stdio_async(self) -> None:
+        """Serve this process's stdin/stdout until the input ends."""
+        from mcp_adapters._serve import serve_stdio
+
+        await serve_stdio(self)
+
+    async def run_streamable_http_async(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        streamable_http_path: str = "/mcp",
+        json_response: bool = False,
+        **endpoint_options: Any,
+    ) -> None:
+        """Serve Streamable HTTP at http://host:port/path until cancelled.
+
+        `json_response=True` answers with plain JSON, never an event stream;
+        other options go to `mcp_adapters.http.http_server`.
+        """
+        from mcp_adapters.http import serve_http
+
+        if json_response:
+            endpoint_options.setdefault("response_mode", "json")
+        async with self.running():
+            await serve_http(
+                self, host=host, port=port, path=streamable_http_path, **endpoint_options
+            )
+
+    async def run_websocket_async(
+        self, *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp", **options: Any
+    ) -> None:
+        """Serve WebSocket at ws://host:port/path (and at `/`) until cancelled."""
+        from mcp_adapters.websocket import serve_websocket
+
+        async with self.running():
+            await serve_websocket(self, host=host, port=port, path=path, **options)
+
+    async def run_tcp_async(self, *, host: str = "127.0.0.1", port: int = 8000) -> None:
+        """Serve newline-delimited JSON at tcp://host:port until cancelled."""
+        from mcp_adapters._serve import serve_tcp
+
+        await serve_tcp(self, host, port)
 
     def asgi_app(self, *, path: str = "/mcp", **options: Any) -> ASGIApp:
         """This server as an ASGI 3 application: Streamable HTTP, both eras, for uvicorn,
@@ -896,7 +1065,9 @@ def _tool_failure(
         return _tool_error(str(exc))
     if isinstance(exc, MCPError):
         raise exc
-    # A tool's failure is a result the model can read.
+    # A tool's failure is a result the model can read; the traceback is for the
+    # server's operator, who would otherwise never learn where it came from.
+    logger.error("Error executing tool %s", tool.name, exc_info=exc)
     return _tool_error(f"Error executing tool {tool.name}: {exc}")
 
 

@@ -45,6 +45,7 @@ from mcp_adapters._driver import (
     READ_SIZE,
     EventSink,
     SansIOConnection,
+    authority,
 )
 from mcp_adapters._errors import (
     ConnectionClosedError,
@@ -71,7 +72,7 @@ from mcp_core import (
     State,
 )
 
-logger = logging.getLogger("mcp_adapters")
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -168,6 +169,7 @@ class Driver:
         *,
         close_timeout: float = CLOSE_TIMEOUT,
         read_size: int = READ_SIZE,
+        hold_eof: Callable[[], bool] | None = None,
     ) -> None:
         self._conn = connection
         self._stream = stream
@@ -178,6 +180,9 @@ class Driver:
         self.finished = threading.Event()
         self._out = bytearray()
         self._input_done = False
+        # See `_driver`: end of input waits while `hold_eof()` says answers are due.
+        self._hold_eof = hold_eof
+        self._eof_held = False
         self._finishing = False
         self._finish_by = 0.0
         self._broken = False
@@ -218,6 +223,10 @@ class Driver:
             deadline = self._conn.next_deadline()
             if deadline is not None and deadline <= now:
                 self._on_events(self._conn.tick(now))
+        if self._eof_held and not self._input_done:
+            assert self._hold_eof is not None
+            if not self._hold_eof():
+                self._feed(b"")  # nothing left to answer: now the input has ended
         while not self._broken:
             if not self._out:
                 # Keep at most one chunk out here; the rest stays in the bounded core buffer.
@@ -244,7 +253,7 @@ class Driver:
                     while self._wake_r.recv(4096):
                         pass
                 continue
-            if mask & selectors.EVENT_READ and not self._input_done:
+            if mask & selectors.EVENT_READ and not self._input_done and not self._eof_held:
                 self._read()
             if mask & selectors.EVENT_WRITE and self._out and not self._broken:
                 self._write()
@@ -253,7 +262,7 @@ class Driver:
 
     def _update_interest(self) -> None:
         want: dict[int, int] = {}
-        if not self._input_done:
+        if not self._input_done and not self._eof_held:
             want[self._stream.read_fd] = selectors.EVENT_READ
         if self._out and not self._broken:
             fd = self._stream.write_fd
@@ -276,12 +285,17 @@ class Driver:
         except OSError as exc:
             self.error = self.error or to_transport_error(exc)
             data = b""
-        if data is not None:
-            self._feed(data)
+        if data is None:
+            return
+        if not data and self._hold_eof is not None and self._hold_eof():
+            self._eof_held = True  # `pump()` feeds it once the answers are out
+            return
+        self._feed(data)
 
     def _feed(self, data: bytes) -> None:
         if not data:
             self._input_done = True
+            self._eof_held = False
         try:
             self._on_events(self._conn.receive_data(data, now=time.time()))
         except Exception:
@@ -377,7 +391,9 @@ class Session:
     connection, settles everything in flight, closes the stream and waits (up
     to `handler_grace`) for handler threads. `on_request(session, request)` runs
     on a handler thread: its return value is the result, an `MCPError` it raises
-    is the error. Methods may be called from any thread.
+    is the error. Methods may be called from any thread. `drain_on_eof=True` (a
+    server's option): when the input ends, the requests in flight are still
+    answered before the connection closes.
     """
 
     def __init__(
@@ -392,6 +408,7 @@ class Session:
         probe_timeout: float = PROBE_TIMEOUT,
         close_timeout: float = CLOSE_TIMEOUT,
         handler_grace: float = HANDLER_GRACE,
+        drain_on_eof: bool = False,
     ) -> None:
         self._on_request = on_request
         self._on_notification = on_notification
@@ -404,7 +421,13 @@ class Session:
             on_notification=self._notification if on_notification is not None else None,
             on_event=on_event,
         )
-        self._driver = Driver(connection, stream, self._on_events, close_timeout=close_timeout)
+        self._driver = Driver(
+            connection,
+            stream,
+            self._on_events,
+            close_timeout=close_timeout,
+            hold_eof=self._core.answers_due if drain_on_eof else None,
+        )
         self._jobs: deque[_Job[Any]] = deque()
         self._jobs_lock = threading.Lock()
         self._drive_lock = threading.Lock()
@@ -477,7 +500,7 @@ class Session:
                 logger.warning("handler thread %s ignored cancellation", thread.name)
 
     def _close_now(self, reason: str) -> None:
-        self._core.close(reason)
+        self._core.close(reason, tell_peer=True)
         self._driver.finish()
 
     # ---- sending
@@ -755,12 +778,15 @@ def serve_stdio(
     """Serve one connection on this process's stdin/stdout until stdin ends.
 
     While serving, `print()` and anything else written to fd 1 goes to stderr.
+    stdin and stdout may be pipes, sockets, terminals, files, devices or closed
+    (see `mcp_adapters._stdio`). When stdin ends, the requests in flight are
+    still answered (`drain_on_eof`), then serving returns.
     """
+    options: dict[str, Any] = {"drain_on_eof": True, **session_options}
     with claim_stdio() as (fd_in, fd_out):
         stream = FdStream(fd_in, fd_out)
-        with Session(
-            ServerConnection(config), stream, on_request=on_request, **session_options
-        ) as s:
+        logger.info("serving %s on stdio", config.name)
+        with Session(ServerConnection(config), stream, on_request=on_request, **options) as s:
             s.serve_forever()
 
 
@@ -800,6 +826,11 @@ class TcpServer:
         self.sessions: set[Session] = set()
         self._threads: set[threading.Thread] = set()
         self._accept_thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """Where it listens, as `Client` takes it: tcp://host:port."""
+        return f"tcp://{authority(self.host, self.port)}"
 
     def __enter__(self) -> TcpServer:
         """Serve on a background thread until the block ends."""
@@ -897,6 +928,7 @@ def serve_tcp(
 ) -> None:
     """Serve MCP over TCP on this thread, forever (until interrupted)."""
     server = TcpServer(on_request, config, host, port, **session_options)
+    logger.info("serving %s on %s", config.name, server.url)
     try:
         server.serve_forever()
     finally:

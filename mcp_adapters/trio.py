@@ -34,6 +34,7 @@ from mcp_adapters._driver import (
     READ_SIZE,
     EventSink,
     SansIOConnection,
+    authority,
 )
 from mcp_adapters._errors import (
     ConnectionClosedError,
@@ -61,7 +62,7 @@ from mcp_core import (
     State,
 )
 
-logger = logging.getLogger("mcp_adapters")
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -110,6 +111,7 @@ class Driver:
         *,
         close_timeout: float = CLOSE_TIMEOUT,
         read_size: int = READ_SIZE,
+        hold_eof: Callable[[], bool] | None = None,
     ) -> None:
         self._conn = connection
         self._stream = stream
@@ -118,6 +120,9 @@ class Driver:
         self._read_size = read_size
         self.error: TransportError | None = None
         self._input_done = False
+        # See `_driver`: end of input waits while `hold_eof()` says answers are due.
+        self._hold_eof = hold_eof
+        self._eof_held = False
         self._finishing = False
         self._broken = False
         self._woken = False
@@ -181,11 +186,16 @@ class Driver:
                 data = b""
             if self._input_done:
                 break
+            if not data and self._hold_eof is not None and self._hold_eof():
+                self._eof_held = True  # the writer feeds it once the answers are out
+                self.wake()
+                return
             self._feed(data)
 
     def _feed(self, data: bytes) -> None:
         if not data:
             self._input_done = True
+            self._eof_held = False
         try:
             self._on_events(self._conn.receive_data(data, now=time.time()))
         except Exception:
@@ -210,12 +220,20 @@ class Driver:
                 now = trio.current_time()
                 if deadline is not None and deadline <= now:
                     self._on_events(conn.tick(now))
+            self._release_eof()
             data = conn.data_to_send()
             if data and not self._broken:
                 await self._write(data)
                 self._woken = True  # look for more before sleeping
             elif self._finishing:
                 return
+
+    def _release_eof(self) -> None:
+        """Feed a held end of input once nothing is left to answer."""
+        if self._eof_held and not self._input_done:
+            assert self._hold_eof is not None
+            if not self._hold_eof():
+                self._feed(b"")
 
     async def _write(self, data: bytes) -> None:
         self._writing = True
@@ -311,6 +329,8 @@ class Session(SessionBase):
     scope is cancelled when the peer cancels or the connection ends.
     `on_notification` and `on_event` are plain callbacks; they must not block.
     Not thread-safe: use it from its trio run only.
+    `drain_on_eof=True` (a server's option): when the input ends, the requests
+    in flight are still answered before the connection closes.
     """
 
     def __init__(
@@ -325,6 +345,7 @@ class Session(SessionBase):
         probe_timeout: float = PROBE_TIMEOUT,
         close_timeout: float = CLOSE_TIMEOUT,
         layer: SansIOConnection | None = None,
+        drain_on_eof: bool = False,
     ) -> None:
         super().__init__(
             connection,
@@ -338,6 +359,7 @@ class Session(SessionBase):
             layer=layer,
             driver=Driver,
             link_driver=_LinkDriver,
+            drain_on_eof=drain_on_eof,
         )
         self._stack = contextlib.AsyncExitStack()
         self._nursery: trio.Nursery | None = None
@@ -390,8 +412,9 @@ class Session(SessionBase):
             self._done.set()
 
     async def aclose(self, reason: str = "closed locally") -> None:
-        """Close the connection: waiters fail, handlers are cancelled, the stream is closed."""
-        self._core.close(reason)
+        """Close the connection: waiters fail (the peer is told), handlers are cancelled,
+        the stream is closed."""
+        self._core.close(reason, tell_peer=True)
         self._driver.finish()
         if self._nursery is not None:
             with trio.CancelScope(shield=True):
@@ -543,12 +566,15 @@ async def serve_stdio(
     """Serve one connection on this process's stdin/stdout until stdin ends.
 
     While serving, `print()` and anything else written to fd 1 goes to stderr.
+    stdin and stdout may be pipes, sockets, terminals, files, devices or closed
+    (see `mcp_adapters._stdio`). When stdin ends, the requests in flight are
+    still answered (`drain_on_eof`), then serving returns.
     """
+    options: dict[str, Any] = {"drain_on_eof": True, **session_options}
     with claim_stdio() as (fd_in, fd_out):
         stream = open_pipe_stream(fd_in, fd_out)
-        session = Session(
-            ServerConnection(config), stream, on_request=on_request, **session_options
-        )
+        session = Session(ServerConnection(config), stream, on_request=on_request, **options)
+        logger.info("serving %s on stdio", config.name)
         async with session:
             await session.wait_closed()
 
@@ -588,6 +614,11 @@ class TcpServer:
         self.sessions: set[Session] = set()
         self.host, self.port = listeners[0].socket.getsockname()[:2]
         self._closed = trio.Event()
+
+    @property
+    def url(self) -> str:
+        """Where it listens, as `Client` takes it: tcp://host:port."""
+        return f"tcp://{authority(self.host, self.port)}"
 
     async def _serve(self, stream: trio.SocketStream) -> None:
         stream.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
@@ -646,6 +677,7 @@ async def serve_tcp(
 ) -> None:
     """Serve MCP over TCP until cancelled."""
     async with tcp_server(on_request, config, host, port, **session_options) as server:
+        logger.info("serving %s on %s", config.name, server.url)
         await server.serve_forever()
 
 

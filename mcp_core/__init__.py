@@ -23,6 +23,7 @@ from ._errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    LIMIT_EXCEEDED,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     PARSE_ERROR,
@@ -55,9 +56,10 @@ from ._events import (
     SessionStarted,
     SubscriptionAcknowledged,
 )
-from ._jsonrpc import DEFAULT_LIMITS, Limits
+from ._jsonrpc import DEFAULT_LIMITS, PEEK_BYTES, Limits
 from ._request_state import INVALID_REQUEST_STATE_MESSAGE, RequestStateError, RequestStateSealer
 from ._server import ServerConnection
+from ._session_snapshot import SessionSnapshot
 from ._versions import (
     ALL_REVISIONS,
     LATEST,
@@ -80,6 +82,7 @@ __all__ = [
     "LATEST",
     "LATEST_LEGACY",
     "LEGACY_REVISIONS",
+    "LIMIT_EXCEEDED",
     "LOG_LEVELS",
     "META_CLIENT_CAPABILITIES",
     "META_CLIENT_INFO",
@@ -91,6 +94,7 @@ __all__ = [
     "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "MODERN_REVISIONS",
     "PARSE_ERROR",
+    "PEEK_BYTES",
     "REQUEST_TIMEOUT",
     "RESOURCE_NOT_FOUND",
     "SERVER_BUSY",
@@ -124,6 +128,7 @@ __all__ = [
     "ResponseReceived",
     "ServerConfig",
     "ServerConnection",
+    "SessionSnapshot",
     "SessionStarted",
     "SubscriptionAcknowledged",
     "State",

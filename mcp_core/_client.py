@@ -18,6 +18,7 @@ import pydantic
 from . import _jsonrpc as jr
 from ._config import ClientConfig, to_wire
 from ._connection import (
+    LOCAL_FAILURE,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
     META_LOG_LEVEL,
@@ -231,7 +232,7 @@ class ClientConnection(_Connection):
             return
         data = error.get("data")
         if (
-            not error.get("local")
+            error.get("local") is not LOCAL_FAILURE
             and error.get("code") == UNSUPPORTED_PROTOCOL_VERSION
             and isinstance(data, dict)
             and isinstance(data.get("supported"), list)
@@ -286,7 +287,9 @@ class ClientConnection(_Connection):
             self.instructions,
         )
 
-    def _receive_one(self, data: bytes | str, events: list[Event]) -> None:
+    def _receive_one(
+        self, data: bytes | bytearray | str | jr.LimitExceeded, events: list[Event]
+    ) -> None:
         # Queued events (the handshake's Connected, a call failed by a refused input)
         # come out in causal order: those of earlier local calls first, those of this
         # message right after it, however the input was split.

@@ -31,6 +31,7 @@ from ._errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    LIMIT_EXCEEDED,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     REQUEST_TIMEOUT,
@@ -52,7 +53,7 @@ from ._events import (
     ResponseIgnored,
     ResponseReceived,
 )
-from ._framing import LineBuffer
+from ._framing import LineBuffer, Oversized
 from ._requests import DeadlineHeap, Inbound, Outbound, RecentIds
 from ._versions import (
     BATCH_REVISIONS,
@@ -160,6 +161,28 @@ def validator(type_name: str) -> Callable[[Any], Any]:
     return found
 
 
+def json_kind(value: object) -> str:
+    """What a peer sent instead, in words for an error message ("an array").
+
+    Errors name the JSON type, never echo the value: a wrong-typed value can be
+    megabytes long or nested a hundred levels deep.
+    """
+    if value is None:
+        return "null"
+    kind = type(value)
+    if kind is bool:
+        return "a boolean"
+    if kind is int:
+        return "an integer"
+    if kind is float:
+        return "a number"
+    if kind is str:
+        return "a string"
+    if kind is list:
+        return "an array"
+    return "an object"
+
+
 def describe(exc: pydantic.ValidationError) -> str:
     parts = []
     for err in exc.errors(include_url=False, include_input=False)[:3]:
@@ -179,6 +202,11 @@ def has_capability(caps: Mapping[str, Any], path: str) -> bool:
 
 
 _MISSING: Final = object()
+
+# Marks a failure an internal handler gets from us (a timeout, a broken answer),
+# not from the peer: an object no JSON can produce, so an error object that
+# carries `"local": true` is still the peer's own.
+LOCAL_FAILURE: Final = object()
 
 # MCP reserves -32020..-32099 for codes the spec defines; emitting any other is forbidden.
 _SPEC_CODES: Final = frozenset(
@@ -217,7 +245,11 @@ def capability_problem(
     if declared is None:
         return METHOD_NOT_FOUND, f"{CAPABILITY_LABEL.get(cap, cap)} not supported"
     if cap == "elicitation":
+        # Read before the params are validated (an undeclared capability is refused
+        # first), so the mode's type is checked here, where it is read.
         mode = (params or {}).get("mode", "form")
+        if type(mode) is not str:
+            return INVALID_PARAMS, f"params.mode must be a string, not {json_kind(mode)}"
         if not elicitation_mode_declared(declared, mode):
             return INVALID_PARAMS, f"Elicitation mode {mode!r} not supported"
     if (
@@ -267,7 +299,7 @@ class _Connection:
         self.state: str = State.IDLE
         self.protocol_version: str | None = None
         self.era: Era | None = None
-        self._lines = LineBuffer(limits.max_message_bytes)
+        self._lines = LineBuffer(limits.max_message_bytes, jr.peek_window(limits))
         self._outgoing: list[OutgoingMessage] = []
         self._outgoing_bytes = 0
         self._outbound: dict[RequestId, Outbound] = {}
@@ -298,17 +330,19 @@ class _Connection:
             return self._settle("end of stream", None)
         self._check_receiving()
         events: list[Event] = []
-        lines = self._lines
         try:
-            for line in lines.feed(data):
-                self._receive_one(line, events)
-            if lines.failed is not None:
-                events.extend(self._settle(lines.failed.message, lines.failed))
+            for item in self._lines.feed(data):
+                if isinstance(item, Oversized):
+                    self._receive_one(self._too_big(item.size, item.head, item.tail), events)
+                else:
+                    self._receive_one(item, events)
         except Fatal as fatal:
             events.extend(self._settle(fatal.error.message, fatal.error))
         return events
 
-    def receive_message(self, data: bytes | str, *, now: float | None = None) -> list[Event]:
+    def receive_message(
+        self, data: bytes | bytearray | str, *, now: float | None = None
+    ) -> list[Event]:
         """Feed one whole message from a transport that frames messages itself."""
         if now is not None:
             self._now = now
@@ -334,15 +368,87 @@ class _Connection:
             events.extend(self._settle(fatal.error.message, fatal.error))
         return events
 
+    def receive_oversized(
+        self,
+        size: int,
+        head: bytes,
+        tail: bytes,
+        *,
+        limit: int | None = None,
+        setting: str = "Limits.max_message_bytes",
+        now: float | None = None,
+    ) -> list[Event]:
+        """A message the transport would not buffer: it kept only its ends.
+
+        For message-framed transports with a size limit of their own (WebSocket,
+        say): keep the first and last `PEEK_BYTES` (`mcp_core.PEEK_BYTES`) of the
+        message, discard the rest, and pass its `size`, its `limit` (default: our
+        `Limits.max_message_bytes`) and the `setting` that sets it. The connection
+        refuses it as it refuses an over-long line: a request gets the error with
+        its id when the kept bytes show it, a response to one of our requests
+        fails that request (`RequestFailed` with `LIMIT_EXCEEDED`), and the
+        connection goes on.
+        """
+        if now is not None:
+            self._now = now
+        self._check_receiving()
+        events: list[Event] = []
+        limit = self.limits.max_message_bytes if limit is None else limit
+        try:
+            self._receive_one(jr.too_big(size, limit, head, tail, setting, self.limits), events)
+        except Fatal as fatal:
+            events.extend(self._settle(fatal.error.message, fatal.error))
+        return events
+
+    def _too_big(self, size: int, head: bytes, tail: bytes) -> jr.LimitExceeded:
+        limits = self.limits
+        return jr.too_big(
+            size, limits.max_message_bytes, head, tail, "Limits.max_message_bytes", limits
+        )
+
+    def _refuse(self, refusal: jr.LimitExceeded, events: list[Event]) -> None:
+        """A message over a limit. A request (or anything not known to be a response)
+        gets the error, with its id when that could be read; a response fails our
+        request it answers, locally, since the peer has nothing to learn from an
+        error sent back for its response; a notification is only reported."""
+        rid, is_response, is_notification = refusal.envelope
+        if is_notification:
+            events.append(MessageRejected(None, refusal.code, refusal.message))
+            return
+        if not is_response:
+            self._reply_error(rid, refusal.code, refusal.message, events)
+            return
+        events.append(MessageRejected(rid, refusal.code, refusal.message))
+        entry = self._outbound.pop(rid, None) if rid is not None else None
+        if entry is not None and rid is not None:
+            self._ended(rid, entry)
+            self._resolve_failure(
+                entry.logical,
+                entry,
+                LIMIT_EXCEEDED,
+                f"response refused: {refusal.message}; raise {refusal.setting} in the "
+                f"{self._role}'s limits to accept it",
+                events,
+            )
+
     def _check_receiving(self) -> None:
         if self.state is State.ERROR:
             raise RemoteProtocolError("connection already failed; no more input is accepted")
         if self.state is State.CLOSED:
             raise LocalProtocolError("connection is closed")
 
-    def _receive_one(self, data: bytes | str, events: list[Event]) -> None:
+    def _receive_one(
+        self, data: bytes | bytearray | str | jr.LimitExceeded, events: list[Event]
+    ) -> None:
+        """One message, or the refusal of one the framing would not keep."""
+        if isinstance(data, jr.LimitExceeded):
+            self._refuse(data, events)
+            return
         try:
             obj = jr.parse(data, self.limits)
+        except jr.LimitExceeded as refusal:
+            self._refuse(refusal, events)
+            return
         except RemoteProtocolError as exc:
             self._reply_error(None, exc.code, exc.message, events)
             return
@@ -546,7 +652,7 @@ class _Connection:
         self, rid: RequestId, entry: Outbound, code: int, message: str, events: list[Event]
     ) -> None:
         if entry.handler is not None:
-            entry.handler(rid, None, {"code": code, "message": message, "local": True})
+            entry.handler(rid, None, {"code": code, "message": message, "local": LOCAL_FAILURE})
         else:
             events.append(RequestFailed(rid, entry.method, code, message))
 
@@ -624,7 +730,7 @@ class _Connection:
         automatic: bool = False,
     ) -> None:
         size = len(payload)
-        if self._outgoing_bytes + size > self.limits.max_buffered_output_bytes:
+        if self._outgoing_bytes + size > self.limits.output_limit:
             if automatic:
                 raise Fatal(
                     RemoteProtocolError("peer is not reading what we send", http_status=503)
@@ -1017,6 +1123,10 @@ class _Connection:
 
     # ------------------------------------------------------------ inspection
 
+    def awaiting(self, request_id: RequestId) -> bool:
+        """Whether our request that went out under `request_id` still waits for an answer."""
+        return request_id in self._outbound
+
     @property
     def requests_in_flight(self) -> tuple[int, int]:
         """(ours waiting on the peer, the peer's waiting on us)."""
@@ -1026,7 +1136,7 @@ class _Connection:
         """Assert the engine's internal consistency (for tests and fuzzers)."""
         assert len(self._inbound) <= self.limits.max_inbound_in_flight
         assert len(self._outbound) <= self.limits.max_outbound_in_flight
-        assert self._outgoing_bytes <= self.limits.max_buffered_output_bytes
+        assert self._outgoing_bytes <= self.limits.output_limit
         assert self._outgoing_bytes == sum(len(m.payload) for m in self._outgoing)
         assert self._lines.pending <= self.limits.max_message_bytes
         logical_in_flight = {entry.logical for entry in self._outbound.values()}

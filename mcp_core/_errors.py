@@ -21,6 +21,9 @@ INTERNAL_ERROR = -32603
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
 SERVER_BUSY = -32005
+# Local only (`RequestFailed`): the peer's response to our request broke one of our
+# limits (size, depth, string, integer digits), so we refused to read it.
+LIMIT_EXCEEDED = -32006
 
 # MCP-defined codes.
 RESOURCE_NOT_FOUND = -32002  # legacy revisions only; 2026-07-28 uses INVALID_PARAMS

@@ -1,79 +1,154 @@
 """Newline-delimited JSON framing for byte streams (stdio, TCP, Unix sockets).
 
-One compact JSON message per line. A line longer than the message limit is a
-framing failure: it ends the connection whether it arrived in one chunk or many,
-so the outcome never depends on how the bytes were split.
+One compact JSON message per line. A line longer than the message limit is not
+kept: the framer holds only its first and last bytes while the rest streams by,
+and hands the connection an `Oversized` item where the line was, so the
+connection can refuse that one message (with its id, when those bytes show it)
+and go on with the next line. Whether the bytes arrived in one chunk or many,
+the items that come out are the same.
 """
 
 from __future__ import annotations
 
-from ._errors import PARSE_ERROR, RemoteProtocolError
+from typing import NamedTuple
+
+
+class Oversized(NamedTuple):
+    """A discarded over-long line: its length (a trailing CR included), its first
+    `window` bytes and its last `window` bytes (a trailing CR removed)."""
+
+    size: int
+    head: bytes
+    tail: bytes
+
+
+class Ends:
+    """The size and the first and last `window` bytes of a message that is read piece
+    by piece and not kept: what a transport needs to refuse it by its id."""
+
+    __slots__ = ("_window", "head", "size", "tail")
+
+    def __init__(self, window: int) -> None:
+        self._window = window
+        self.size = 0
+        self.head = b""
+        self.tail = b""
+
+    def add(self, piece: bytes | bytearray | memoryview) -> None:
+        size = len(piece)
+        self.size += size
+        window = self._window
+        if not window or not size:
+            return
+        if len(self.head) < window:
+            self.head += bytes(piece[: window - len(self.head)])
+        if size >= window:
+            self.tail = bytes(piece[size - window :])
+        else:
+            self.tail = (self.tail + bytes(piece))[-window:]
 
 
 class LineBuffer:
     """Splits a byte stream into lines, holding at most `max_line_bytes` of a partial line.
 
-    An over-long line does not raise at once: the good lines before it are
-    returned, `failed` is set and the buffer is dropped, so the caller handles
-    those lines and then ends the connection, however the bytes were split.
+    `window` (at most half of `max_line_bytes`) is how much of each end of an
+    over-long line is kept for `Oversized`. While such a line streams by, the
+    buffer holds only those two windows, whatever its length.
     """
 
-    __slots__ = ("_buffer", "_max", "_scan_from", "failed")
+    __slots__ = ("_buffer", "_max", "_scan_from", "_skipping", "_window")
 
-    def __init__(self, max_line_bytes: int) -> None:
+    def __init__(self, max_line_bytes: int, window: int = 0) -> None:
         self._buffer = bytearray()
         self._max = max_line_bytes
+        self._window = min(window, max_line_bytes // 2)
         self._scan_from = 0
-        self.failed: RemoteProtocolError | None = None
+        self._skipping: Ends | None = None  # the over-long line streaming by
 
-    def feed(self, data: bytes) -> list[bytes]:
-        """Complete lines (without the newline or a trailing CR), blank lines skipped."""
-        if self.failed is not None:
-            return []
+    def feed(self, data: bytes) -> list[bytes | bytearray | Oversized]:
+        """Complete lines (without the newline or a trailing CR), blank lines skipped,
+        and an `Oversized` in place of each line over the limit."""
+        items: list[bytes | bytearray | Oversized] = []
+        offset = 0
+        skipping = self._skipping
+        if skipping is not None:
+            nl = data.find(b"\n")
+            if nl == -1:
+                skipping.add(data)
+                return items
+            skipping.add(memoryview(data)[:nl])
+            items.append(_oversized(skipping))
+            self._skipping = None
+            offset = nl + 1
+            if offset == len(data):
+                return items
         buffer = self._buffer
-        if not buffer and data.endswith(b"\n") and data.count(b"\n") == 1:
+        if not offset and not buffer and data.endswith(b"\n") and data.count(b"\n") == 1:
             # Fast path: exactly one whole message, nothing buffered.
+            end = len(data) - 1
+            if end > self._max:
+                items.append(self._whole(data, 0, end))
+                return items
             line = data[:-1]
-            if len(line) > self._max:
-                self._too_long()
-                return []
             if line.endswith(b"\r"):
                 line = line[:-1]
-            return [line] if line.strip() else []
-        buffer += data
-        lines: list[bytes] = []
+            if line.strip():
+                items.append(line)
+            return items
+        buffer += memoryview(data)[offset:] if offset else data
         start = 0
         find = buffer.find
         nl = find(b"\n", self._scan_from)
         while nl != -1:
             if nl - start > self._max:
-                self._too_long()
-                return lines
-            line = bytes(buffer[start:nl])
-            if line.endswith(b"\r"):
-                line = line[:-1]
-            if line.strip():
-                lines.append(line)
+                items.append(self._whole(buffer, start, nl))
+            elif start == 0 and nl == len(buffer) - 1:
+                # The line is all that is buffered (a big message ends so): hand the
+                # buffer over instead of copying it.
+                del buffer[nl:]
+                if buffer.endswith(b"\r"):
+                    del buffer[-1:]
+                if buffer.strip():
+                    items.append(buffer)
+                self._buffer = bytearray()
+                self._scan_from = 0
+                return items
+            else:
+                line = bytes(buffer[start:nl])
+                if line.endswith(b"\r"):
+                    line = line[:-1]
+                if line.strip():
+                    items.append(line)
             start = nl + 1
             nl = find(b"\n", start)
         if start:
             del buffer[:start]
         if len(buffer) > self._max:
-            self._too_long()
-            return lines
+            # Too long already and no end in sight: keep its ends, drop the rest.
+            skipping = self._skipping = Ends(self._window)
+            skipping.add(buffer)
+            self._buffer = bytearray()
+            self._scan_from = 0
+            return items
         self._scan_from = len(buffer)
-        return lines
+        return items
 
     @property
     def pending(self) -> int:
-        """Bytes held of an unfinished line."""
+        """Bytes held of an unfinished line (only the kept ends, while skipping one)."""
+        skipping = self._skipping
+        if skipping is not None:
+            return len(skipping.head) + len(skipping.tail)
         return len(self._buffer)
 
-    def _too_long(self) -> None:
-        self.failed = RemoteProtocolError(
-            f"line exceeds the message limit of {self._max} bytes",
-            code=PARSE_ERROR,
-            http_status=413,
-        )
-        self._buffer = bytearray()  # nothing more is read; keep no memory for it
-        self._scan_from = 0
+    def _whole(self, buffer: bytes | bytearray, start: int, end: int) -> Oversized:
+        """The item for the over-long line buffer[start:end], whole in memory."""
+        ends = Ends(self._window)
+        with memoryview(buffer) as view:
+            ends.add(view[start:end])
+        return _oversized(ends)
+
+
+def _oversized(ends: Ends) -> Oversized:
+    tail = ends.tail
+    return Oversized(ends.size, ends.head, tail[:-1] if tail.endswith(b"\r") else tail)

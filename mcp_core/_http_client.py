@@ -63,6 +63,7 @@ Decisions:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
@@ -72,7 +73,13 @@ import h11
 from . import _jsonrpc as jr
 from ._client import ClientConnection
 from ._connection import META_PROTOCOL_VERSION, OutgoingMessage, RequestId, State
-from ._errors import CONNECTION_CLOSED, INTERNAL_ERROR, LocalProtocolError, RemoteProtocolError
+from ._errors import (
+    CONNECTION_CLOSED,
+    INTERNAL_ERROR,
+    LIMIT_EXCEEDED,
+    LocalProtocolError,
+    RemoteProtocolError,
+)
 from ._events import Connected, Event
 from ._http import (
     DEFAULT_PATH,
@@ -257,9 +264,21 @@ class HTTPClientEndpoint:
         self.listen = listen
         self.max_reconnects = max_reconnects
         self.default_retry_ms = default_retry_ms
+        # A response body and an SSE event each carry one message: by default they are
+        # bounded by the message limit itself, so no smaller limit hides behind it.
         limit = connection.limits.max_message_bytes
         self.max_response_bytes = max_response_bytes or limit
         self.max_sse_event_bytes = max_sse_event_bytes or limit
+        self._response_setting = (
+            "HTTPClientEndpoint.max_response_bytes"
+            if max_response_bytes
+            else "Limits.max_message_bytes"
+        )
+        self._sse_setting = (
+            "HTTPClientEndpoint.max_sse_event_bytes"
+            if max_sse_event_bytes
+            else "Limits.max_message_bytes"
+        )
         self.max_header_bytes = max_header_bytes
         self.max_tools = max_tools
         self.session_id: str | None = None
@@ -347,8 +366,14 @@ class HTTPClientEndpoint:
                 return
         params: Any = None
         is_request = m.kind == "request"
-        if is_request and (m.method in NAME_BEARING_METHODS or mcp.era is None):
-            obj = jr.parse(m.payload, mcp.limits)
+        if (
+            is_request
+            and mcp.era is not Era.LEGACY
+            and (m.method in NAME_BEARING_METHODS or mcp.era is None)
+        ):
+            # Headers mirror params (2026-07-28) and the probe's envelope tells its era;
+            # a legacy request needs neither, so a big one is not read back for nothing.
+            obj = jr.loads_own(m.payload)
             params = obj.get("params") if type(obj) is dict else None
         modern = mcp.era is Era.MODERN
         version = mcp.protocol_version if mcp.era is not None else None
@@ -421,38 +446,58 @@ class HTTPClientEndpoint:
 
     # -------------------------------------------------------------- incoming
 
-    def _deliver(self, stream: _ClientStream, data: bytes) -> list[Event]:
-        """Feed one JSON-RPC message (or batch) to the connection, watching for answers."""
+    def _deliver(self, stream: _ClientStream, data: bytes | bytearray) -> list[Event]:
+        """Feed one JSON-RPC message (or batch) to the connection, watching for answers.
+
+        The connection parses it once; which streams it answered is read afterwards
+        from what the connection still waits for, exactly and without a second
+        pass. Only while a 2026-07-28 `tools/list` is out is the message parsed
+        here first, to filter the tools before the connection sees them.
+        """
         mcp = self.mcp
         if mcp.state in (State.CLOSED, State.ERROR):
             return []
         events: list[Event] = []
+        if any(s.method == "tools/list" and s.modern for s in self._streams.values()):
+            data = self._filter_tools_in(data, events)
+        events += mcp.receive_message(data)
+        # The stream's own request, or (on a GET stream) any whose answer came there.
+        targets = [stream] if stream.kind == "message" else list(self._streams.values())
+        for target in targets:
+            if target.request_id is not None and not mcp.awaiting(target.request_id):
+                target.completed = True
+        for event in events:
+            if isinstance(event, Connected) and event.era is Era.LEGACY:
+                self._want_listen = self.listen
+        return events
+
+    def _filter_tools_in(self, data: bytes | bytearray, events: list[Event]) -> bytes | bytearray:
+        """`data` with invalid tools dropped from the 2026-07-28 `tools/list` results in it."""
         try:
-            obj: Any = jr.parse(data, mcp.limits)
+            obj: Any = jr.parse(data, self.mcp.limits)
         except RemoteProtocolError:
-            obj = None
+            return data  # the connection refuses it the same way
         items = obj if type(obj) is list else [obj]
         rewritten = False
         for index, item in enumerate(items):
-            if type(item) is not dict or "method" in item or not jr.is_request_id(item.get("id")):
+            # Only what the engine will take as the answer completes the stream: an
+            # object with the id but neither result nor error is not one, and the
+            # request would otherwise wait for an answer that has already gone by.
+            if (
+                type(item) is not dict
+                or "method" in item
+                or ("result" not in item and "error" not in item)
+                or not jr.is_request_id(item.get("id"))
+            ):
                 continue
             target = self._streams.get(item["id"])
-            if target is None:
-                continue
-            target.completed = True
-            if target.method == "tools/list" and target.modern:
+            if target is not None and target.method == "tools/list" and target.modern:
                 filtered, dropped = self._filter_tools(item)
                 if dropped:
                     items[index] = filtered
                     rewritten = True
                     events.append(ToolsFiltered(dropped))
-        if rewritten:
-            data = jr.dumps(items if type(obj) is list else items[0])
-        events += mcp.receive_message(data)
-        for event in events:
-            if isinstance(event, Connected) and event.era is Era.LEGACY:
-                self._want_listen = self.listen
-        return events
+        return jr.dumps(items if type(obj) is list else items[0]) if rewritten else data
 
     def _filter_tools(
         self, response: dict[str, Any]
@@ -637,6 +682,14 @@ class HTTPClientEndpoint:
         return []
 
 
+_HEADER_TEXT: Final = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
+
+
+def _header_safe(value: str) -> bool:
+    """Visible ASCII, inner spaces allowed: what a header value carries unchanged."""
+    return _HEADER_TEXT.fullmatch(value) is not None
+
+
 def _jsonrpc_error(body: bytes | None) -> tuple[int, str, Any] | None:
     """(code, message, data) when `body` is one JSON-RPC error response."""
     if not body:
@@ -768,9 +821,9 @@ class HTTPClientConnection:
             events += endpoint._took_session(stream, headers)
             if content_type == SSE:
                 self._mode = "sse"
-                self._decoder = SSEDecoder(
-                    endpoint.max_sse_event_bytes, endpoint.max_sse_event_bytes
-                )
+                # (The line limit follows, with room for the field name: the event limit
+                # is the one a big message meets.)
+                self._decoder = SSEDecoder(endpoint.max_sse_event_bytes)
                 return events
             self._mode = "json" if content_type == JSON else "other"
             self._limit = endpoint.max_response_bytes
@@ -787,12 +840,17 @@ class HTTPClientConnection:
             assert self._decoder is not None
             try:
                 sse_events = self._decoder.feed(data)
-            except RemoteProtocolError as exc:
-                return self._drop(exc.message, fatal=True)
+            except RemoteProtocolError:
+                limit = self.endpoint.max_sse_event_bytes
+                return self._drop(
+                    self._refused("an SSE event", limit, self.endpoint._sse_setting), limit=True
+                )
             events: list[Event] = []
             for sse in sse_events:
                 if sse.id is not None:
-                    stream.last_event_id = sse.id
+                    # The id goes back as the Last-Event-ID header: one a header
+                    # cannot carry is no cursor (and "" resets it, as in EventSource).
+                    stream.last_event_id = sse.id if _header_safe(sse.id) else None
                 if sse.retry is not None:
                     stream.retry_ms = sse.retry
                 stream.got_events = True
@@ -804,7 +862,11 @@ class HTTPClientConnection:
         self._body_len += len(data)
         if self._body_len > self._limit:
             if self._mode == "json":
-                return self._drop("response body too large", fatal=True)
+                limit = self._limit
+                return self._drop(
+                    self._refused("the response body", limit, self.endpoint._response_setting),
+                    limit=True,
+                )
             return []  # an error body we only skim: keep what fits
         self._body.append(data)
         return []
@@ -824,16 +886,25 @@ class HTTPClientConnection:
             self._closed = True
         return events
 
-    def _drop(self, reason: str, *, fatal: bool = False) -> list[Event]:
-        """The exchange broke (EOF, garbage, a limit): settle it and retire the socket."""
+    @staticmethod
+    def _refused(what: str, limit: int, setting: str) -> str:
+        return (
+            f"response refused: {what} exceeds the limit of {limit} bytes ({setting}); "
+            f"raise {setting} in the client's limits to accept it"
+        )
+
+    def _drop(self, reason: str, *, limit: bool = False) -> list[Event]:
+        """The exchange broke (EOF, garbage, a limit): settle it and retire the socket.
+
+        Over a limit the request fails with LIMIT_EXCEEDED and is not resumed:
+        resuming would hit the same wall."""
         self._closed = True
         stream = self._stream
         self._stream = None
         if stream is None:
             return []
-        if fatal and stream.request_id is not None and not stream.completed:
-            # A limit or a broken stream: resuming would hit the same wall.
-            return self.endpoint._fail(stream, CONNECTION_CLOSED, reason)
+        if limit and stream.request_id is not None and not stream.completed:
+            return self.endpoint._fail(stream, LIMIT_EXCEEDED, reason)
         status = self._status if self._mode == "sse" else None
         return self.endpoint._ended(stream, status, self._mode, None, reason)
 

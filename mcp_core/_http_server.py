@@ -87,11 +87,13 @@ from ._connection import META_PROTOCOL_VERSION, OutgoingMessage, RequestId, Stat
 from ._errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
+    LIMIT_EXCEEDED,
     UNSUPPORTED_PROTOCOL_VERSION,
     LocalProtocolError,
     RemoteProtocolError,
 )
 from ._events import ConnectionClosed, Event, MessageRejected, RequestCancelled
+from ._framing import Ends
 from ._http import (
     DEFAULT_PATH,
     ERROR_STATUS,
@@ -296,11 +298,19 @@ class InMemoryEventStore:
 class HTTPLimits:
     """Every bound the HTTP layer keeps (times in the caller's clock units, seconds).
 
-    `max_header_bytes` caps the request head (431); `max_body_bytes` the body (413);
-    `max_output_bytes` what may wait in one connection's output buffer before the
-    client counts as not reading (its stream is then dropped). `header_timeout` runs
-    from a request's first byte to its last (408), `idle_timeout` between requests on
-    a keep-alive connection (closed quietly). `sse_after` commits a silent "auto"
+    `max_header_bytes` caps the request head (431). `max_body_bytes` caps the body
+    (413); None means the server's `Limits.max_message_bytes`, since a body is one
+    message. A body over it is read to its end and dropped, keeping only its first
+    and last 4 KiB, so the 413 carries the request's JSON-RPC id and the client,
+    done sending, can read it; past twice the limit it is refused at once and the
+    connection closed. `max_output_bytes` is what may wait in one connection's
+    output buffer before the client counts as not reading (its stream is then
+    dropped); None means the server's `Limits.output_limit` (128 MiB by default),
+    so an answer as big as the engine will queue always fits. `header_timeout` runs
+    from a request's first byte to the end of its head, then bounds each silence
+    while its body arrives (408): a big body on a slow link is not cut off,
+    a stalled one is. `idle_timeout` runs between requests on a keep-alive
+    connection (closed quietly). `sse_after` commits a silent "auto"
     response to SSE; `keepalive_interval` spaces comment lines on silent streams.
     HTTP/1.1 carries one request at a time per TCP connection, so the per-connection
     stream limit is 1 by construction; `max_streams_per_session` caps the HTTP
@@ -309,8 +319,8 @@ class HTTPLimits:
     """
 
     max_header_bytes: int = 16 * 1024
-    max_body_bytes: int = 4 * 1024 * 1024
-    max_output_bytes: int = 16 * 1024 * 1024
+    max_body_bytes: int | None = None
+    max_output_bytes: int | None = None
     max_sessions: int = 10_000
     max_streams_per_session: int = 32
     max_exchanges: int = 10_000
@@ -331,7 +341,8 @@ class HTTPLimits:
             "max_exchanges",
             "max_backlog_messages",
         ):
-            if getattr(self, name) < 1:
+            value = getattr(self, name)
+            if value is not None and value < 1:
                 raise ValueError(f"{name} must be positive")
         for name in (
             "header_timeout",
@@ -541,7 +552,19 @@ class HTTPServerEndpoint:
         self.config = config
         self.path = path
         self.host_policy = host_policy
-        self.limits = limits or HTTPLimits()
+        self.limits = limits = limits or HTTPLimits()
+        # The limits in force, and the setting each error names.
+        if limits.max_body_bytes is not None:
+            self.max_body_bytes = limits.max_body_bytes
+            self._body_setting = "HTTPLimits.max_body_bytes"
+        else:
+            self.max_body_bytes = config.limits.max_message_bytes
+            self._body_setting = "Limits.max_message_bytes"
+        self.max_output_bytes = (
+            limits.max_output_bytes
+            if limits.max_output_bytes is not None
+            else config.limits.output_limit
+        )
         self.response_mode = response_mode
         self.retry_ms = retry_ms
         self.tool_header_params = tool_header_params
@@ -680,7 +703,6 @@ class HTTPServerEndpoint:
         return replace(head, view=view)
 
     def _check_head(self, head: RequestHead) -> _Refusal | None:
-        limits = self.limits
         policy = self.host_policy
         if policy is not None:
             status = policy.check_headers(head.headers, view=head.view)
@@ -706,9 +728,6 @@ class HTTPServerEndpoint:
         content_type, repeated = single_header(head.headers, "content-type")
         if repeated or media_type(content_type) != JSON:
             return _Refusal(415, "Unsupported Media Type: Content-Type must be application/json")
-        length, repeated = single_header(head.headers, "content-length")
-        if length is not None and length.isdigit() and int(length) > limits.max_body_bytes:
-            return _Refusal(413, "Request body too large", jsonrpc=False, close=True)
         return None
 
     def _allow(self) -> tuple[str, str]:
@@ -746,6 +765,8 @@ class HTTPServerEndpoint:
     def _post(self, http: HTTPExchange, head: RequestHead, body: bytes) -> list[Event]:
         try:
             obj = jr.parse(body, self.config.limits)
+        except jr.LimitExceeded as refusal:
+            return self._refuse_over_limit(http, head, refusal)
         except RemoteProtocolError as exc:
             return http._refuse(_Refusal(exc.http_status, exc.message, exc.code))
         version, _ = single_header(head.headers, PROTOCOL_VERSION)
@@ -764,6 +785,40 @@ class HTTPServerEndpoint:
                 _Refusal(400, f"Bad Request: Unsupported protocol version: {version}")
             )
         return self._post_legacy(http, head, obj)
+
+    def _refuse_over_limit(
+        self,
+        http: HTTPExchange,
+        head: RequestHead,
+        refusal: jr.LimitExceeded,
+        *,
+        close: bool = False,
+    ) -> list[Event]:
+        """A body over a limit: its status (413, or 400 for depth and digits) with a
+        JSON-RPC error carrying the request's id when it could be read. A legacy
+        client's answer to one of our requests fails that request here, so the
+        handler waiting on it is not left waiting; the error then names no id."""
+        rid, is_response, _ = refusal.envelope
+        events: list[Event] = []
+        if is_response:
+            session_id, _ = single_header(head.headers, SESSION_ID)
+            session = self._session_for(head, session_id) if session_id is not None else None
+            if session is not None and rid is not None:
+                conn = session.conn
+                failed = conn.fail_request(
+                    rid,
+                    LIMIT_EXCEEDED,
+                    f"response refused: {refusal.message}; raise {refusal.setting} in the "
+                    "server's limits to accept it",
+                )
+                events = _tag(self._session_events(session, failed), conn, session.id)
+                self._drain(conn)
+            rid = None
+        return events + http._refuse(
+            _Refusal(
+                refusal.http_status, refusal.message, refusal.code, request_id=rid, close=close
+            )
+        )
 
     def _post_modern(self, http: HTTPExchange, head: RequestHead, obj: Any) -> list[Event]:
         if type(obj) is not dict or "method" not in obj:
@@ -848,6 +903,10 @@ class HTTPServerEndpoint:
             return http._refuse(_Refusal(400, "Bad Request: Mcp-Session-Id appears more than once"))
         single = type(obj) is dict
         if single and obj.get("method") == "initialize" and "id" in obj and session_id is None:
+            if not jr.is_request_id(obj["id"]):
+                # The id routes the answer to this response: one it cannot be
+                # (an array, null, 1.5) is refused here, as inside a session.
+                return http._refuse(_Refusal(400, "id must be a string or an integer"))
             return self._initialize(http, head, obj)
         if session_id is None:
             return http._refuse(_Refusal(400, "Bad Request: Missing session ID"))
@@ -1385,6 +1444,8 @@ class HTTPExchange:
         self._head: RequestHead | None = None
         self._body: list[bytes] = []
         self._body_len = 0
+        self._declared = 0  # the Content-Length the head declared (0: none)
+        self._dropping: Ends | None = None  # a body over the limit, read and not kept
         self._refusal: _Refusal | None = None
         self._responded = False
         self._complete_seen = False
@@ -1515,6 +1576,16 @@ class HTTPExchange:
         endpoint = self.endpoint
         self._head = head = endpoint._resolve(head)
         refusal = endpoint._check_head(head)
+        if refusal is None:
+            length, _ = single_header(head.headers, "content-length")
+            declared = self._declared = (
+                int(length) if length is not None and length.isdigit() else 0
+            )
+            if declared > endpoint.max_body_bytes:
+                if declared > 2 * endpoint.max_body_bytes:
+                    # Not worth reading to its end: refuse now (the connection closes).
+                    return self._refuse_declared()
+                self._dropping = Ends(self._window())
         if refusal is not None and refusal.close:
             return self._refuse(refusal)
         self._refusal = refusal
@@ -1523,12 +1594,48 @@ class HTTPExchange:
     def _body_chunk(self, data: bytes) -> list[Event]:
         if self._responded or self._refusal is not None:
             return []
-        self._body_len += len(data)
-        if self._body_len > self.endpoint.limits.max_body_bytes:
+        dropping = self._dropping
+        limit = self.endpoint.max_body_bytes
+        if dropping is None:
+            self._body_len += len(data)
+            if self._body_len <= limit:
+                self._body.append(data)
+                return []
+            # Over the limit: read on to the end (so the client, done sending, reads the
+            # 413), keeping only the two ends, which may show the request's id.
+            dropping = self._dropping = Ends(self._window())
+            for piece in self._body:
+                dropping.add(piece)
             self._body = []
-            return self._refuse(_Refusal(413, "Request body too large", jsonrpc=False, close=True))
-        self._body.append(data)
+        dropping.add(data)
+        if dropping.size > 2 * limit:
+            return self._refuse_body(dropping, dropping.size, close=True)
         return []
+
+    def _window(self) -> int:
+        return min(jr.PEEK_BYTES, self.endpoint.max_body_bytes // 2)
+
+    def _refuse_declared(self) -> list[Event]:
+        """413 at the head, for a declared Content-Length over the limit, without
+        reading the body; the connection under it closes."""
+        return self._refuse_body(Ends(0), self._declared, close=True)
+
+    def _refuse_body(self, ends: Ends, size: int, *, close: bool) -> list[Event]:
+        """413 for a body over the limit. Closing, the last bytes seen are not the
+        body's end, so only its start is read for the id."""
+        self._dropping = None
+        endpoint = self.endpoint
+        head = self._head
+        assert head is not None
+        refusal = jr.too_big(
+            size,
+            endpoint.max_body_bytes,
+            ends.head,
+            b"" if close else ends.tail,
+            endpoint._body_setting,
+            endpoint.config.limits,
+        )
+        return endpoint._refuse_over_limit(self, head, refusal, close=close)
 
     def _end_of_request(self) -> list[Event]:
         if self._head is None:
@@ -1544,6 +1651,8 @@ class HTTPExchange:
         refusal, self._refusal = self._refusal, None
         if refusal is not None:
             return self._refuse(refusal)
+        if self._dropping is not None:
+            return self._refuse_body(self._dropping, self._dropping.size, close=False)
         body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
         self._body = []
         endpoint = self.endpoint
@@ -1610,7 +1719,7 @@ class HTTPExchange:
             return
         sink._write(data)
         self._last_write = self._stamp()
-        if sink._backlog() > self.endpoint.limits.max_output_bytes:
+        if sink._backlog() > self.endpoint.max_output_bytes:
             # The client is not reading: drop it rather than buffer without bound.
             sink._overflow("client is not reading")
 
@@ -1798,7 +1907,7 @@ class HTTPServerConnection:
                 # Only a pipelined request (or garbage) can arrive now; it waits
                 # unparsed, so bound it here.
                 self._paused_bytes += len(data)
-                if self._paused_bytes > limits.max_header_bytes + limits.max_body_bytes:
+                if self._paused_bytes > limits.max_header_bytes + self.endpoint.max_body_bytes:
                     return events + self.close("client sent too much while a response was open")
             if self._phase == _IDLE:
                 self._set_phase(_RECEIVING)
@@ -1965,6 +2074,7 @@ class HTTPServerConnection:
             scheme=self.scheme,
         )
         exchange = self._exchange = HTTPExchange(self.endpoint, _wire=self)
+        self._since = self._stamp()  # the head is in: the timer now watches the body
         problem = _framing_problem(request)
         if problem is not None:
             # Framing another parser on the path (a proxy) may have read otherwise:
@@ -1974,17 +2084,20 @@ class HTTPServerConnection:
                 _Refusal(400, f"Bad Request: {problem}", jsonrpc=False, close=True)
             )
         events = exchange._begin(head)
-        if (
-            exchange._refusal is None
-            and not exchange._responded
-            and self._h11.they_are_waiting_for_100_continue
-        ):
+        waiting = self._h11.they_are_waiting_for_100_continue
+        if waiting and exchange._dropping is not None:
+            # Over the limit, and its body is not sent before we say 100: refuse and close.
+            return events + exchange._refuse_declared()
+        if exchange._refusal is None and not exchange._responded and waiting:
             self._emit(self._h11.send(h11.InformationalResponse(status_code=100, headers=[])))
         return events
 
     def _on_body(self, data: bytes) -> list[Event]:
         exchange = self._exchange
         assert exchange is not None
+        if exchange._responded or exchange._refusal is not None:
+            return []
+        self._since = self._stamp()  # each chunk restarts the body timer
         return exchange._body_chunk(data)
 
     def _on_complete(self) -> list[Event]:

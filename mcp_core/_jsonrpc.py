@@ -11,6 +11,14 @@ Non-finite numbers: the NaN/Infinity tokens are refused here; a literal such as
 `1e999` parses to infinity, which every typed field refuses (-32602) and which
 is written back as `null`, never as invalid JSON. Free-form values (tool
 arguments) may carry it to the application, as Python's own `json` would.
+
+A message refused by a limit (not malformed, only too big, too deep ...) raises
+`LimitExceeded`, which says what could be read of its envelope: its id, and
+whether it is a response. For a message that was parsed anyway (a string or an
+integer over its limit) that is exact; for one that was not (too many bytes, too
+deep) it comes from `peek_envelope`, which reads only the first and the last
+`PEEK_BYTES` bytes, so a transport that discards an over-long message can keep
+just those and still answer with the id. docs/limits.md has the whole table.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, TypeGuard
+from typing import Any, Final, NamedTuple, TypeGuard
 
 import pydantic_core
 
@@ -33,21 +41,41 @@ JSONRPC_VERSION: Final = "2.0"
 _FROM_JSON_MAX_DEPTH: Final = 200  # pydantic_core refuses deeper input by itself
 
 
+MiB: Final = 1024 * 1024
+
+#: The default message limit. Tool results carry files and images as base64, a third
+#: larger than the file: a 40 MiB image is a 53.3 MiB string, plus a few hundred
+#: bytes of envelope. 64 MiB takes that with 10 MiB to spare; a limit far above it
+#: would let one peer make us buffer much more for nothing real.
+DEFAULT_MAX_MESSAGE_BYTES: Final = 64 * MiB
+
+
 @dataclass(frozen=True, slots=True)
 class Limits:
     """Every buffer and count the engine keeps, with safe defaults.
 
     Raise a limit for a trusted peer; lower it for an exposed one. Depth is
     capped at 200 because the parser refuses deeper input anyway.
+
+    Two limits follow `max_message_bytes` unless set, so that raising it is
+    enough for bigger payloads and no second limit waits behind it:
+    `max_string_length` (None: a string can never be longer than the message
+    that holds it, so only the message limit counts, and accepted messages need
+    no second pass to look for long strings) and `max_buffered_output_bytes`
+    (None: twice the larger of the message limit and its default, so a message
+    as big as a peer of the same settings accepts fits beside other output, and
+    lowering the limit on what comes in never caps what goes out: a small request
+    may well have a big answer). `string_limit` and `output_limit` give the
+    values in force.
     """
 
-    max_message_bytes: int = 4 * 1024 * 1024
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     max_depth: int = 128
     max_integer_digits: int = 1000
-    max_string_length: int = 2 * 1024 * 1024
+    max_string_length: int | None = None
     max_inbound_in_flight: int = 1024
     max_outbound_in_flight: int = 1024
-    max_buffered_output_bytes: int = 16 * 1024 * 1024
+    max_buffered_output_bytes: int | None = None
     max_batch_size: int = 256
     max_remembered_ids: int = 4096
     max_method_length: int = 256
@@ -68,31 +96,61 @@ class Limits:
             "max_method_length",
             "max_subscriptions",
         ):
-            if getattr(self, name) < 1:
+            value = getattr(self, name)
+            if value is not None and value < 1:
                 raise ValueError(f"{name} must be positive")
+
+    @property
+    def string_limit(self) -> int:
+        """The longest string accepted (characters)."""
+        limit = self.max_string_length
+        return self.max_message_bytes if limit is None else limit
+
+    @property
+    def output_limit(self) -> int:
+        """The most output bytes queued before sending refuses (see the class docstring)."""
+        limit = self.max_buffered_output_bytes
+        if limit is None:
+            return 2 * max(self.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES)
+        return limit
 
 
 DEFAULT_LIMITS: Final = Limits()
 
 _BRACKETS = bytes(range(256)).translate(None, b"[]{}")  # every byte except brackets
-_STRING_RE = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+# The unrolled, possessive form: runs of plain characters go in one step, which on
+# a long string is many times faster than one alternation per character.
+_STRING_RE = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
 _DEPTH_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+_DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_SCAN_CHUNK: Final = 1 << 20
 
 
-class _Scan:
-    """Caches one compiled regex per digit limit."""
-
-    _digit_res: dict[int, re.Pattern[bytes]] = {}
-
-    @classmethod
-    def digits(cls, n: int) -> re.Pattern[bytes]:
-        pattern = cls._digit_res.get(n)
-        if pattern is None:
-            pattern = cls._digit_res[n] = re.compile(rb"[0-9]{%d}" % (n + 1))
-        return pattern
+@functools.lru_cache(maxsize=8)
+def _zeros(n: int) -> bytes:
+    return b"0" * n
 
 
-def _max_depth(data: bytes) -> int:
+def _has_digit_run(data: bytes | bytearray, longer_than: int) -> bool:
+    """More than `longer_than` ASCII digits in a row anywhere (strings included)?
+
+    Digits become "0" and everything else a space, then one substring search: two C
+    passes. The regex `[0-9]{n+1}` restarts at every digit and takes seconds on a
+    50 MB base64 string. Slices of 1 MiB bound the translated copy; they overlap
+    by `longer_than` bytes, so a run across a boundary lies whole in one of them.
+    """
+    run = _zeros(longer_than + 1)
+    size = len(data)
+    if size <= _SCAN_CHUNK:
+        return data.translate(_DIGITS_AS_ZERO).find(run) != -1
+    for start in range(0, size, _SCAN_CHUNK):
+        piece = data[start : start + _SCAN_CHUNK + longer_than]
+        if piece.translate(_DIGITS_AS_ZERO).find(run) != -1:
+            return True
+    return False
+
+
+def _max_depth(data: bytes | bytearray) -> int:
     """Nesting depth of a JSON text, ignoring brackets inside strings."""
     skeleton = _STRING_RE.sub(b"", data).translate(None, _BRACKETS)
     if not skeleton:
@@ -106,49 +164,325 @@ def _digits_bound(digits: int) -> int:
     return int(10**digits)
 
 
+# ------------------------------------------------------------ refused messages
+
+#: How much of the start and of the end of a refused message is read for its id.
+#: Ids sit next to the envelope's other short members: first in what we, the
+#: Python SDK and most encoders write (`{"jsonrpc":"2.0","id":7,"method":...`),
+#: last in what the TypeScript SDK writes (`{"method":...,"params":{...},
+#: "jsonrpc":"2.0","id":7}`). Either way they are within a few bytes of an end.
+PEEK_BYTES: Final = 4096
+
+
+class Envelope(NamedTuple):
+    """What could be read of a refused message: its id (None when it could not be
+    read, or itself breaks a limit), whether it is a response, and whether it is
+    known to be a notification (only for a message that was parsed whole)."""
+
+    request_id: RequestId | None
+    is_response: bool
+    is_notification: bool = False
+
+
+class LimitExceeded(RemoteProtocolError):
+    """A message refused by one of the `Limits`: well formed, perhaps, but too big,
+    too deep, or with a string or an integer over its bound.
+
+    `setting` names the limit (as in docs/limits.md: "Limits.max_message_bytes").
+    `envelope` is what could be read of the message, so the refusal can carry the
+    request's id, or fail our own request whose response it was.
+    """
+
+    def __init__(self, message: str, *, setting: str, http_status: int, envelope: Envelope) -> None:
+        super().__init__(message, code=PARSE_ERROR, http_status=http_status)
+        self.setting = setting
+        self.envelope = envelope
+
+
+_WS_RE = re.compile(rb"[ \t\r\n]*")
+_STRING_TOKEN = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
+_SCALAR_TOKEN = re.compile(rb"[-+.0-9a-zA-Z]+")
+_INTEGER = re.compile(rb"-?(?:0|[1-9][0-9]*)")
+_STRUCTURE = re.compile(rb'["\[\]{}]')
+_SCALAR_BYTES = frozenset(b"-+.0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_OTHER: Final = object()  # a member value that is not a possible id (or not readable)
+
+
+def _token_value(token: bytes) -> Any:
+    """A string or scalar token as a value; integers and strings only, else _OTHER."""
+    if token[:1] == b'"':
+        try:
+            value = json.loads(token)
+        except ValueError:
+            return _OTHER
+        return value
+    if _INTEGER.fullmatch(token):
+        return int(token)
+    return _OTHER
+
+
+def _skip_ws(buf: bytes, i: int) -> int:
+    match = _WS_RE.match(buf, i)
+    return match.end() if match else i
+
+
+def _nested_end(buf: bytes, i: int) -> int:
+    """The end of the array or object opening at `i`, or -1 when the window cuts it."""
+    depth = 0
+    pos = i
+    while True:
+        match = _STRUCTURE.search(buf, pos)
+        if match is None:
+            return -1
+        char = buf[match.start()]
+        if char == 0x22:
+            string = _STRING_TOKEN.match(buf, match.start())
+            if string is None:
+                return -1
+            pos = string.end()
+            continue
+        depth += 1 if char in (0x5B, 0x7B) else -1
+        pos = match.end()
+        if depth == 0:
+            return pos
+
+
+def _members_forward(head: bytes) -> dict[str, Any]:
+    """Top-level members read from the start of an object, up to the first one the
+    window cuts. Nested values are skipped; they, and a value the window cuts,
+    count as _OTHER (the key is still seen: a cut `"result"` makes a response)."""
+    found: dict[str, Any] = {}
+    size = len(head)
+    i = _skip_ws(head, 0)
+    if i >= size or head[i] != 0x7B:
+        return found
+    i += 1
+    while True:
+        i = _skip_ws(head, i)
+        key_token = _STRING_TOKEN.match(head, i)
+        if key_token is None:
+            return found
+        key = _token_value(key_token.group())
+        i = _skip_ws(head, key_token.end())
+        if i >= size or head[i] != 0x3A or not isinstance(key, str):
+            return found
+        found[key] = _OTHER  # a repeated key: the last one counts, as in the parser
+        i = _skip_ws(head, i + 1)
+        if i >= size:
+            return found
+        if head[i] == 0x22:
+            token = _STRING_TOKEN.match(head, i)
+            if token is None:
+                return found
+            end, value = token.end(), _token_value(token.group())
+        elif head[i] in (0x5B, 0x7B):
+            end, value = _nested_end(head, i), _OTHER
+            if end < 0:
+                return found
+        else:
+            scalar = _SCALAR_TOKEN.match(head, i)
+            if scalar is None or scalar.end() >= size:  # the window may have cut it
+                return found
+            end, value = scalar.end(), _token_value(scalar.group())
+        found[key] = value
+        i = _skip_ws(head, end)
+        if i >= size or head[i] != 0x2C:
+            return found
+        i += 1
+
+
+def _string_start(buf: bytes, end: int) -> int:
+    """Where the string token ending at `end` (its closing quote at end - 1) opens.
+
+    Inside a string every quote is escaped by an odd run of backslashes, so the
+    opening one is the first quote, going back, with an even run (none) before
+    it. A run that reaches the window's start is undecidable: -1.
+    """
+    pos = end - 1
+    while True:
+        quote = buf.rfind(b'"', 0, pos)
+        if quote <= 0:
+            return -1
+        first = quote
+        while first > 0 and buf[first - 1] == 0x5C:
+            first -= 1
+        if first == 0:
+            return -1
+        if (quote - first) % 2 == 0:
+            return quote
+        pos = quote
+
+
+def _rskip_ws(buf: bytes, j: int) -> int:
+    while j > 0 and buf[j - 1] in b" \t\r\n":
+        j -= 1
+    return j
+
+
+def _members_backward(tail: bytes) -> dict[str, Any]:
+    """Top-level members read back from the end of an object, while their values
+    are strings or scalars (a nested value ends the reading)."""
+    found: dict[str, Any] = {}
+    j = _rskip_ws(tail, len(tail))
+    if j == 0 or tail[j - 1] != 0x7D:
+        return found
+    j -= 1
+    while True:
+        j = _rskip_ws(tail, j)
+        if j == 0:
+            return found
+        if tail[j - 1] == 0x22:
+            start = _string_start(tail, j)
+        elif tail[j - 1] in _SCALAR_BYTES:
+            start = j
+            while start > 0 and tail[start - 1] in _SCALAR_BYTES:
+                start -= 1
+        else:
+            return found  # a nested value, or the object's opening brace
+        if start <= 0:
+            return found
+        value = _token_value(tail[start:j])
+        k = _rskip_ws(tail, start)
+        if k == 0 or tail[k - 1] != 0x3A:
+            return found
+        k = _rskip_ws(tail, k - 1)
+        if k == 0 or tail[k - 1] != 0x22:
+            return found
+        key_start = _string_start(tail, k)
+        if key_start < 0:
+            return found
+        key = _token_value(tail[key_start:k])
+        if isinstance(key, str):
+            found.setdefault(key, value)  # read backwards: the first seen is the last
+        j = _rskip_ws(tail, key_start)
+        if j == 0 or tail[j - 1] != 0x2C:
+            return found
+        j -= 1
+
+
+def peek_envelope(head: bytes, tail: bytes, limits: Limits = DEFAULT_LIMITS) -> Envelope:
+    """The id and kind of a message known only by its first and last bytes.
+
+    `head` is its start and `tail` its end (they may overlap). The id can be read
+    when the top-level `"id"` member is a string or an integer lying wholly in
+    `head` after only complete members (nested ones are skipped), or wholly in
+    `tail` after only string and scalar members up to the closing brace. If the
+    two readings disagree (a repeated key), or the id itself breaks `limits` (too
+    many digits, too long), there is no id. The message is a response when a
+    `"result"` or `"error"` member was seen and no `"method"`. Never raises,
+    whatever the bytes.
+    """
+    members = (_members_forward(head), _members_backward(tail))
+    ids = {(type(m["id"]), m["id"]) for m in members if "id" in m}
+    request_id: RequestId | None = None
+    if len(ids) == 1:
+        ((_, candidate),) = ids
+        if is_request_id(candidate) and _id_fits(candidate, limits):
+            request_id = candidate
+    keys = members[0].keys() | members[1].keys()
+    is_response = "method" not in keys and ("result" in keys or "error" in keys)
+    return Envelope(request_id, is_response)
+
+
+def envelope_of_value(value: Any, limits: Limits) -> Envelope:
+    """The same, exactly, for a message that was parsed."""
+    if type(value) is not dict:
+        return Envelope(None, False)
+    has_method = "method" in value
+    is_response = not has_method and ("result" in value or "error" in value)
+    request_id = recover_id(value)
+    if request_id is not None and not _id_fits(request_id, limits):
+        request_id = None
+    return Envelope(request_id, is_response, has_method and "id" not in value)
+
+
+def _id_fits(request_id: RequestId, limits: Limits) -> bool:
+    """An id we can echo without breaking the peer's limits, if they are ours."""
+    if type(request_id) is int:
+        return abs(request_id) < _digits_bound(limits.max_integer_digits)
+    return len(str(request_id)) <= limits.string_limit
+
+
+def peek_window(limits: Limits) -> int:
+    """Bytes kept of each end of a refused message: `PEEK_BYTES`, or half the message
+    limit if that is less, so that both ends of an over-long line being skipped
+    never hold more than the limit, and any chunking keeps the same bytes."""
+    return min(PEEK_BYTES, limits.max_message_bytes // 2)
+
+
+def too_big(
+    size: int, limit: int, head: bytes, tail: bytes, setting: str, limits: Limits
+) -> LimitExceeded:
+    """The refusal of a message of `size` bytes over `limit`, known by its ends."""
+    return LimitExceeded(
+        f"message of {size} bytes exceeds the limit of {limit} bytes ({setting})",
+        setting=setting,
+        http_status=413,
+        envelope=peek_envelope(head, tail, limits),
+    )
+
+
 def _walk_for_limits(value: Any, limits: Limits) -> None:
     """Slow path: check every leaf (only when a cheap byte scan found a suspect)."""
     stack = [value]
     max_digits = limits.max_integer_digits
-    max_len = limits.max_string_length
+    max_len = limits.string_limit
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
             for key, sub in item.items():
                 if len(key) > max_len:
-                    raise RemoteProtocolError("string too long", code=PARSE_ERROR, http_status=413)
+                    raise _string_too_long(len(key), value, limits)
                 stack.append(sub)
         elif isinstance(item, list):
             stack.extend(item)
         elif isinstance(item, str):
             if len(item) > max_len:
-                raise RemoteProtocolError("string too long", code=PARSE_ERROR, http_status=413)
+                raise _string_too_long(len(item), value, limits)
         elif isinstance(item, bool):
             continue
         elif isinstance(item, int) and abs(item) >= _digits_bound(max_digits):
-            raise RemoteProtocolError(
-                "integer has too many digits", code=PARSE_ERROR, http_status=400
+            raise LimitExceeded(
+                f"integer has more than {max_digits} digits (Limits.max_integer_digits)",
+                setting="Limits.max_integer_digits",
+                http_status=400,
+                envelope=envelope_of_value(value, limits),
             )
+
+
+def _string_too_long(length: int, message: Any, limits: Limits) -> LimitExceeded:
+    return LimitExceeded(
+        f"string of {length} characters exceeds the limit of {limits.string_limit} "
+        "(Limits.max_string_length)",
+        setting="Limits.max_string_length",
+        http_status=413,
+        envelope=envelope_of_value(message, limits),
+    )
 
 
 def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_LIMITS) -> Any:
     """Bytes to a JSON value, or `RemoteProtocolError` with code -32700.
 
-    Never raises anything else, whatever the input.
+    Never raises anything else, whatever the input. A limit raises the subclass
+    `LimitExceeded` (see the module docstring).
     """
     if isinstance(data, str):
         try:
             data = data.encode("utf-8")
         except UnicodeEncodeError:
             raise RemoteProtocolError("message is not valid UTF-8", code=PARSE_ERROR) from None
-    else:
-        data = bytes(data)
+    elif type(data) is memoryview:
+        data = bytes(data)  # bytes and bytearray are read in place: no copy
     size = len(data)
     if size > limits.max_message_bytes:
-        raise RemoteProtocolError(
-            f"message of {size} bytes exceeds the limit of {limits.max_message_bytes}",
-            code=PARSE_ERROR,
-            http_status=413,
+        window = peek_window(limits)
+        raise too_big(
+            size,
+            limits.max_message_bytes,
+            bytes(data[:window]),
+            bytes(data[-window:]),
+            "Limits.max_message_bytes",
+            limits,
         )
     depth_limit = limits.max_depth
     if (
@@ -156,17 +490,20 @@ def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_L
         and data.count(b"[") + data.count(b"{") > depth_limit
         and _max_depth(data) > depth_limit
     ):
-        raise RemoteProtocolError(
-            f"message nests deeper than {depth_limit} levels", code=PARSE_ERROR
+        window = peek_window(limits)
+        raise LimitExceeded(
+            f"message nests deeper than {depth_limit} levels (Limits.max_depth)",
+            setting="Limits.max_depth",
+            http_status=400,
+            envelope=peek_envelope(bytes(data[:window]), bytes(data[-window:]), limits),
         )
     try:
         value = pydantic_core.from_json(data, allow_inf_nan=False)
     except ValueError as exc:
         raise RemoteProtocolError(f"parse error: {exc}", code=PARSE_ERROR) from None
     # Only a message longer than a limit can break it, so small ones skip the scans.
-    if (
-        size > limits.max_integer_digits and _Scan.digits(limits.max_integer_digits).search(data)
-    ) or size > limits.max_string_length:
+    digits = limits.max_integer_digits
+    if (size > digits and _has_digit_run(data, digits)) or size > limits.string_limit:
         _walk_for_limits(value, limits)
     return value
 
@@ -184,6 +521,12 @@ def recover_id(obj: object) -> RequestId | None:
         if is_request_id(candidate):
             return candidate
     return None
+
+
+def loads_own(data: bytes) -> Any:
+    """Read back a message we encoded ourselves. Our limits bound what the peer
+    sends, not what we send, so none is applied (nor needed: `dumps` wrote it)."""
+    return pydantic_core.from_json(data)
 
 
 def dumps(obj: Any) -> bytes:

@@ -31,6 +31,7 @@ from ._connection import (
     capability_problem,
     describe,
     has_capability,
+    json_kind,
     validator,
 )
 from ._errors import (
@@ -54,6 +55,7 @@ from ._events import (
 )
 from ._request_state import INVALID_REQUEST_STATE_MESSAGE, RequestStateError
 from ._requests import Inbound
+from ._session_snapshot import SessionSnapshot, apply_snapshot, take_snapshot
 from ._versions import METHODS, V2025_06_18, Era, MethodSpec, Role, lookup, needs_capability
 
 # What an answer to each kind of input request must validate as.
@@ -126,6 +128,13 @@ def _modern_meta(params: Any) -> bool:
     return type(meta) is dict and META_PROTOCOL_VERSION in meta
 
 
+def _envelope_problem(key: str, value: Any, expected: str) -> str:
+    """The -32602 message for an envelope key that is missing or of the wrong type."""
+    if value is None:
+        return f"Missing required _meta key {key}"
+    return f"_meta key {key} must be {expected}, not {json_kind(value)}"
+
+
 def _target_and_arguments(method: str, params: Any) -> tuple[str, Mapping[str, Any] | None]:
     """What a sealed requestState is bound to: the tool/prompt name or resource URI."""
     if method == "resources/read":
@@ -158,6 +167,27 @@ class ServerConnection(_Connection):
         # (see `_track_subscription`).
         self._subscribed: set[str] = set()
         self._subscribing: dict[str, set[RequestId]] = {}
+
+    # ------------------------------------------- moving a session (legacy)
+
+    def snapshot(self) -> SessionSnapshot:
+        """What another process needs to hold this ready legacy session.
+
+        Raises LocalProtocolError on a 2026-07-28 connection (each request
+        carries its own context) or a session not yet (or no longer) ready.
+        Requests in flight are not included; see `SessionSnapshot`.
+        """
+        return take_snapshot(self)
+
+    @classmethod
+    def restore(cls, config: ServerConfig, snapshot: SessionSnapshot) -> ServerConnection:
+        """A connection holding the session `snapshot` describes, ready for its
+        next request, with no events and nothing to send. Raises
+        LocalProtocolError if `config` does not speak the session's revision,
+        ValueError if the snapshot's client capabilities or info are invalid."""
+        conn = cls(config, principal=snapshot.principal)
+        apply_snapshot(conn, snapshot)
+        return conn
 
     # ------------------------------------------------------------- receiving
 
@@ -334,9 +364,13 @@ class ServerConnection(_Connection):
             raise Reject(
                 INVALID_PARAMS, f"Missing required params._meta with {META_PROTOCOL_VERSION}"
             )
+        # Every envelope value is the peer's: each is type-checked where it is read,
+        # before it is hashed, compared or stored (a list is not a log level).
         version = meta.get(META_PROTOCOL_VERSION)
         if type(version) is not str:
-            raise Reject(INVALID_PARAMS, f"Missing required _meta key {META_PROTOCOL_VERSION}")
+            raise Reject(
+                INVALID_PARAMS, _envelope_problem(META_PROTOCOL_VERSION, version, "a string")
+            )
         if version not in self.config.modern_versions:
             raise Reject(
                 UNSUPPORTED_PROTOCOL_VERSION,
@@ -345,10 +379,20 @@ class ServerConnection(_Connection):
             )
         caps = meta.get(META_CLIENT_CAPABILITIES)
         if type(caps) is not dict:
-            raise Reject(INVALID_PARAMS, f"Missing required _meta key {META_CLIENT_CAPABILITIES}")
+            raise Reject(
+                INVALID_PARAMS, _envelope_problem(META_CLIENT_CAPABILITIES, caps, "an object")
+            )
         log_level = meta.get(META_LOG_LEVEL)
-        if log_level is not None and log_level not in LOG_RANK:
-            raise Reject(INVALID_PARAMS, f"Unknown log level {log_level!r}")
+        if log_level is not None:
+            if type(log_level) is not str:
+                raise Reject(
+                    INVALID_PARAMS, _envelope_problem(META_LOG_LEVEL, log_level, "a string")
+                )
+            if log_level not in LOG_RANK:
+                raise Reject(
+                    INVALID_PARAMS,
+                    f"Unknown log level {log_level[:64]!r} in _meta key {META_LOG_LEVEL}",
+                )
         try:
             capabilities, info = _envelope_models(caps, meta.get(META_CLIENT_INFO))
         except pydantic.ValidationError as exc:
@@ -398,8 +442,11 @@ class ServerConnection(_Connection):
                 principal=self.principal,
                 now=self._now,
             )
-            asked = payload["k"]
-            if type(asked) is not dict:
+            # Sealed by us, so authentic; still read as a peer value would be (another
+            # version of this server may share the keys), so a shape we never seal
+            # fails the same closed way as a forgery instead of raising.
+            asked = payload.get("k") if type(payload) is dict else None
+            if type(asked) is not dict or not all(type(k) is str for k in asked.values()):
                 raise RequestStateError("bad_claims")
         except RequestStateError as exc:
             events.append(RequestStateRejected(rid, exc.reason))

@@ -13,11 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._errors import INVALID_REQUEST, LocalProtocolError, RemoteProtocolError
+from ._jsonrpc import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["SSEDecoder", "SSEEvent", "encode_comment", "encode_event"]
 
 _BOM = b"\xef\xbb\xbf"
-_DEFAULT_LIMIT = 1 << 22  # 4 MiB
+# An MCP event carries one message: by default the engine's message limit, so a big
+# message meets that limit and not a smaller one here. A line holds the field name
+# besides the data ("data: "), hence the allowance.
+_DEFAULT_LIMIT = DEFAULT_MAX_MESSAGE_BYTES
+_FIELD_ALLOWANCE = 64
 # Longer digit strings would meet Python's int() digit limit; 10**18 ms is ~31 million
 # years, so clamping changes nothing a client could observe.
 _RETRY_MAX_DIGITS = 18
@@ -120,9 +125,9 @@ class SSEDecoder:
     while keeping `last_event_id` and `retry`, as an EventSource object does.
 
     Limits, because the peer decides how much we buffer: a line longer than
-    `max_line_bytes` (terminator excluded) or an event whose data (data lines joined
-    with LF) exceeds `max_event_bytes` raises RemoteProtocolError (code -32600, HTTP
-    status 400). Events completed earlier in the same chunk are not lost: if there
+    `max_line_bytes` (terminator excluded; by default `max_event_bytes` plus room for
+    a field name) or an event whose data (data lines joined with LF) exceeds
+    `max_event_bytes` raises RemoteProtocolError (code -32600, HTTP status 400). Events completed earlier in the same chunk are not lost: if there
     are any, that `feed` returns them and the *next* call raises. Either way the
     decoder is then unusable, and every later `feed` raises the same error.
     """
@@ -146,8 +151,10 @@ class SSEDecoder:
     )
 
     def __init__(
-        self, max_event_bytes: int = _DEFAULT_LIMIT, max_line_bytes: int = _DEFAULT_LIMIT
+        self, max_event_bytes: int = _DEFAULT_LIMIT, max_line_bytes: int | None = None
     ) -> None:
+        if max_line_bytes is None:
+            max_line_bytes = max_event_bytes + _FIELD_ALLOWANCE
         if max_event_bytes < 0 or max_line_bytes < 0:
             raise ValueError("SSE limits must be non-negative")
         self._max_event = max_event_bytes

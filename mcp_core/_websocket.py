@@ -50,14 +50,22 @@ Decisions:
   lacks the right `Sec-WebSocket-Accept`, names a subprotocol it did not offer, or
   turns on any extension. Once accepted it calls `mcp.connect()`, unless the
   application already did (its requests then wait for the 101).
+* A text message over `max_message_bytes` is answered, not closed on: once its
+  bytes pass the limit only its first and last `PEEK_BYTES` are kept and the rest
+  is dropped as it arrives; when it ends, the MCP connection refuses it as it
+  refuses an over-long stdio line (`receive_oversized`: the error with the
+  request's id when those bytes show it, or the failure of our request it
+  answered) and the WebSocket goes on. Closing with 1009 instead would fail every
+  other request in flight on the connection, and tell the peer nothing about which
+  of its requests was refused; over stdio and HTTP the same message fails alone.
 * Frames: a binary message closes with 1003, invalid UTF-8 with 1007 (wsproto's
-  check), a text message over `max_message_bytes` with 1009 as soon as its bytes
-  pass the limit (nothing beyond it is kept), a message of more than `max_fragments`
-  frames with 1008 (a policy limit, not a size), any other framing violation
-  (unmasked client frame, reserved bits, a bad close code ...) with 1002. These
-  surface as `WebSocketClosed` and a `ConnectionClosed` whose `error` is set.
+  check), a message of more than `max_fragments` frames with 1008 (a policy limit,
+  not a size), any other framing violation (unmasked client frame, reserved bits,
+  a bad close code ...) with 1002. These surface as `WebSocketClosed` and a
+  `ConnectionClosed` whose `error` is set.
 * Input is handed to wsproto in slices of 64 KiB and parsed as it goes, so a peer
   cannot make this layer hold more than one slice beyond the message limit.
+  A complete message is handed to the MCP connection without a copy.
 * Pings are answered with pongs. Only the latest unanswered ping is answered
   (RFC 6455 5.5.3), so a ping flood cannot grow the output.
 * Every WebSocket ends with exactly one `ConnectionClosed` from `.mcp` (also when
@@ -78,7 +86,7 @@ from __future__ import annotations
 import base64
 import binascii
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -93,6 +101,7 @@ from ._config import ClientConfig, ServerConfig
 from ._connection import State
 from ._errors import INVALID_REQUEST, PARSE_ERROR, LocalProtocolError, RemoteProtocolError
 from ._events import ConnectionClosed, Event
+from ._framing import Ends
 from ._http import (
     DEFAULT_PATH,
     JSON,
@@ -104,6 +113,7 @@ from ._http import (
 )
 from ._http_headers import HostPolicy
 from ._http_server import DEFAULT_HOST_POLICY, RequestHead
+from ._jsonrpc import PEEK_BYTES
 from ._server import ServerConnection
 
 __all__ = [
@@ -195,9 +205,9 @@ class WebSocketClosed(Event):
 class WebSocketLimits:
     """The bounds this layer keeps (times in the `tick()` clock's units, seconds).
 
-    `max_message_bytes` caps one reassembled text message (1009); None means the MCP
+    `max_message_bytes` caps one reassembled text message; None means the MCP
     connection's `Limits.max_message_bytes`, so an oversized message is refused here
-    before it is ever buffered whole. `max_fragments` caps the frames of one message
+    (answered, the connection stays open) before it is ever buffered whole. `max_fragments` caps the frames of one message
     (1008). `max_header_bytes` caps the handshake's HTTP head (431 on the server).
     `handshake_timeout` runs from the first `tick()` to the end of the upgrade;
     `close_timeout` is how long a close we started waits for the peer's answer before
@@ -286,7 +296,14 @@ class _WebSocket:
         self.mcp = mcp
         self.limits = limits
         self.subprotocol: str | None = None
-        self._max_message = limits.max_message_bytes or mcp.limits.max_message_bytes
+        if limits.max_message_bytes is not None:
+            self._max_message = limits.max_message_bytes
+            self._setting = "WebSocketLimits.max_message_bytes"
+        else:
+            self._max_message = mcp.limits.max_message_bytes
+            self._setting = "Limits.max_message_bytes"
+        self._window = min(PEEK_BYTES, self._max_message // 2)
+        self._skipping: Ends | None = None  # the over-long message being dropped
         self._phase = _HANDSHAKE
         self._ws: FrameConnection | None = None
         self._out: list[bytes] = []
@@ -403,6 +420,8 @@ class _WebSocket:
     def check_invariants(self) -> None:
         """Assert this layer's bounds and consistency (for tests and fuzzers)."""
         assert len(self._message) <= self._max_message
+        if self._skipping is not None:
+            assert len(self._skipping.head) + len(self._skipping.tail) <= self._max_message
         assert self._fragments <= self.limits.max_fragments
         assert self._pong is None or len(self._pong) <= 125
         if self._phase == _DONE:
@@ -453,13 +472,15 @@ class _WebSocket:
 
     def _on_text(self, event: wse.TextMessage, events: list[Event]) -> None:
         raw = event.data.encode("utf-8")  # wsproto checked it; a str, so re-encode
-        if len(self._message) + len(raw) > self._max_message:
-            self._fail(
-                CLOSE_MESSAGE_TOO_BIG,
-                f"message exceeds the limit of {self._max_message} bytes",
-                events,
-            )
-            return
+        skipping = self._skipping
+        if skipping is not None:
+            skipping.add(raw)
+        elif len(self._message) + len(raw) > self._max_message:
+            # Over the limit: from here on keep only the two ends (see the module notes).
+            skipping = self._skipping = Ends(self._window)
+            skipping.add(self._message)
+            skipping.add(raw)
+            self._message = bytearray()
         if event.frame_finished:
             self._fragments += 1
             if self._fragments > self.limits.max_fragments:
@@ -469,16 +490,32 @@ class _WebSocket:
                     events,
                 )
                 return
-        self._message += raw
+        if skipping is None:
+            self._message += raw
         if not event.message_finished:
             return
-        payload = bytes(self._message)
-        self._message.clear()
         self._fragments = 0
         if self.mcp.state in (State.CLOSED, State.ERROR):
+            self._reset_message()
             return
-        events += self.mcp.receive_message(payload, now=self._wall)
+        if skipping is not None:
+            self._reset_message()
+            events += self.mcp.receive_oversized(
+                skipping.size,
+                skipping.head,
+                skipping.tail,
+                limit=self._max_message,
+                setting=self._setting,
+                now=self._wall,
+            )
+        else:
+            payload, self._message = self._message, bytearray()  # handed over, not copied
+            events += self.mcp.receive_message(payload, now=self._wall)
         events += self._sync(events)
+
+    def _reset_message(self) -> None:
+        self._message = bytearray()
+        self._skipping = None
 
     def _on_peer_close(self, event: wse.CloseConnection, events: list[Event]) -> None:
         ws = self._ws
@@ -487,7 +524,7 @@ class _WebSocket:
         self._phase = _DONE
         self._timer = None
         self._pong = None
-        self._message.clear()
+        self._reset_message()
         if ws.state is ConnectionState.REMOTE_CLOSING:
             self._out.append(ws.send(wse.CloseConnection(code=event.code)))
         if was_open:
@@ -503,7 +540,7 @@ class _WebSocket:
             events += self._settle_mcp(reason, _protocol_error(code, reason))
         self._phase = _DONE
         self._timer = None
-        self._message.clear()
+        self._reset_message()
         self._fragments = 0
 
     def _send_close(self, code: int, reason: str) -> None:
@@ -557,7 +594,7 @@ class _WebSocket:
         phase = self._phase
         self._phase = _DONE
         self._timer = None
-        self._message.clear()
+        self._reset_message()
         if phase == _OPEN:
             reason = "connection lost without a close frame"
             return [WebSocketClosed(CLOSE_ABNORMAL, reason, by_peer=True), *self._close_mcp(reason)]
@@ -584,7 +621,8 @@ class WebSocketServerConnection(_WebSocket):
     """The server side of one WebSocket (one accepted TCP connection).
 
     Answer through `mcp` (the `ServerConnection`), then write `data_to_send()`.
-    `path` is the only target accepted (query strings aside). `host_policy` defaults
+    `path` is the target accepted (query strings aside), with each of `aliases`
+    (`serve_websocket` adds "/", so `ws://host:port` finds it too). `host_policy` defaults
     to the loopback allow-list, as for HTTP; pass your own for a public bind, or None
     to switch the check off explicitly. Browsers do not apply CORS to WebSockets, so
     the `Origin` check is what stops another site's page from connecting.
@@ -602,10 +640,12 @@ class WebSocketServerConnection(_WebSocket):
         host_policy: HostPolicy | None = DEFAULT_HOST_POLICY,
         limits: WebSocketLimits | None = None,
         principal_of: Callable[[RequestHead], str | None] | None = None,
+        aliases: Collection[str] = (),
     ) -> None:
         limits = limits or WebSocketLimits()
         super().__init__(ServerConnection(config), limits)
         self.path = path
+        self._paths = frozenset((path, *aliases))
         self.host_policy = host_policy
         self.principal_of = principal_of
         self.request: RequestHead | None = None
@@ -655,8 +695,8 @@ class WebSocketServerConnection(_WebSocket):
                 return _Refusal(421, "Invalid Host header")
             if status == 403:
                 return _Refusal(403, "Forbidden: invalid Origin header", jsonrpc=True)
-        if head.target.split("?", 1)[0] != self.path:
-            return _Refusal(404, "Not Found")
+        if head.target.split("?", 1)[0] not in self._paths:
+            return _Refusal(404, f"Not Found: the MCP endpoint is {self.path}")
         if head.method != "GET":
             return _Refusal(405, "Method Not Allowed", (("allow", "GET"),))
         if http_version != b"1.1":

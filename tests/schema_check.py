@@ -36,7 +36,9 @@ __all__ = [
     "REVISIONS",
     "SchemaViolation",
     "Sender",
+    "definitions",
     "method_index",
+    "resolve_ref",
     "result_definitions",
     "spec_dir",
     "validate_message",
@@ -278,6 +280,18 @@ def _peer(sender: Sender) -> Sender:
 
 def _union(sender: Sender, kind: Literal["Request", "Notification", "Result"]) -> str:
     return f"{sender.capitalize()}{kind}"
+
+
+def definitions(revision: str) -> Mapping[str, Any]:
+    """Every definition of a revision's schema, by name (`$ref`s inside stay unresolved)."""
+    return _load(revision).defs
+
+
+def resolve_ref(revision: str, ref: str) -> tuple[str, Any]:
+    """A local ``$ref`` of the revision: (definition name, definition)."""
+    rev = _load(revision)
+    pointer = rev.resolve_local(ref)
+    return pointer[1], rev.at(pointer)
 
 
 def method_index(revision: str, union: str) -> Mapping[str, str]:

@@ -2,7 +2,9 @@
 
 `ConnectionPair` wires a client and a server connection back to back through
 real bytes, with no loop. Hypothesis strategies live in
-`mcp_core.testing.strategies`, so importing this module needs no Hypothesis.
+`mcp_core.testing.strategies`, so importing this module needs no Hypothesis;
+`mcp_core.testing.mutations` turns a valid message into every type-confused
+variant of it (each field of each wrong JSON type, deleted, or inserted).
 """
 
 from __future__ import annotations

@@ -501,20 +501,37 @@ def test_host_origin_and_status_rules_hold(servers: dict[str, ServerProcess], wh
 def test_a_declared_body_over_the_limit_is_refused_unread(
     servers: dict[str, ServerProcess],
 ) -> None:
-    """The answer comes from the head alone: the client, which has sent none of its 2 MiB,
-    is told at once, and that the connection will not carry another request."""
+    """Past twice the limit (1 MiB here) the answer comes from the head alone: the client,
+    which has sent none of its 3 MiB, is told at once, and that the connection will not
+    carry another request."""
     with Raw(servers["seeds"].port) as raw:
         fields = [
             ("Host", f"127.0.0.1:{raw.port}"),
             ("Accept", BOTH),
             ("Content-Type", "application/json"),
-            ("Content-Length", str(2 << 20)),
+            ("Content-Length", str(3 << 20)),
         ]
         out = raw.h.send(h11.Request(method="POST", target="/probe/mcp", headers=fields))
         raw.sock.sendall(out or b"")
         status, headers = raw.head()
         assert status == 413 and headers.get("connection") == "close"
-        assert raw.body() == b"Request body too large"
+        error = json.loads(raw.body())
+        assert error["id"] is None and "exceeds the limit" in error["error"]["message"]
+
+
+def test_a_body_over_the_limit_is_read_and_answered_413_with_its_id(
+    servers: dict[str, ServerProcess],
+) -> None:
+    """Under twice the limit the body is read to its end and dropped, keeping its ends:
+    the 413 carries the request's id, and the connection goes on."""
+    with Raw(servers["seeds"].port) as raw:
+        body = modern(9, "tools/list", {"pad": "x" * (1 << 20)})
+        status, _, data = raw.exchange("POST", "/probe/mcp", modern_headers("tools/list"), body)
+        assert status == 413 and json.loads(data)["id"] == 9
+        status, _, data = raw.exchange(
+            "POST", "/probe/mcp", modern_headers("tools/list"), modern(2, "tools/list")
+        )
+        assert status == 200  # the connection carried the next request
 
 
 def test_websocket_upgrades_are_refused(servers: dict[str, ServerProcess]) -> None:

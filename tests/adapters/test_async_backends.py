@@ -454,6 +454,37 @@ def test_tcp_resource_updated_reaches_exactly_the_subscribers(backend: str) -> N
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_stdio_client_leaving_mid_call_lets_the_server_exit_by_itself(backend: str) -> None:
+    """The server answers what is in flight when its input ends; the leaving client
+    cancels its call first, so the server stops it and exits at once, not on SIGTERM."""
+
+    async def scenario(module: ModuleType) -> None:
+        failures: list[BaseException] = []
+        async with module.connect_stdio(echo_server(backend), client_config("legacy")) as session:
+            started = anyio.Event()
+
+            async def slow() -> None:
+                try:
+                    await session.request(
+                        "tools/call",
+                        {"name": "slow", "arguments": {"tag": "leaving"}},
+                        on_progress=lambda _: started.set(),
+                    )
+                except Exception as exc:
+                    failures.append(exc)
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(slow)
+                with anyio.fail_after(5):
+                    await started.wait()
+                await session.aclose()
+        assert len(failures) == 1 and isinstance(failures[0], ConnectionClosedError)
+        assert session.process.returncode == 0
+
+    run(backend, scenario)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_tcp_connection_refused_is_a_transport_error(backend: str) -> None:
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))

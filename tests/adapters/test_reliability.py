@@ -112,9 +112,10 @@ def _silent(conn: socket.socket) -> None:
     conn.recv(65536)
 
 
-def _garbage(conn: socket.socket) -> None:
+def _over_long_handshake_answer(conn: socket.socket) -> None:
     conn.recv(65536)
-    conn.sendall(b"x" * 4096)  # no newline, over the client's 1 KiB message limit
+    # An answer to initialize (id 0) over the client's 1 KiB message limit.
+    conn.sendall(b'{"jsonrpc":"2.0","id":0,"result":{"p":"' + b"x" * 4096 + b'"}}\n')
 
 
 def connect_and_expect(backend: str, port: int, error: type[Exception], **options: Any) -> Any:
@@ -149,8 +150,10 @@ def test_a_server_that_never_answers_times_the_handshake_out(backend: str) -> No
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_broken_framing_ends_the_connection_with_the_peer_error(backend: str) -> None:
-    with raw_server(_garbage) as port:
+def test_an_over_long_handshake_answer_ends_the_connection_with_the_peer_error(
+    backend: str,
+) -> None:
+    with raw_server(_over_long_handshake_answer) as port:
         error = connect_and_expect(backend, port, ConnectionClosedError)
     assert error.error is not None  # the RemoteProtocolError from the core
-    assert "message limit" in error.error.message
+    assert "exceeds the limit of 1024 bytes (Limits.max_message_bytes)" in error.error.message

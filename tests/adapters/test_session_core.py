@@ -10,12 +10,18 @@ from typing import Any
 
 import pytest
 
-from mcp_adapters import ConnectionClosedError, RequestFailedError, RequestTimeoutError
+from mcp_adapters import (
+    ConnectionClosedError,
+    LimitExceededError,
+    RequestFailedError,
+    RequestTimeoutError,
+)
 from mcp_adapters._session import SessionCore
 from mcp_core import (
     CONNECTION_CLOSED,
     INTERNAL_ERROR,
     INVALID_PARAMS,
+    LIMIT_EXCEEDED,
     REQUEST_TIMEOUT,
     ClientConfig,
     ClientConnection,
@@ -23,6 +29,7 @@ from mcp_core import (
     Era,
     MCPError,
     ProgressReceived,
+    RemoteProtocolError,
     RequestReceived,
     ServerConfig,
     ServerConnection,
@@ -225,12 +232,73 @@ def test_local_close_fails_the_handshake_waiter() -> None:
     assert isinstance(error, ConnectionClosedError) and "giving up" in str(error)
 
 
-def test_broken_framing_closes_with_the_peer_error_attached() -> None:
+def test_a_failed_connection_closes_with_the_peer_error_attached(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     pair = Pair()
     pair.connect()
     waiter = Outcome()
     pair.client.start_request("tools/list", None, waiter)
-    limit = pair.client.connection.limits.max_message_bytes
-    pair.client.dispatch(pair.client.connection.receive_data(b"x" * (limit + 10)))
+    broken = RemoteProtocolError("broken framing")
+    pair.client.dispatch(pair.client.connection.close("the stream broke", error=broken))
     error = waiter.only[1]
-    assert isinstance(error, ConnectionClosedError) and error.error is not None
+    assert isinstance(error, ConnectionClosedError) and error.error is broken
+    assert "connection failed: the stream broke" in caplog.text
+
+
+def test_answers_are_due_while_a_handler_runs_and_waits_on_nobody() -> None:
+    """What a stdio server whose input ended waits for (`drain_on_eof`)."""
+    pair = Pair()
+    pair.connect()
+    assert not pair.server.answers_due()
+    call = Outcome()
+    pair.client.start_request("tools/call", {"name": "slow"}, call)
+    pair.pump()
+    assert pair.server.answers_due()
+    # The handler asks the client: that answer can no longer come once input ended.
+    asked = Outcome()
+    tool_call = pair.handles[0].request.request_id
+    pair.server.start_request("roots/list", None, asked, related_request_id=tool_call)
+    assert not pair.server.answers_due()
+    pair.pump()
+    pair.client.answer(pair.handles[-1].request.request_id, {"roots": []})
+    pair.pump()
+    assert asked.only[0] == "result"
+    assert pair.server.answers_due()
+    pair.server.answer(tool_call, CallToolResult(content=[]))
+    assert not pair.server.answers_due()
+
+
+def test_a_listen_stream_is_no_answer_due() -> None:
+    pair = Pair(mode="auto")
+    assert pair.connect().era is Era.MODERN
+    pair.client.start_request("subscriptions/listen", {"notifications": {}}, Outcome())
+    pair.pump()
+    (listen,) = pair.handles
+    assert listen.request.method == "subscriptions/listen"
+    assert not pair.server.answers_due()
+    pair.client.start_request("tools/call", {"name": "slow"}, Outcome())
+    pair.pump()
+    assert pair.server.answers_due()
+
+
+def test_an_over_long_response_fails_only_its_request_with_the_limit_named(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    pair = Pair()
+    pair.connect()
+    refused, kept = Outcome(), Outcome()
+    first = pair.client.start_request("tools/list", None, refused)
+    pair.client.start_request("ping", None, kept)
+    limit = pair.client.connection.limits.max_message_bytes
+    answer = b'{"jsonrpc":"2.0","id":%d,"result":{"tools":[],"pad":"' % first
+    pair.client.dispatch(pair.client.connection.receive_data(answer + b"x" * limit + b'"}}\n'))
+    assert refused.only[0] == "error"
+    error = refused.only[1]
+    assert isinstance(error, LimitExceededError) and error.code == LIMIT_EXCEEDED
+    assert str(error).startswith("tools/list: response refused: message of ")
+    assert "(Limits.max_message_bytes); raise Limits.max_message_bytes" in str(error)
+    assert f"refused a message from the peer (id {first})" in caplog.text
+    assert kept.calls == []
+    pair.pump()
+    assert kept.only[0] == "result"

@@ -157,6 +157,31 @@ def test_stdio_server_killed_mid_call_fails_every_pending_request() -> None:
     assert session.process.returncode == -signal.SIGKILL
 
 
+def test_stdio_client_leaving_mid_call_lets_the_server_exit_by_itself() -> None:
+    """Told of the abandoned call before its input ends, the server exits with status 0."""
+    with sockets.connect_stdio(echo_server("sockets"), client_config("legacy")) as session:
+        started = threading.Event()
+        failures: list[BaseException] = []
+
+        def slow() -> None:
+            try:
+                session.request(
+                    "tools/call",
+                    {"name": "slow", "arguments": {"tag": "leaving"}},
+                    on_progress=lambda _: started.set(),
+                )
+            except Exception as exc:
+                failures.append(exc)
+
+        thread = threading.Thread(target=slow)
+        thread.start()
+        assert started.wait(5)
+        session.close()
+        thread.join(5)
+    assert len(failures) == 1 and isinstance(failures[0], ConnectionClosedError)
+    assert session.process is not None and session.process.returncode == 0
+
+
 def test_stdio_client_kills_a_hung_server_and_its_children() -> None:
     params = echo_server(
         "sockets", "--ignore-eof", "--ignore-term", close_timeout=0.3, terminate_timeout=0.3

@@ -113,7 +113,12 @@ async def test_modern_without_opt_in_fails_clearly(anyio_backend: str, tool: str
     assert "replay_elicitation" in error.message
     assert "Resolve" in error.message
     what = "elicit" if tool == "book" else "elicit_url"
-    assert error.message.startswith(f"ctx.{what}() sends a server-to-client request")
+    # The one-line fix first, with the server's and the tool's names.
+    assert error.message.startswith(
+        f"ctx.{what}() on a 2026-07-28 connection needs replay_elicitation=True: "
+        f'MCPServer("Ask", replay_elicitation=True), or @mcp.tool(replay_elicitation=True) '
+        f"on {tool}."
+    )
     assert recorder.asked == []
     assert (trace.before, trace.after) == (1, 0)
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from mcp_core import (
     CONNECTION_CLOSED,
+    LIMIT_EXCEEDED,
     PARSE_ERROR,
     ClientConfig,
     ClientConnection,
@@ -23,6 +24,8 @@ from mcp_core import (
     RemoteProtocolError,
     RequestFailed,
     RequestReceived,
+    ResponseIgnored,
+    ResponseReceived,
     ServerConnection,
     State,
 )
@@ -267,6 +270,10 @@ def padded_ping(size: int, rid: int = 1) -> bytes:
     return head + b"x" * (size - len(head) - len(tail)) + tail
 
 
+def too_long(size: int, limit: int = LIMIT) -> str:
+    return f"message of {size} bytes exceeds the limit of {limit} bytes (Limits.max_message_bytes)"
+
+
 @pytest.mark.parametrize("ending", [b"\n", b"\r\n"])
 def test_frame_at_the_limit_is_accepted(ending: bytes) -> None:
     conn = limited_server()
@@ -288,77 +295,106 @@ def over_limit_outcome(chunks: list[bytes]) -> tuple[Any, ...]:
     conn = limited_server()
     events: list[Event] = []
     for chunk in chunks:
-        if conn.state != State.READY:
-            break
         events += conn.receive_data(chunk)
-    closed = one(events, ConnectionClosed)
-    assert isinstance(closed.error, RemoteProtocolError)
-    assert closed.error.code == PARSE_ERROR and closed.error.http_status == 413
-    return conn.state, closed.reason, conn.data_to_send()
+        conn.check_invariants()
+    return tuple(repr(e) for e in events), conn.data_to_send(), conn.state
 
 
-@pytest.mark.parametrize("ending", [b"\n", b"\r\n", b""])
-def test_line_over_the_limit_ends_the_connection_whole_or_in_pieces(ending: bytes) -> None:
-    frame = padded_ping(LIMIT + 1) + ending
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n"])
+def test_line_over_the_limit_is_refused_with_its_id_and_the_next_line_is_served(
+    ending: bytes,
+) -> None:
+    """Whole, cut in two at every offset, or in 7-byte pieces: the same refusal."""
+    frame = padded_ping(LIMIT + 1, rid=7) + ending + PING + b"\n"
     whole = over_limit_outcome([frame])
-    assert whole[0] == State.ERROR
+    size = LIMIT + len(ending)  # the CR counts against the limit
+    assert whole[2] == State.READY
+    assert wire(whole[1]) == [error(7, PARSE_ERROR, too_long(size)), result(1, {})]
+    assert whole[0][0] == repr(MessageRejected(7, PARSE_ERROR, too_long(size)))
     for i in range(1, len(frame)):
         assert over_limit_outcome([frame[:i], frame[i:]]) == whole
     assert over_limit_outcome([frame[i : i + 7] for i in range(0, len(frame), 7)]) == whole
 
 
-def good_then_bad(chunks: list[bytes]) -> tuple[list[str], bytes, str]:
+def test_an_unfinished_over_long_line_keeps_only_its_ends() -> None:
     conn = limited_server()
-    pending = conn.send_request("ping")
+    conn.receive_data(padded_ping(LIMIT + 1, rid=3)[:-10])
+    for _ in range(100):
+        assert conn.receive_data(b"x" * 1000) == []
+        conn.check_invariants()
+    assert conn.data_to_send() == b""  # nothing is answered before the line ends
+    events = conn.receive_data(b'"}}}\n' + PING + b"\n")
+    assert one(events, MessageRejected).request_id == 3
+    assert [m.get("id") for m in wire(conn.data_to_send())] == [3, 1]
+
+
+def test_good_lines_around_an_over_long_one_do_not_depend_on_chunking() -> None:
+    data = PING + b"\n" + padded_ping(LIMIT * 3, rid=2) + b"\n" + PING.replace(b"1", b"4") + b"\n"
+    whole = over_limit_outcome([data])
+    assert [(m["id"], "error" in m) for m in wire(whole[1])] == [(1, False), (2, True), (4, False)]
+    assert over_limit_outcome([data[:50], data[50:700], data[700:]]) == whole
+    assert over_limit_outcome([bytes([b]) for b in data]) == whole
+
+
+def test_the_id_is_read_from_the_end_when_the_message_puts_it_last() -> None:
+    """The TypeScript SDK writes `{"method":...,"params":{...},"jsonrpc":"2.0","id":N}`."""
+    conn = limited_server()
+    big = (
+        b'{"method":"ping","params":{"_meta":{"p":"'
+        + b"x" * LIMIT
+        + b'"}},"jsonrpc":"2.0","id":"a"}'
+    )
+    conn.receive_data(big + b"\n")
+    assert wire(conn.data_to_send()) == [error("a", PARSE_ERROR, too_long(len(big)))]
+
+
+def test_an_id_neither_end_shows_is_not_guessed() -> None:
+    conn = limited_server()
+    big = b'{"jsonrpc":"2.0","params":{"p":"' + b"x" * LIMIT + b'"},"id":5,"method":"ping","q":[1]}'
+    conn.receive_data(big + b"\n")
+    # 2025-11-25 leaves out the id of an error that names no request.
+    assert wire(conn.data_to_send()) == [
+        {"jsonrpc": "2.0", "error": {"code": PARSE_ERROR, "message": too_long(len(big))}}
+    ]
+
+
+def test_an_over_long_response_fails_the_request_it_answers_and_nothing_is_sent() -> None:
+    conn = legacy_client(limits=Limits(max_message_bytes=LIMIT))
+    first = conn.send_request("ping")
+    second = conn.send_request("ping")
     conn.data_to_send()
-    events: list[Event] = []
-    for chunk in chunks:
-        events += conn.receive_data(chunk)
-    assert one(events, RequestFailed).request_id == pending
-    return [type(e).__name__ for e in events], conn.data_to_send(), conn.state
-
-
-OVER_LONG_TAILS = [
-    pytest.param(padded_ping(LIMIT + 50) + b"\n" + PING + b"\n", id="whole-line"),
-    pytest.param(b"x" * (LIMIT + 1), id="unfinished-line"),
-]
-
-
-@pytest.mark.parametrize("tail", OVER_LONG_TAILS)
-def test_over_long_line_after_good_ones_ends_the_connection(tail: bytes) -> None:
-    kinds, _, state = good_then_bad([PING + b"\n" + tail])
-    assert kinds == ["RequestFailed", "ConnectionClosed"]
-    assert state == State.ERROR
-
-
-@pytest.mark.parametrize("tail", OVER_LONG_TAILS)
-def test_good_lines_before_an_over_long_one_do_not_depend_on_chunking(tail: bytes) -> None:
-    whole = good_then_bad([PING + b"\n" + tail])
-    split = good_then_bad([PING + b"\n", tail])
-    assert wire(split[1]) == [result(1, {})]
-    assert whole == split
-
-
-@pytest.mark.parametrize(
-    "chunk",
-    [PING + b"\n" + b"x" * (LIMIT * 10) + b"\n", PING + b"\n" + b"x" * (LIMIT * 10)],
-    ids=["whole-line", "unfinished-line"],
-)
-def test_framing_error_releases_the_buffer(chunk: bytes) -> None:
-    conn = limited_server()
-    conn.receive_data(chunk)
-    assert conn.state == State.ERROR
-    conn.check_invariants()
+    big = (
+        b'{"jsonrpc":"2.0","id":'
+        + str(first).encode()
+        + b',"result":{"p":"'
+        + b"x" * LIMIT
+        + b'"}}'
+    )
+    events = conn.receive_data(big + b"\n")
+    failed = one(events, RequestFailed)
+    assert (failed.request_id, failed.code) == (first, LIMIT_EXCEEDED)
+    assert failed.message == (
+        f"response refused: {too_long(len(big))}; raise Limits.max_message_bytes in the "
+        "client's limits to accept it"
+    )
+    assert one(events, MessageRejected).request_id == first
+    assert conn.data_to_send() == b""
+    events = conn.receive_data(line(result(second, {})))
+    assert one(events, ResponseReceived).request_id == second
+    # The refused id is over: a late second answer to it is reported, not delivered.
+    assert of_type(conn.receive_data(line(result(first, {}))), ResponseIgnored)
 
 
 def test_after_a_fatal_error_input_raises_remote_protocol_error() -> None:
     conn = limited_server()
-    conn.receive_data(padded_ping(LIMIT + 1) + b"\n")
+    conn.close("broken below us", error=RemoteProtocolError("broken"))
     assert conn.state == State.ERROR
     with pytest.raises(RemoteProtocolError):
         conn.receive_data(PING + b"\n")
     with pytest.raises(RemoteProtocolError):
         conn.receive_message(PING)
+    with pytest.raises(RemoteProtocolError):
+        conn.receive_oversized(10_000, b"{", b"}")
     assert conn.receive_data(b"") == []
     assert conn.close() == []
     assert conn.tick(1e9) == []

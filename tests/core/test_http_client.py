@@ -12,6 +12,7 @@ import pytest
 
 from mcp_core import (
     CONNECTION_CLOSED,
+    LIMIT_EXCEEDED,
     METHOD_NOT_FOUND,
     ClientConfig,
     ClientConnection,
@@ -20,6 +21,7 @@ from mcp_core import (
     Era,
     ErrorReceived,
     Event,
+    Limits,
     NotificationReceived,
     ProgressReceived,
     RequestCancelled,
@@ -717,6 +719,34 @@ def test_sse_event_over_the_limit_fails_the_request() -> None:
     events = conn.receive_data(head + b"%x\r\n" % len(big) + big + b"\r\n")
     [failed] = [e for e in events if isinstance(e, RequestFailed)]
     assert failed.request_id == rid and conn.closed
+    assert failed.code == LIMIT_EXCEEDED
+    assert failed.message == (
+        "response refused: an SSE event exceeds the limit of 64 bytes "
+        "(HTTPClientEndpoint.max_sse_event_bytes); raise HTTPClientEndpoint.max_sse_event_bytes "
+        "in the client's limits to accept it"
+    )
+    assert client.pump().requests == []  # not resumed: it would meet the same limit
+
+
+def test_an_sse_event_of_exactly_the_message_limit_passes() -> None:
+    """The line holds `data: ` besides the message: that must not be a hidden limit."""
+    mcp = ClientConnection(ClientConfig(mode=MODERN, limits=Limits(max_message_bytes=300)))
+    client = HTTPClientEndpoint(mcp, host="h")
+    mcp.connect()
+    rid = mcp.send_request("tools/list")
+    [request] = client.pump().requests
+    conn = client.new_connection()
+    conn.start(request)
+    answer = {"jsonrpc": "2.0", "id": rid, "result": {"tools": [], "_meta": {"p": ""}}}
+    answer["result"]["_meta"]["p"] = "x" * (300 - len(json.dumps(answer, separators=(",", ":"))))
+    message = json.dumps(answer, separators=(",", ":")).encode()
+    assert len(message) == 300
+    event = b"event: message\ndata: " + message + b"\n\n"
+    head = (
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+    )
+    events = conn.receive_data(head + b"%x\r\n" % len(event) + event + b"\r\n")
+    assert [e.request_id for e in events if isinstance(e, ResponseReceived)] == [rid]
 
 
 def test_oversized_json_body_fails_the_request() -> None:
@@ -730,7 +760,44 @@ def test_oversized_json_body_fails_the_request() -> None:
     events = conn.receive_data(
         json_response(200, {"jsonrpc": "2.0", "id": rid, "result": {"tools": []}})
     )
-    assert [e.request_id for e in events if isinstance(e, RequestFailed)] == [rid]
+    [failed] = [e for e in events if isinstance(e, RequestFailed)]
+    assert (failed.request_id, failed.code) == (rid, LIMIT_EXCEEDED)
+    assert "the response body exceeds the limit of 10 bytes" in failed.message
+
+
+def test_the_response_limits_follow_the_message_limit_by_default() -> None:
+    mcp = ClientConnection(ClientConfig(mode=MODERN, limits=Limits(max_message_bytes=200)))
+    client = HTTPClientEndpoint(mcp, host="h")
+    assert client.max_response_bytes == client.max_sse_event_bytes == 200
+    mcp.connect()
+    rid = mcp.send_request("tools/list")
+    [request] = client.pump().requests
+    conn = client.new_connection()
+    conn.start(request)
+    pad = {"jsonrpc": "2.0", "id": rid, "result": {"tools": [], "_meta": {"p": "x" * 300}}}
+    [failed] = [
+        e for e in conn.receive_data(json_response(200, pad)) if isinstance(e, RequestFailed)
+    ]
+    assert failed.code == LIMIT_EXCEEDED
+    assert "(Limits.max_message_bytes); raise Limits.max_message_bytes" in failed.message
+
+
+def test_a_response_the_connection_refuses_settles_its_stream_once() -> None:
+    """Within the body limit but over the engine's string limit: the connection fails the
+    request (LIMIT_EXCEEDED) and the end of the stream adds no second failure."""
+    mcp = ClientConnection(ClientConfig(mode=MODERN, limits=Limits(max_string_length=20)))
+    client = HTTPClientEndpoint(mcp, host="h")
+    mcp.connect()
+    rid = mcp.send_request("tools/list")
+    [request] = client.pump().requests
+    conn = client.new_connection()
+    conn.start(request)
+    answer = {"jsonrpc": "2.0", "id": rid, "result": {"tools": [], "_meta": {"p": "x" * 21}}}
+    events = conn.receive_data(json_response(200, answer))
+    [failed] = [e for e in events if isinstance(e, RequestFailed)]
+    assert (failed.request_id, failed.code) == (rid, LIMIT_EXCEEDED)
+    assert "(Limits.max_string_length)" in failed.message
+    assert not conn.closed and not conn.busy
 
 
 def test_server_closing_mid_json_fails_the_request() -> None:

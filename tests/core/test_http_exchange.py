@@ -186,19 +186,47 @@ def test_head_refusals_need_no_body() -> None:
     assert isinstance(rejected, HTTPRequestRejected) and rejected.status == 421
     assert drain(ex).status == 421
 
+    # A declared body more than twice the limit is refused from the head: 413 at once,
+    # and the connection under it should not carry another request.
     ex = server.endpoint.new_exchange()
-    ex.receive_head(head(length=101))
+    ex.receive_head(head(length=201))
     out = drain(ex)
     assert out.status == 413 and out.finished and ex.close_connection and not ex.wants_body
-    assert ex.receive_body(b"x" * 101) == [] and ex.receive_end() == []
+    assert out.json()["error"]["message"].startswith("message of 201 bytes exceeds")
+    assert ex.receive_body(b"x" * 201) == [] and ex.receive_end() == []
 
 
-def test_a_body_over_the_limit_is_refused_as_it_arrives() -> None:
+def test_a_body_over_the_limit_is_read_to_its_end_and_refused_with_its_id() -> None:
+    server = Server(limits=HTTPLimits(max_body_bytes=100))
+    body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "pad": "x" * 120})
+    assert 100 < len(body) <= 200
+    # Declared: still read (up to twice the limit), so the client can read the 413.
+    ex = server.endpoint.new_exchange()
+    assert ex.receive_head(head(length=len(body))) == [] and ex.wants_body
+    assert ex.receive_body(body.encode()) == [] and ex.wants_body
+    [rejected] = ex.receive_end()
+    out = drain(ex)
+    assert isinstance(rejected, HTTPRequestRejected) and rejected.status == 413
+    assert out.status == 413 and out.finished and not ex.close_connection
+    assert out.json()["id"] == 7
+
+    # Undeclared: the same, found as the chunks arrive.
+    ex = server.endpoint.new_exchange()
+    ex.receive_head(head())
+    raw = body.encode()
+    assert ex.receive_body(raw[:60]) == [] and ex.receive_body(raw[60:]) == []
+    assert ex.wants_body
+    [rejected] = ex.receive_end()
+    out = drain(ex)
+    assert (out.status, out.json()["id"], ex.close_connection) == (413, 7, False)
+
+
+def test_a_body_over_twice_the_limit_is_refused_as_it_arrives() -> None:
     server = Server(limits=HTTPLimits(max_body_bytes=10))
     ex = server.endpoint.new_exchange()
     ex.receive_head(head())
-    assert ex.receive_body(b"x" * 6) == []
-    [rejected] = ex.receive_body(b"x" * 6)
+    assert ex.receive_body(b"x" * 12) == [] and ex.wants_body
+    [rejected] = ex.receive_body(b"x" * 12)
     assert rejected.status == 413 and ex.close_connection and not ex.wants_body
 
 

@@ -13,14 +13,17 @@ import pytest
 from mcp_core import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
+    LIMIT_EXCEEDED,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
     ClientInitialized,
     ConnectionClosed,
+    Limits,
     LocalProtocolError,
     MessageRejected,
     RequestCancelled,
+    RequestFailed,
     RequestReceived,
     ResponseReceived,
     ServerConfig,
@@ -1252,17 +1255,136 @@ def test_a_megabyte_head_in_one_call_is_431() -> None:
     assert not server.endpoint.sessions
 
 
-def test_oversized_body_is_413() -> None:
+def over_limit(size: int, limit: int, setting: str = "HTTPLimits.max_body_bytes") -> str:
+    return f"message of {size} bytes exceeds the limit of {limit} bytes ({setting})"
+
+
+def test_a_body_over_the_limit_is_read_to_its_end_and_answered_413_with_its_id() -> None:
     server = Server(limits=HTTPLimits(max_body_bytes=100))
-    _, [resp], http = server.send(http_request(body=rpc(0, "initialize", init_params())))
-    assert resp.status == 413 and http.closed
-    chunked = (
+    body = json.dumps(rpc(7, "initialize", init_params())).encode()
+    assert 100 < len(body) <= 200
+    events, [resp], http = server.send(http_request(body=body))
+    assert resp.status == 413
+    assert resp.json() == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "error": {"code": -32700, "message": over_limit(len(body), 100)},
+    }
+    assert [e.status for e in events if isinstance(e, HTTPRequestRejected)] == [413]
+    assert not http.closed  # the body was read whole: the connection goes on
+    _, [served], _ = server.send(http_request(body=rpc(8, "ping")), http)
+    assert served.status == 400 and "Missing session ID" in served.json()["error"]["message"]
+
+
+def test_an_id_at_the_end_of_an_over_limit_body_is_read_too() -> None:
+    # The TypeScript SDK's order: method, params, jsonrpc, id.
+    server = Server(limits=HTTPLimits(max_body_bytes=100))
+    body = b'{"method":"tools/call","params":{"a":"' + b"x" * 80 + b'"},"jsonrpc":"2.0","id":"t"}'
+    _, [resp], _ = server.send(http_request(body=body))
+    assert (resp.status, resp.json()["id"]) == (413, "t")
+
+
+def test_a_chunked_body_over_the_limit_is_answered_when_it_ends() -> None:
+    server = Server(limits=HTTPLimits(max_body_bytes=100))
+    http = server.conn()
+    head = (
         b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: application/json, text/event-stream\r\n"
         b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-        b"80\r\n" + b" " * 128 + b"\r\n"
     )
-    _, [resp], http = server.send(chunked)
+    body = b'{"jsonrpc":"2.0","id":3,"method":"ping","params":{"p":"' + b" " * 60 + b'"}}'
+    http.receive_data(head + b"%x\r\n" % len(body) + body + b"\r\n", now=0.0)
+    assert http.data_to_send() == b""  # still reading (and dropping) the body
+    http.receive_data(b"0\r\n\r\n", now=0.0)
+    [resp] = parse_responses(http.data_to_send())
+    assert (resp.status, resp.json()["id"]) == (413, 3) and not http.closed
+
+
+def test_a_body_far_over_the_limit_is_refused_at_once_and_the_connection_closed() -> None:
+    server = Server(limits=HTTPLimits(max_body_bytes=100))
+    # Declared beyond twice the limit: not worth reading.
+    declared = http_request(body=b"x" * 201)
+    _, [resp], http = server.send(declared[: declared.index(b"\r\n\r\n") + 4])
+    assert (resp.status, resp.json()["id"]) == (413, None) and http.closed
+    # Streamed past twice the limit: refused there, the id read from the start.
+    http = server.conn()
+    http.receive_data(
+        b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: application/json, text/event-stream\r\n"
+        b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+        now=0.0,
+    )
+    start = b'{"jsonrpc":"2.0","id":4,"method":"ping","params":{"p":"'
+    http.receive_data(b"%x\r\n" % len(start) + start + b"\r\n", now=0.0)
+    for _ in range(3):
+        http.receive_data(b"50\r\n" + b"x" * 0x50 + b"\r\n", now=0.0)
+    [resp] = parse_responses(http.data_to_send())
+    assert (resp.status, resp.json()["id"]) == (413, 4) and http.closed
+    assert resp.json()["error"]["message"].startswith("message of 2")
+
+
+def test_an_over_limit_body_that_waits_for_100_continue_is_refused_before_it_is_sent() -> None:
+    server = Server(limits=HTTPLimits(max_body_bytes=100))
+    raw = http_request(body=b"x" * 150, headers={"Expect": "100-continue"})
+    _, [resp], http = server.send(raw[: raw.index(b"\r\n\r\n") + 4])
     assert resp.status == 413 and http.closed
+
+
+def test_the_body_limit_follows_the_message_limit_by_default() -> None:
+    config = default_server_config(limits=Limits(max_message_bytes=300))
+    server = Server(config)
+    assert server.endpoint.max_body_bytes == 300
+    assert server.endpoint.max_output_bytes == config.limits.output_limit == 128 * 1024 * 1024
+    body = json.dumps(rpc(0, "initialize", {**init_params(), "pad": "x" * 300})).encode()
+    _, [resp], _ = server.send(http_request(body=body))
+    assert resp.status == 413
+    assert resp.json()["error"]["message"] == over_limit(len(body), 300, "Limits.max_message_bytes")
+    assert (HTTPLimits().max_body_bytes, HTTPLimits().max_output_bytes) == (None, None)
+
+
+def test_a_string_over_the_engine_limit_is_413_with_the_id() -> None:
+    config = default_server_config(limits=Limits(max_string_length=50))
+    server = Server(config)
+    _, [resp], _ = server.send(
+        http_request(body=rpc(5, "initialize", {**init_params(), "pad": "x" * 51}))
+    )
+    assert (resp.status, resp.json()["id"]) == (413, 5)
+    assert "(Limits.max_string_length)" in resp.json()["error"]["message"]
+
+
+def test_an_over_limit_answer_to_a_server_request_fails_that_request() -> None:
+    server = Server(limits=HTTPLimits(max_body_bytes=200))
+    sid = server.initialize(caps={"roots": {}})
+    conn = server.endpoint.sessions[sid]
+    rid = conn.send_request("roots/list")
+    server.endpoint.pump()
+    answer = b'{"jsonrpc":"2.0","id":%d,"result":{"roots":[],"p":"' % rid + b"x" * 300 + b'"}}'
+    events, [resp], _ = server.send(http_request(body=answer, headers=server.session_headers(sid)))
+    [failed] = only(events, RequestFailed)
+    assert (failed.request_id, failed.code) == (rid, LIMIT_EXCEEDED)
+    assert failed.message.endswith(
+        "raise HTTPLimits.max_body_bytes in the server's limits to accept it"
+    )
+    assert (resp.status, resp.json()["id"]) == (413, None)
+
+
+def test_the_header_timer_watches_silences_in_the_body_not_its_whole_length() -> None:
+    server = Server(limits=HTTPLimits(header_timeout=10.0))
+    http = server.conn()
+    body = json.dumps(rpc(0, "initialize", init_params())).encode()
+    raw = http_request(body=body)
+    split = raw.index(b"\r\n\r\n") + 4
+    http.receive_data(raw[:split], now=5.0)
+    now = 5.0
+    for byte in body:  # a byte every 9 s: far longer than 10 s, never silent for 10
+        assert http.tick(now + 8.5) == []
+        now += 9.0
+        http.receive_data(bytes([byte]), now=now)
+    [resp] = parse_responses(http.data_to_send())
+    assert resp.status == 200
+    # A body that stalls is still cut off.
+    http = server.conn()
+    http.receive_data(raw[: split + 5], now=0.0)
+    assert http.next_deadline() == 10.0
+    assert [e.status for e in http.tick(10.0) if isinstance(e, HTTPRequestRejected)] == [408]
 
 
 def test_header_timeout_via_tick() -> None:

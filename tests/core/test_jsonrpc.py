@@ -543,7 +543,11 @@ def test_message_over_the_byte_limit_via_receive_message_is_a_parse_error() -> N
     big = b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"_meta":{"p":"' + b"x" * 300 + b'"}}}'
     events, msgs = parse_error_for(conn, big)
     assert msgs == [
-        error(None, PARSE_ERROR, f"message of {len(big)} bytes exceeds the limit of 300")
+        error(
+            2,
+            PARSE_ERROR,
+            f"message of {len(big)} bytes exceeds the limit of 300 bytes (Limits.max_message_bytes)",
+        )
     ]
     assert one(events, MessageRejected).code == PARSE_ERROR
     conn.receive_message(small)
@@ -556,7 +560,9 @@ def test_hundred_thousand_levels_never_raise_recursion_error(opener: bytes) -> N
     deep = opener * 100_000 + b"1" + closer * 100_000
     conn = server()
     events = conn.receive_data(deep + b"\n")
-    assert out(conn) == [error(None, PARSE_ERROR, "message nests deeper than 128 levels")]
+    assert out(conn) == [
+        error(None, PARSE_ERROR, "message nests deeper than 128 levels (Limits.max_depth)")
+    ]
     assert one(events, MessageRejected).code == PARSE_ERROR
     nested = (
         b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t","arguments":{"a":'
@@ -564,7 +570,7 @@ def test_hundred_thousand_levels_never_raise_recursion_error(opener: bytes) -> N
         + b"}}}"
     )
     conn.receive_message(nested)
-    assert [error_code(m) for m in out(conn)] == [PARSE_ERROR]
+    assert [(m["id"], error_code(m)) for m in out(conn)] == [(5, PARSE_ERROR)]
 
 
 def nested_call(depth: int) -> bytes:
@@ -584,7 +590,9 @@ def test_depth_limit_boundary(limit: int) -> None:
     events = conn.receive_message(nested_call(limit))
     assert one(events, RequestReceived).request_id == 5
     events = conn.receive_message(nested_call(limit + 1).replace(b'"id":5', b'"id":6'))
-    assert out(conn) == [error(None, PARSE_ERROR, f"message nests deeper than {limit} levels")]
+    assert out(conn) == [
+        error(6, PARSE_ERROR, f"message nests deeper than {limit} levels (Limits.max_depth)")
+    ]
 
 
 def test_brackets_inside_strings_do_not_count_towards_depth() -> None:
@@ -604,7 +612,9 @@ def test_integer_digit_limit(digits: int) -> None:
     events = feed(conn, request(1, "tools/call", {"name": "t", "arguments": {"n": -ok}}))
     assert one(events, RequestReceived).params.arguments == {"n": -ok}
     feed(conn, request(2, "tools/call", {"name": "t", "arguments": {"n": 10**digits}}))
-    assert out(conn) == [error(None, PARSE_ERROR, "integer has too many digits")]
+    assert out(conn) == [
+        error(2, PARSE_ERROR, f"integer has more than {digits} digits (Limits.max_integer_digits)")
+    ]
 
 
 def test_integer_with_exactly_the_allowed_digits_is_accepted_on_the_slow_path() -> None:
@@ -623,7 +633,8 @@ def test_string_length_limit_covers_values_and_keys() -> None:
     assert one(events, RequestReceived)
     feed(conn, request(2, "tools/call", {"name": "t", "arguments": {"s": "x" * 101}}))
     feed(conn, request(3, "tools/call", {"name": "t", "arguments": {"k" * 101: 1}}))
-    assert out(conn) == [error(None, PARSE_ERROR, "string too long")] * 2
+    too_long = "string of 101 characters exceeds the limit of 100 (Limits.max_string_length)"
+    assert out(conn) == [error(2, PARSE_ERROR, too_long), error(3, PARSE_ERROR, too_long)]
 
 
 CALL_PREFIX = (

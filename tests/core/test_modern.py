@@ -86,8 +86,14 @@ ENVELOPE_FAULTS = [
     pytest.param(
         {"_meta": {**meta(), META_PROTOCOL_VERSION: 20260728}},
         INVALID_PARAMS,
-        f"Missing required _meta key {META_PROTOCOL_VERSION}",
+        f"_meta key {META_PROTOCOL_VERSION} must be a string, not an integer",
         id="version-number",
+    ),
+    pytest.param(
+        {"_meta": {**meta(), META_PROTOCOL_VERSION: [MODERN]}},
+        INVALID_PARAMS,
+        f"_meta key {META_PROTOCOL_VERSION} must be a string, not an array",
+        id="version-array",
     ),
     pytest.param(
         {"_meta": without(meta(), META_CLIENT_CAPABILITIES)},
@@ -102,10 +108,31 @@ ENVELOPE_FAULTS = [
         id="capabilities-null",
     ),
     pytest.param(
+        {"_meta": {**meta(), META_CLIENT_CAPABILITIES: ["roots"]}},
+        INVALID_PARAMS,
+        f"_meta key {META_CLIENT_CAPABILITIES} must be an object, not an array",
+        id="capabilities-array",
+    ),
+    pytest.param(
         {"_meta": {**meta(), META_LOG_LEVEL: "loud"}},
         INVALID_PARAMS,
-        "Unknown log level 'loud'",
+        f"Unknown log level 'loud' in _meta key {META_LOG_LEVEL}",
         id="unknown-log-level",
+    ),
+    *(
+        pytest.param(
+            {"_meta": {**meta(), META_LOG_LEVEL: value}},
+            INVALID_PARAMS,
+            f"_meta key {META_LOG_LEVEL} must be a string, not {kind}",
+            id=f"log-level-{kind.split()[-1]}",
+        )
+        for value, kind in (
+            (["debug"], "an array"),
+            ({"level": "debug"}, "an object"),
+            (3, "an integer"),
+            (0.5, "a number"),
+            (True, "a boolean"),
+        )
     ),
 ]
 

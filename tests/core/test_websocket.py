@@ -25,6 +25,8 @@ from wsproto.connection import ConnectionType
 
 from mcp_core import (
     CONNECTION_CLOSED,
+    LIMIT_EXCEEDED,
+    PARSE_ERROR,
     ClientConfig,
     ClientInitialized,
     Connected,
@@ -615,12 +617,25 @@ def test_query_string_is_ignored_for_path_matching() -> None:
     assert one(events, WebSocketAccepted).target == "/ws?token=abc"
 
 
+@pytest.mark.parametrize(
+    ("target", "accepted"), [("/mcp", True), ("/", True), ("/?a=1", True), ("/other", False)]
+)
+def test_aliases_are_accepted_as_the_endpoint(target: str, accepted: bool) -> None:
+    ws = WebSocketServerConnection(default_server_config(), path="/mcp", aliases=("/",))
+    events = ws.receive_data(upgrade_request(path=target))
+    if accepted:
+        assert one(events, WebSocketAccepted).target == target
+    else:
+        assert one(events, WebSocketRejected).status == 404
+
+
 def test_client_sees_the_refusal_and_its_body() -> None:
     pair = Pair(server_kw={"path": "/elsewhere"})
     client_events, server_events = pair.pump()
     assert one(server_events, WebSocketRejected).status == 404
     rejected = one(client_events, WebSocketRejected)
-    assert (rejected.status, rejected.reason) == (404, "Not Found")
+    # The body names the endpoint, so the client's error can say where to go.
+    assert (rejected.status, rejected.reason) == (404, "Not Found: the MCP endpoint is /elsewhere")
     error = closed_with_error(client_events).error
     assert error is not None and error.http_status == 404
     assert pair.client.closed and pair.client.mcp.state == State.ERROR
@@ -767,8 +782,11 @@ def test_a_character_split_across_fragments_is_reassembled() -> None:
     assert one(events, RequestReceived).params.name == "caf\u00e9"
 
 
+OVERSIZED_HEAD = b'{"jsonrpc":"2.0","id":8,"method":"ping","params":{"p":"'
+
+
 def oversized_fragments(count: int = 1000, size: int = 1024) -> list[bytes]:
-    body = b'"' + b"a" * (count * size) + b'"'
+    body = OVERSIZED_HEAD + b"a" * (count * size) + b'"}}'
     chunks = [body[i * size : (i + 1) * size] for i in range(count)]
     chunks[-1] += body[count * size :]
     frames = [frame(TEXT, chunks[0], fin=False, mask=b"\x00\x00\x00\x00")]
@@ -777,19 +795,33 @@ def oversized_fragments(count: int = 1000, size: int = 1024) -> list[bytes]:
     return frames
 
 
-def test_oversized_message_across_1000_fragments_closes_with_1009_fragment_by_fragment() -> None:
+def refused_and_still_open(
+    ws: WebSocketServerConnection, events: list[Event], reader: Reader, size: int, setting: str
+) -> None:
+    """The oversized request was answered with its id, and the WebSocket serves on."""
+    limit = ws.limits.max_message_bytes or ws.mcp.limits.max_message_bytes
+    message = f"message of {size} bytes exceeds the limit of {limit} bytes ({setting})"
+    assert one(events, MessageRejected).request_id == 8
+    assert not of_type(events, WebSocketClosed)
+    assert reader.read(ws.data_to_send()).texts == [
+        {"jsonrpc": "2.0", "id": 8, "error": {"code": PARSE_ERROR, "message": message}}
+    ]
+    ws.receive_data(text({"jsonrpc": "2.0", "id": 9, "method": "ping"}))
+    assert reader.read(ws.data_to_send()).texts == [{"jsonrpc": "2.0", "id": 9, "result": {}}]
+    assert not ws.closed and ws.mcp.state == State.READY
+    ws.check_invariants()
+
+
+def test_oversized_message_across_1000_fragments_is_refused_fragment_by_fragment() -> None:
     cap = 64 * 1024
     ws, reader = open_legacy_server(limits=WebSocketLimits(max_message_bytes=cap))
     events: list[Event] = []
-    fed = 0
     for piece in oversized_fragments():
+        assert ws.data_to_send() == b""  # nothing is answered before the message ends
         events += ws.receive_data(piece)
-        fed += 1
-        ws.check_invariants()  # the reassembly buffer never passes the cap
-        if ws.closed:
-            break
-    assert fed == cap // 1024 + 1  # refused on the fragment that crossed the limit
-    assert_failed(ws, events, 1009, reader)
+        ws.check_invariants()  # only the two ends are kept past the cap
+    size = len(OVERSIZED_HEAD) + 1000 * 1024 + 3
+    refused_and_still_open(ws, events, reader, size, "WebSocketLimits.max_message_bytes")
 
 
 def test_oversized_message_in_one_chunk_is_refused_in_bounded_memory() -> None:
@@ -803,14 +835,34 @@ def test_oversized_message_in_one_chunk_is_refused_in_bounded_memory() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 8 * cap, peak  # a few slices, never the whole 4 MiB message
-    assert_failed(ws, events, 1009, reader)
+    size = len(OVERSIZED_HEAD) + 1000 * 4096 + 3
+    refused_and_still_open(ws, events, reader, size, "WebSocketLimits.max_message_bytes")
 
 
-def test_message_over_the_mcp_limit_closes_with_1009_by_default() -> None:
+def test_message_over_the_mcp_limit_is_refused_by_default() -> None:
     config = default_server_config(limits=Limits(max_message_bytes=1000))
     ws, reader = open_legacy_server(config=config)
-    events = ws.receive_data(text({"jsonrpc": "2.0", "id": 1, "method": "ping", "pad": "x" * 2000}))
-    assert_failed(ws, events, 1009, reader)
+    body = OVERSIZED_HEAD + b"x" * 2000 + b'"}}'
+    events = ws.receive_data(frame(TEXT, body))
+    refused_and_still_open(ws, events, reader, len(body), "Limits.max_message_bytes")
+
+
+def test_an_oversized_response_fails_only_the_request_it_answers() -> None:
+    pair = Pair(ClientConfig(mode="legacy", limits=Limits(max_message_bytes=2000)))
+    pair.connect()
+    pair.pump()
+    mcp = pair.client.mcp
+    refused = mcp.send_request("ping")
+    pair.client.data_to_send()  # dropped: only the oversized answer below comes back
+    answer = f'{{"jsonrpc":"2.0","id":{refused},"result":{{"p":"{"x" * 3000}"}}}}'
+    events = pair.client.receive_data(frame(TEXT, answer.encode(), mask=None))
+    failed = one(events, RequestFailed)
+    assert (failed.request_id, failed.code) == (refused, LIMIT_EXCEEDED)
+    assert "exceeds the limit of 2000 bytes (Limits.max_message_bytes)" in failed.message
+    assert not of_type(events, WebSocketClosed) and mcp.state == State.READY
+    kept = mcp.send_request("ping")
+    client_events, _ = pair.pump()
+    assert one(client_events, ResponseReceived).request_id == kept
 
 
 def test_a_message_at_the_limit_is_delivered() -> None:

@@ -28,7 +28,7 @@ from mcp_core import (
     ServerConnection,
     State,
 )
-from mcp_core._jsonrpc import is_request_id, parse
+from mcp_core._jsonrpc import LimitExceeded, is_request_id, parse
 from mcp_core.testing import default_server_config
 
 Connection = ClientConnection | ServerConnection
@@ -308,7 +308,9 @@ def reply_accounting(factory: Factory, data: bytes) -> None:
     A notification or a response never gets a reply; a request gets exactly one
     (an error at once, an automatic result, or the application's answer), with
     its id echoed when the id is valid and null otherwise; an unparseable line
-    gets one -32700 with a null id. Stops once the connection has ended.
+    gets one -32700 with a null id; a line over a limit gets one -32700 with the
+    id `parse` could read of it, unless it is a response or a notification.
+    Stops once the connection has ended.
     """
     conn = factory()
     limits = conn.limits
@@ -326,7 +328,7 @@ def reply_accounting(factory: Factory, data: bytes) -> None:
         # notifications/initialized); only responses count as replies.
         replies = [m for m in _output_messages(conn.data_to_send()) if "method" not in m]
         if conn.state in (State.ERROR, State.CLOSED):
-            return  # an over-long line or a failed handshake: the connection died
+            return  # a failed handshake: the connection died
         body = chunk.rstrip(b"\n")
         if body.endswith(b"\r"):
             body = body[:-1]
@@ -335,6 +337,14 @@ def reply_accounting(factory: Factory, data: bytes) -> None:
             continue
         try:
             obj = parse(body, limits)
+        except LimitExceeded as refusal:
+            rid, is_response, is_notification = refusal.envelope
+            if is_response or is_notification:
+                assert replies == [], (body, replies)
+            else:
+                assert len(replies) == 1 and replies[0].get("id") == rid, (body, replies)
+                assert replies[0]["error"]["code"] == -32700
+            continue
         except RemoteProtocolError:
             assert len(replies) == 1 and replies[0].get("id") is None, (body, replies)
             assert replies[0]["error"]["code"] == -32700

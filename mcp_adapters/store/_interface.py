@@ -1,0 +1,176 @@
+"""The store interface: what must cross processes when one endpoint runs on several.
+
+Four parts, each a small protocol, all async (anyio: asyncio or trio):
+
+* `SessionRegistry`: legacy sessions, so any process can restore one
+  (`SessionRecord`), with expiry and an owner that only changes hands by
+  compare-and-set (`claim`), so two processes never both think they hold it;
+* `EventLog`: the SSE events of resumable legacy streams, so a client can
+  resume on another process (`Last-Event-ID`), bounded in length and age;
+* `Bus`: point-to-point delivery to the process holding a request (the
+  client's answer to `elicitation/create`, `notifications/cancelled`,
+  progress), addressed by that process's `process_id`;
+* `FanOut`: one notification to every process (list_changed,
+  resources/updated), each passing it on to its own sessions and
+  `subscriptions/listen` streams.
+
+Every method may raise `StoreUnavailable` (never for the in-memory store), and
+never waits unboundedly. A store is an async context manager: enter it once,
+in a task that outlives its users (a server's lifespan), before using it.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from types import TracebackType
+from typing import Protocol, Self
+
+from mcp_adapters.store._event_ids import EventPosition
+from mcp_adapters.store._limits import StoreLimits
+from mcp_adapters.store._records import BusMessage, Notification, SessionRecord
+from mcp_adapters.store._subscription import Subscription
+
+__all__ = ["Bus", "EventLog", "FanOut", "SessionRegistry", "Store"]
+
+
+class SessionRegistry(Protocol):
+    """Legacy sessions by id. Every write renews the record's expiry
+    (`StoreLimits.session_ttl`); an expired record is gone for every method.
+
+    Writes other than `create` and `claim` only succeed for the record's
+    current owner, so a process that lost a session cannot overwrite it.
+    """
+
+    async def create(self, record: SessionRecord) -> SessionRecord | None:
+        """Store a new session; the stored record (with `expires_at`), or None
+        if a live session already has that id (nothing is changed then)."""
+        ...
+
+    async def get(self, session_id: str) -> SessionRecord | None:
+        """The live record, or None."""
+        ...
+
+    async def save(self, record: SessionRecord) -> SessionRecord | None:
+        """Replace a live record whose owner is `record.owner` (after a log
+        level or subscription change); the stored record, or None if the
+        session is gone or another process owns it now."""
+        ...
+
+    async def touch(self, session_id: str) -> float | None:
+        """Renew a live record's expiry (a request arrived); the new expiry, or None."""
+        ...
+
+    async def claim(
+        self, session_id: str, owner: str | None, *, expected_owner: str | None
+    ) -> SessionRecord | None:
+        """Compare-and-set the owner: only if it is `expected_owner` now. The
+        stored record, or None (gone, or someone else got there first)."""
+        ...
+
+    async def delete(self, session_id: str) -> bool:
+        """End the session everywhere; whether a live one was there."""
+        ...
+
+
+class EventLog(Protocol):
+    """The events of resumable legacy SSE streams, per (session, stream).
+
+    The async twin of `mcp_core.http.EventStore`, with the same rules: ids are
+    unique within a session and name their stream, and `replay_after` never
+    returns another stream's or another session's events. Each stream keeps
+    at most `max_events_per_stream` events, none older than `max_event_age`;
+    a session keeps at most `max_streams_per_session` streams.
+    """
+
+    async def append(
+        self,
+        session_id: str,
+        stream_id: str,
+        payload: bytes | None,
+        *,
+        at: EventPosition | None = None,
+    ) -> str:
+        """Keep one event (None: a priming event, never replayed) and return its id.
+
+        The log picks the position (`next_position` of the store's clock)
+        unless `at` names one, which must come after the stream's newest
+        event (ValueError otherwise): for a process that minted the id itself.
+        """
+        ...
+
+    async def replay_after(
+        self, session_id: str, last_event_id: str
+    ) -> tuple[str, list[tuple[str, bytes]]] | None:
+        """(stream id, the later events still kept as (id, payload)), or None
+        for an id this session never issued on a stream it still has."""
+        ...
+
+    async def forget(self, session_id: str) -> None:
+        """The session ended: drop all its streams."""
+        ...
+
+
+class Bus(Protocol):
+    """Point-to-point messages to the process holding a request.
+
+    Delivery is to the processes listening at the time of sending, at most
+    once: what is sent to a process that is down, or while its inbox is
+    reconnecting, is lost (its requests in flight are lost with it anyway;
+    `send` says so by returning False when nobody received it).
+    """
+
+    async def send(self, owner: str, message: BusMessage) -> bool:
+        """Deliver to the inbox of process `owner`; False if no inbox got it."""
+        ...
+
+    def inbox(self) -> AbstractAsyncContextManager[Subscription[BusMessage]]:
+        """This process's inbox (its `process_id`), open while the block runs:
+        whatever is sent after entering is delivered."""
+        ...
+
+
+class FanOut(Protocol):
+    """One notification to every process listening at the time (at most once,
+    as the bus; a listener that was down has missed it)."""
+
+    async def publish(self, notification: Notification) -> int:
+        """Send to every listener (this process's too); how many listeners got it
+        (one whose reader is behind counts: it drops the message, see `Subscription`)."""
+        ...
+
+    def listen(self) -> AbstractAsyncContextManager[Subscription[Notification]]:
+        """Every notification published after entering, until the block ends."""
+        ...
+
+
+class Store(Protocol):
+    """The four parts together, for one process (`process_id`)."""
+
+    @property
+    def process_id(self) -> str:
+        """This process's address on the bus and its name as a session owner."""
+        ...
+
+    @property
+    def limits(self) -> StoreLimits: ...
+
+    @property
+    def sessions(self) -> SessionRegistry: ...
+
+    @property
+    def events(self) -> EventLog: ...
+
+    @property
+    def bus(self) -> Bus: ...
+
+    @property
+    def fanout(self) -> FanOut: ...
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...

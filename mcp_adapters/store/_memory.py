@@ -1,0 +1,324 @@
+"""`InMemoryStore`: the default store, for one process (nothing to start).
+
+All state lives in a `MemoryHub`. Each store makes its own unless given one;
+two stores sharing a hub behave like two processes sharing a Redis server
+(the contract tests use that), with one `process_id` each.
+
+Expiry and age use the store's clock (`clock`, wall-clock seconds by default;
+inject one to test expiry without waiting). Expired entries are dropped when
+they are next looked at, and swept in order of expiry on every write, so
+memory is bounded by what is live.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import secrets
+import time
+from collections import OrderedDict, deque
+from collections.abc import AsyncIterator, Callable
+from types import TracebackType
+from typing import TYPE_CHECKING, Self
+
+from mcp_adapters.store._event_ids import (
+    EventPosition,
+    check_position,
+    format_event_id,
+    next_position,
+    parse_event_id,
+)
+from mcp_adapters.store._interface import Store
+from mcp_adapters.store._limits import StoreLimits
+from mcp_adapters.store._records import BusMessage, Notification, SessionRecord
+from mcp_adapters.store._subscription import Subscription
+
+__all__ = ["InMemoryStore", "MemoryHub"]
+
+Clock = Callable[[], float]
+
+
+class _StreamLog:
+    __slots__ = ("entries", "last")
+
+    def __init__(self, bound: int) -> None:
+        self.entries: deque[tuple[EventPosition, bytes | None]] = deque(maxlen=bound)
+        self.last: EventPosition | None = None
+
+
+class MemoryHub:
+    """The state of in-memory stores: sessions, event logs, inboxes, listeners."""
+
+    def __init__(self) -> None:
+        # session id -> record, in order of expiry (a write moves it to the end)
+        self.sessions: OrderedDict[str, SessionRecord] = OrderedDict()
+        # session id -> stream id -> log; both in order of last append
+        self.logs: OrderedDict[str, OrderedDict[str, _StreamLog]] = OrderedDict()
+        self.inboxes: dict[str, set[Subscription[BusMessage]]] = {}
+        self.listeners: set[Subscription[Notification]] = set()
+
+
+class _Sessions:
+    def __init__(self, store: InMemoryStore) -> None:
+        self._store = store
+        self._hub = store.hub
+
+    def _now(self) -> float:
+        return self._store.clock()
+
+    def _sweep(self, now: float) -> None:
+        sessions = self._hub.sessions
+        while sessions:
+            session_id, record = next(iter(sessions.items()))
+            if record.expires_at > now:
+                return
+            del sessions[session_id]
+
+    def _live(self, session_id: str, now: float) -> SessionRecord | None:
+        record = self._hub.sessions.get(session_id)
+        if record is not None and record.expires_at <= now:
+            del self._hub.sessions[session_id]
+            return None
+        return record
+
+    def _put(self, record: SessionRecord, now: float) -> SessionRecord:
+        stored = dataclasses.replace(record, expires_at=now + self._store.limits.session_ttl)
+        sessions = self._hub.sessions
+        sessions[record.session_id] = stored
+        sessions.move_to_end(record.session_id)
+        return stored
+
+    async def create(self, record: SessionRecord) -> SessionRecord | None:
+        now = self._now()
+        self._sweep(now)
+        if self._live(record.session_id, now) is not None:
+            return None
+        return self._put(record, now)
+
+    async def get(self, session_id: str) -> SessionRecord | None:
+        return self._live(session_id, self._now())
+
+    async def save(self, record: SessionRecord) -> SessionRecord | None:
+        now = self._now()
+        self._sweep(now)
+        current = self._live(record.session_id, now)
+        if current is None or current.owner != record.owner:
+            return None
+        return self._put(record, now)
+
+    async def touch(self, session_id: str) -> float | None:
+        now = self._now()
+        self._sweep(now)
+        current = self._live(session_id, now)
+        if current is None:
+            return None
+        return self._put(current, now).expires_at
+
+    async def claim(
+        self, session_id: str, owner: str | None, *, expected_owner: str | None
+    ) -> SessionRecord | None:
+        now = self._now()
+        self._sweep(now)
+        current = self._live(session_id, now)
+        if current is None or current.owner != expected_owner:
+            return None
+        return self._put(dataclasses.replace(current, owner=owner), now)
+
+    async def delete(self, session_id: str) -> bool:
+        live = self._live(session_id, self._now()) is not None
+        self._hub.sessions.pop(session_id, None)
+        return live
+
+
+class _Events:
+    def __init__(self, store: InMemoryStore) -> None:
+        self._store = store
+        self._hub = store.hub
+
+    def _now_ms(self) -> int:
+        return int(self._store.clock() * 1000)
+
+    def _oldest_ms(self, now_ms: int) -> int:
+        return now_ms - int(self._store.limits.max_event_age * 1000)
+
+    def _sweep(self, oldest: int) -> None:
+        """Drop the sessions whose last append is older than the age limit."""
+        logs = self._hub.logs
+        while logs:
+            session_id, streams = next(iter(logs.items()))
+            newest = next(reversed(streams.values()), None)
+            if newest is not None and newest.last is not None and newest.last.ms >= oldest:
+                return
+            del logs[session_id]
+
+    async def append(
+        self,
+        session_id: str,
+        stream_id: str,
+        payload: bytes | None,
+        *,
+        at: EventPosition | None = None,
+    ) -> str:
+        limits = self._store.limits
+        now_ms = self._now_ms()
+        oldest = self._oldest_ms(now_ms)
+        self._sweep(oldest)
+        logs = self._hub.logs
+        streams = logs.get(session_id)
+        if streams is None:
+            streams = logs[session_id] = OrderedDict()
+        logs.move_to_end(session_id)
+        log = streams.get(stream_id)
+        if at is not None:
+            check_position(at, log.last if log is not None else None)
+        if log is None:
+            log = streams[stream_id] = _StreamLog(limits.max_events_per_stream)
+            while len(streams) > limits.max_streams_per_session:
+                streams.popitem(last=False)
+        streams.move_to_end(stream_id)
+        position = at if at is not None else next_position(log.last, now_ms)
+        log.last = position
+        log.entries.append((position, payload))
+        while log.entries and log.entries[0][0].ms < oldest:
+            log.entries.popleft()
+        return format_event_id(stream_id, position)
+
+    async def replay_after(
+        self, session_id: str, last_event_id: str
+    ) -> tuple[str, list[tuple[str, bytes]]] | None:
+        parsed = parse_event_id(last_event_id)
+        streams = self._hub.logs.get(session_id)
+        if parsed is None or streams is None:
+            return None
+        stream_id, after = parsed
+        log = streams.get(stream_id)
+        oldest = self._oldest_ms(self._now_ms())
+        if log is None or log.last is None or after > log.last or log.last.ms < oldest:
+            return None
+        return stream_id, [
+            (format_event_id(stream_id, position), payload)
+            for position, payload in log.entries
+            if position > after and payload is not None and position.ms >= oldest
+        ]
+
+    async def forget(self, session_id: str) -> None:
+        self._hub.logs.pop(session_id, None)
+
+
+class _Bus:
+    def __init__(self, store: InMemoryStore) -> None:
+        self._store = store
+        self._hub = store.hub
+
+    async def send(self, owner: str, message: BusMessage) -> bool:
+        if len(message.payload) > self._store.limits.max_message_bytes:
+            raise ValueError("bus message payload over max_message_bytes")
+        # Received by the process even if its reader is behind (then counted in
+        # `dropped`), as PUBLISH counts a subscriber whatever it does next.
+        inboxes = tuple(self._hub.inboxes.get(owner, ()))
+        for inbox in inboxes:
+            inbox.offer(message)
+        return bool(inboxes)
+
+    @contextlib.asynccontextmanager
+    async def inbox(self) -> AsyncIterator[Subscription[BusMessage]]:
+        subscription = Subscription[BusMessage](self._store.limits.max_pending_messages)
+        inboxes = self._hub.inboxes
+        inboxes.setdefault(self._store.process_id, set()).add(subscription)
+        try:
+            yield subscription
+        finally:
+            mine = inboxes.get(self._store.process_id)
+            if mine is not None:
+                mine.discard(subscription)
+                if not mine:
+                    del inboxes[self._store.process_id]
+            subscription._discard()
+
+
+class _FanOut:
+    def __init__(self, store: InMemoryStore) -> None:
+        self._store = store
+        self._hub = store.hub
+
+    async def publish(self, notification: Notification) -> int:
+        listeners = tuple(self._hub.listeners)
+        for listener in listeners:
+            listener.offer(notification)
+        return len(listeners)
+
+    @contextlib.asynccontextmanager
+    async def listen(self) -> AsyncIterator[Subscription[Notification]]:
+        subscription = Subscription[Notification](self._store.limits.max_pending_messages)
+        self._hub.listeners.add(subscription)
+        try:
+            yield subscription
+        finally:
+            self._hub.listeners.discard(subscription)
+            subscription._discard()
+
+
+class InMemoryStore:
+    """A `Store` in this process's memory; never raises `StoreUnavailable`.
+
+    `hub` shares state with other in-memory stores (tests use it to play two
+    processes); `process_id` defaults to a random token.
+    """
+
+    def __init__(
+        self,
+        *,
+        hub: MemoryHub | None = None,
+        limits: StoreLimits | None = None,
+        clock: Clock = time.time,
+        process_id: str | None = None,
+    ) -> None:
+        self.hub = hub if hub is not None else MemoryHub()
+        self.clock = clock
+        self._limits = limits or StoreLimits()
+        self._process_id = process_id or secrets.token_hex(8)
+        self._sessions = _Sessions(self)
+        self._events = _Events(self)
+        self._bus = _Bus(self)
+        self._fanout = _FanOut(self)
+
+    @property
+    def process_id(self) -> str:
+        return self._process_id
+
+    @property
+    def limits(self) -> StoreLimits:
+        return self._limits
+
+    @property
+    def sessions(self) -> _Sessions:
+        return self._sessions
+
+    @property
+    def events(self) -> _Events:
+        return self._events
+
+    @property
+    def bus(self) -> _Bus:
+        return self._bus
+
+    @property
+    def fanout(self) -> _FanOut:
+        return self._fanout
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+
+if TYPE_CHECKING:
+
+    def _is_a_store(store: InMemoryStore) -> Store:  # mypy checks the structural match
+        return store
