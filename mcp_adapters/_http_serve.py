@@ -46,6 +46,7 @@ from mcp_core import (
 )
 from mcp_core.http import (
     HostPolicy,
+    HTTPExchange,
     HTTPRequestRejected,
     HTTPServerConnection,
     HTTPServerEndpoint,
@@ -115,6 +116,16 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def peer_address(stream: anyio.abc.SocketStream) -> str | None:
+    """The client's IP address (what trusted proxies are judged by); None for a Unix
+    socket, whose peers have none."""
+    try:
+        remote = stream.extra(SocketAttribute.remote_address)
+    except anyio.TypedAttributeLookupError:
+        return None
+    return remote[0] if isinstance(remote, tuple) else None
 
 
 def tool_header_params_of(server: MCPServer) -> Callable[[str], Mapping[str, HeaderParam] | None]:
@@ -329,7 +340,7 @@ class HTTPServer:
         if self._closing:
             await close_quietly(stream)
             return
-        http = self.endpoint.new_connection(now=anyio.current_time())
+        http = self.endpoint.new_connection(now=anyio.current_time(), peer=peer_address(stream))
         sock = _Socket(http, stream)
         self._sockets[http] = sock
         try:
@@ -448,9 +459,9 @@ class HTTPServer:
     def _pump(self, *connections: ServerConnection) -> None:
         self._wake_ready(self.endpoint.pump(*(connections or (self._nobody,))))
 
-    def _wake_ready(self, ready: list[HTTPServerConnection]) -> None:
+    def _wake_ready(self, ready: list[HTTPServerConnection | HTTPExchange]) -> None:
         for http in ready:
-            sock = self._sockets.get(http)
+            sock = self._sockets.get(http) if isinstance(http, HTTPServerConnection) else None
             if sock is not None:
                 self._wake(sock)
         self._timer_event.set()
@@ -557,7 +568,7 @@ async def http_server(
     """Serve `server` over Streamable HTTP while the block runs; yields the `HTTPServer`.
 
     `endpoint_options` go to `HTTPServerEndpoint` (`limits`, `response_mode`,
-    `event_store`, `retry_ms`, `principal_of`, `host_policy` ...). Unless given,
+    `event_store`, `retry_ms`, `principal_of`, `host_policy`, `trusted_proxies` ...). Unless given,
     `host_policy` is the loopback allow-list for the bound port when `host` is a
     loopback address, and off (with a warning) otherwise: pass your own for a public
     bind. Leaving the block ends every session and request and closes every socket.

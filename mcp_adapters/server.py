@@ -63,6 +63,7 @@ from mcp_core._connection import capability_problem
 from mcp_core._versions import ALL_REVISIONS
 
 if TYPE_CHECKING:
+    from mcp_adapters.asgi import ASGIApp
     from mcp_adapters.elicitation import (
         AcceptedElicitation,
         AcceptedUrlElicitation,
@@ -997,6 +998,14 @@ class MCPServer:
         from mcp_adapters._serve import serve_tcp
 
         await serve_tcp(self, host, port)
+
+    def asgi_app(self, *, path: str = "/mcp", **options: Any) -> ASGIApp:
+        """This server as an ASGI 3 application: Streamable HTTP, both eras, for uvicorn,
+        hypercorn or a Starlette/FastAPI mount (see `mcp_adapters.asgi`). Options as for
+        `http_server`: `host_policy`, `trusted_proxies`, `limits`, `response_mode` ..."""
+        from mcp_adapters.asgi import ASGIApp
+
+        return ASGIApp(self, path=path, **options)
 
 
 class _InputRequired:

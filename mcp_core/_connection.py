@@ -354,6 +354,20 @@ class _Connection:
             events.extend(self._settle(fatal.error.message, fatal.error))
         return events
 
+    def _receive_parsed(self, message: Any, *, now: float | None = None) -> list[Event]:
+        """`receive_message` for a message its transport already parsed with `jr.parse`
+        under these limits: the HTTP layer parses a POST body to route it, and a second
+        parse of the same bytes would be wasted."""
+        if now is not None:
+            self._now = now
+        self._check_receiving()
+        events: list[Event] = []
+        try:
+            self._receive_object(message, events)
+        except Fatal as fatal:
+            events.extend(self._settle(fatal.error.message, fatal.error))
+        return events
+
     def receive_oversized(
         self,
         size: int,
@@ -438,6 +452,9 @@ class _Connection:
         except RemoteProtocolError as exc:
             self._reply_error(None, exc.code, exc.message, events)
             return
+        self._receive_object(obj, events)
+
+    def _receive_object(self, obj: Any, events: list[Event]) -> None:
         if type(obj) is dict:
             self._dispatch(obj, events)
         elif type(obj) is list:

@@ -39,9 +39,11 @@ __all__ = [
     "NAME_BEARING_METHODS",
     "PROTOCOL_VERSION_META_KEY",
     "X_MCP_HEADER",
+    "ClientView",
     "HeaderParam",
     "HostPolicy",
     "InvalidToolHeaderAnnotation",
+    "TrustedProxies",
     "check_mirrored_headers",
     "decode_header_value",
     "encode_header_value",
@@ -704,13 +706,269 @@ class HostPolicy:
             return 403
         return None
 
-    def check_headers(self, headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> int | None:
-        """`check` over a whole request head; a repeated `Host` or `Origin` is refused."""
+    def check_headers(
+        self,
+        headers: Mapping[str, str] | Iterable[tuple[str, str]],
+        *,
+        view: ClientView | None = None,
+    ) -> int | None:
+        """`check` over a whole request head; a repeated `Host` or `Origin` is refused.
+
+        With a `view` (`TrustedProxies.resolve`), its host is checked instead of the `Host`
+        header: behind a trusted proxy, the name the client used. `Origin` is checked as
+        sent either way: browsers set it and proxies pass it on unchanged.
+        """
         folded = _fold(headers)
-        hosts = folded.get("host", [])
-        if len(hosts) != 1:
-            return 421
+        if view is None:
+            hosts = folded.get("host", [])
+            if len(hosts) != 1:
+                return 421
+            host: str | None = hosts[0]
+        else:
+            host = view.host
         origins = folded.get("origin")
         if origins is not None and len(origins) != 1:
             return 403
-        return self.check(hosts[0], None if origins is None else origins[0])
+        return self.check(host, None if origins is None else origins[0])
+
+
+# --------------------------------------------------------------------------------------------
+# Reverse proxies: X-Forwarded-* and Forwarded (RFC 7239), believed only from trusted peers
+# --------------------------------------------------------------------------------------------
+
+_FORWARDED_SCHEMES: Final = frozenset({"http", "https"})
+# RFC 7239 section 4: forwarded-pair = token "=" value, value = token / quoted-string.
+_FWD_TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
+_FWD_PAIR = re.compile(rf"\s*({_FWD_TOKEN})=({_FWD_TOKEN}|\"(?:[^\"\\]|\\.)*\")\s*")
+_MAX_FORWARDED_HOPS: Final = 32  # a longer chain is not a deployment, it is an attack
+
+
+@dataclass(frozen=True, slots=True)
+class ClientView:
+    """A request as the client made it: the scheme and `Host` it used, and its address.
+
+    Behind a reverse proxy these differ from what the socket shows (the proxy's address,
+    plain http, the upstream's name); `TrustedProxies.resolve` recovers them from the
+    proxy's headers when, and only when, the direct peer is a trusted proxy. `proxied` says
+    whether it did. `host` is None when the request names no single valid host.
+    """
+
+    scheme: str
+    host: str | None
+    client: str | None
+    proxied: bool = False
+
+    @property
+    def base_url(self) -> str | None:
+        """`scheme://host` as the client used it: what links back to this server start
+        with (None without a host)."""
+        return None if self.host is None else f"{self.scheme}://{self.host}"
+
+
+def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """An address from a peer or header value: brackets, a port and an IPv4-mapped IPv6
+    form are undone (a dual-stack socket reports 127.0.0.1 as ::ffff:127.0.0.1)."""
+    text = text.strip()
+    if text.startswith("["):
+        text = text[1 : text.find("]")] if "]" in text else ""
+    elif text.count(":") == 1:
+        text = text.partition(":")[0]  # IPv4 with a port
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def _forwarded_elements(values: list[str]) -> list[dict[str, str]] | None:
+    """RFC 7239 elements (pair names lower-cased, quotes undone), None when malformed."""
+    elements: list[dict[str, str]] = []
+    text = ",".join(values)
+    pos = 0
+    element: dict[str, str] = {}
+    while True:
+        match = _FWD_PAIR.match(text, pos)
+        if match is None:
+            return None
+        name, value = match.group(1).lower(), match.group(2)
+        if value.startswith('"'):
+            value = re.sub(r"\\(.)", r"\1", value[1:-1])
+        if name in element:
+            return None  # a repeated parameter in one element (section 4)
+        element[name] = value
+        pos = match.end()
+        if pos == len(text):
+            elements.append(element)
+            return elements
+        if text[pos] == ";":
+            pos += 1
+        elif text[pos] == ",":
+            elements.append(element)
+            element = {}
+            pos += 1
+        else:
+            return None
+        if len(elements) > _MAX_FORWARDED_HOPS:
+            return None
+
+
+class TrustedProxies:
+    """Which direct peers may tell the server who the client is and how it was addressed.
+
+    Entries are addresses or networks (`"127.0.0.1"`, `"10.0.0.0/8"`, `"::1"`), plus
+    `"unix"` for a peer without an address (a Unix socket) and `"*"` for any peer (only
+    when nothing but the proxy can reach the server). A request whose direct peer is
+    trusted is judged, for the `Host`/`Origin` check and for the URLs the server builds,
+    by what its proxy says; from anyone else those headers are ignored, since any client
+    can send them.
+
+    `header` names the one header family believed: `"x-forwarded"` (X-Forwarded-For,
+    -Host, -Proto: nginx, most load balancers, uvicorn) or `"forwarded"` (RFC 7239). Only
+    one, because a proxy that sets one family usually passes the other through from the
+    client untouched, and believing that would let the client choose.
+
+    The rule for each family: the chain of client addresses is walked from the right (the
+    entry the direct peer added) while the entries are trusted proxies too; the first
+    address that is not is the client. With `Forwarded`, that element's `host` and `proto`
+    are the client's (each element is one proxy's account of the connection it received).
+    X-Forwarded-Host and -Proto are read from their rightmost entry: the nearest trusted
+    proxy's word. A trusted proxy must therefore set or overwrite these headers; one that
+    passes a client's own through lets the client choose them.
+    """
+
+    __slots__ = ("_any", "_header", "_networks", "_unix", "entries")
+
+    def __init__(
+        self,
+        entries: Iterable[str] = (),
+        *,
+        header: str = "x-forwarded",
+    ) -> None:
+        if isinstance(entries, str):
+            raise TypeError("trusted proxies are a list of addresses or networks, not a str")
+        if header not in ("x-forwarded", "forwarded"):
+            raise ValueError("header must be 'x-forwarded' or 'forwarded'")
+        self.entries = tuple(entries)
+        self._header = header
+        self._any = False
+        self._unix = False
+        networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
+        for entry in self.entries:
+            if entry == "*":
+                self._any = True
+            elif entry == "unix":
+                self._unix = True
+            else:
+                try:
+                    networks.append(ipaddress.ip_network(entry.strip(), strict=False))
+                except ValueError:
+                    raise ValueError(
+                        f"not an address, a network, 'unix' or '*': {entry!r}"
+                    ) from None
+        self._networks = tuple(networks)
+
+    def __bool__(self) -> bool:
+        return bool(self.entries)
+
+    def __repr__(self) -> str:
+        return f"TrustedProxies({list(self.entries)!r}, header={self._header!r})"
+
+    def trusts(self, address: str | None) -> bool:
+        """Whether `address` (a peer's, or an entry of a forwarding chain) is a proxy."""
+        if self._any:
+            return True
+        if address is None:
+            return self._unix
+        ip = _ip(address)
+        return ip is not None and any(ip in network for network in self._networks)
+
+    def resolve(
+        self,
+        headers: Mapping[str, str] | Iterable[tuple[str, str]],
+        *,
+        peer: str | None,
+        scheme: str = "http",
+    ) -> ClientView:
+        """The `ClientView` of a request that came from `peer` over `scheme`.
+
+        Without a trusted peer (or without its headers) it is the direct view: the
+        single `Host` header (None when absent or repeated), the peer, the scheme.
+        """
+        if not self.entries or not self.trusts(peer):
+            # The common case, on every request: look at Host alone.
+            pairs = headers.items() if isinstance(headers, Mapping) else headers
+            hosts = [value for name, value in pairs if name.lower() == "host"]
+            return ClientView(scheme, _single_host(hosts), peer)
+        folded = _fold(headers)
+        direct = ClientView(scheme, _single_host(folded.get("host", [])), peer)
+        if self._header == "forwarded":
+            return self._from_forwarded(folded, direct)
+        return self._from_x_forwarded(folded, direct)
+
+    def _walk(self, chain: list[str]) -> int:
+        """Index of the client in a chain of addresses (rightmost added last)."""
+        index = len(chain) - 1
+        while index > 0 and self.trusts(chain[index]):
+            index -= 1
+        return index
+
+    def _from_x_forwarded(self, folded: dict[str, list[str]], direct: ClientView) -> ClientView:
+        chain = _list_values(folded.get("x-forwarded-for"))
+        hosts = _list_values(folded.get("x-forwarded-host"))
+        protos = _list_values(folded.get("x-forwarded-proto"))
+        if not (chain or hosts or protos) or len(chain) > _MAX_FORWARDED_HOPS:
+            return direct
+        client = _address_text(chain[self._walk(chain)]) if chain else direct.client
+        return _view(direct, protos[-1] if protos else None, hosts[-1] if hosts else None, client)
+
+    def _from_forwarded(self, folded: dict[str, list[str]], direct: ClientView) -> ClientView:
+        values = folded.get("forwarded")
+        elements = _forwarded_elements(values) if values else None
+        if not elements:
+            return direct
+        index = self._walk([element.get("for", "unknown") for element in elements])
+        chosen = elements[index]
+        client = chosen.get("for")
+        if client is not None:
+            client = _address_text(client)
+        return _view(direct, chosen.get("proto"), chosen.get("host"), client)
+
+
+def _list_values(values: list[str] | None) -> list[str]:
+    """Every comma-separated entry of every line of a list-valued header, in order."""
+    if not values:
+        return []
+    return [item.strip() for value in values for item in value.split(",") if item.strip()]
+
+
+def _single_host(values: list[str]) -> str | None:
+    """The one valid `Host` value, or None (absent, repeated or malformed: a 421)."""
+    return _valid_host(values[0].strip(" \t")) if len(values) == 1 else None
+
+
+def _valid_host(host: str) -> str | None:
+    """`host[:port]` as given when it is one (what a URL may be built from), else None."""
+    return host if _parse_authority(host, allow_wildcard=False) is not None else None
+
+
+def _address_text(text: str) -> str:
+    """A chain entry as an address (`[::1]:80` -> `::1`); obfuscated names stay as sent."""
+    ip = _ip(text)
+    return text if ip is None else str(ip)
+
+
+def _view(
+    direct: ClientView, proto: str | None, host: str | None, client: str | None
+) -> ClientView:
+    """The proxied view: what the proxy left out stays as the socket shows it; a host it
+    gave that is not a valid `host[:port]` makes the host None (refused with 421), and a
+    scheme other than http/https is not believed."""
+    scheme = proto.lower() if proto is not None and proto.lower() in _FORWARDED_SCHEMES else None
+    return ClientView(
+        scheme or direct.scheme,
+        direct.host if not host else _valid_host(host),
+        client if client is not None else direct.client,
+        proxied=True,
+    )

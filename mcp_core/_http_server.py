@@ -1,14 +1,18 @@
 """Streamable HTTP, server side, both protocol eras, over h11; sans-IO.
 
-Two objects, as in wsproto (an HTTP layer that owns h11 and feeds MCP connections):
+Three objects, as in wsproto (an HTTP layer that owns h11 and feeds MCP connections):
 
 * `HTTPServerEndpoint`: one per MCP endpoint (default path `/mcp`), shared by every TCP
   connection. It holds the configuration, the legacy session table, the event store
-  for SSE resumption, the Host/Origin policy and the limits, and it routes what the
-  MCP connections want to send onto the right HTTP response.
+  for SSE resumption, the Host/Origin policy, the trusted proxies and the limits, and
+  it routes what the MCP connections want to send onto the right HTTP response.
+* `HTTPExchange`: one per HTTP request, at the request level (a head, body chunks, the
+  end in; a status, headers and body bytes out). What a server that parsed HTTP itself
+  (ASGI) drives directly: `endpoint.new_exchange()`.
 * `HTTPServerConnection`: one per TCP connection, with an `h11.Connection(SERVER)`
   inside. Bytes in (`receive_data`), events out, bytes out (`data_to_send`), and
-  `tick(now)` for the header, idle, keep-alive and SSE-commit timers.
+  `tick(now)` for the header, idle, keep-alive and SSE-commit timers. It runs each
+  request through an `HTTPExchange`, so both ways in share every rule above HTTP/1.1.
 
 Each HTTP request is routed to an MCP `ServerConnection`: a legacy session's (one per
 `Mcp-Session-Id`, created by `initialize`) or, for a 2026-07-28 request, a fresh one
@@ -72,7 +76,7 @@ from __future__ import annotations
 import math
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, Literal, Protocol
 
 import h11
@@ -108,13 +112,21 @@ from ._http import (
     single_header,
     sse_message,
 )
-from ._http_headers import HeaderParam, HostPolicy, check_mirrored_headers, x_mcp_header_params
+from ._http_headers import (
+    ClientView,
+    HeaderParam,
+    HostPolicy,
+    TrustedProxies,
+    check_mirrored_headers,
+    x_mcp_header_params,
+)
 from ._server import ServerConnection
 from ._sse import encode_event
 from ._versions import MODERN_REVISIONS, V2025_03_26, V2025_11_25, Era, era_of, is_known
 
 __all__ = [
     "EventStore",
+    "HTTPExchange",
     "HTTPLimits",
     "HTTPRequestRejected",
     "HTTPServerConnection",
@@ -162,11 +174,21 @@ class HTTPRequestRejected(Event):
 
 @dataclass(frozen=True, slots=True)
 class RequestHead:
-    """A request line and its headers (names lower-case, values decoded as Latin-1)."""
+    """A request line and its headers (names lower-case, values decoded as Latin-1).
+
+    `peer` is the direct peer's address (the socket's, or an ASGI scope's `client`) and
+    `scheme` how it reached us; `target` is the path (and query) relative to where the
+    endpoint is mounted. The endpoint fills in `view`: the scheme, host and client
+    address as the client used them, which differ behind a trusted reverse proxy
+    (`TrustedProxies`); build links back to the server from `view.base_url`.
+    """
 
     method: str
     target: str
     headers: Headers
+    peer: str | None = None
+    scheme: str = "http"
+    view: ClientView | None = None
 
     def header(self, name: str) -> str | None:
         """The first value of a header, or None."""
@@ -420,7 +442,7 @@ class _Stream:
         self.init_ok = False
         self.state = _PENDING
         self.parts: list[OutgoingMessage] = []
-        self.http: HTTPServerConnection | None = None
+        self.http: HTTPExchange | None = None
 
 
 class _Session:
@@ -501,6 +523,9 @@ class HTTPServerEndpoint:
     `principal_of(head)` names who sent a request (from your own authentication); a
     session is bound to the principal that created it, and anyone else gets 404.
     `retry_ms` is the reconnection delay announced in priming events.
+    `trusted_proxies` (addresses and networks, or a `TrustedProxies`; default none) are
+    the peers whose X-Forwarded-* (or `Forwarded`) headers are believed: for them the
+    Host check and `RequestHead.view` use the host, scheme and client the proxy reports.
     """
 
     def __init__(
@@ -518,6 +543,7 @@ class HTTPServerEndpoint:
         tool_header_params: Callable[[str], Mapping[str, HeaderParam] | None] | None = None,
         principal_of: Callable[[RequestHead], str | None] | None = None,
         allow_delete: bool = True,
+        trusted_proxies: TrustedProxies | Iterable[str] | None = None,
     ) -> None:
         if response_mode not in ("auto", "json", "sse"):
             raise ValueError("response_mode must be 'auto', 'json' or 'sse'")
@@ -544,6 +570,11 @@ class HTTPServerEndpoint:
         self.tool_header_params = tool_header_params
         self.principal_of = principal_of
         self.allow_delete = allow_delete
+        self.trusted_proxies = (
+            trusted_proxies
+            if isinstance(trusted_proxies, TrustedProxies)
+            else TrustedProxies(trusted_proxies or ())
+        )
         self._new_session_id = new_session_id
         self._store: EventStore | None = (
             (event_store if event_store is not None else InMemoryEventStore())
@@ -554,25 +585,33 @@ class HTTPServerEndpoint:
         self._owners: dict[ServerConnection, _Session | _Stream] = {}
         self._exchanges = 0
         self._idle: dict[str, float] = {}  # session id -> idle since (NaN: stamp at next tick)
-        self._ready: dict[HTTPServerConnection, None] = {}
+        self._ready: dict[HTTPServerConnection | HTTPExchange, None] = {}
 
     # ----------------------------------------------------------------- public
 
-    def new_connection(self, *, now: float | None = None) -> HTTPServerConnection:
-        """A new `HTTPServerConnection` for one accepted TCP connection."""
-        return HTTPServerConnection(self, now=now)
+    def new_connection(
+        self, *, now: float | None = None, peer: str | None = None, scheme: str = "http"
+    ) -> HTTPServerConnection:
+        """A new `HTTPServerConnection` for one accepted TCP connection from `peer`."""
+        return HTTPServerConnection(self, now=now, peer=peer, scheme=scheme)
+
+    def new_exchange(self) -> HTTPExchange:
+        """A new `HTTPExchange`: one request that an HTTP server outside this layer
+        parsed (ASGI, HTTP/2). Feed it `receive_head`, `receive_body`, `receive_end`."""
+        return HTTPExchange(self)
 
     @property
     def sessions(self) -> Mapping[str, ServerConnection]:
         """The open legacy sessions: id -> their MCP connection."""
         return {sid: s.conn for sid, s in self._sessions.items()}
 
-    def pump(self, *connections: ServerConnection) -> list[HTTPServerConnection]:
+    def pump(self, *connections: ServerConnection) -> list[HTTPServerConnection | HTTPExchange]:
         """Route what the MCP connections queued onto their HTTP streams.
 
         With no argument every live MCP connection is drained; name the ones you
         answered through to make it cheaper. Returns the HTTP connections that now
-        have bytes to write (or events waiting for their next `tick`).
+        have bytes to write (or events waiting for their next `tick`), and the
+        standalone exchanges (`new_exchange`) that have output.
         """
         for conn in connections or tuple(self._owners):
             self._drain(conn)
@@ -658,10 +697,15 @@ class HTTPServerEndpoint:
 
     # ------------------------------------------------------------ head checks
 
+    def _resolve(self, head: RequestHead) -> RequestHead:
+        """The head with its `view`: who sent it and how, after trusted proxies."""
+        view = self.trusted_proxies.resolve(head.headers, peer=head.peer, scheme=head.scheme)
+        return replace(head, view=view)
+
     def _check_head(self, head: RequestHead) -> _Refusal | None:
         policy = self.host_policy
         if policy is not None:
-            status = policy.check_headers(head.headers)
+            status = policy.check_headers(head.headers, view=head.view)
             if status == 421:
                 return _Refusal(421, "Invalid Host header", jsonrpc=False)
             if status == 403:
@@ -718,7 +762,7 @@ class HTTPServerEndpoint:
 
     # ------------------------------------------------------------------- POST
 
-    def _post(self, http: HTTPServerConnection, head: RequestHead, body: bytes) -> list[Event]:
+    def _post(self, http: HTTPExchange, head: RequestHead, body: bytes) -> list[Event]:
         try:
             obj = jr.parse(body, self.config.limits)
         except jr.LimitExceeded as refusal:
@@ -730,21 +774,21 @@ class HTTPServerEndpoint:
         # An initialize that carries the 2026 header or envelope is a modern request
         # for a method that revision does not have; any other starts a legacy session.
         if is_init and version not in MODERN_REVISIONS and not _has_modern_meta(obj):
-            return self._post_legacy(http, head, obj, body)
+            return self._post_legacy(http, head, obj)
         legacy = self.config.legacy_versions
         if version in MODERN_REVISIONS or _has_modern_meta(obj) or not legacy:
-            return self._post_modern(http, head, obj, body)
+            return self._post_modern(http, head, obj)
         if version is not None and not (is_known(version) and era_of(version) is Era.LEGACY):
             if self.config.modern_versions:
-                return self._post_modern(http, head, obj, body)
+                return self._post_modern(http, head, obj)
             return http._refuse(
                 _Refusal(400, f"Bad Request: Unsupported protocol version: {version}")
             )
-        return self._post_legacy(http, head, obj, body)
+        return self._post_legacy(http, head, obj)
 
     def _refuse_over_limit(
         self,
-        http: HTTPServerConnection,
+        http: HTTPExchange,
         head: RequestHead,
         refusal: jr.LimitExceeded,
         *,
@@ -776,9 +820,7 @@ class HTTPServerEndpoint:
             )
         )
 
-    def _post_modern(
-        self, http: HTTPServerConnection, head: RequestHead, obj: Any, body: bytes
-    ) -> list[Event]:
+    def _post_modern(self, http: HTTPExchange, head: RequestHead, obj: Any) -> list[Event]:
         if type(obj) is not dict or "method" not in obj:
             return http._refuse(
                 _Refusal(400, "Body must be a single JSON-RPC request or notification object")
@@ -844,7 +886,7 @@ class HTTPServerEndpoint:
         self._owners[conn] = stream
         self._exchanges += 1
         self._attach(http, stream)
-        events = conn.receive_message(body, now=http._wall)
+        events = conn._receive_parsed(obj, now=http._wall)
         self._drain(conn)
         self._prefer_sse(stream)
         return _tag(events, conn, None)
@@ -855,9 +897,7 @@ class HTTPServerEndpoint:
         if self.response_mode == "sse" and stream.state == _PENDING and stream.can_sse:
             self._commit(stream)
 
-    def _post_legacy(
-        self, http: HTTPServerConnection, head: RequestHead, obj: Any, body: bytes
-    ) -> list[Event]:
+    def _post_legacy(self, http: HTTPExchange, head: RequestHead, obj: Any) -> list[Event]:
         session_id, repeated = single_header(head.headers, SESSION_ID)
         if repeated:
             return http._refuse(_Refusal(400, "Bad Request: Mcp-Session-Id appears more than once"))
@@ -867,7 +907,7 @@ class HTTPServerEndpoint:
                 # The id routes the answer to this response: one it cannot be
                 # (an array, null, 1.5) is refused here, as inside a session.
                 return http._refuse(_Refusal(400, "id must be a string or an integer"))
-            return self._initialize(http, head, obj, body)
+            return self._initialize(http, head, obj)
         if session_id is None:
             return http._refuse(_Refusal(400, "Bad Request: Missing session ID"))
         session = self._session_for(head, session_id)
@@ -907,7 +947,7 @@ class HTTPServerEndpoint:
         if not request_ids:
             session.capture = []
             try:
-                events = conn.receive_message(body, now=http._wall)
+                events = conn._receive_parsed(obj, now=http._wall)
                 self._drain(conn)
             finally:
                 captured, session.capture = session.capture, None
@@ -924,17 +964,16 @@ class HTTPServerEndpoint:
             return http._refuse(_Refusal(429, "Too many concurrent streams in this session"))
         stream = self._new_stream(session, set(request_ids), head, batch=not single)
         self._attach(http, stream)
-        events = self._feed(session, stream, body, http._wall)
+        events = self._feed(session, stream, obj, http._wall)
         self._prefer_sse(stream)
         return _tag(self._session_events(session, events), conn, session.id)
 
-    def _feed(
-        self, session: _Session, stream: _Stream, body: bytes, now: float | None
-    ) -> list[Event]:
-        """Hand a POST body to the session; its synchronous answers land on `stream`."""
+    def _feed(self, session: _Session, stream: _Stream, obj: Any, now: float | None) -> list[Event]:
+        """Hand a POST body (parsed) to the session; its synchronous answers land on
+        `stream`."""
         session.feeding = stream
         try:
-            events = session.conn.receive_message(body, now=now)
+            events = session.conn._receive_parsed(obj, now=now)
             self._drain(session.conn)
         finally:
             session.feeding = None
@@ -970,7 +1009,7 @@ class HTTPServerEndpoint:
         return stream
 
     def _initialize(
-        self, http: HTTPServerConnection, head: RequestHead, obj: dict[str, Any], body: bytes
+        self, http: HTTPExchange, head: RequestHead, obj: dict[str, Any]
     ) -> list[Event]:
         if len(self._sessions) >= self.limits.max_sessions:
             return http._refuse(
@@ -988,7 +1027,7 @@ class HTTPServerEndpoint:
         self._owners[conn] = session
         stream = self._new_stream(session, {obj["id"]}, head, is_init=True)
         self._attach(http, stream)
-        events = self._feed(session, stream, body, http._wall)
+        events = self._feed(session, stream, obj, http._wall)
         if conn.state is State.READY and conn.era is Era.LEGACY and conn.protocol_version:
             session.version = conn.protocol_version
         else:
@@ -1022,9 +1061,7 @@ class HTTPServerEndpoint:
 
     # -------------------------------------------------------------- GET/DELETE
 
-    def _legacy_target(
-        self, http: HTTPServerConnection, head: RequestHead
-    ) -> _Session | list[Event]:
+    def _legacy_target(self, http: HTTPExchange, head: RequestHead) -> _Session | list[Event]:
         """The session a GET or DELETE names, or the refusal already sent."""
         version, _ = single_header(head.headers, PROTOCOL_VERSION)
         if version in MODERN_REVISIONS or not self.config.legacy_versions:
@@ -1045,7 +1082,7 @@ class HTTPServerEndpoint:
             return http._refuse(problem)
         return session
 
-    def _get(self, http: HTTPServerConnection, head: RequestHead) -> list[Event]:
+    def _get(self, http: HTTPExchange, head: RequestHead) -> list[Event]:
         target = self._legacy_target(http, head)
         if not isinstance(target, _Session):
             return target
@@ -1080,9 +1117,7 @@ class HTTPServerEndpoint:
         session.get_stream = stream
         return stream
 
-    def _resume(
-        self, http: HTTPServerConnection, session: _Session, last_event_id: str
-    ) -> list[Event]:
+    def _resume(self, http: HTTPExchange, session: _Session, last_event_id: str) -> list[Event]:
         assert self._store is not None
         replay = self._store.replay_after(session.id, last_event_id)
         if replay is None:
@@ -1116,7 +1151,7 @@ class HTTPServerEndpoint:
             http._send_data(sse_message(payload, event_id))
         return []
 
-    def _delete(self, http: HTTPServerConnection, head: RequestHead) -> list[Event]:
+    def _delete(self, http: HTTPExchange, head: RequestHead) -> list[Event]:
         if not self.allow_delete:
             return http._refuse(
                 _Refusal(
@@ -1294,7 +1329,7 @@ class HTTPServerEndpoint:
 
     # ------------------------------------------------------ attach and detach
 
-    def _attach(self, http: HTTPServerConnection, stream: _Stream) -> None:
+    def _attach(self, http: HTTPExchange, stream: _Stream) -> None:
         stream.http = http
         http._stream = stream
         http._started = http._stamp()
@@ -1370,6 +1405,414 @@ class HTTPServerEndpoint:
         return _tag(session.conn.close(reason), session.conn, session.id)
 
 
+# ========================================================================= exchange
+
+_NOT_STARTED, _SENDING, _ENDED = 0, 1, 2
+
+
+class HTTPExchange:
+    """One HTTP request and its response, at the request level: no HTTP/1.1 framing.
+
+    The entry point for a server that has already parsed HTTP (an ASGI server, an
+    HTTP/2 stack): the request goes in as a `RequestHead` and body chunks, the response
+    comes out as a status with headers and then body bytes (a JSON body, or an SSE
+    stream that stays open). `HTTPServerConnection` runs one of these per request over
+    h11, so both ways in share one code path::
+
+        ex = endpoint.new_exchange()
+        events = ex.receive_head(RequestHead(method, target, headers, peer=ip), now=clock())
+        for chunk in body:                    # stop reading once `ex.wants_body` is False
+            events += ex.receive_body(chunk)  # (refused from the head, or too large)
+        events += ex.receive_end(now=clock(), wall_time=time())
+        ...act on the events, as for HTTPServerConnection; endpoint.pump() also
+        returns the exchanges (not only the connections) that have output...
+        start(*ex.response) once it is set, then send ex.data_to_send() until
+        ex.finished; tick(now) at next_deadline(); close() if the client goes away,
+        and drop the response (do not end it) if `closed` comes first.
+
+    `response` is `(status, headers)` (names lower-case); `close_connection` says the
+    request's body was left unread or untrusted, so an HTTP/1.1 connection under it
+    should close after the response. Passing `now=` makes the SSE and keep-alive timers
+    exact; without it they start at the next `tick`.
+    """
+
+    def __init__(
+        self, endpoint: HTTPServerEndpoint, *, _wire: HTTPServerConnection | None = None
+    ) -> None:
+        self.endpoint = endpoint
+        self._wire = _wire
+        self._head: RequestHead | None = None
+        self._body: list[bytes] = []
+        self._body_len = 0
+        self._declared = 0  # the Content-Length the head declared (0: none)
+        self._dropping: Ends | None = None  # a body over the limit, read and not kept
+        self._refusal: _Refusal | None = None
+        self._responded = False
+        self._complete_seen = False
+        self._stream: _Stream | None = None
+        self._closed = False
+        self._clock: float | None = None
+        self._wall: float | None = None
+        self._started = _NAN
+        self._last_write = _NAN
+        # Standalone only (under h11 the connection holds the output and the state).
+        self._state = _NOT_STARTED
+        self._response: tuple[int, Headers] | None = None
+        self._close_connection = False
+        self._out: list[bytes] = []
+        self._out_len = 0
+        self._deferred: list[Event] = []
+
+    # ----------------------------------------------------------------- public
+
+    @property
+    def head(self) -> RequestHead | None:
+        """The request head as the endpoint judged it (`view` filled in), once received."""
+        return self._head
+
+    @property
+    def response(self) -> tuple[int, Headers] | None:
+        """`(status, headers)` of the response, once decided; None before."""
+        return self._response
+
+    @property
+    def close_connection(self) -> bool:
+        """True when the connection under this exchange should not carry another request."""
+        return self._close_connection
+
+    @property
+    def finished(self) -> bool:
+        """True when the response is complete: after `data_to_send()`, nothing follows.
+        A response cut short (`closed` first) never is: the server must drop it, not end
+        it as if it were whole."""
+        return self._state == _ENDED
+
+    @property
+    def closed(self) -> bool:
+        """True once `close()` was called or the client counted as not reading."""
+        return self._closed
+
+    @property
+    def wants_body(self) -> bool:
+        """False once the response is decided before the body is in (a refusal): the
+        rest of the body need not be read."""
+        return not self._responded and self._refusal is None and not self._complete_seen
+
+    def data_to_send(self) -> bytes:
+        """The response body bytes queued so far."""
+        self.endpoint._ready.pop(self, None)
+        if not self._out:
+            return b""
+        data = self._out[0] if len(self._out) == 1 else b"".join(self._out)
+        self._out.clear()
+        self._out_len = 0
+        return data
+
+    def receive_head(self, head: RequestHead, *, now: float | None = None) -> list[Event]:
+        """The request line and headers: checked at once (Host/Origin, path, method, media
+        types, a declared body too large), so a refusal needs no body."""
+        return self._call(now, None, lambda: self._begin(head))
+
+    def receive_body(self, data: bytes, *, now: float | None = None) -> list[Event]:
+        """A chunk of the request body (kept as given; joined once at the end)."""
+        return self._call(now, None, lambda: self._body_chunk(data))
+
+    def receive_end(
+        self, *, now: float | None = None, wall_time: float | None = None
+    ) -> list[Event]:
+        """The body is complete: the request becomes MCP work. `wall_time` (seconds since
+        the epoch) judges the expiry of a sealed 2026-07-28 `requestState`."""
+        return self._call(now, wall_time, self._end_of_request)
+
+    def close(self, reason: str = "client went away") -> list[Event]:
+        """The client is gone: settle what rode on this request (a 2026-07-28 request is
+        cancelled; a legacy stream stays resumable)."""
+        events, self._deferred = self._deferred, []
+        return events + self._close(reason)
+
+    def tick(self, now: float) -> list[Event]:
+        """Run the timers: SSE commit and keep-alive comments."""
+        self._clock = now
+        try:
+            self._stamp_unset(now)
+            events, self._deferred = self._deferred, []
+            if not self._closed:
+                self._run_timers(now)
+            events += self._deferred
+            self._deferred = []
+            return events
+        finally:
+            self._clock = None
+
+    def next_deadline(self) -> float | None:
+        """When `tick` next has work; a value in the past means now; None: never."""
+        if self._deferred:
+            return _NEVER
+        if self._closed:
+            return None
+        return self._deadline()
+
+    # ------------------------------------------------------------------ input
+
+    def _call(
+        self, now: float | None, wall: float | None, step: Callable[[], list[Event]]
+    ) -> list[Event]:
+        self._clock = now
+        self._wall = wall
+        try:
+            events, self._deferred = self._deferred, []
+            if not self._closed:
+                events += step()
+            events += self._deferred
+            self._deferred = []
+            return events
+        finally:
+            self._clock = None
+            self._wall = None
+
+    def _begin(self, head: RequestHead) -> list[Event]:
+        if self._head is not None:
+            raise LocalProtocolError("receive_head() was already called for this exchange")
+        endpoint = self.endpoint
+        self._head = head = endpoint._resolve(head)
+        refusal = endpoint._check_head(head)
+        if refusal is None:
+            length, _ = single_header(head.headers, "content-length")
+            declared = self._declared = (
+                int(length) if length is not None and length.isdigit() else 0
+            )
+            if declared > endpoint.max_body_bytes:
+                if declared > 2 * endpoint.max_body_bytes:
+                    # Not worth reading to its end: refuse now (the connection closes).
+                    return self._refuse_declared()
+                self._dropping = Ends(self._window())
+        if refusal is not None and refusal.close:
+            return self._refuse(refusal)
+        self._refusal = refusal
+        return []
+
+    def _body_chunk(self, data: bytes) -> list[Event]:
+        if self._responded or self._refusal is not None:
+            return []
+        dropping = self._dropping
+        limit = self.endpoint.max_body_bytes
+        if dropping is None:
+            self._body_len += len(data)
+            if self._body_len <= limit:
+                self._body.append(data)
+                return []
+            # Over the limit: read on to the end (so the client, done sending, reads the
+            # 413), keeping only the two ends, which may show the request's id.
+            dropping = self._dropping = Ends(self._window())
+            for piece in self._body:
+                dropping.add(piece)
+            self._body = []
+        dropping.add(data)
+        if dropping.size > 2 * limit:
+            return self._refuse_body(dropping, dropping.size, close=True)
+        return []
+
+    def _window(self) -> int:
+        return min(jr.PEEK_BYTES, self.endpoint.max_body_bytes // 2)
+
+    def _refuse_declared(self) -> list[Event]:
+        """413 at the head, for a declared Content-Length over the limit, without
+        reading the body; the connection under it closes."""
+        return self._refuse_body(Ends(0), self._declared, close=True)
+
+    def _refuse_body(self, ends: Ends, size: int, *, close: bool) -> list[Event]:
+        """413 for a body over the limit. Closing, the last bytes seen are not the
+        body's end, so only its start is read for the id."""
+        self._dropping = None
+        endpoint = self.endpoint
+        head = self._head
+        assert head is not None
+        refusal = jr.too_big(
+            size,
+            endpoint.max_body_bytes,
+            ends.head,
+            b"" if close else ends.tail,
+            endpoint._body_setting,
+            endpoint.config.limits,
+        )
+        return endpoint._refuse_over_limit(self, head, refusal, close=close)
+
+    def _end_of_request(self) -> list[Event]:
+        if self._head is None:
+            raise LocalProtocolError("receive_end() before receive_head()")
+        if self._complete_seen:
+            raise LocalProtocolError("receive_end() was already called for this exchange")
+        self._complete_seen = True
+        return [] if self._responded else self._complete()
+
+    def _complete(self) -> list[Event]:
+        head = self._head
+        assert head is not None
+        refusal, self._refusal = self._refusal, None
+        if refusal is not None:
+            return self._refuse(refusal)
+        if self._dropping is not None:
+            return self._refuse_body(self._dropping, self._dropping.size, close=False)
+        body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
+        self._body = []
+        endpoint = self.endpoint
+        if head.method == "POST":
+            return endpoint._post(self, head, body)
+        if head.method == "GET":
+            return endpoint._get(self, head)
+        return endpoint._delete(self, head)
+
+    def _close(self, reason: str) -> list[Event]:
+        if self._closed and self._stream is None:
+            return []
+        self._closed = True
+        stream = self._stream
+        if stream is None:
+            return []
+        return self.endpoint._lost(stream, reason)
+
+    # ----------------------------------------------------------------- output
+
+    def _refuse(self, refusal: _Refusal) -> list[Event]:
+        head = self._head
+        headers = list(refusal.headers)
+        if refusal.jsonrpc:
+            body = error_body(refusal.request_id, refusal.code, refusal.message, refusal.data)
+            headers.append(("content-type", JSON))
+        else:
+            body = refusal.message.encode("utf-8") if refusal.status != 405 else b""
+            if body:
+                headers.append(("content-type", "text/plain; charset=utf-8"))
+        self._send_response(refusal.status, headers, body, close=refusal.close)
+        return [
+            HTTPRequestRejected(
+                head.method if head else "",
+                head.target if head else "",
+                refusal.status,
+                refusal.message,
+            )
+        ]
+
+    def _send_json(self, status: int, body: bytes, headers: Headers | None = None) -> None:
+        self._send_response(status, [("content-type", JSON), *(headers or ())], body)
+
+    def _send_response(
+        self, status: int, headers: Headers, body: bytes, *, close: bool = False
+    ) -> None:
+        sink = self._wire or self
+        if self._responded or not sink._can_respond():
+            return
+        self._responded = True
+        sink._respond(status, [("content-length", str(len(body))), *headers], body, close)
+
+    def _start_sse(self, headers: Headers) -> None:
+        sink = self._wire or self
+        if self._responded or not sink._can_start():
+            return
+        self._responded = True
+        sink._start(200, headers)
+        self._last_write = self._stamp()
+
+    def _send_data(self, data: bytes) -> None:
+        sink = self._wire or self
+        if self._closed or not sink._can_write():
+            return
+        sink._write(data)
+        self._last_write = self._stamp()
+        if sink._backlog() > self.endpoint.max_output_bytes:
+            # The client is not reading: drop it rather than buffer without bound.
+            sink._overflow("client is not reading")
+
+    def _end_response(self) -> None:
+        sink = self._wire or self
+        if sink._can_end():
+            sink._end()
+
+    # The response sink of a standalone exchange; `HTTPServerConnection` is the other
+    # one (the same eight methods, over h11).
+
+    def _can_respond(self) -> bool:
+        return self._state == _NOT_STARTED and not self._closed
+
+    def _respond(self, status: int, headers: Headers, body: bytes, close: bool) -> None:
+        self._response = (status, headers)
+        self._close_connection = close
+        if body:
+            self._write(body)
+        self._state = _ENDED
+        self.endpoint._ready[self] = None
+
+    _can_start = _can_respond
+
+    def _start(self, status: int, headers: Headers) -> None:
+        self._response = (status, headers)
+        self._state = _SENDING
+        self.endpoint._ready[self] = None
+
+    def _can_write(self) -> bool:
+        return self._state == _SENDING
+
+    def _write(self, data: bytes) -> None:
+        self._out.append(data)
+        self._out_len += len(data)
+        self.endpoint._ready[self] = None
+
+    _can_end = _can_write
+
+    def _end(self) -> None:
+        self._state = _ENDED
+        self.endpoint._ready[self] = None
+
+    def _backlog(self) -> int:
+        return self._out_len
+
+    def _overflow(self, reason: str) -> None:
+        self._deferred += self._close(reason)
+        self._out.clear()
+        self._out_len = 0
+        self.endpoint._ready[self] = None  # so the adapter looks (and ticks)
+
+    # ------------------------------------------------------------------ time
+
+    def _stamp(self) -> float:
+        wire = self._wire
+        if wire is not None:
+            return wire._stamp()
+        return self._clock if self._clock is not None else _NAN
+
+    def _stamp_unset(self, now: float) -> None:
+        if math.isnan(self._started):
+            self._started = now
+        if math.isnan(self._last_write):
+            self._last_write = now
+
+    def _run_timers(self, now: float) -> None:
+        limits = self.endpoint.limits
+        stream = self._stream
+        if stream is not None and stream.state == _PENDING:
+            if (
+                limits.sse_after is not None
+                and stream.can_sse
+                and self._started + limits.sse_after <= now
+            ):
+                self.endpoint._commit(stream)
+        elif stream is not None and stream.state == _STREAMING:
+            interval = limits.keepalive_interval
+            if interval is not None and self._last_write + interval <= now:
+                self._send_data(_KEEPALIVE)
+
+    def _deadline(self) -> float | None:
+        limits = self.endpoint.limits
+        stream = self._stream
+        if stream is None:
+            return None
+        if stream.state == _PENDING:
+            return _deadline(self._started, limits.sse_after) if stream.can_sse else None
+        if stream.state == _STREAMING:
+            return _deadline(self._last_write, limits.keepalive_interval)
+        return None
+
+
 # ======================================================================= connection
 
 _IDLE, _RECEIVING, _RESPONDING = 0, 1, 2
@@ -1382,11 +1825,26 @@ class HTTPServerConnection:
     and close the socket once `closed` is true and the output is written. `tick(now)`
     runs the timers; `next_deadline()` says when. Passing `now=` to `receive_data`
     makes timers exact; without it they start at the next `tick` (and
-    `next_deadline()` asks for one at once).
+    `next_deadline()` asks for one at once). `peer` is the client's address (it decides
+    whether proxy headers are believed, see `TrustedProxies`) and `scheme` how it
+    reached us (`https` behind TLS).
+
+    This layer owns what is HTTP/1.1 about a request: framing, the head's size and
+    line endings, 100-continue, pipelining, the header and idle timeouts. Each request
+    is an `HTTPExchange`, which owns the rest.
     """
 
-    def __init__(self, endpoint: HTTPServerEndpoint, *, now: float | None = None) -> None:
+    def __init__(
+        self,
+        endpoint: HTTPServerEndpoint,
+        *,
+        now: float | None = None,
+        peer: str | None = None,
+        scheme: str = "http",
+    ) -> None:
         self.endpoint = endpoint
+        self.peer = peer
+        self.scheme = scheme
         self._h11 = h11.Connection(
             h11.SERVER, max_incomplete_event_size=endpoint.limits.max_header_bytes
         )
@@ -1399,13 +1857,7 @@ class HTTPServerConnection:
         self._out: list[bytes] = []
         self._out_len = 0
         self._closed = False
-        self._head: RequestHead | None = None
-        self._body: list[bytes] = []
-        self._body_len = 0
-        self._dropping: Ends | None = None  # a body over the limit, read and not kept
-        self._refusal: _Refusal | None = None
-        self._responded = False
-        self._stream: _Stream | None = None
+        self._exchange: HTTPExchange | None = None
         self._deferred: list[Event] = []
         self._input_pending = False
         self._processing = False
@@ -1414,8 +1866,6 @@ class HTTPServerConnection:
         self._wall: float | None = None
         self._phase = _IDLE
         self._since = self._stamp()
-        self._started = _NAN
-        self._last_write = _NAN
         self._clock = None
 
     # ----------------------------------------------------------------- public
@@ -1469,21 +1919,23 @@ class HTTPServerConnection:
 
     def close(self, reason: str = "connection closed") -> list[Event]:
         """The socket is gone (or the adapter gave up on it): settle what rode on it."""
-        if self._closed and self._stream is None:
+        exchange = self._exchange
+        if self._closed and (exchange is None or exchange._stream is None):
             return []
         self._closed = True
-        stream = self._stream
-        if stream is None:
+        if exchange is None:
             return []
-        return self.endpoint._lost(stream, reason)
+        return exchange._close(reason)
 
     def tick(self, now: float) -> list[Event]:
         """Run the timers: header and idle timeouts, SSE commit, keep-alive comments."""
         self._clock = now
         try:
-            for name in ("_since", "_started", "_last_write"):
-                if math.isnan(getattr(self, name)):
-                    setattr(self, name, now)
+            if math.isnan(self._since):
+                self._since = now
+            exchange = self._exchange
+            if exchange is not None:
+                exchange._stamp_unset(now)
             events, self._deferred = self._deferred, []
             if self._input_pending and not self._closed:
                 self._input_pending = False
@@ -1499,19 +1951,8 @@ class HTTPServerConnection:
                     events += self._refuse(
                         _Refusal(408, "Request Timeout", jsonrpc=False, close=True)
                     )
-            else:
-                stream = self._stream
-                if stream is not None and stream.state == _PENDING:
-                    if (
-                        limits.sse_after is not None
-                        and stream.can_sse
-                        and self._started + limits.sse_after <= now
-                    ):
-                        self.endpoint._commit(stream)
-                elif stream is not None and stream.state == _STREAMING:
-                    interval = limits.keepalive_interval
-                    if interval is not None and self._last_write + interval <= now:
-                        self._send_data(_KEEPALIVE)
+            elif self._exchange is not None:
+                self._exchange._run_timers(now)
             events += self._deferred
             self._deferred = []
             return events
@@ -1529,14 +1970,8 @@ class HTTPServerConnection:
             return _deadline(self._since, limits.idle_timeout)
         if self._phase == _RECEIVING:
             return _deadline(self._since, limits.header_timeout)
-        stream = self._stream
-        if stream is None:
-            return None
-        if stream.state == _PENDING:
-            return _deadline(self._started, limits.sse_after) if stream.can_sse else None
-        if stream.state == _STREAMING:
-            return _deadline(self._last_write, limits.keepalive_interval)
-        return None
+        exchange = self._exchange
+        return exchange._deadline() if exchange is not None else None
 
     # ------------------------------------------------------------------ input
 
@@ -1613,151 +2048,85 @@ class HTTPServerConnection:
     def _protocol_error(self, status: int, message: str) -> list[Event]:
         """Malformed input: answer if a response can still go out, and close."""
         events: list[Event] = []
-        if not self._responded and self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+        exchange = self._exchange
+        responded = exchange is not None and exchange._responded
+        if not responded and self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE):
             events += self._refuse(_Refusal(status, message, jsonrpc=False, close=True))
         events += self.close("malformed HTTP")
         return events
 
+    def _refuse(self, refusal: _Refusal) -> list[Event]:
+        """A refusal of the connection's own (a timeout, malformed HTTP), possibly before
+        any head: it goes out through the current exchange, or a head-less one."""
+        exchange = self._exchange
+        if exchange is None:
+            exchange = self._exchange = HTTPExchange(self.endpoint, _wire=self)
+        return exchange._refuse(refusal)
+
     def _on_head(self, request: h11.Request) -> list[Event]:
         self._set_phase(_RECEIVING)
         self._paused_bytes = 0
-        self._head = RequestHead(
+        head = RequestHead(
             request.method.decode("latin-1"),
             request.target.decode("latin-1"),
             decode_headers(request.headers),
+            peer=self.peer,
+            scheme=self.scheme,
         )
-        self._body = []
-        self._body_len = 0
-        self._dropping = None
-        self._responded = False
+        exchange = self._exchange = HTTPExchange(self.endpoint, _wire=self)
         self._since = self._stamp()  # the head is in: the timer now watches the body
         problem = _framing_problem(request)
         if problem is not None:
             # Framing another parser on the path (a proxy) may have read otherwise:
             # answer and close, so no byte after this head is ever read as a request.
-            return self._refuse(_Refusal(400, f"Bad Request: {problem}", jsonrpc=False, close=True))
-        endpoint = self.endpoint
-        refusal = endpoint._check_head(self._head)
-        if refusal is None:
-            length, _ = single_header(self._head.headers, "content-length")
-            declared = int(length) if length is not None and length.isdigit() else 0
-            if declared > endpoint.max_body_bytes:
-                if declared > 2 * endpoint.max_body_bytes or (
-                    self._h11.they_are_waiting_for_100_continue
-                ):
-                    # Not worth reading to its end, or not sent before we say 100.
-                    return self._refuse_body(Ends(0), declared, close=True)
-                self._dropping = Ends(self._window())
-        if refusal is not None and refusal.close:
-            return self._refuse(refusal)
-        self._refusal = refusal
-        if refusal is None and self._h11.they_are_waiting_for_100_continue:
+            exchange._head = head
+            return exchange._refuse(
+                _Refusal(400, f"Bad Request: {problem}", jsonrpc=False, close=True)
+            )
+        events = exchange._begin(head)
+        waiting = self._h11.they_are_waiting_for_100_continue
+        if waiting and exchange._dropping is not None:
+            # Over the limit, and its body is not sent before we say 100: refuse and close.
+            return events + exchange._refuse_declared()
+        if exchange._refusal is None and not exchange._responded and waiting:
             self._emit(self._h11.send(h11.InformationalResponse(status_code=100, headers=[])))
-        return []
+        return events
 
     def _on_body(self, data: bytes) -> list[Event]:
-        if self._responded or self._refusal is not None:
+        exchange = self._exchange
+        assert exchange is not None
+        if exchange._responded or exchange._refusal is not None:
             return []
-        self._since = self._stamp()
-        dropping = self._dropping
-        limit = self.endpoint.max_body_bytes
-        if dropping is None:
-            self._body_len += len(data)
-            if self._body_len <= limit:
-                self._body.append(data)
-                return []
-            # Over the limit: read on to the end (so the client, done sending, reads the
-            # 413), keeping only the two ends, which may show the request's id.
-            dropping = self._dropping = Ends(self._window())
-            for piece in self._body:
-                dropping.add(piece)
-            self._body = []
-        dropping.add(data)
-        if dropping.size > 2 * limit:
-            return self._refuse_body(dropping, dropping.size, close=True)
-        return []
-
-    def _window(self) -> int:
-        return min(jr.PEEK_BYTES, self.endpoint.max_body_bytes // 2)
-
-    def _refuse_body(self, ends: Ends, size: int, *, close: bool) -> list[Event]:
-        """413 for a body over the limit. Closing, the last bytes seen are not the
-        body's end, so only its start is read for the id."""
-        self._dropping = None
-        endpoint = self.endpoint
-        head = self._head
-        assert head is not None
-        refusal = jr.too_big(
-            size,
-            endpoint.max_body_bytes,
-            ends.head,
-            b"" if close else ends.tail,
-            endpoint._body_setting,
-            endpoint.config.limits,
-        )
-        return endpoint._refuse_over_limit(self, head, refusal, close=close)
+        self._since = self._stamp()  # each chunk restarts the body timer
+        return exchange._body_chunk(data)
 
     def _on_complete(self) -> list[Event]:
         self._set_phase(_RESPONDING)
-        if self._responded:
+        exchange = self._exchange
+        assert exchange is not None
+        exchange._complete_seen = True
+        if exchange._responded:
             self._after_response()
             return []
-        head = self._head
-        assert head is not None
-        refusal, self._refusal = self._refusal, None
-        if refusal is not None:
-            return self._refuse(refusal)
-        if self._dropping is not None:
-            return self._refuse_body(self._dropping, self._dropping.size, close=False)
-        body = b"".join(self._body)
-        self._body = []
-        endpoint = self.endpoint
-        if head.method == "POST":
-            return endpoint._post(self, head, body)
-        if head.method == "GET":
-            return endpoint._get(self, head)
-        return endpoint._delete(self, head)
+        exchange._wall = self._wall
+        try:
+            return exchange._complete()
+        finally:
+            exchange._wall = None
 
     # ----------------------------------------------------------------- output
+    # The response sink `HTTPExchange` writes through (see its standalone one).
 
-    def _refuse(self, refusal: _Refusal) -> list[Event]:
-        head = self._head
-        headers = list(refusal.headers)
-        if refusal.jsonrpc:
-            body = error_body(refusal.request_id, refusal.code, refusal.message, refusal.data)
-            headers.append(("content-type", JSON))
-        else:
-            body = refusal.message.encode("utf-8") if refusal.status != 405 else b""
-            if body:
-                headers.append(("content-type", "text/plain; charset=utf-8"))
-        self._send_response(refusal.status, headers, body, close=refusal.close)
-        return [
-            HTTPRequestRejected(
-                head.method if head else "",
-                head.target if head else "",
-                refusal.status,
-                refusal.message,
-            )
-        ]
+    def _can_respond(self) -> bool:
+        return self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE)
 
-    def _send_json(self, status: int, body: bytes, headers: Headers | None = None) -> None:
-        self._send_response(status, [("content-type", JSON), *(headers or ())], body)
-
-    def _send_response(
-        self, status: int, headers: Headers, body: bytes, *, close: bool = False
-    ) -> None:
-        if self._responded or self._h11.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
-            return
-        self._responded = True
-        all_headers = [("content-length", str(len(body))), *headers]
+    def _respond(self, status: int, headers: Headers, body: bytes, close: bool) -> None:
         if close:
-            all_headers.append(("connection", "close"))
+            headers.append(("connection", "close"))
         try:
             self._emit(
                 self._h11.send(
-                    h11.Response(
-                        status_code=status, headers=all_headers, reason=reason_phrase(status)
-                    )
+                    h11.Response(status_code=status, headers=headers, reason=reason_phrase(status))
                 )
             )
             if body:
@@ -1768,28 +2137,26 @@ class HTTPServerConnection:
             return
         self._after_response()
 
-    def _start_sse(self, headers: Headers) -> None:
-        if self._responded or self._h11.our_state is not h11.SEND_RESPONSE:
-            return
-        self._responded = True
-        self._emit(self._h11.send(h11.Response(status_code=200, headers=headers, reason=b"OK")))
-        self._last_write = self._stamp()
+    def _can_start(self) -> bool:
+        return self._h11.our_state is h11.SEND_RESPONSE
 
-    def _send_data(self, data: bytes) -> None:
-        if self._closed or self._h11.our_state is not h11.SEND_BODY:
-            return
+    def _start(self, status: int, headers: Headers) -> None:
+        self._emit(
+            self._h11.send(
+                h11.Response(status_code=status, headers=headers, reason=reason_phrase(status))
+            )
+        )
+
+    def _can_write(self) -> bool:
+        return not self._closed and self._h11.our_state is h11.SEND_BODY
+
+    def _write(self, data: bytes) -> None:
         self._emit(self._h11.send(h11.Data(data=data)))
-        self._last_write = self._stamp()
-        if self._out_len > self.endpoint.max_output_bytes:
-            # The client is not reading: drop it rather than buffer without bound.
-            self._deferred += self.close("client is not reading")
-            self._out.clear()
-            self._out_len = 0
-            self.endpoint._ready[self] = None  # so the adapter looks (and ticks)
 
-    def _end_response(self) -> None:
-        if self._h11.our_state is not h11.SEND_BODY:
-            return
+    def _can_end(self) -> bool:
+        return self._h11.our_state is h11.SEND_BODY
+
+    def _end(self) -> None:
         try:
             self._emit(self._h11.send(h11.EndOfMessage()))
         except h11.LocalProtocolError:
@@ -1797,12 +2164,20 @@ class HTTPServerConnection:
             return
         self._after_response()
 
+    def _backlog(self) -> int:
+        return self._out_len
+
+    def _overflow(self, reason: str) -> None:
+        self._deferred += self.close(reason)
+        self._out.clear()
+        self._out_len = 0
+        self.endpoint._ready[self] = None  # so the adapter looks (and ticks)
+
     def _after_response(self) -> None:
         h = self._h11
         if h.our_state is h11.DONE and h.their_state is h11.DONE:
             h.start_next_cycle()
-            self._responded = False
-            self._head = None
+            self._exchange = None
             self._set_phase(_IDLE)
             # The next head starts with what h11 kept of the last slice: the scanner
             # sees those bytes before h11 parses them.

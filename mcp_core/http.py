@@ -14,8 +14,10 @@ from ._http_client import (
     ToolsFiltered,
 )
 from ._http_headers import (
+    ClientView,
     HostPolicy,
     InvalidToolHeaderAnnotation,
+    TrustedProxies,
     check_mirrored_headers,
     decode_header_value,
     encode_header_value,
@@ -25,6 +27,7 @@ from ._http_headers import (
 )
 from ._http_server import (
     EventStore,
+    HTTPExchange,
     HTTPLimits,
     HTTPRequestRejected,
     HTTPServerConnection,
@@ -37,10 +40,12 @@ from ._http_server import (
 
 __all__ = [
     "ClientOutbox",
+    "ClientView",
     "EventStore",
     "HTTPClientConnection",
     "HTTPClientEndpoint",
     "HTTPErrorReceived",
+    "HTTPExchange",
     "HTTPLimits",
     "HTTPRequest",
     "HTTPRequestRejected",
@@ -53,6 +58,7 @@ __all__ = [
     "RequestHead",
     "SessionExpired",
     "ToolsFiltered",
+    "TrustedProxies",
     "check_mirrored_headers",
     "decode_header_value",
     "encode_header_value",
