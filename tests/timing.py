@@ -12,3 +12,8 @@ from __future__ import annotations
 
 #: Seconds to wait for what must happen (an event, a process's end, a thread's exit).
 HANG = 60.0
+#: Seconds to wait for a server process to start (interpreter, imports, listen or
+#: answer its first message): the heaviest step a loaded machine stretches. An SDK
+#: server takes about 1.2 s of CPU to start; several start at once, and at a load
+#: average near 27 on two cores two of them did not listen within 60 s.
+START = 300.0

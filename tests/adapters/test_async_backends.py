@@ -33,7 +33,7 @@ from mcp_core import INVALID_PARAMS, ClientConfig, Era, MCPError, NotificationRe
 from mcp_core.types import ListRootsResult, Root
 from tests.adapters.conftest import echo_server, is_alive, wait_until_dead
 from tests.adapters.servers import echo_server as server_module
-from tests.timing import HANG
+from tests.timing import HANG, START
 
 BACKENDS = ["asyncio", "trio"]
 MODES = ["legacy", "auto"]
@@ -58,10 +58,16 @@ def run(backend: str, scenario: Scenario, *args: Any) -> None:
 
 
 def client_config(mode: str) -> ClientConfig:
-    """The clients' config. Their "auto" connections also pass `probe_timeout=HANG`:
-    every server here answers `server/discover`, and one that takes its time (a
-    subprocess starting on a loaded machine) must not be taken for a legacy one."""
+    """The clients' config. Their "auto" connections also pass a generous
+    `probe_timeout`: every server here answers `server/discover`, and one that takes
+    its time (most of all a subprocess starting on a loaded machine) must not be taken
+    for a legacy one."""
     return ClientConfig(mode=mode, log_level="debug", capabilities={"roots": {}})
+
+
+#: For a stdio server subprocess: as long for the probe and the handshake as it may
+#: take to start on a loaded machine (the defaults are 5 s and 30 s).
+SLOW_START = {"probe_timeout": START, "connect_timeout": START}
 
 
 def text_of(result: Any) -> str:
@@ -197,7 +203,7 @@ def test_stdio_round_trip(backend: str, server_backend: str, mode: str) -> None:
             async with module.connect_stdio(
                 echo_server(server_backend, stderr=stderr.fileno()),
                 client_config(mode),
-                probe_timeout=HANG,
+                **SLOW_START,
                 on_request=answer_roots,
                 on_notification=lambda _, note: notes.append(note),
             ) as session:
@@ -226,7 +232,9 @@ def test_stdio_round_trip(backend: str, server_backend: str, mode: str) -> None:
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_stdio_server_killed_mid_call_fails_every_pending_request(backend: str) -> None:
     async def scenario(module: ModuleType) -> None:
-        async with module.connect_stdio(echo_server(backend), client_config("legacy")) as session:
+        async with module.connect_stdio(
+            echo_server(backend), client_config("legacy"), **SLOW_START
+        ) as session:
             both_started = anyio.Event()
             started: list[str] = []
             failures: list[tuple[str, BaseException]] = []
@@ -275,7 +283,9 @@ def test_stdio_client_kills_a_hung_server_and_its_children(backend: str) -> None
 
     async def scenario(module: ModuleType) -> None:
         with anyio.fail_after(HANG):
-            async with module.connect_stdio(params, client_config("legacy")) as session:
+            async with module.connect_stdio(
+                params, client_config("legacy"), **SLOW_START
+            ) as session:
                 server = json.loads(await call(session, "pid"))
                 grandchild = json.loads(await call(session, "grandchild"))["pid"]
                 assert server["pid"] == server["pgid"] == session.process.pid

@@ -46,7 +46,7 @@ from mcp_core.http import HTTPClientEndpoint, HTTPLimits, InMemoryEventStore
 from mcp_core.types import ElicitRequestParams, ElicitResult
 from tests.adapters.conftest import SETTLE, _children, _fds
 from tests.core.test_http_server import parse_responses
-from tests.timing import HANG
+from tests.timing import HANG, START
 
 ROOT = Path(__file__).resolve().parents[2]
 MODERN = "2026-07-28"
@@ -1128,7 +1128,7 @@ async def test_command_line_serves_http() -> None:
         stderr=subprocess.DEVNULL,
     ) as process:
         try:
-            with anyio.fail_after(HANG):
+            with anyio.fail_after(START):
                 while True:
                     try:
                         stream = await anyio.connect_tcp("127.0.0.1", port)

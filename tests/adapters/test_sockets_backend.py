@@ -24,6 +24,7 @@ from mcp_core.types import ListRootsResult, Root
 from tests.adapters.conftest import SERVERS, echo_server, is_alive, wait_until_dead
 from tests.adapters.servers import echo_server as server_module
 from tests.adapters.test_async_backends import (
+    SLOW_START,
     answer_roots,
     client_config,
     exercise,
@@ -135,7 +136,7 @@ def test_stdio_round_trip(server_backend: str, mode: str) -> None:
         sockets.connect_stdio(
             echo_server(server_backend, stderr=stderr.fileno()),
             client_config(mode),
-            probe_timeout=HANG,
+            **SLOW_START,
             on_request=on_roots,
             on_notification=lambda _, note: notes.append(note),
         ) as session,
@@ -149,7 +150,9 @@ def test_stdio_round_trip(server_backend: str, mode: str) -> None:
 
 
 def test_stdio_server_killed_mid_call_fails_every_pending_request() -> None:
-    with sockets.connect_stdio(echo_server("sockets"), client_config("legacy")) as session:
+    with sockets.connect_stdio(
+        echo_server("sockets"), client_config("legacy"), **SLOW_START
+    ) as session:
         assert session.process is not None
         started = threading.Semaphore(0)
         failures: list[BaseException] = []
@@ -211,7 +214,7 @@ def test_stdio_client_kills_a_hung_server_and_its_children() -> None:
     params = echo_server(
         "sockets", "--ignore-eof", "--ignore-term", close_timeout=0.3, terminate_timeout=0.3
     )
-    with sockets.connect_stdio(params, client_config("auto"), probe_timeout=HANG) as session:
+    with sockets.connect_stdio(params, client_config("auto"), **SLOW_START) as session:
         server = json.loads(call(session, "pid"))["pid"]
         grandchild = json.loads(call(session, "grandchild"))["pid"]
         closing = time.monotonic()
@@ -226,7 +229,9 @@ def test_stdio_client_kills_a_hung_server_and_its_children() -> None:
 def test_interrupting_a_request_cancels_it_on_the_server() -> None:
     """Ctrl-C inside `request()` tells the server before the interrupt propagates."""
     tag = f"interrupted-{time.monotonic_ns()}"
-    with sockets.connect_stdio(echo_server("sockets"), client_config("legacy")) as session:
+    with sockets.connect_stdio(
+        echo_server("sockets"), client_config("legacy"), **SLOW_START
+    ) as session:
 
         def interrupt_soon(_: Any) -> None:
             threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()

@@ -28,7 +28,7 @@ from typing import IO, Any, TypeVar
 import anyio
 import pytest
 
-from tests.timing import HANG
+from tests.timing import HANG, START
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = ROOT / "examples" / "seeds"
@@ -38,7 +38,7 @@ SDK_SEED_SERVER = Path(__file__).resolve().parent / "sdk_servers" / "seed_server
 TAG_NAME = "MCP_INTEROP_TAG"
 TAG = str(os.getpid())  # values: f"{TAG}-module" and f"{TAG}-test"
 SETTLE = HANG  # to wait for processes that end asynchronously (stops when they have)
-START_TIMEOUT = HANG  # for servers to start listening: the machine may be loaded
+START_TIMEOUT = START  # for servers to start listening or answer: the machine may be loaded
 
 
 def tag(lifetime: str) -> dict[str, str]:

@@ -131,7 +131,8 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Serv
 
 class StdioWithProbeTimeout:
     """Our stdio transport, through the `Client(transport_object)` hook, with a chosen
-    `server/discover` probe timeout (the Client itself has no such knob)."""
+    `server/discover` probe timeout (the Client itself has no such knob), and as long
+    for the whole handshake as a server may take to start on a loaded machine."""
 
     def __init__(self, params: Any, probe_timeout: float) -> None:
         self.params = params
@@ -139,7 +140,11 @@ class StdioWithProbeTimeout:
 
     def connect(self, config: Any, **options: Any) -> Any:
         return current_backend().connect_stdio(
-            self.params, config, probe_timeout=self.probe_timeout, **options
+            self.params,
+            config,
+            probe_timeout=self.probe_timeout,
+            connect_timeout=START_TIMEOUT,
+            **options,
         )
 
 
@@ -150,7 +155,10 @@ async def stdio_peers(anyio_backend: str) -> AsyncIterator[dict[str, Peer]]:
     params = our_stdio(sdk_server_argv(SDK_SEED_SERVER), "module")
     # (Regression at the end of the file:) the SDK server takes 2 s to start when
     # idle, more than the 5 s probe timeout on a loaded machine.
-    targets = {"legacy": params, "default": StdioWithProbeTimeout(params, START_TIMEOUT)}
+    targets = {
+        "legacy": StdioWithProbeTimeout(params, START_TIMEOUT),  # (no probe in legacy)
+        "default": StdioWithProbeTimeout(params, START_TIMEOUT),
+    }
     async with held_open({mode: peers[mode].connect(targets[mode], mode) for mode in MODES}):
         yield peers
 

@@ -28,7 +28,8 @@ def main() -> None:
         [str(ECHO_SERVER), "--backend", "sockets", "--ignore-eof", "--ignore-term"],
         terminate_timeout=0.3,
     )
-    with sockets.connect_stdio(params, ClientConfig(mode="legacy")) as session:
+    # As long for the handshake as the server may take to start on a loaded machine.
+    with sockets.connect_stdio(params, ClientConfig(mode="legacy"), connect_timeout=300) as session:
         result = session.request("tools/call", {"name": "grandchild", "arguments": {}})
         grandchild = json.loads(result.content[0].text)["pid"]
         assert session.process is not None
