@@ -713,12 +713,20 @@ class MCPServer:
         revision = request.context.protocol_version
         if scope.connection.era is not Era.MODERN:
             return _LegacyAsker(scope, request.request_id, revision)
+        # An answer is trusted only for a question this server asked: the keys of
+        # the last round travel in the sealed state ("q"), and answers come only
+        # from a retry that brought that state back verified. A retry without it
+        # (or answering something never asked) is asked again, never obeyed.
         state = request.context.request_state
         recorded: dict[str, Any] = {}
-        if isinstance(state, Mapping) and isinstance(state.get("a"), Mapping):
-            recorded.update(state["a"])
-        for key, answer in (request.context.input_responses or {}).items():
-            recorded[key] = to_wire(answer)
+        if isinstance(state, Mapping):
+            if isinstance(state.get("a"), Mapping):
+                recorded.update(state["a"])
+            asked = state.get("q")
+            if isinstance(asked, list):
+                for key, answer in (request.context.input_responses or {}).items():
+                    if key in asked:
+                        recorded[key] = to_wire(answer)
         caps = to_wire(request.context.client_capabilities) or {}
         return _ReplayAsker(recorded, caps, revision)
 
@@ -1028,7 +1036,7 @@ def _asked(asker: _LegacyAsker | _ReplayAsker) -> _InputRequired:
     """The round's questions, with every answer so far recorded in the sealed state."""
     if not isinstance(asker, _ReplayAsker):  # only a replay asker ever raises NeedInput
         raise MCPError(-32603, "internal error: a question escaped a legacy connection")
-    return _InputRequired(asker.questions, {"a": asker.recorded})
+    return _InputRequired(asker.questions, {"a": asker.recorded, "q": sorted(asker.questions)})
 
 
 class _Later:
