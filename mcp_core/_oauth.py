@@ -15,13 +15,13 @@ performs nothing itself: every call returns the next *step* for the embedder:
 Driving it::
 
     flow = OAuthClientFlow("https://mcp.example.com/mcp", config, revision=version)
-    step = flow.handle_challenge(response.status, response.headers, now=time.time())
+    step = flow.handle_challenge(response.status, response.headers, now=wall_clock())
     while not isinstance(step, Authorized):
         if isinstance(step, OAuthHTTPRequest):
             status, body = perform(step)
-            step = flow.receive_response(status, body, now=time.time())
+            step = flow.receive_response(status, body, now=wall_clock())
         else:
-            step = flow.receive_redirect(open_browser_and_wait(step.url), now=time.time())
+            step = flow.receive_redirect(open_browser_and_wait(step.url), now=wall_clock())
     store.save(step.record.to_dict())
     retry(original_request, headers=[step.header])
 
@@ -50,8 +50,8 @@ The flow, state by state (`_TRANSITIONS` is the whole graph, as data):
    from 1 with the step-up scopes. Both are bounded per operation
    (`max_reauthorizations`, `max_step_ups`) until `operation_succeeded`.
 
-Time is an argument (`now`, wall-clock seconds since the epoch, as
-`time.time()` gives: expiry times are persisted and must mean the same after a
+Time is an argument (`now`, wall-clock seconds since the epoch, the
+embedder's `wall_clock()`: expiry times are persisted and must mean the same after a
 restart). Randomness (PKCE verifier, `state`, assertion ids) comes from
 `token_bytes`, `secrets.token_bytes` unless a test passes its own.
 
