@@ -101,13 +101,13 @@ def elicitation_modern() -> Callable[[int], None]:
     def run(n: int) -> None:
         for _ in range(n):
             client.send_request("tools/call", {"name": "book", "arguments": ARGS})
-            call = server.receive_data(client.data_to_send(), now=now)[0]
+            call = server.receive_data(client.data_to_send(), wall_time=now)[0]
             assert isinstance(call, RequestReceived)
             server.send_input_required(call.request_id, ask_for, {"step": 1})
             ask = client.receive_data(server.data_to_send())[0]
             assert isinstance(ask, RequestReceived)
             client.send_result(ask.request_id, ANSWER)
-            retry = server.receive_data(client.data_to_send(), now=now)[0]
+            retry = server.receive_data(client.data_to_send(), wall_time=now)[0]
             assert isinstance(retry, RequestReceived) and retry.context.input_responses
             server.send_result(retry.request_id, {"content": [{"type": "text", "text": "Booked"}]})
             done = client.receive_data(server.data_to_send())[0]

@@ -45,7 +45,7 @@ def serve(port: int, stop_after: float | None = None) -> None:
                 continue
             conn = conns[sock]
             data = sock.recv(65536)  # b"" at end of stream
-            for event in conn.receive_data(data, now=time.time()):
+            for event in conn.receive_data(data, wall_time=time.time()):
                 if isinstance(event, RequestReceived):
                     answer(conn, event)
                 elif isinstance(event, ConnectionClosed):

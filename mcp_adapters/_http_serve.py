@@ -198,7 +198,7 @@ class _Scope:
     def wake(self) -> None:
         self._server._pump(self.connection)
 
-    def now(self) -> float:
+    def wall_time(self) -> float:
         return time.time()
 
 

@@ -39,7 +39,7 @@ class SessionScope:
     def wake(self) -> None:
         self.session.wake()
 
-    def now(self) -> float:
+    def wall_time(self) -> float:
         return time.time()
 
 

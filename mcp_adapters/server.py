@@ -97,7 +97,7 @@ class RequestScope(Protocol):
         """Output was queued on the connection outside the transport's own loop turn."""
         ...
 
-    def now(self) -> float:
+    def wall_time(self) -> float:
         """Wall-clock seconds (sealed state must be readable by other processes)."""
         ...
 
@@ -601,7 +601,7 @@ class MCPServer:
     def _answer(self, request: RequestReceived, scope: RequestScope, outcome: Any) -> None:
         if isinstance(outcome, _InputRequired):
             scope.connection.send_input_required(
-                request.request_id, outcome.questions, outcome.state, now=scope.now()
+                request.request_id, outcome.questions, outcome.state, wall_time=scope.wall_time()
             )
         elif outcome is not _NO_ANSWER:
             scope.connection.send_result(request.request_id, outcome)

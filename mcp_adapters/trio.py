@@ -187,7 +187,7 @@ class Driver:
         if not data:
             self._input_done = True
         try:
-            self._on_events(self._conn.receive_data(data, now=time.time()))
+            self._on_events(self._conn.receive_data(data, wall_time=time.time()))
         except Exception:
             logger.exception("driver: processing input failed; closing")
             self.error = self.error or TransportError("internal error while processing input")

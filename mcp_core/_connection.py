@@ -7,7 +7,11 @@ come back as events; what the application says goes in through verb methods
 error for a bad message), which is why output is a buffer and not a return value.
 
 Nothing here does I/O or reads a clock: deadlines are numbers the caller
-chooses, and `tick(now)` (or `now=` on the receive calls) is how time arrives.
+chooses, and time arrives as an argument under one of two names that are never
+mixed: `now` is the caller's loop clock (monotonic is best: `tick(now)`, and the
+`deadline=` of the send verbs), `wall_time` is seconds since the epoch (the receive
+calls' `wall_time=`, for the expiry of sealed `requestState`, which other
+processes must judge alike).
 
 This module holds what both roles share; `_server.py` and `_client.py` hold
 the role-specific rules.
@@ -19,7 +23,7 @@ import contextlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypeGuard
+from typing import Any, Final, Literal, NoReturn, TypeGuard
 
 import pydantic
 
@@ -231,6 +235,18 @@ def capability_problem(
     return None
 
 
+def missing_wall_time() -> NoReturn:
+    """Refuse input that a sealing server could not judge (raised before reading any).
+
+    Without the wall clock every retry's sealed state would be refused as
+    expired: say so at the first input instead, where the fix is obvious.
+    """
+    raise LocalProtocolError(
+        "this server seals requestState (request_state_keys): pass "
+        "wall_time=time.time() with every input, or no retry can be verified"
+    )
+
+
 _ID_OPTIONAL_ON_ERRORS: Final = frozenset({V2025_11_25, "2026-07-28"})
 
 
@@ -278,20 +294,28 @@ class _Connection:
         # progress token -> the logical id of our request it reports on
         self._progress_tokens: dict[int | str, RequestId] = {}
         self._next_id = 0
-        self._now: float | None = None
+        # The wall time given with the latest input: sealing falls back on it.
+        self._wall_time: float | None = None
 
     # ------------------------------------------------------------------ input
 
-    def receive_data(self, data: bytes, *, now: float | None = None) -> list[Event]:
+    _needs_wall_time = False  # a server with request_state_keys: see `_check_wall_time`
+
+    def receive_data(self, data: bytes, *, wall_time: float | None = None) -> list[Event]:
         """Feed bytes of a newline-delimited stream; `b""` means the stream ended.
 
-        `now` (optional) is the wall-clock time in seconds since the epoch, for
-        the one check that needs it: the expiry of a sealed `requestState`,
-        which other processes must judge alike. Deadlines use whatever clock
-        you give `tick()`; the two are never mixed.
+        `wall_time` is the wall-clock time (`time.time()`, seconds since the
+        epoch), for the one check that needs it: the expiry of a sealed
+        `requestState`, which other processes must judge alike. A server with
+        `request_state_keys` cannot judge a retry without it, so it refuses
+        bytes that come without it (`LocalProtocolError`, before reading any);
+        elsewhere it may be left out. Deadlines use the other clock, the one you
+        give `tick(now)`; the two are never mixed.
         """
-        if now is not None:
-            self._now = now
+        if wall_time is not None:
+            self._wall_time = wall_time
+        elif self._needs_wall_time and data:
+            missing_wall_time()
         if not data:
             if self.state in (State.CLOSED, State.ERROR):
                 return []
@@ -308,10 +332,15 @@ class _Connection:
             events.extend(self._settle(fatal.error.message, fatal.error))
         return events
 
-    def receive_message(self, data: bytes | str, *, now: float | None = None) -> list[Event]:
-        """Feed one whole message from a transport that frames messages itself."""
-        if now is not None:
-            self._now = now
+    def receive_message(self, data: bytes | str, *, wall_time: float | None = None) -> list[Event]:
+        """Feed one whole message from a transport that frames messages itself.
+
+        `wall_time` as for `receive_data`.
+        """
+        if wall_time is not None:
+            self._wall_time = wall_time
+        elif self._needs_wall_time:
+            missing_wall_time()
         self._check_receiving()
         events: list[Event] = []
         try:

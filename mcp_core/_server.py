@@ -151,6 +151,7 @@ class ServerConnection(_Connection):
         self.log_level: str | None = None
         self._client_caps_wire: dict[str, Any] = {}
         self._session_context: RequestContext | None = None
+        self._needs_wall_time = config.request_state_sealer is not None
 
     # ------------------------------------------------------------- receiving
 
@@ -318,16 +319,16 @@ class ServerConnection(_Connection):
             # application matches them to its own questions and ignores the rest.
             return model.input_responses, None
         target, arguments = _target_and_arguments(method, model)
+        wall_time = self._wall_time
+        assert wall_time is not None  # a sealing server refuses input that comes without it
         try:
-            if self._now is None:
-                raise RequestStateError("no_clock")
             payload = sealer.unseal(
                 model.request_state,
                 method=method,
                 target=target,
                 arguments=arguments,
                 principal=self.principal,
-                now=self._now,
+                wall_time=wall_time,
             )
             asked = payload["k"]
             if type(asked) is not dict:
@@ -438,7 +439,7 @@ class ServerConnection(_Connection):
         input_requests: Mapping[str, Any] | None = None,
         state: Any = None,
         *,
-        now: float | None = None,
+        wall_time: float | None = None,
     ) -> bool:
         """Answer a 2026-07-28 `tools/call`, `prompts/get` or `resources/read` with
         an `InputRequiredResult`: ask the client, and let its retry come back.
@@ -450,10 +451,13 @@ class ServerConnection(_Connection):
         the questions, bound to this call, and handed back verified on the retry
         (`context.request_state`, `context.input_responses`). Returns False when
         the request was cancelled meanwhile.
+
+        `wall_time` (seconds since the epoch) dates the sealed state; by default
+        the wall time given with the latest input.
         """
         self._check_sending()
-        if now is not None:
-            self._now = now
+        if wall_time is not None:
+            self._wall_time = wall_time
         entry = self._take_inbound(request_id)
         if entry is None:
             return False
@@ -510,8 +514,8 @@ class ServerConnection(_Connection):
             raise LocalProtocolError(
                 "configure ServerConfig.request_state_keys to attach non-string state"
             )
-        if self._now is None:
-            raise LocalProtocolError("sealing requestState needs the time: pass now=")
+        wall_time = self._wall_time
+        assert wall_time is not None  # the request came with one: a sealing server insists
         target, arguments = _target_and_arguments(entry.method, entry.params)
         try:
             return sealer.seal(
@@ -520,7 +524,7 @@ class ServerConnection(_Connection):
                 target=target,
                 arguments=arguments,
                 principal=self.principal,
-                now=self._now,
+                wall_time=wall_time,
             )
         except (TypeError, ValueError) as exc:
             raise LocalProtocolError(f"cannot seal requestState: {exc}") from None

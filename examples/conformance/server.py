@@ -735,7 +735,7 @@ def _prompt_input_required(request: Any, scope: RequestScope) -> None:
             request.request_id,
             {"user_context": {"method": question.method, "params": params}},
             {"prompt": "test_input_required_result_prompt"},
-            now=scope.now(),
+            wall_time=scope.wall_time(),
         )
     else:
         connection.send_result(
