@@ -99,7 +99,15 @@ CAPABILITY_LABEL: Final = {
 
 
 class State:
-    """Connection states (plain strings, so they print well)."""
+    """Connection states (plain strings, so they print well).
+
+    After CLOSED or ERROR the verbs that answer the peer (`send_result`,
+    `send_error`, `send_progress`, `send_log`, the input verbs ...) are no-ops
+    that return False, as for a cancelled request, so reacting to the events of
+    the closing batch can never raise; the verbs that start or stop something of
+    your own (`send_request`, `send_notification`, `cancel_request`) raise
+    `LocalProtocolError`.
+    """
 
     IDLE: Final = "idle"  # client: connect() not called yet
     CONNECTING: Final = "connecting"  # client: handshake or probe in flight
@@ -107,6 +115,9 @@ class State:
     READY: Final = "ready"
     CLOSED: Final = "closed"
     ERROR: Final = "error"
+
+
+_ENDED: Final = (State.CLOSED, State.ERROR)
 
 
 @dataclass(frozen=True, slots=True)
@@ -688,7 +699,7 @@ class _Connection:
         return out
 
     def _check_sending(self) -> None:
-        if self.state in (State.CLOSED, State.ERROR):
+        if self.state in _ENDED:
             raise LocalProtocolError(f"connection is {self.state}")
 
     def send_request(
@@ -791,8 +802,14 @@ class _Connection:
         return entry
 
     def send_result(self, request_id: RequestId, result: Any) -> bool:
-        """Answer a peer's request. False when it was cancelled meanwhile (nothing sent)."""
-        self._check_sending()
+        """Answer a peer's request.
+
+        False, with nothing sent, when the request no longer waits for an answer:
+        the peer cancelled it, or the connection closed (it is then listed in
+        `ConnectionClosed.abandoned_inbound`).
+        """
+        if self.state in _ENDED:
+            return False
         wire = to_wire(result)
         if wire is None:
             wire = {}
@@ -812,8 +829,9 @@ class _Connection:
         return True
 
     def send_error(self, request_id: RequestId, code: int, message: str, data: Any = None) -> bool:
-        """Answer a peer's request with an error. False when it was cancelled meanwhile."""
-        self._check_sending()
+        """Answer a peer's request with an error. False as for `send_result`."""
+        if self.state in _ENDED:
+            return False
         self._check_error_code(code)
         if self._answers_input(request_id, None, (code, message, data)):
             return True
@@ -854,8 +872,10 @@ class _Connection:
         total: float | None = None,
         message: str | None = None,
     ) -> bool:
-        """Report progress on a peer's request; False when the peer did not ask for it."""
-        self._check_sending()
+        """Report progress on a peer's request; False when the peer did not ask for it,
+        or the request no longer waits (cancelled, or the connection closed)."""
+        if self.state in _ENDED:
+            return False
         entry = self._take_inbound(request_id)
         if entry is None or entry.progress_token is None or entry.method == "subscriptions/listen":
             return False  # not asked for; and a listen stream never carries progress
@@ -1011,6 +1031,8 @@ class _Connection:
         self._progress_tokens.clear()
         abandoned = tuple(self._inbound)
         self._inbound.clear()
+        for rid in abandoned:
+            self._ended_inbound.add(rid)
         events.append(ConnectionClosed(reason, abandoned, error))
         return events
 

@@ -17,6 +17,7 @@ import pydantic
 from . import _jsonrpc as jr
 from ._config import ServerConfig, to_wire
 from ._connection import (
+    _ENDED,
     LOG_RANK,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -453,9 +454,11 @@ class ServerConnection(_Connection):
         the request was cancelled meanwhile.
 
         `wall_time` (seconds since the epoch) dates the sealed state; by default
-        the wall time given with the latest input.
+        the wall time given with the latest input. False, as for `send_result`,
+        once the connection closed.
         """
-        self._check_sending()
+        if self.state in _ENDED:
+            return False
         if wall_time is not None:
             self._wall_time = wall_time
         entry = self._take_inbound(request_id)
@@ -541,9 +544,11 @@ class ServerConnection(_Connection):
 
         Legacy: the session level from `logging/setLevel` (everything before one
         arrives). 2026-07-28: only for a request that asked with `logLevel`, on that
-        request's stream. Returns whether anything was sent.
+        request's stream. Returns whether anything was sent (never, once the
+        connection closed).
         """
-        self._check_sending()
+        if self.state in _ENDED:
+            return False
         rank = LOG_RANK.get(level)
         if rank is None:
             raise LocalProtocolError(f"unknown log level {level!r}")
@@ -584,8 +589,11 @@ class ServerConnection(_Connection):
         """Accept a `subscriptions/listen`: send the acknowledgement, first, on its stream.
 
         The honoured filter is what the client asked for, narrowed to what the
-        server's capabilities allow and, if given, to `notifications`. Returns it.
+        server's capabilities allow and, if given, to `notifications`. Returns it
+        (empty, with nothing sent, once the connection closed).
         """
+        if self.state in _ENDED:
+            return {}
         entry = self._listen_entry(request_id)
         if entry.subscription is not None:
             raise LocalProtocolError("subscription already acknowledged")
@@ -618,8 +626,10 @@ class ServerConnection(_Connection):
 
     def notify_subscribers(self, method: str, params: Any = None) -> int:
         """Send a list_changed / resources/updated notification to every listen stream
-        whose acknowledged filter covers it. Returns how many streams got it."""
-        self._check_sending()
+        whose acknowledged filter covers it. Returns how many streams got it (none
+        once the connection closed)."""
+        if self.state in _ENDED:
+            return 0
         field = next((f for f, (m, _) in _LISTEN_FILTER.items() if m == method), None)
         if field is None:
             raise LocalProtocolError(f"{method} is not a subscription notification")
@@ -644,7 +654,10 @@ class ServerConnection(_Connection):
 
     def end_subscription(self, request_id: RequestId) -> bool:
         """Close a listen stream gracefully: the final result, then (for byte
-        streams) `notifications/cancelled` naming it, as the two spec pages ask."""
+        streams) `notifications/cancelled` naming it, as the two spec pages ask.
+        False, with nothing sent, once the connection closed."""
+        if self.state in _ENDED:
+            return False
         entry = self._listen_entry(request_id)
         del entry
         result = self._finish_result(
@@ -664,7 +677,6 @@ class ServerConnection(_Connection):
         return True
 
     def _listen_entry(self, request_id: RequestId) -> Inbound:
-        self._check_sending()
         entry = self._inbound.get(request_id)
         if entry is None or entry.method != "subscriptions/listen":
             raise LocalProtocolError(f"no subscriptions/listen request {request_id!r} is open")

@@ -440,11 +440,12 @@ def test_end_of_stream_settles_everything() -> None:
     ]
     assert pair.client.state == State.CLOSED
     pair.client.check_invariants()
-    # Everything after the end is refused.
+    # Answering what the close abandoned is a no-op, as for a cancelled request ...
+    assert pair.client.send_result(inbound, {"roots": []}) is False
+    # ... and everything else after the end is refused.
     for attempt in (
         lambda: pair.client.send_request("tools/list"),
         lambda: pair.client.send_notification("notifications/roots/list_changed"),
-        lambda: pair.client.send_result(inbound, {"roots": []}),
         lambda: pair.client.cancel_request(a),
         lambda: pair.client.receive_data(b"{}\n"),
         lambda: pair.client.receive_message(b"{}"),
