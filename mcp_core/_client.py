@@ -317,6 +317,7 @@ class ClientConnection(_Connection):
         makes any driver tick at once.
         """
         if self._pending_events:
+            self._armed_epoch = self._deadline_epoch
             return float("-inf")
         deadlines = [p.deadline for p in self._pending_inputs.values() if p.deadline is not None]
         wire = super().next_deadline()
@@ -525,6 +526,7 @@ class ClientConnection(_Connection):
             self._pending_events.append(
                 ErrorReceived(logical, pending.method, error[0], error[1], error[2])
             )
+            self._deadline_epoch += 1  # next_deadline() is now minus infinity
             return True
         pending.answers[key] = result
         pending.waiting.discard(key)

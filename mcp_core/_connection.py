@@ -305,6 +305,10 @@ class _Connection:
         # progress token -> the logical id of our request it reports on
         self._progress_tokens: dict[int | str, RequestId] = {}
         self._next_id = 0
+        # Bumped whenever a deadline is set; `_armed_epoch` is its value when the
+        # caller last read next_deadline() (see `deadline_moved`).
+        self._deadline_epoch = 0
+        self._armed_epoch = 0
         # The wall time given with the latest input: sealing falls back on it.
         self._wall_time: float | None = None
 
@@ -758,6 +762,7 @@ class _Connection:
         self._outbound[rid] = entry
         if entry.deadline is not None:
             self._deadlines.push(entry.deadline, rid, self._outbound)
+            self._deadline_epoch += 1
         if entry.progress_token is not None:
             self._progress_tokens[entry.progress_token] = entry.logical
 
@@ -937,7 +942,30 @@ class _Connection:
 
     def next_deadline(self) -> float | None:
         """The earliest deadline of a request in flight, for the caller's timer."""
+        self._armed_epoch = self._deadline_epoch
         return self._deadlines.next(self._outbound)
+
+    @property
+    def deadline_moved(self) -> bool:
+        """Whether a deadline was set since `next_deadline()` was last read.
+
+        A loop arms its timer from `next_deadline()`; a `send_request(deadline=...)`
+        (or `request_input(deadline=...)`, or a client answer that fails a call)
+        made outside event handling, from a callback or another task, may need an
+        earlier wake-up. Ask this after such a call and re-arm from
+        `next_deadline()` when it is True. Deadlines that go away never need it: an
+        early wake-up finds nothing due and `tick()` returns no events.
+        """
+        return self._deadline_epoch != self._armed_epoch
+
+    @property
+    def output_pending(self) -> bool:
+        """Whether `data_to_send()` / `messages_to_send()` has anything to give.
+
+        Receiving and ticking can queue output by themselves; a verb called outside
+        event handling queues it too: check this (or just drain) after either.
+        """
+        return bool(self._outgoing)
 
     def tick(self, now: float) -> list[Event]:
         """Fail every request whose deadline is at or before `now` (and tell the peer)."""
