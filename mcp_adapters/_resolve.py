@@ -83,12 +83,12 @@ class Elicit(Question, Generic[T]):
     def __init__(self, message: str, schema: type[T]) -> None:
         self.message = message
         self.schema = schema
-        from mcp_core._elicitation import form_schema
+        from mcp_core import form_schema
 
         form_schema(schema)  # refuse an impossible form now, not mid-call
 
     def params(self, revision: str) -> dict[str, Any]:
-        from mcp_core._elicitation import form_schema
+        from mcp_core import form_schema
 
         rendering = "2025-06-18" if revision == "2025-06-18" else "2025-11-25"
         return {

@@ -419,6 +419,7 @@ class ServerConnection(_Connection):
         if problem is not None:
             raise LocalProtocolError(f"the client did not declare it: {problem[1]}")
         if spec.method == "elicitation/create" and params is not None:
+            check_form(params, self.protocol_version or V2025_06_18)
             if self.protocol_version == V2025_06_18:
                 if params.get("mode", "form") != "form":
                     raise LocalProtocolError("URL-mode elicitation needs revision 2025-11-25")
@@ -485,8 +486,10 @@ class ServerConnection(_Connection):
             problem = capability_problem(entry.capabilities or {}, method, params)
             if problem is not None:
                 raise LocalProtocolError(f"the client did not declare it: {problem[1]}")
-            if method == "elicitation/create" and "elicitationId" in params:
-                raise LocalProtocolError("2026-07-28 URL-mode elicitation has no elicitationId")
+            if method == "elicitation/create":
+                if "elicitationId" in params:
+                    raise LocalProtocolError("2026-07-28 URL-mode elicitation has no elicitationId")
+                check_form(params, self.protocol_version or "")
             asked[key] = {"method": method, "params": params} if params else {"method": method}
             kinds[key] = method
         if not asked and state is None:
@@ -681,6 +684,18 @@ class ServerConnection(_Connection):
         if entry is None or entry.method != "subscriptions/listen":
             raise LocalProtocolError(f"no subscriptions/listen request {request_id!r} is open")
         return entry
+
+
+def check_form(params: Mapping[str, Any], revision: str) -> None:
+    """Refuse a form the client could not draw (`check_form_schema`), before it is sent."""
+    if params.get("mode", "form") != "form":
+        return
+    from ._elicitation import check_form_schema
+
+    try:
+        check_form_schema(params.get("requestedSchema"), revision=revision)
+    except ValueError as exc:
+        raise LocalProtocolError(str(exc)) from None
 
 
 def _wire_type(name: str) -> type:

@@ -43,8 +43,7 @@ from mcp_adapters.server import (
     Resolve,
     Sample,
 )
-from mcp_core import Era, ServerConnection, State
-from mcp_core._elicitation import form_schema
+from mcp_core import Era, ServerConnection, State, form_schema
 from mcp_core.types import (
     AudioContent,
     ClientCapabilities,
