@@ -304,6 +304,9 @@ class _Connection:
         self._deadlines = DeadlineHeap()
         # progress token -> the logical id of our request it reports on
         self._progress_tokens: dict[int | str, RequestId] = {}
+        # Server: the peer's requests with a round of questions out (see request_input);
+        # here so the answering verbs can test it for nothing on the common path.
+        self._rounds: dict[RequestId, Any] = {}
         self._next_id = 0
         # Bumped whenever a deadline is set; `_armed_epoch` is its value when the
         # caller last read next_deadline() (see `deadline_moved`).
@@ -491,6 +494,8 @@ class _Connection:
             return
         del self._inbound[rid]
         self._ended_inbound.add(rid)
+        if self._rounds:
+            self._withdraw(rid, "the request was cancelled")
         reason = params.get("reason")
         events.append(RequestCancelled(rid, reason if isinstance(reason, str) else None))
 
@@ -538,7 +543,9 @@ class _Connection:
             return
         self._ended(rid, entry)
         if entry.handler is not None:
-            entry.handler(rid, obj.get("result"), error)
+            done = entry.handler(rid, obj.get("result"), error)
+            if done is not None:
+                events.append(done)
         elif type(error) is dict:
             events.append(
                 ErrorReceived(
@@ -572,7 +579,9 @@ class _Connection:
         self, rid: RequestId, entry: Outbound, code: int, message: str, events: list[Event]
     ) -> None:
         if entry.handler is not None:
-            entry.handler(rid, None, {"code": code, "message": message, "local": True})
+            done = entry.handler(rid, None, {"code": code, "message": message, "local": True})
+            if done is not None:
+                events.append(done)
         else:
             events.append(RequestFailed(rid, entry.method, code, message))
 
@@ -825,6 +834,8 @@ class _Connection:
         entry = self._take_inbound(request_id)
         if entry is None:
             return False
+        if self._rounds:
+            self._withdraw(request_id, "answered without it")
         wire = self._finish_result(entry.method, wire)
         self._queue(
             jr.encode_result(request_id, wire), "result", entry.method, request_id, request_id
@@ -843,6 +854,8 @@ class _Connection:
         entry = self._take_inbound(request_id)
         if entry is None:
             return False
+        if self._rounds:
+            self._withdraw(request_id, "answered without it")
         payload = jr.encode_error(request_id, jr.error_object(code, message, to_wire(data)))
         self._queue(payload, "error", entry.method, request_id, request_id)
         del self._inbound[request_id]
@@ -857,6 +870,9 @@ class _Connection:
     ) -> bool:
         """Client hook: answers to 2026-07-28 input requests are collected, not sent."""
         return False
+
+    def _withdraw(self, request_id: RequestId, reason: str) -> None:
+        """Server hook: the request ended while its questions were out; cancel them."""
 
     def _check_error_code(self, code: int) -> None:
         """Refuse codes this revision forbids, so a local bug never reaches the wire."""
@@ -977,9 +993,10 @@ class _Connection:
             self._ended(rid, entry)
             try:
                 # Tell the peer (not for internal requests: initialize cannot be cancelled,
-                # and the probe may be talking to a server that knows no such notification).
+                # and the probe may be talking to a server that knows no such notification;
+                # a server's questions, which belong to a request, are told).
                 # A full output buffer only costs the courtesy, never the terminal event.
-                if entry.handler is None:
+                if entry.handler is None or entry.related is not None:
                     with contextlib.suppress(LocalProtocolError):
                         self._queue_cancel(rid, "timed out")
                 self._resolve_failure(
@@ -1014,6 +1031,8 @@ class _Connection:
         if self._inbound.pop(request_id, None) is None:
             return []
         self._ended_inbound.add(request_id)
+        if self._rounds:
+            self._withdraw(request_id, "the request's stream closed")
         return [RequestCancelled(request_id, reason or "stream closed")]
 
     def fail_request(
@@ -1065,8 +1084,9 @@ class _Connection:
         return events
 
     def _settle_local(self) -> list[Event]:
-        """Client hook: fail calls that were waiting on the application's input answers."""
-        return []
+        """Role hook: what ends with the connection besides the requests on the wire
+        (the client's calls waiting on input answers, the server's open questions)."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------ inspection
 

@@ -66,6 +66,8 @@ def test_every_rendered_form_passes(revision: str) -> None:
 REFUSED: list[tuple[str, str, Any, str]] = [
     ("not an object", "2025-11-25", [], "must be an object"),
     ("no type", "2025-11-25", {"properties": {}}, '"type" must be "object"'),
+    ("$schema type", "2025-11-25", {**form(), "$schema": 1}, '"$schema" must be a string'),
+    ("field not an object", "2025-11-25", form(a="string"), "field 'a': a field must be an object"),
     ("no properties", "2025-11-25", {"type": "object"}, '"properties"'),
     ("top keyword", "2025-11-25", {**form(), "additionalProperties": False}, "additionalProperties"),
     ("$schema on 06-18", "2025-06-18", {**form(), "$schema": "x"}, "$schema"),
