@@ -114,10 +114,14 @@ class ElicitUrl(Question):
         self.elicitation_id = elicitation_id
 
     def params(self, revision: str) -> dict[str, Any]:
-        params: dict[str, Any] = {"mode": "url", "message": self.message, "url": self.url}
-        if revision == "2025-11-25":
-            params["elicitationId"] = self.elicitation_id or self.url
-        return params
+        # The engine sends the id where the revision has one (2025-11-25) and drops it
+        # elsewhere; without one given, the URL names the elicitation.
+        return {
+            "mode": "url",
+            "message": self.message,
+            "url": self.url,
+            "elicitationId": self.elicitation_id or self.url,
+        }
 
     def outcome(self, answer: Any) -> Any:
         from mcp_core.types import ElicitResult
