@@ -116,6 +116,20 @@ class InputAnswer:
     message: str | None = None
     data: Any = None
 
+    @property
+    def accepted(self) -> dict[str, Any] | None:
+        """The content of an accepted elicitation (`{}` for URL mode), else None.
+
+        None covers every other case (declined, cancelled, refused, unanswered,
+        not an elicitation), so `if answer.accepted is not None` is the whole
+        test for "the user said yes"; a form's content fits its form.
+        """
+        result = self.result
+        if self.status != "answered" or getattr(result, "action", None) != "accept":
+            return None
+        content: dict[str, Any] = getattr(result, "content", None) or {}
+        return content
+
 
 @dataclass(frozen=True, slots=True)
 class InputReceived(Event):
