@@ -36,7 +36,7 @@ from mcp_core import (
     form_schema,
 )
 from mcp_core.testing import ConnectionPair, default_server_config
-from mcp_core.types import ElicitRequest, ElicitRequestFormParams, ElicitResult
+from mcp_core.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, ListRootsResult
 
 from .engine_support import (
     MODERN,
@@ -567,3 +567,16 @@ def test_the_seal_is_dated_by_the_wall_time_given(sealed_at: float, verified: bo
     _, server_events = pair.pump()  # the retry arrives at WALL
     assert bool(of_type(server_events, InputReceived)) is verified
     assert bool(of_type(server_events, RequestStateRejected)) is not verified
+
+
+def test_accepted_is_the_whole_test_for_yes() -> None:
+    accept = ElicitResult(action="accept", content={"ok": True})
+    assert InputAnswer("elicitation/create", "answered", accept).accepted == {"ok": True}
+    url_accept = ElicitResult(action="accept")
+    assert InputAnswer("elicitation/create", "answered", url_accept).accepted == {}
+    decline = ElicitResult(action="decline")
+    assert InputAnswer("elicitation/create", "answered", decline).accepted is None
+    assert InputAnswer("elicitation/create", "unanswered", None, REQUEST_TIMEOUT).accepted is None
+    assert InputAnswer("elicitation/create", "refused", None, -32601, "no").accepted is None
+    roots = ListRootsResult(roots=[])
+    assert InputAnswer("roots/list", "answered", roots).accepted is None
