@@ -307,6 +307,8 @@ class _Connection:
         # Server: the peer's requests with a round of questions out (see request_input);
         # here so the answering verbs can test it for nothing on the common path.
         self._rounds: dict[RequestId, Any] = {}
+        # Client: its 2026-07-28 calls waiting on the application's input answers.
+        self._pending_inputs: dict[RequestId, Any] = {}
         self._next_id = 0
         # Bumped whenever a deadline is set; `_armed_epoch` is its value when the
         # caller last read next_deadline() (see `deadline_moved`).
@@ -737,7 +739,9 @@ class _Connection:
             raise LocalProtocolError(
                 f"{method!r} is not a {self._role} request in revision {revision}"
             )
-        if len(self._outbound) >= self.limits.max_outbound_in_flight:
+        # A client's calls waiting on its answers to a server's questions are in
+        # flight too: their retry must find room.
+        if len(self._outbound) + len(self._pending_inputs) >= self.limits.max_outbound_in_flight:
             raise LocalProtocolError("too many requests in flight")
         wire = to_wire(params)
         if wire is not None and not isinstance(wire, dict):
