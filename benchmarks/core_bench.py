@@ -29,7 +29,8 @@ def _pair(mode: str, *, elicitation: bool = False) -> ConnectionPair:
         name="bench", capabilities={"tools": {}}, request_state_keys=KEYS if elicitation else ()
     )
     client = ClientConfig(mode=mode, capabilities={"elicitation": {}} if elicitation else None)
-    pair = ConnectionPair(server, client)
+    # A sealing server needs the wall clock with its input (the handshake's too).
+    pair = ConnectionPair(server, client, wall_clock=(lambda: 1_000.0) if elicitation else None)
     pair.connect()
     return pair
 
@@ -76,13 +77,13 @@ def elicitation_legacy() -> Callable[[int], None]:
     def run(n: int) -> None:
         for _ in range(n):
             client.send_request("tools/call", {"name": "book", "arguments": ARGS})
-            call = server.receive_data(client.data_to_send())[0]
+            call = server.receive_data(client.data_to_send(), wall_time=1_000.0)[0]
             assert isinstance(call, RequestReceived)
             server.send_request("elicitation/create", FORM, related_request_id=call.request_id)
             ask = client.receive_data(server.data_to_send())[0]
             assert isinstance(ask, RequestReceived)
             client.send_result(ask.request_id, ANSWER)
-            answer = server.receive_data(client.data_to_send())[0]
+            answer = server.receive_data(client.data_to_send(), wall_time=1_000.0)[0]
             assert isinstance(answer, ResponseReceived)
             server.send_result(call.request_id, {"content": [{"type": "text", "text": "Booked"}]})
             done = client.receive_data(server.data_to_send())[0]
@@ -101,13 +102,13 @@ def elicitation_modern() -> Callable[[int], None]:
     def run(n: int) -> None:
         for _ in range(n):
             client.send_request("tools/call", {"name": "book", "arguments": ARGS})
-            call = server.receive_data(client.data_to_send(), now=now)[0]
+            call = server.receive_data(client.data_to_send(), wall_time=now)[0]
             assert isinstance(call, RequestReceived)
             server.send_input_required(call.request_id, ask_for, {"step": 1})
             ask = client.receive_data(server.data_to_send())[0]
             assert isinstance(ask, RequestReceived)
             client.send_result(ask.request_id, ANSWER)
-            retry = server.receive_data(client.data_to_send(), now=now)[0]
+            retry = server.receive_data(client.data_to_send(), wall_time=now)[0]
             assert isinstance(retry, RequestReceived) and retry.context.input_responses
             server.send_result(retry.request_id, {"content": [{"type": "text", "text": "Booked"}]})
             done = client.receive_data(server.data_to_send())[0]

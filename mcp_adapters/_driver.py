@@ -3,11 +3,11 @@
 One loop, three spellings (asyncio.py, trio.py, sockets.py)::
 
     reader:  data = read()                         # b"" at end of stream
-             events = conn.receive_data(data, now=wall_clock())  # for requestState expiry
+             events = conn.receive_data(data, wall_time=time.time())  # requestState expiry
              on_events(events)                     # resolve waiters, start handlers
              wake the writer
     writer:  sleep until woken or until conn.next_deadline()
-             if the deadline passed: on_events(conn.tick(now()))
+             if the deadline passed: on_events(conn.tick(now()))  # the loop's clock
              write(conn.data_to_send())            # one chunk at a time
 
 The writer is the only thing that writes and the reader never waits for a
@@ -54,7 +54,7 @@ PROBE_TIMEOUT = 5.0
 class SansIOConnection(Protocol):
     """What a driver needs from a protocol object (an MCP connection, an HTTP layer ...)."""
 
-    def receive_data(self, data: bytes, *, now: float | None = None) -> list[Any]: ...
+    def receive_data(self, data: bytes, *, wall_time: float | None = None) -> list[Any]: ...
 
     def data_to_send(self) -> bytes: ...
 

@@ -34,10 +34,12 @@ import anyio.abc
 from anyio.abc import SocketAttribute
 
 from mcp_adapters._driver import CLOSE_TIMEOUT, READ_SIZE
+from mcp_adapters._serve import Waiter, ask_in_place
 from mcp_adapters._session import RequestId, SessionCore
 from mcp_core import (
     ConnectionClosed,
     Event,
+    InputReceived,
     LocalProtocolError,
     RequestCancelled,
     RequestReceived,
@@ -73,33 +75,6 @@ _LINGER_ERRORS: tuple[type[BaseException], ...] = (anyio.EndOfStream, *_STREAM_E
 
 
 # ============================================================================ waiter
-
-
-class Waiter:
-    """One outcome (a result or an exception) handed from a dispatch to an awaiting task."""
-
-    __slots__ = ("_event", "_exception", "_value")
-
-    def __init__(self) -> None:
-        self._event = anyio.Event()
-        self._value: Any = None
-        self._exception: BaseException | None = None
-
-    def set_result(self, value: Any) -> None:
-        if not self._event.is_set():
-            self._value = value
-            self._event.set()
-
-    def set_exception(self, exc: BaseException) -> None:
-        if not self._event.is_set():
-            self._exception = exc
-            self._event.set()
-
-    async def wait(self) -> Any:
-        await self._event.wait()
-        if self._exception is not None:
-            raise self._exception
-        return self._value
 
 
 async def close_quietly(resource: anyio.abc.AsyncResource) -> None:
@@ -192,24 +167,15 @@ class _Scope:
         self._core = core
         self.connection = connection
 
-    async def ask(self, method: str, params: dict[str, Any], related: RequestId) -> Any:
-        """A legacy server-to-client request on this session; its answer may arrive on any
-        TCP connection of the session (as an `MCPEvent` for this connection)."""
-        waiter = Waiter()
-        rid = self._core.start_request(method, params, waiter, related_request_id=related)
-        self.wake()
-        try:
-            return await waiter.wait()
-        except anyio.get_cancelled_exc_class():
-            with contextlib.suppress(LocalProtocolError):
-                self._core.cancel_request(rid, "cancelled by the server")
-            self.wake()
-            raise
+    async def ask(self, request_id: RequestId, questions: Any) -> InputReceived:
+        """Legacy questions on this session; their answers may arrive on any TCP
+        connection of the session (as `MCPEvent`s for this connection)."""
+        return await ask_in_place(self._core, self.connection, request_id, questions, self.wake)
 
     def wake(self) -> None:
         self._server._pump(self.connection)
 
-    def now(self) -> float:
+    def wall_time(self) -> float:
         return time.time()
 
 
@@ -478,7 +444,7 @@ class HTTPServer:
             if isinstance(event, ConnectionClosed):
                 return
             modern = wrapped.session_id is None
-            if modern and not isinstance(event, RequestReceived):
+            if modern and not isinstance(event, (RequestReceived, InputReceived)):
                 return  # a 2026-07-28 exchange answered on the spot: nothing runs for it
             new = SessionCore(conn, spawn=lambda e: self._spawn(conn, new, e))
             self._cores[conn] = core = new
@@ -499,7 +465,7 @@ class HTTPServer:
             self._modern.discard(conn)
 
     def _spawn(
-        self, conn: ServerConnection, core: SessionCore, event: RequestReceived
+        self, conn: ServerConnection, core: SessionCore, event: RequestReceived | InputReceived
     ) -> anyio.CancelScope | None:
         scope = anyio.CancelScope()
         if self._tg is None or self._closing:
@@ -521,7 +487,7 @@ class HTTPServer:
         self,
         conn: ServerConnection,
         core: SessionCore,
-        event: RequestReceived,
+        event: RequestReceived | InputReceived,
         scope: anyio.CancelScope,
         work: Callable[[], Awaitable[None]],
     ) -> None:

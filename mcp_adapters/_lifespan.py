@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import anyio
 
     from mcp_adapters.server import MCPServer, ServerSessionView
-    from mcp_core import RequestReceived
+    from mcp_core import InputReceived, RequestReceived
 
 T = TypeVar("T")
 LifespanFactory = Callable[[Any], contextlib.AbstractAsyncContextManager[Any]]
@@ -119,14 +119,16 @@ class RequestContext(Generic[T]):
     """`ctx.request_context`, named as the official SDK names it.
 
     `lifespan_context` is what the server's lifespan yielded (`{}` without one);
-    `session` is `ctx.session`; `request` is the engine's `RequestReceived`.
+    `session` is `ctx.session`; `request` is the engine's event the handler runs
+    for: the `RequestReceived`, or the `InputReceived` that brings the answers to
+    its questions.
     """
 
     request_id: int | str
     meta: dict[str, Any] | None
     session: ServerSessionView
     lifespan_context: T
-    request: RequestReceived
+    request: RequestReceived | InputReceived
 
 
 __all__ = ["Lifespan", "LifespanFactory", "RequestContext"]

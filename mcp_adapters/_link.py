@@ -169,7 +169,7 @@ class LinkDriver:
         if not data:
             self.input_done = True
         try:
-            self._on_events(self._conn.receive_data(data, now=time.time()))
+            self._on_events(self._conn.receive_data(data, wall_time=time.time()))
         except Exception:
             self._failed()
         if not data:
@@ -177,13 +177,13 @@ class LinkDriver:
 
     def feed_messages(self, payloads: list[bytes]) -> None:
         receive = self._conn.receive_message  # type: ignore[attr-defined]
-        now = time.time()
+        wall_time = time.time()
         try:
             events: list[Any] = []
             for payload in payloads:
                 if self._conn.state in _ENDED:  # type: ignore[attr-defined]
                     break  # closed, or a fatal message ended it: nothing more is read
-                events.extend(receive(payload, now=now))
+                events.extend(receive(payload, wall_time=wall_time))
             self._on_events(events)
         except Exception:
             self._failed()

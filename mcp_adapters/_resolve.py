@@ -83,12 +83,12 @@ class Elicit(Question, Generic[T]):
     def __init__(self, message: str, schema: type[T]) -> None:
         self.message = message
         self.schema = schema
-        from mcp_core._elicitation import form_schema
+        from mcp_core import form_schema
 
         form_schema(schema)  # refuse an impossible form now, not mid-call
 
     def params(self, revision: str) -> dict[str, Any]:
-        from mcp_core._elicitation import form_schema
+        from mcp_core import form_schema
 
         rendering = "2025-06-18" if revision == "2025-06-18" else "2025-11-25"
         return {
@@ -114,10 +114,14 @@ class ElicitUrl(Question):
         self.elicitation_id = elicitation_id
 
     def params(self, revision: str) -> dict[str, Any]:
-        params: dict[str, Any] = {"mode": "url", "message": self.message, "url": self.url}
-        if revision == "2025-11-25":
-            params["elicitationId"] = self.elicitation_id or self.url
-        return params
+        # The engine sends the id where the revision has one (2025-11-25) and drops it
+        # elsewhere; without one given, the URL names the elicitation.
+        return {
+            "mode": "url",
+            "message": self.message,
+            "url": self.url,
+            "elicitationId": self.elicitation_id or self.url,
+        }
 
     def outcome(self, answer: Any) -> Any:
         from mcp_core.types import ElicitResult

@@ -16,12 +16,64 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_adapters._session import ANSWERED
-from mcp_core import RequestReceived, ServerConnection
+from mcp_core import INTERNAL_ERROR, InputReceived, MCPError, RequestReceived, ServerConnection
 
 if TYPE_CHECKING:
     from mcp_adapters.server import MCPServer
 
 RequestId = int | str
+
+
+class Waiter:
+    """One outcome (a result or an exception) handed from a dispatch to an awaiting task."""
+
+    __slots__ = ("_event", "_exception", "_value")
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+        self._value: Any = None
+        self._exception: BaseException | None = None
+
+    def set_result(self, value: Any) -> None:
+        if not self._event.is_set():
+            self._value = value
+            self._event.set()
+
+    def set_exception(self, exc: BaseException) -> None:
+        if not self._event.is_set():
+            self._exception = exc
+            self._event.set()
+
+    async def wait(self) -> Any:
+        await self._event.wait()
+        if self._exception is not None:
+            raise self._exception
+        return self._value
+
+
+async def ask_in_place(
+    owner: Any,
+    connection: ServerConnection,
+    request_id: RequestId,
+    questions: Any,
+    wake: Callable[[], None],
+) -> InputReceived:
+    """Ask for a still-open legacy request (`request_input`) and wait for the answers.
+
+    `owner` (a `SessionCore`, or a session passing to one) hands the round's
+    `InputReceived` to the waiter registered here, or fails it when the
+    connection ends; a cancelled wait leaves nothing registered.
+    """
+    waiter = Waiter()
+    owner.expect_input(request_id, waiter)
+    try:
+        if not connection.request_input(request_id, questions):
+            raise MCPError(INTERNAL_ERROR, "the request ended while asking")
+        wake()
+        event: InputReceived = await waiter.wait()
+        return event
+    finally:
+        owner.forget_input(request_id)
 
 
 class SessionScope:
@@ -33,13 +85,15 @@ class SessionScope:
         self.session = session
         self.connection: ServerConnection = session.connection
 
-    async def ask(self, method: str, params: dict[str, Any], related: RequestId) -> Any:
-        return await self.session.request(method, params, related_request_id=related)
+    async def ask(self, request_id: RequestId, questions: Any) -> InputReceived:
+        return await ask_in_place(
+            self.session, self.connection, request_id, questions, self.session.wake
+        )
 
     def wake(self) -> None:
         self.session.wake()
 
-    def now(self) -> float:
+    def wall_time(self) -> float:
         return time.time()
 
 

@@ -8,6 +8,9 @@ A session owns one core connection and turns its events into outcomes:
 - each request the peer sends is handed to a *spawn* function that starts the
   application's handler and returns something cancellable, cancelled again on
   `RequestCancelled` or when the connection ends;
+- the answers to a server's questions (`InputReceived`) go to the handler that
+  waits for them in place (legacy, `expect_input`), or are spawned like a
+  request when nobody waits (a 2026-07-28 retry);
 - `ConnectionClosed` fails whatever is still waiting with `ConnectionClosedError`.
 
 Why one class and not one per backend: this bookkeeping is where "exactly one
@@ -34,6 +37,7 @@ from mcp_core import (
     ConnectionClosed,
     ErrorReceived,
     Event,
+    InputReceived,
     LocalProtocolError,
     MCPError,
     MessageRejected,
@@ -87,7 +91,8 @@ class SessionCore:
         self,
         connection: Connection,
         *,
-        spawn: Callable[[RequestReceived], Cancellable | None],
+        # Called with a RequestReceived, or (server side) an InputReceived nobody waits for.
+        spawn: Callable[[Any], Cancellable | None],
         on_notification: Callable[[NotificationReceived], None] | None = None,
         on_event: Callable[[Event], None] | None = None,
     ) -> None:
@@ -105,6 +110,7 @@ class SessionCore:
         # Inbound `subscriptions/listen` streams: they end only when the peer
         # cancels them or goes away, never with an answer.
         self._streams: set[RequestId] = set()
+        self._input_waiters: dict[RequestId, Waiter] = {}
         self._handshake: Waiter | None = None
 
     # ------------------------------------------------------------ outbound
@@ -196,6 +202,17 @@ class SessionCore:
         """A handler ended without answering (it was cancelled)."""
         self._inbound.pop(request_id, None)
         self._streams.discard(request_id)
+        self._input_waiters.pop(request_id, None)
+
+    def forget_input(self, request_id: RequestId) -> None:
+        """The handler stopped waiting for the answers (it got them, or gave up)."""
+        self._input_waiters.pop(request_id, None)
+
+    def expect_input(self, request_id: RequestId, waiter: Waiter) -> None:
+        """The handler of `request_id` asked (`request_input`) and waits in place:
+        `waiter` gets the round's `InputReceived`, or the closed error."""
+        self.check_open()
+        self._input_waiters[request_id] = waiter
 
     # ------------------------------------------------------------- closing
 
@@ -288,14 +305,24 @@ class SessionCore:
             except Exception:
                 logger.exception("progress callback failed")
 
-    def _request(self, event: RequestReceived, closing: ConnectionClosed | None) -> None:
+    def _request(
+        self, event: RequestReceived | InputReceived, closing: ConnectionClosed | None
+    ) -> None:
         handle = self._spawn(event)
         if handle is not None:  # None: answered already, without a task
             self._inbound[event.request_id] = handle
             if event.method == "subscriptions/listen":
                 self._streams.add(event.request_id)
 
+    def _input(self, event: InputReceived, closing: ConnectionClosed | None) -> None:
+        waiter = self._input_waiters.pop(event.request_id, None)
+        if waiter is not None:
+            waiter.set_result(event)  # the handler that asked continues where it was
+        else:
+            self._request(event, closing)  # nobody waits: run it like the request again
+
     def _cancelled(self, event: RequestCancelled, closing: ConnectionClosed | None) -> None:
+        self._input_waiters.pop(event.request_id, None)  # the engine withdrew the questions
         handle = self._inbound.pop(event.request_id, None)
         self._streams.discard(event.request_id)
         if handle is not None:
@@ -333,6 +360,9 @@ class SessionCore:
         if self._handshake is not None:
             self._handshake.set_exception(self.closed_error(event))
             self._handshake = None
+        waiting, self._input_waiters = self._input_waiters, {}
+        for waiter in waiting.values():
+            waiter.set_exception(self.closed_error(event))
         inbound, self._inbound = self._inbound, {}
         self._streams.clear()
         for handle in inbound.values():
@@ -347,6 +377,7 @@ _ROUTES: dict[type, Callable[[SessionCore, Any, ConnectionClosed | None], None]]
     RequestFailed: SessionCore._failure,
     ProgressReceived: SessionCore._progress,
     RequestReceived: SessionCore._request,
+    InputReceived: SessionCore._input,
     RequestCancelled: SessionCore._cancelled,
     NotificationReceived: SessionCore._notification,
     Connected: SessionCore._connected,

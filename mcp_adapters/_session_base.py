@@ -149,6 +149,14 @@ class SessionBase:
         self._driver.wake()
         return sent
 
+    # ---- asking (a legacy server's handler waiting in place for its answers)
+
+    def expect_input(self, request_id: RequestId, waiter: Any) -> None:
+        self._core.expect_input(request_id, waiter)
+
+    def forget_input(self, request_id: RequestId) -> None:
+        self._core.forget_input(request_id)
+
     # ---- inbound
 
     def _on_events(self, events: list[Any]) -> None:

@@ -62,7 +62,7 @@ def form_outcome(schema: type[T], answer: ElicitResult) -> ElicitationResult[T]:
     an invalid answer is never passed on as if it were valid.
     """
     if answer.action == "accept":
-        from mcp_core._elicitation import validate_form_answer
+        from mcp_core import validate_form_answer
 
         return AcceptedElicitation[schema](data=validate_form_answer(schema, answer.content))  # type: ignore[valid-type]
     if answer.action == "decline":

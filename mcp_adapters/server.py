@@ -1,12 +1,16 @@
 """`MCPServer`: tools, resources and prompts as decorated Python functions.
 
 The server never touches a socket: a transport hands it each request together
-with a `RequestScope` (the core connection the request came on, a way to send
-a server-to-client request and wait for the answer, and a clock), and the
-server answers on that connection. So the same `MCPServer` runs on stdio,
-Streamable HTTP, WebSocket or in the same process, on asyncio or trio.
+with a `RequestScope` (the core connection the request came on, a way to ask
+the client and wait for the answers, and a clock), and the server answers on
+that connection. So the same `MCPServer` runs on stdio, Streamable HTTP,
+WebSocket or in the same process, on asyncio or trio.
 
-Asking the user works on both protocol generations:
+Asking the user works on both protocol generations, always through the core's
+one verb, `ServerConnection.request_input`, whose answers come back as an
+`InputReceived` judged against the questions (answers that came without this
+server's sealed state, or that do not fit the form, never reach a resolver or
+`ctx.elicit`: the question is asked again):
 
 - resolvers (`Annotated[T, Resolve(fn)]`) always work: a legacy connection gets
   `elicitation/create`; a 2026-07-28 call returns `InputRequiredResult` and the
@@ -47,10 +51,14 @@ from mcp_adapters._resolve import (
     ToolFailure,
 )
 from mcp_core import (
+    CONNECTION_CLOSED,
     INVALID_PARAMS,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
+    REQUEST_TIMEOUT,
     RESOURCE_NOT_FOUND,
     Era,
+    InputAnswer,
+    InputReceived,
     Limits,
     LocalProtocolError,
     MCPError,
@@ -86,6 +94,9 @@ M = TypeVar("M", bound="pydantic.BaseModel")
 #: What the server's lifespan yields: `Context[AppState]` types `lifespan_context`.
 LifespanT = TypeVar("LifespanT")
 RequestId = int | str
+#: What a handler runs for: a request, or the answers to its questions (a 2026-07-28
+#: retry, or a legacy round nobody waited for), handled the same way.
+Incoming = RequestReceived | InputReceived
 
 # The fix comes first: every current client speaks 2026-07-28 by default, so this
 # is the first thing a port from the official SDK meets (see docs/porting.md).
@@ -104,15 +115,16 @@ class RequestScope(Protocol):
 
     connection: ServerConnection
 
-    async def ask(self, method: str, params: dict[str, Any], related: RequestId) -> Any:
-        """Send a server-to-client request (legacy) and wait for its validated result."""
+    async def ask(self, request_id: RequestId, questions: Mapping[str, Any]) -> InputReceived:
+        """Ask for a legacy request that stays open (`request_input`), and wait here
+        for the round's `InputReceived`."""
         ...
 
     def wake(self) -> None:
         """Output was queued on the connection outside the transport's own loop turn."""
         ...
 
-    def now(self) -> float:
+    def wall_time(self) -> float:
         """Wall-clock seconds (sealed state must be readable by other processes)."""
         ...
 
@@ -121,25 +133,56 @@ class RequestScope(Protocol):
 
 
 class _LegacyAsker:
-    """Legacy connection: each question is a server-to-client request, answered in place."""
+    """Legacy connection: the request stays open while it asks, so each question is
+    asked and answered in place (`request_input`, one question per round)."""
 
-    def __init__(self, scope: RequestScope, request_id: RequestId, revision: str) -> None:
+    def __init__(
+        self,
+        scope: RequestScope,
+        request_id: RequestId,
+        revision: str,
+        capabilities: Mapping[str, Any],
+    ) -> None:
         self.scope = scope
         self.request_id = request_id
         self.revision = revision
+        self.capabilities = capabilities
 
     async def ask(self, key: str, question: Question) -> Any:
         params = question.params(self.revision)
-        problem = capability_problem(
-            self.scope.connection._client_caps_wire, question.method, params
-        )
+        problem = capability_problem(self.capabilities, question.method, params)
         if problem is not None:
             raise MCPError(problem[0], problem[1])
-        answer = await self.scope.ask(question.method, params, self.request_id)
+        event = await self.scope.ask(
+            self.request_id, {key: {"method": question.method, "params": params}}
+        )
+        answer = event.answers[key]
+        if answer.status != "answered":
+            raise _failure(key, answer)
         try:
-            return question.outcome(answer)
+            return question.outcome(answer.result)
         except pydantic.ValidationError as exc:
             raise ToolFailure(f"the client's answer to {key!r} is invalid: {exc}") from None
+
+
+def _failure(key: str, answer: InputAnswer) -> Exception:
+    """What a question that got no usable answer does to the call."""
+    from mcp_adapters._errors import (
+        ConnectionClosedError,
+        RequestFailedError,
+        RequestTimeoutError,
+    )
+
+    code, message = answer.code, answer.message or "no answer"
+    if answer.status == "refused":
+        return MCPError(code if code is not None else INVALID_PARAMS, message, answer.data)
+    if code == INVALID_PARAMS:
+        return ToolFailure(f"the client's answer to {key!r} is invalid: {message}")
+    if code == REQUEST_TIMEOUT:
+        return RequestTimeoutError(answer.method, code, message)
+    if code == CONNECTION_CLOSED:
+        return ConnectionClosedError(message)
+    return RequestFailedError(answer.method, code if code is not None else -32603, message)
 
 
 class _ReplayAsker:
@@ -233,7 +276,7 @@ class Context(Generic[LifespanT]):
     def __init__(
         self,
         server: MCPServer,
-        request: RequestReceived,
+        request: Incoming,
         scope: RequestScope,
         asker: _LegacyAsker | _ReplayAsker,
         replay: bool,
@@ -662,7 +705,7 @@ class MCPServer:
 
     # ---- dispatch
 
-    async def handle(self, request: RequestReceived, scope: RequestScope) -> None:
+    async def handle(self, request: Incoming, scope: RequestScope) -> None:
         """Answer one request on its connection (result, InputRequiredResult or error).
 
         Raises `MCPError` for protocol-level failures; the transport turns it
@@ -676,7 +719,7 @@ class MCPServer:
         self._answer(request, scope, await handler(self, request, scope))
 
     def handle_now(
-        self, request: RequestReceived, scope: RequestScope
+        self, request: Incoming, scope: RequestScope
     ) -> Callable[[], Awaitable[None]] | None:
         """Answer at once if nothing can suspend; else return what will, to run as a task.
 
@@ -696,44 +739,43 @@ class MCPServer:
                 return None
         return functools.partial(self.handle, request, scope)
 
-    async def _answer_later(
-        self, request: RequestReceived, scope: RequestScope, later: _Later
-    ) -> None:
+    async def _answer_later(self, request: Incoming, scope: RequestScope, later: _Later) -> None:
         self._answer(request, scope, await later.finish())
 
-    def _answer(self, request: RequestReceived, scope: RequestScope, outcome: Any) -> None:
+    def _answer(self, request: Incoming, scope: RequestScope, outcome: Any) -> None:
         if isinstance(outcome, _InputRequired):
-            scope.connection.send_input_required(
-                request.request_id, outcome.questions, outcome.state, now=scope.now()
+            scope.connection.request_input(
+                request.request_id,
+                outcome.questions,
+                state=outcome.state,
+                wall_time=scope.wall_time(),
             )
         elif outcome is not _NO_ANSWER:
             scope.connection.send_result(request.request_id, outcome)
 
-    def _asker(self, request: RequestReceived, scope: RequestScope) -> _LegacyAsker | _ReplayAsker:
+    def _asker(self, request: Incoming, scope: RequestScope) -> _LegacyAsker | _ReplayAsker:
         revision = request.context.protocol_version
-        if scope.connection.era is not Era.MODERN:
-            return _LegacyAsker(scope, request.request_id, revision)
-        # An answer is trusted only for a question this server asked: the keys of
-        # the last round travel in the sealed state ("q"), and answers come only
-        # from a retry that brought that state back verified. A retry without it
-        # (or answering something never asked) is asked again, never obeyed.
-        state = request.context.request_state
-        recorded: dict[str, Any] = {}
-        if isinstance(state, Mapping):
-            if isinstance(state.get("a"), Mapping):
-                recorded.update(state["a"])
-            asked = state.get("q")
-            if isinstance(asked, list):
-                for key, answer in (request.context.input_responses or {}).items():
-                    if key in asked:
-                        recorded[key] = to_wire(answer)
         caps = to_wire(request.context.client_capabilities) or {}
+        if scope.connection.era is not Era.MODERN:
+            # The request stays open while it asks: answers come back in place.
+            return _LegacyAsker(scope, request.request_id, revision, caps)
+        # 2026-07-28: the answers known so far are those this server's sealed state
+        # vouches for: earlier rounds' (kept in the state) and this round's. A plain
+        # request's `input_responses` are the client's word alone and never count.
+        recorded: dict[str, Any] = {}
+        if isinstance(request, InputReceived):
+            state = request.state
+            if isinstance(state, Mapping) and isinstance(state.get("a"), Mapping):
+                recorded.update(state["a"])
+            for key, answer in request.answers.items():
+                if answer.status == "answered":
+                    recorded[key] = to_wire(answer.result)
         return _ReplayAsker(recorded, caps, revision)
 
     def _context(
         self,
         tool: FunctionTool,
-        request: RequestReceived,
+        request: Incoming,
         scope: RequestScope,
         asker: _LegacyAsker | _ReplayAsker,
     ) -> Context[Any]:
@@ -748,7 +790,7 @@ class MCPServer:
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")
         return tool
 
-    async def _call_tool(self, request: RequestReceived, scope: RequestScope) -> Any:
+    async def _call_tool(self, request: Incoming, scope: RequestScope) -> Any:
         tool = self._tool_named(request.params.name)
         if not tool.is_async and not tool.resolved:
             outcome = self._call_plain_tool(tool, request, scope)
@@ -772,9 +814,7 @@ class MCPServer:
         except (Exception, NeedInput) as exc:
             return _tool_failure(tool, asker, exc)
 
-    def _call_plain_tool(
-        self, tool: FunctionTool, request: RequestReceived, scope: RequestScope
-    ) -> Any:
+    def _call_plain_tool(self, tool: FunctionTool, request: Incoming, scope: RequestScope) -> Any:
         """A plain function's outcome, or `_Later` when it returned an awaitable after all."""
         try:
             kwargs = tool.parse_arguments(request.params.arguments)
@@ -792,7 +832,7 @@ class MCPServer:
         except (Exception, NeedInput) as exc:
             return _tool_failure(tool, asker, exc)
 
-    async def _list_tools(self, request: RequestReceived, scope: RequestScope) -> Any:
+    async def _list_tools(self, request: Incoming, scope: RequestScope) -> Any:
         cached = self._list_cache.get("tools")
         if cached is None:
             cached = self._list_cache["tools"] = to_wire(
@@ -800,7 +840,7 @@ class MCPServer:
             )
         return dict(cached)
 
-    async def _list_prompts(self, request: RequestReceived, scope: RequestScope) -> Any:
+    async def _list_prompts(self, request: Incoming, scope: RequestScope) -> Any:
         prompts = [
             types.Prompt(
                 name=p.name,
@@ -813,7 +853,7 @@ class MCPServer:
         ]
         return types.ListPromptsResult(prompts=prompts)
 
-    async def _get_prompt(self, request: RequestReceived, scope: RequestScope) -> Any:
+    async def _get_prompt(self, request: Incoming, scope: RequestScope) -> Any:
         params = request.params
         prompt = self._prompts.get(params.name)
         if prompt is None:
@@ -839,7 +879,7 @@ class MCPServer:
             description=prompt.description, messages=_prompt_messages(value)
         )
 
-    async def _list_resources(self, request: RequestReceived, scope: RequestScope) -> Any:
+    async def _list_resources(self, request: Incoming, scope: RequestScope) -> Any:
         return types.ListResourcesResult(
             resources=[
                 types.Resource(
@@ -854,7 +894,7 @@ class MCPServer:
             ]
         )
 
-    async def _list_templates(self, request: RequestReceived, scope: RequestScope) -> Any:
+    async def _list_templates(self, request: Incoming, scope: RequestScope) -> Any:
         return types.ListResourceTemplatesResult(
             resource_templates=[
                 types.ResourceTemplate(
@@ -869,7 +909,7 @@ class MCPServer:
             ]
         )
 
-    async def _read_resource(self, request: RequestReceived, scope: RequestScope) -> Any:
+    async def _read_resource(self, request: Incoming, scope: RequestScope) -> Any:
         asker = self._asker(request, scope)
         context: Context[Any] = Context(self, request, scope, asker, self.replay_elicitation)
         try:
@@ -896,10 +936,10 @@ class MCPServer:
             {"uri": uri},
         )
 
-    async def _subscribe(self, request: RequestReceived, scope: RequestScope) -> Any:
+    async def _subscribe(self, request: Incoming, scope: RequestScope) -> Any:
         return {}
 
-    async def _listen(self, request: RequestReceived, scope: RequestScope) -> Any:
+    async def _listen(self, request: Incoming, scope: RequestScope) -> Any:
         # Acknowledge first; the stream stays open until the client cancels it (the
         # transport then cancels this handler) or the connection ends.
         scope.connection.acknowledge_subscription(request.request_id)
@@ -909,7 +949,7 @@ class MCPServer:
         await anyio.sleep_forever()
         return _NO_ANSWER  # pragma: no cover - sleep_forever only ends by cancellation
 
-    async def _complete(self, request: RequestReceived, scope: RequestScope) -> Any:
+    async def _complete(self, request: Incoming, scope: RequestScope) -> Any:
         if self._completion is None:
             return types.CompleteResult(completion=types.Completion(values=[]))
         params = request.params
@@ -1036,7 +1076,7 @@ def _asked(asker: _LegacyAsker | _ReplayAsker) -> _InputRequired:
     """The round's questions, with every answer so far recorded in the sealed state."""
     if not isinstance(asker, _ReplayAsker):  # only a replay asker ever raises NeedInput
         raise MCPError(-32603, "internal error: a question escaped a legacy connection")
-    return _InputRequired(asker.questions, {"a": asker.recorded, "q": sorted(asker.questions)})
+    return _InputRequired(asker.questions, {"a": asker.recorded})
 
 
 class _Later:
@@ -1136,7 +1176,7 @@ def _resource_contents(uri: str, mime_type: str | None, value: Any) -> list[Any]
     return contents
 
 
-_Handler = Callable[[MCPServer, RequestReceived, RequestScope], Awaitable[Any]]
+_Handler = Callable[[MCPServer, Incoming, RequestScope], Awaitable[Any]]
 _HANDLERS: dict[str, _Handler] = {
     "tools/call": MCPServer._call_tool,
     "tools/list": MCPServer._list_tools,

@@ -197,7 +197,7 @@ class Driver:
             self._input_done = True
             self._eof_held = False
         try:
-            self._on_events(self._conn.receive_data(data, now=time.time()))
+            self._on_events(self._conn.receive_data(data, wall_time=time.time()))
         except Exception:
             logger.exception("driver: processing input failed; closing")
             self.error = self.error or TransportError("internal error while processing input")

@@ -4,6 +4,8 @@ Bytes and calls go in, events and bytes come out; no I/O, no clocks, no threads.
 See docs/architecture.md for the shape and docs/embedding.md for the driver loop.
 """
 
+from typing import TYPE_CHECKING
+
 from ._client import ClientConnection
 from ._config import ClientConfig, ServerConfig
 from ._connection import (
@@ -43,6 +45,8 @@ from ._events import (
     ConnectionClosed,
     ErrorReceived,
     Event,
+    InputAnswer,
+    InputReceived,
     MessageRejected,
     NotificationReceived,
     ProgressReceived,
@@ -100,6 +104,12 @@ __all__ = [
     "SERVER_BUSY",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
+    "ENUM_TITLES",
+    "FORM_REVISIONS",
+    "check_form_answer",
+    "check_form_schema",
+    "form_schema",
+    "validate_form_answer",
     "ClientConfig",
     "ClientConnection",
     "ClientInitialized",
@@ -108,6 +118,8 @@ __all__ = [
     "Era",
     "ErrorReceived",
     "Event",
+    "InputAnswer",
+    "InputReceived",
     "Limits",
     "LocalProtocolError",
     "MCPError",
@@ -134,3 +146,36 @@ __all__ = [
     "State",
     "era_of",
 ]
+
+
+if TYPE_CHECKING:
+    from ._elicitation import (
+        ENUM_TITLES,
+        FORM_REVISIONS,
+        check_form_answer,
+        check_form_schema,
+        form_schema,
+        validate_form_answer,
+    )
+
+# Form-mode elicitation helpers load pydantic's JSON Schema machinery: on first use.
+_FROM_ELICITATION = frozenset(
+    {
+        "ENUM_TITLES",
+        "FORM_REVISIONS",
+        "check_form_answer",
+        "check_form_schema",
+        "form_schema",
+        "validate_form_answer",
+    }
+)
+
+
+def __getattr__(name: str) -> object:
+    if name in _FROM_ELICITATION:
+        from . import _elicitation
+
+        value = getattr(_elicitation, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

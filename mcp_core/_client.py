@@ -320,6 +320,7 @@ class ClientConnection(_Connection):
         makes any driver tick at once.
         """
         if self._pending_events:
+            self._armed_epoch = self._deadline_epoch
             return float("-inf")
         deadlines = [p.deadline for p in self._pending_inputs.values() if p.deadline is not None]
         wire = super().next_deadline()
@@ -528,6 +529,7 @@ class ClientConnection(_Connection):
             self._pending_events.append(
                 ErrorReceived(logical, pending.method, error[0], error[1], error[2])
             )
+            self._deadline_epoch += 1  # next_deadline() is now minus infinity
             return True
         pending.answers[key] = result
         pending.waiting.discard(key)
@@ -562,6 +564,15 @@ class ClientConnection(_Connection):
             ),
         )
 
+    def cancel_request(self, request_id: RequestId, reason: str | None = None) -> None:
+        super().cancel_request(request_id, reason)
+        if self._pending_events:
+            # A call failed by its refused input, not yet reported: cancelled, it ends
+            # without that event (nothing after a cancel).
+            self._pending_events = [
+                e for e in self._pending_events if getattr(e, "request_id", None) != request_id
+            ]
+
     def _drop_pending_inputs(self, request_id: RequestId) -> bool:
         pending = self._pending_inputs.pop(request_id, None)
         if pending is None:
@@ -586,7 +597,11 @@ class ClientConnection(_Connection):
         return request_id in self._pending_inputs
 
     def _settle_local(self) -> list[Event]:
-        events: list[Event] = [
+        # Events of the application's own calls still waiting for a tick (a call its
+        # refused input failed) are terminal events too: out before ConnectionClosed.
+        events: list[Event] = self._pending_events
+        self._pending_events = []
+        events += [
             RequestFailed(logical, pending.method, CONNECTION_CLOSED, "Connection closed")
             for logical, pending in self._pending_inputs.items()
         ]

@@ -7,7 +7,11 @@ come back as events; what the application says goes in through verb methods
 error for a bad message), which is why output is a buffer and not a return value.
 
 Nothing here does I/O or reads a clock: deadlines are numbers the caller
-chooses, and `tick(now)` (or `now=` on the receive calls) is how time arrives.
+chooses, and time arrives as an argument under one of two names that are never
+mixed: `now` is the caller's loop clock (monotonic is best: `tick(now)`, and the
+`deadline=` of the send verbs), `wall_time` is seconds since the epoch (the receive
+calls' `wall_time=`, for the expiry of sealed `requestState`, which other
+processes must judge alike).
 
 This module holds what both roles share; `_server.py` and `_client.py` hold
 the role-specific rules.
@@ -19,7 +23,7 @@ import contextlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypeGuard
+from typing import Any, Final, Literal, NoReturn, TypeGuard
 
 import pydantic
 
@@ -96,7 +100,15 @@ CAPABILITY_LABEL: Final = {
 
 
 class State:
-    """Connection states (plain strings, so they print well)."""
+    """Connection states (plain strings, so they print well).
+
+    After CLOSED or ERROR the verbs that answer the peer (`send_result`,
+    `send_error`, `send_progress`, `send_log`, the input verbs ...) are no-ops
+    that return False, as for a cancelled request, so reacting to the events of
+    the closing batch can never raise; the verbs that start or stop something of
+    your own (`send_request`, `send_notification`, `cancel_request`) raise
+    `LocalProtocolError`.
+    """
 
     IDLE: Final = "idle"  # client: connect() not called yet
     CONNECTING: Final = "connecting"  # client: handshake or probe in flight
@@ -104,6 +116,9 @@ class State:
     READY: Final = "ready"
     CLOSED: Final = "closed"
     ERROR: Final = "error"
+
+
+_ENDED: Final = (State.CLOSED, State.ERROR)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,6 +278,18 @@ def capability_problem(
     return None
 
 
+def missing_wall_time() -> NoReturn:
+    """Refuse input that a sealing server could not judge (raised before reading any).
+
+    Without the wall clock every retry's sealed state would be refused as
+    expired: say so at the first input instead, where the fix is obvious.
+    """
+    raise LocalProtocolError(
+        "this server seals requestState (request_state_keys): pass "
+        "wall_time=time.time() with every input, or no retry can be verified"
+    )
+
+
 _ID_OPTIONAL_ON_ERRORS: Final = frozenset({V2025_11_25, "2026-07-28"})
 
 
@@ -309,21 +336,38 @@ class _Connection:
         self._deadlines = DeadlineHeap()
         # progress token -> the logical id of our request it reports on
         self._progress_tokens: dict[int | str, RequestId] = {}
+        # Server: the peer's requests with a round of questions out (see request_input);
+        # here so the answering verbs can test it for nothing on the common path.
+        self._rounds: dict[RequestId, Any] = {}
+        # Client: its 2026-07-28 calls waiting on the application's input answers.
+        self._pending_inputs: dict[RequestId, Any] = {}
         self._next_id = 0
-        self._now: float | None = None
+        # Bumped whenever a deadline is set; `_armed_epoch` is its value when the
+        # caller last read next_deadline() (see `deadline_moved`).
+        self._deadline_epoch = 0
+        self._armed_epoch = 0
+        # The wall time given with the latest input: sealing falls back on it.
+        self._wall_time: float | None = None
 
     # ------------------------------------------------------------------ input
 
-    def receive_data(self, data: bytes, *, now: float | None = None) -> list[Event]:
+    _needs_wall_time = False  # a server with request_state_keys: see `_check_wall_time`
+
+    def receive_data(self, data: bytes, *, wall_time: float | None = None) -> list[Event]:
         """Feed bytes of a newline-delimited stream; `b""` means the stream ended.
 
-        `now` (optional) is the wall-clock time in seconds since the epoch, for
-        the one check that needs it: the expiry of a sealed `requestState`,
-        which other processes must judge alike. Deadlines use whatever clock
-        you give `tick()`; the two are never mixed.
+        `wall_time` is the wall-clock time (`time.time()`, seconds since the
+        epoch), for the one check that needs it: the expiry of a sealed
+        `requestState`, which other processes must judge alike. A server with
+        `request_state_keys` cannot judge a retry without it, so it refuses
+        bytes that come without it (`LocalProtocolError`, before reading any);
+        elsewhere it may be left out. Deadlines use the other clock, the one you
+        give `tick(now)`; the two are never mixed.
         """
-        if now is not None:
-            self._now = now
+        if wall_time is not None:
+            self._wall_time = wall_time
+        elif self._needs_wall_time and data:
+            missing_wall_time()
         if not data:
             if self.state in (State.CLOSED, State.ERROR):
                 return []
@@ -341,11 +385,16 @@ class _Connection:
         return events
 
     def receive_message(
-        self, data: bytes | bytearray | str, *, now: float | None = None
+        self, data: bytes | bytearray | str, *, wall_time: float | None = None
     ) -> list[Event]:
-        """Feed one whole message from a transport that frames messages itself."""
-        if now is not None:
-            self._now = now
+        """Feed one whole message from a transport that frames messages itself.
+
+        `wall_time` as for `receive_data`.
+        """
+        if wall_time is not None:
+            self._wall_time = wall_time
+        elif self._needs_wall_time:
+            missing_wall_time()
         self._check_receiving()
         events: list[Event] = []
         try:
@@ -354,12 +403,14 @@ class _Connection:
             events.extend(self._settle(fatal.error.message, fatal.error))
         return events
 
-    def _receive_parsed(self, message: Any, *, now: float | None = None) -> list[Event]:
+    def _receive_parsed(self, message: Any, *, wall_time: float | None = None) -> list[Event]:
         """`receive_message` for a message its transport already parsed with `jr.parse`
         under these limits: the HTTP layer parses a POST body to route it, and a second
         parse of the same bytes would be wasted."""
-        if now is not None:
-            self._now = now
+        if wall_time is not None:
+            self._wall_time = wall_time
+        elif self._needs_wall_time:
+            missing_wall_time()
         self._check_receiving()
         events: list[Event] = []
         try:
@@ -376,7 +427,7 @@ class _Connection:
         *,
         limit: int | None = None,
         setting: str = "Limits.max_message_bytes",
-        now: float | None = None,
+        wall_time: float | None = None,
     ) -> list[Event]:
         """A message the transport would not buffer: it kept only its ends.
 
@@ -387,10 +438,12 @@ class _Connection:
         refuses it as it refuses an over-long line: a request gets the error with
         its id when the kept bytes show it, a response to one of our requests
         fails that request (`RequestFailed` with `LIMIT_EXCEEDED`), and the
-        connection goes on.
+        connection goes on. `wall_time` as for `receive_data`.
         """
-        if now is not None:
-            self._now = now
+        if wall_time is not None:
+            self._wall_time = wall_time
+        elif self._needs_wall_time:
+            missing_wall_time()
         self._check_receiving()
         events: list[Event] = []
         limit = self.limits.max_message_bytes if limit is None else limit
@@ -571,6 +624,8 @@ class _Connection:
         del self._inbound[rid]
         self._ended_inbound.add(rid)
         self._inbound_ended(rid, entry, answered=False)
+        if self._rounds:
+            self._withdraw(rid, "the request was cancelled")
         reason = params.get("reason")
         events.append(RequestCancelled(rid, reason if isinstance(reason, str) else None))
 
@@ -618,7 +673,9 @@ class _Connection:
             return
         self._ended(rid, entry)
         if entry.handler is not None:
-            entry.handler(rid, obj.get("result"), error)
+            done = entry.handler(rid, obj.get("result"), error)
+            if done is not None:
+                events.append(done)
         elif type(error) is dict:
             events.append(
                 ErrorReceived(
@@ -652,7 +709,11 @@ class _Connection:
         self, rid: RequestId, entry: Outbound, code: int, message: str, events: list[Event]
     ) -> None:
         if entry.handler is not None:
-            entry.handler(rid, None, {"code": code, "message": message, "local": LOCAL_FAILURE})
+            done = entry.handler(
+                rid, None, {"code": code, "message": message, "local": LOCAL_FAILURE}
+            )
+            if done is not None:
+                events.append(done)
         else:
             events.append(RequestFailed(rid, entry.method, code, message))
 
@@ -783,7 +844,7 @@ class _Connection:
         return out
 
     def _check_sending(self) -> None:
-        if self.state in (State.CLOSED, State.ERROR):
+        if self.state in _ENDED:
             raise LocalProtocolError(f"connection is {self.state}")
 
     def send_request(
@@ -808,7 +869,9 @@ class _Connection:
             raise LocalProtocolError(
                 f"{method!r} is not a {self._role} request in revision {revision}"
             )
-        if len(self._outbound) >= self.limits.max_outbound_in_flight:
+        # A client's calls waiting on its answers to a server's questions are in
+        # flight too: their retry must find room.
+        if len(self._outbound) + len(self._pending_inputs) >= self.limits.max_outbound_in_flight:
             raise LocalProtocolError("too many requests in flight")
         wire = to_wire(params)
         if wire is not None and not isinstance(wire, dict):
@@ -842,6 +905,7 @@ class _Connection:
         self._outbound[rid] = entry
         if entry.deadline is not None:
             self._deadlines.push(entry.deadline, rid, self._outbound)
+            self._deadline_epoch += 1
         if entry.progress_token is not None:
             self._progress_tokens[entry.progress_token] = entry.logical
 
@@ -890,8 +954,14 @@ class _Connection:
         return entry
 
     def send_result(self, request_id: RequestId, result: Any) -> bool:
-        """Answer a peer's request. False when it was cancelled meanwhile (nothing sent)."""
-        self._check_sending()
+        """Answer a peer's request.
+
+        False, with nothing sent, when the request no longer waits for an answer:
+        the peer cancelled it, or the connection closed (it is then listed in
+        `ConnectionClosed.abandoned_inbound`).
+        """
+        if self.state in _ENDED:
+            return False
         wire = to_wire(result)
         if wire is None:
             wire = {}
@@ -902,6 +972,8 @@ class _Connection:
         entry = self._take_inbound(request_id)
         if entry is None:
             return False
+        if self._rounds:
+            self._withdraw(request_id, "answered without it")
         wire = self._finish_result(entry.method, wire)
         self._queue(
             jr.encode_result(request_id, wire), "result", entry.method, request_id, request_id
@@ -912,14 +984,17 @@ class _Connection:
         return True
 
     def send_error(self, request_id: RequestId, code: int, message: str, data: Any = None) -> bool:
-        """Answer a peer's request with an error. False when it was cancelled meanwhile."""
-        self._check_sending()
+        """Answer a peer's request with an error. False as for `send_result`."""
+        if self.state in _ENDED:
+            return False
         self._check_error_code(code)
         if self._answers_input(request_id, None, (code, message, data)):
             return True
         entry = self._take_inbound(request_id)
         if entry is None:
             return False
+        if self._rounds:
+            self._withdraw(request_id, "answered without it")
         payload = jr.encode_error(request_id, jr.error_object(code, message, to_wire(data)))
         self._queue(payload, "error", entry.method, request_id, request_id)
         del self._inbound[request_id]
@@ -935,6 +1010,9 @@ class _Connection:
     ) -> bool:
         """Client hook: answers to 2026-07-28 input requests are collected, not sent."""
         return False
+
+    def _withdraw(self, request_id: RequestId, reason: str) -> None:
+        """Server hook: the request ended while its questions were out; cancel them."""
 
     def _check_error_code(self, code: int) -> None:
         """Refuse codes this revision forbids, so a local bug never reaches the wire."""
@@ -955,8 +1033,10 @@ class _Connection:
         total: float | None = None,
         message: str | None = None,
     ) -> bool:
-        """Report progress on a peer's request; False when the peer did not ask for it."""
-        self._check_sending()
+        """Report progress on a peer's request; False when the peer did not ask for it,
+        or the request no longer waits (cancelled, or the connection closed)."""
+        if self.state in _ENDED:
+            return False
         entry = self._take_inbound(request_id)
         if entry is None or entry.progress_token is None or entry.method == "subscriptions/listen":
             return False  # not asked for; and a listen stream never carries progress
@@ -1018,7 +1098,30 @@ class _Connection:
 
     def next_deadline(self) -> float | None:
         """The earliest deadline of a request in flight, for the caller's timer."""
+        self._armed_epoch = self._deadline_epoch
         return self._deadlines.next(self._outbound)
+
+    @property
+    def deadline_moved(self) -> bool:
+        """Whether a deadline was set since `next_deadline()` was last read.
+
+        A loop arms its timer from `next_deadline()`; a `send_request(deadline=...)`
+        (or `request_input(deadline=...)`, or a client answer that fails a call)
+        made outside event handling, from a callback or another task, may need an
+        earlier wake-up. Ask this after such a call and re-arm from
+        `next_deadline()` when it is True. Deadlines that go away never need it: an
+        early wake-up finds nothing due and `tick()` returns no events.
+        """
+        return self._deadline_epoch != self._armed_epoch
+
+    @property
+    def output_pending(self) -> bool:
+        """Whether `data_to_send()` / `messages_to_send()` has anything to give.
+
+        Receiving and ticking can queue output by themselves; a verb called outside
+        event handling queues it too: check this (or just drain) after either.
+        """
+        return bool(self._outgoing)
 
     def tick(self, now: float) -> list[Event]:
         """Fail every request whose deadline is at or before `now` (and tell the peer)."""
@@ -1030,9 +1133,10 @@ class _Connection:
             self._ended(rid, entry)
             try:
                 # Tell the peer (not for internal requests: initialize cannot be cancelled,
-                # and the probe may be talking to a server that knows no such notification).
+                # and the probe may be talking to a server that knows no such notification;
+                # a server's questions, which belong to a request, are told).
                 # A full output buffer only costs the courtesy, never the terminal event.
-                if entry.handler is None:
+                if entry.handler is None or entry.related is not None:
                     with contextlib.suppress(LocalProtocolError):
                         self._queue_cancel(rid, "timed out")
                 self._resolve_failure(
@@ -1069,6 +1173,8 @@ class _Connection:
             return []
         self._ended_inbound.add(request_id)
         self._inbound_ended(request_id, entry, answered=False)
+        if self._rounds:
+            self._withdraw(request_id, "the request's stream closed")
         return [RequestCancelled(request_id, reason or "stream closed")]
 
     def fail_request(
@@ -1114,12 +1220,15 @@ class _Connection:
         self._progress_tokens.clear()
         abandoned = tuple(self._inbound)
         self._inbound.clear()
+        for rid in abandoned:
+            self._ended_inbound.add(rid)
         events.append(ConnectionClosed(reason, abandoned, error))
         return events
 
     def _settle_local(self) -> list[Event]:
-        """Client hook: fail calls that were waiting on the application's input answers."""
-        return []
+        """Role hook: what ends with the connection besides the requests on the wire
+        (the client's calls waiting on input answers, the server's open questions)."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------ inspection
 

@@ -23,6 +23,7 @@ Choices worth knowing (see also `form_schema`):
 from __future__ import annotations
 
 import math
+import re
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
@@ -36,6 +37,8 @@ from pydantic_core import core_schema
 __all__ = [
     "ENUM_TITLES",
     "FORM_REVISIONS",
+    "check_form_answer",
+    "check_form_schema",
     "form_schema",
     "validate_form_answer",
 ]
@@ -392,3 +395,285 @@ def _multi_select(prop: Mapping[str, Any], defs: Mapping[str, Any], legacy: bool
     if default is not None:
         out["default"] = default
     return out
+
+
+# ------------------------------------------------------------- wire-form schemas, checked
+#
+# `form_schema` turns a model into the restricted vocabulary; the two functions below
+# judge a `requestedSchema` already written in it (by hand, or kept from an earlier
+# round) and an answer against it. The engine runs the first on every form it sends
+# and the second on every answer it hands on, so a form the client cannot draw fails
+# where it is written, and an answer that does not fit never looks like one.
+
+_TOP_KEYS: Final = frozenset({"$schema", "type", "properties", "required"})
+_TEXT_KEYS: Final = ("title", "description")
+_OPTION_KEYS: Final = frozenset({"const", "title"})
+_EMAIL: Final = re.compile(r"[^@\s]+@[^@\s]+")
+_URI: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:\S*")
+_DATE: Final = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+# RFC 3339 time of day; seconds and the offset optional, as pydantic reads a datetime.
+_TIME: Final = re.compile(
+    r"([01]\d|2[0-3]):[0-5]\d(:([0-5]\d|60)(\.\d+)?)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)?"
+)
+
+
+class _Unfit(Exception):
+    """Internal: why a schema does not fit; the message names the place."""
+
+
+def check_form_schema(schema: Any, *, revision: str = "2025-11-25") -> None:
+    """Check a `requestedSchema` against the restricted schema of `revision`.
+
+    Accepts exactly the flat forms the revision's `PrimitiveSchemaDefinition`
+    describes, with no keyword beyond those it lists (the published schema lets
+    unknown keywords through; a client could not draw them), plus the rules JSON
+    Schema cannot state: `required` names existing fields, options are non-empty
+    lists of strings, a default is one of the options, `enumNames` gives one
+    title per option. On 2025-06-18 only booleans have defaults and there are no
+    titled (`oneOf`) or multi-select fields. What `form_schema` renders passes.
+
+    Raises:
+        ValueError: the schema does not fit; the message names the field and why.
+    """
+    if revision not in FORM_REVISIONS:
+        known = ", ".join(sorted(FORM_REVISIONS))
+        raise ValueError(f"No form-mode elicitation in revision {revision!r}; known: {known}")
+    try:
+        _check_schema(schema, revision == _LEGACY)
+    except _Unfit as unfit:
+        raise ValueError(f"requestedSchema does not fit revision {revision}: {unfit}") from None
+
+
+def _check_schema(schema: Any, legacy: bool) -> None:
+    if type(schema) is not dict:
+        raise _Unfit("it must be an object")
+    extra = schema.keys() - (_TOP_KEYS - {"$schema"} if legacy else _TOP_KEYS)
+    if extra:
+        raise _Unfit(f"unsupported keyword {sorted(extra)[0]!r} at the top level")
+    if schema.get("type") != "object":
+        raise _Unfit('"type" must be "object"')
+    if "$schema" in schema and type(schema["$schema"]) is not str:
+        raise _Unfit('"$schema" must be a string')
+    properties = schema.get("properties")
+    if type(properties) is not dict:
+        raise _Unfit('"properties" must be an object of fields')
+    for name, prop in properties.items():
+        try:
+            _check_property(prop, legacy)
+        except _Unfit as unfit:
+            raise _Unfit(f"field {name!r}: {unfit}") from None
+    required = schema.get("required")
+    if required is not None:
+        if type(required) is not list or not all(type(r) is str for r in required):
+            raise _Unfit('"required" must be a list of field names')
+        for name in required:
+            if name not in properties:
+                raise _Unfit(f"required field {name!r} is not in properties")
+
+
+def _check_property(prop: Any, legacy: bool) -> None:
+    if type(prop) is not dict:
+        raise _Unfit("a field must be an object")
+    kind = prop.get("type")
+    fits: Callable[[Any], bool]
+    if kind == "string":
+        if "oneOf" in prop:
+            if legacy:
+                raise _Unfit("titled options (oneOf) need revision 2025-11-25 or later")
+            allowed = _LABELS | {"oneOf"}
+            fits = _one_of(_titled_options(prop["oneOf"], "oneOf"))
+        elif "enum" in prop:
+            allowed = _LABELS | {"enum", "enumNames"}
+            options = _plain_options(prop["enum"])
+            names = prop.get("enumNames")
+            if names is not None and (
+                type(names) is not list
+                or len(names) != len(options)
+                or not all(type(n) is str for n in names)
+            ):
+                raise _Unfit('"enumNames" must give one title (a string) per option')
+            fits = _one_of(options)
+        else:
+            allowed, fits = _LABELS | {"minLength", "maxLength", "format"}, _is_str
+            _check_counts(prop, ("minLength", "maxLength"))
+            if "format" in prop and prop["format"] not in _STRING_FORMATS:
+                raise _Unfit(
+                    f"format {prop['format']!r} is not one of {', '.join(_STRING_FORMATS)}"
+                )
+    elif kind in ("number", "integer"):
+        allowed = _LABELS | {"minimum", "maximum"}
+        for key in ("minimum", "maximum"):
+            if key in prop and not _finite(prop[key]):
+                raise _Unfit(f"{key!r} must be a number")
+        fits = _is_int if kind == "integer" else _finite
+    elif kind == "boolean":
+        allowed, fits = _LABELS, _is_bool
+    elif kind == "array":
+        if legacy:
+            raise _Unfit("multi-select fields need revision 2025-11-25 or later")
+        allowed = _LABELS | {"items", "minItems", "maxItems"}
+        fits = _all_of(_one_of(_item_options(prop.get("items"))))
+        _check_counts(prop, ("minItems", "maxItems"))
+    else:
+        raise _Unfit(f"type {kind!r} is not a primitive (string, number, integer, boolean, array)")
+    extra = prop.keys() - allowed
+    if extra:
+        raise _Unfit(f"unsupported keyword {sorted(extra)[0]!r}")
+    for key in _TEXT_KEYS:
+        if key in prop and type(prop[key]) is not str:
+            raise _Unfit(f"{key!r} must be a string")
+    if "default" in prop:
+        if legacy and kind != "boolean":
+            raise _Unfit("2025-06-18 allows defaults on booleans only")
+        if not fits(prop["default"]):
+            raise _Unfit(f"default {prop['default']!r} does not fit the field")
+
+
+def _is_str(value: Any) -> bool:
+    return type(value) is str
+
+
+def _is_bool(value: Any) -> bool:
+    return type(value) is bool
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int
+
+
+def _finite(value: Any) -> bool:
+    return type(value) is int or (type(value) is float and math.isfinite(value))
+
+
+def _one_of(options: list[str]) -> Callable[[Any], bool]:
+    return lambda value: type(value) is str and value in options
+
+
+def _all_of(fits: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: type(value) is list and all(fits(item) for item in value)
+
+
+def _check_counts(prop: Mapping[str, Any], keys: tuple[str, str]) -> None:
+    for key in keys:
+        if key in prop and not (type(prop[key]) is int and prop[key] >= 0):
+            raise _Unfit(f"{key!r} must be a non-negative integer")
+
+
+def _plain_options(values: Any) -> list[str]:
+    if type(values) is not list or not values or not all(type(v) is str for v in values):
+        raise _Unfit('"enum" must be a non-empty list of strings')
+    return values
+
+
+def _titled_options(values: Any, where: str) -> list[str]:
+    if (
+        type(values) is not list
+        or not values
+        or not all(
+            type(o) is dict
+            and o.keys() == _OPTION_KEYS
+            and type(o["const"]) is str
+            and type(o["title"]) is str
+            for o in values
+        )
+    ):
+        raise _Unfit(f"{where!r} must be a non-empty list of {{const, title}} strings")
+    return [o["const"] for o in values]
+
+
+def _item_options(items: Any) -> list[str]:
+    if type(items) is dict and items.keys() == {"type", "enum"} and items["type"] == "string":
+        return _plain_options(items["enum"])
+    if type(items) is dict and items.keys() == {"anyOf"}:
+        return _titled_options(items["anyOf"], "items.anyOf")
+    raise _Unfit('"items" must be {"type": "string", "enum": [...]} or {"anyOf": [...]}')
+
+
+def check_form_answer(schema: Mapping[str, Any], content: Any) -> str | None:
+    """Why the `content` of an accepted form answer does not fit `schema`, or None.
+
+    `schema` is a `requestedSchema` that `check_form_schema` accepts (the one the
+    question was asked with). The check is the wire contract, as strict as
+    `validate_form_answer` is with a model: no unknown fields, every required one
+    present, values of the field's JSON type (`3` is no boolean, `"3"` no number)
+    within its bounds and options, `date` and `date-time` strings in ISO 8601
+    (and real dates), `email` and `uri` strings shaped like one. Missing content
+    counts as an empty form.
+    """
+    if content is None:
+        content = {}
+    if not isinstance(content, Mapping):
+        return "content must be an object"
+    properties: Mapping[str, Any] = schema.get("properties") or {}
+    for name in content:
+        if name not in properties:
+            return f"unexpected field {name!r}"
+    for name in schema.get("required") or ():
+        if name not in content:
+            return f"missing required field {name!r}"
+    for name, value in content.items():
+        problem = _answer_problem(properties[name], value)
+        if problem is not None:
+            return f"field {name!r}: {problem}"
+    return None
+
+
+def _answer_problem(prop: Mapping[str, Any], value: Any) -> str | None:
+    kind = prop.get("type")
+    if kind == "boolean":
+        return None if type(value) is bool else "expected a boolean"
+    if kind in ("number", "integer"):
+        if not (type(value) is int or (kind == "number" and _finite(value))):
+            return f"expected {'an integer' if kind == 'integer' else 'a number'}"
+        if "minimum" in prop and value < prop["minimum"]:
+            return f"below the minimum {prop['minimum']}"
+        if "maximum" in prop and value > prop["maximum"]:
+            return f"above the maximum {prop['maximum']}"
+        return None
+    if kind == "array":
+        items = prop["items"]
+        options = items.get("enum") or [o["const"] for o in items.get("anyOf", ())]
+        if not _all_of(_one_of(options))(value):
+            return "expected a list of the offered options"
+        if not prop.get("minItems", 0) <= len(value) <= prop.get("maxItems", len(value)):
+            return "wrong number of choices"
+        return None
+    if type(value) is not str:
+        return "expected a string"
+    options = prop.get("enum") or [o["const"] for o in prop.get("oneOf", ())]
+    if options:
+        return None if value in options else "not one of the offered options"
+    if not prop.get("minLength", 0) <= len(value) <= prop.get("maxLength", len(value)):
+        return "wrong length"
+    fmt = prop.get("format")
+    if fmt is not None and not _FORMAT_CHECKS[fmt](value):
+        return f"not a valid {fmt}"
+    return None
+
+
+def _is_date(value: str) -> bool:
+    """An ISO 8601 calendar date that exists (pure arithmetic: no clock module here)."""
+    match = _DATE.fullmatch(value)
+    if match is None:
+        return False
+    year, month, day = (int(part) for part in match.groups())
+    if not 1 <= month <= 12:
+        return False
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    days = (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[month - 1]
+    return 1 <= day <= days
+
+
+def _is_date_time(value: str) -> bool:
+    day, separator, time_of_day = value[:10], value[10:11], value[11:]
+    return (
+        separator in ("T", "t", " ") and _is_date(day) and _TIME.fullmatch(time_of_day) is not None
+    )
+
+
+_FORMAT_CHECKS: Final[Mapping[str, Callable[[str], bool]]] = {
+    "date": _is_date,
+    "date-time": _is_date_time,
+    "email": lambda value: _EMAIL.fullmatch(value) is not None,
+    "uri": lambda value: _URI.fullmatch(value) is not None,
+}

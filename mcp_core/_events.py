@@ -3,19 +3,34 @@
 Frozen, slotted dataclasses named in the past tense. Every outbound request
 ends in exactly one of `ResponseReceived`, `ErrorReceived` or `RequestFailed`;
 every inbound request ends when the application answers it or with
-`RequestCancelled` (or with `ConnectionClosed`).
+`RequestCancelled` (or with `ConnectionClosed`). A server's questions asked with
+`ServerConnection.request_input` end together, in one `InputReceived`.
+
+Payloads are the validated models of `mcp_core.types`: `RequestReceived.params`
+is the method's params model (`CallToolRequestParams` for `tools/call` ...,
+None for methods without params), `ResponseReceived.result` the method's result
+model, `InputAnswer.result` an `ElicitResult`, `CreateMessageResult` or
+`ListRootsResult`. The models are shared and must be treated as read-only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._errors import RemoteProtocolError
 from ._versions import Era
 
 if TYPE_CHECKING:
-    from .types import ClientCapabilities, Implementation, ServerCapabilities
+    from .types import (
+        ClientCapabilities,
+        CreateMessageResult,
+        ElicitResult,
+        Implementation,
+        ListRootsResult,
+        ServerCapabilities,
+    )
 
 RequestId = int | str
 
@@ -33,6 +48,15 @@ class RequestContext:
     On a legacy connection these are the session's negotiated values; on a
     2026-07-28 connection they come from this request's `_meta` envelope and
     are never carried over to another request.
+
+    `input_responses` and `request_state` are what a 2026-07-28 retry carried
+    after an `InputRequiredResult` sent with the lower-level
+    `send_input_required`. Trust them only when `input_verified` is True: the
+    retry came back under requestState this server sealed (`request_state_keys`),
+    and only answers to the keys it asked are kept. Answers that came without
+    such state (no keys configured, or no state echoed) are the client's word
+    alone. `request_input` needs none of this: its answers arrive in
+    `InputReceived`, verified, and these fields stay empty there.
     """
 
     protocol_version: str
@@ -44,6 +68,7 @@ class RequestContext:
     related_request_id: RequestId | None = None
     input_responses: dict[str, Any] | None = None
     request_state: Any = None
+    input_verified: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +83,79 @@ class RequestReceived(Event):
     method: str
     params: Any
     context: RequestContext
+
+
+@dataclass(frozen=True, slots=True)
+class InputAnswer:
+    """What became of one question asked with `ServerConnection.request_input`.
+
+    `status` is one of:
+
+    - ``"answered"``: `result` is the client's answer, validated as the
+      question's result model (`ElicitResult`, `CreateMessageResult`,
+      `ListRootsResult`), and verified: on a legacy session it is the response
+      to the request this connection sent; on 2026-07-28 it came back under
+      requestState this server sealed for this very call, for a key it asked.
+      An accepted form's `content` fits the form it was asked with
+      (`check_form_answer`); a declined or cancelled one carries no content.
+      The user's "decline" and "cancel" are answers too (`result.action`).
+    - ``"refused"``: the client answered the question with a JSON-RPC error
+      (`code`, `message`, `data` are its own), as a legacy client does for a
+      capability it lacks. (A 2026-07-28 client that refuses simply does not
+      retry: then no `InputReceived` comes at all.)
+    - ``"unanswered"``: no usable answer came. `code` and `message` say why:
+      REQUEST_TIMEOUT when the question's deadline passed (legacy),
+      INVALID_PARAMS when the answer was invalid or did not fit the form, None
+      when a 2026-07-28 retry carried nothing for this key. Ask again or give up.
+    """
+
+    method: str
+    status: Literal["answered", "refused", "unanswered"]
+    result: ElicitResult | CreateMessageResult | ListRootsResult | None = None
+    code: int | None = None
+    message: str | None = None
+    data: Any = None
+
+    @property
+    def accepted(self) -> dict[str, Any] | None:
+        """The content of an accepted elicitation (`{}` for URL mode), else None.
+
+        None covers every other case (declined, cancelled, refused, unanswered,
+        not an elicitation), so `if answer.accepted is not None` is the whole
+        test for "the user said yes"; a form's content fits its form.
+        """
+        result = self.result
+        if self.status != "answered" or getattr(result, "action", None) != "accept":
+            return None
+        content: dict[str, Any] = getattr(result, "content", None) or {}
+        return content
+
+
+@dataclass(frozen=True, slots=True)
+class InputReceived(Event):
+    """Server side: the answers to one round of `request_input` questions.
+
+    Shaped like `RequestReceived` (`request_id`, `method`, `params`,
+    `context`), because it is handled the same way: run the request's handler
+    again with the answers in hand, then answer `request_id` with
+    `send_result` / `send_error`, or ask again with another `request_input`.
+    On a legacy session `request_id` is the request's own id (it stayed open
+    while the questions were out) and `params` / `context` are the request's;
+    on 2026-07-28 it is the id of the client's retry, whose params and envelope
+    came anew. Nothing else differs, so handling this event needs no era test.
+
+    `answers` holds an `InputAnswer` for every key asked in the round.
+    `state` is the `state` given to `request_input`: kept by the connection on
+    a legacy session, sealed in requestState on 2026-07-28 and verified on the
+    way back.
+    """
+
+    request_id: RequestId
+    method: str
+    params: Any
+    context: RequestContext
+    answers: Mapping[str, InputAnswer]
+    state: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +226,10 @@ class RequestFailed(Event):
 
 @dataclass(frozen=True, slots=True)
 class RequestCancelled(Event):
-    """The peer cancelled a request it sent us; send nothing more for it."""
+    """The peer cancelled a request it sent us; send nothing more for it.
+
+    Questions still out for it (`request_input`) were withdrawn by the engine.
+    """
 
     request_id: RequestId
     reason: str | None = None
@@ -199,9 +300,16 @@ class Connected(Event):
 class ConnectionClosed(Event):
     """The connection ended. Requests still in flight either way were settled first.
 
+    The closing batch is, in this order: a `RequestFailed` (CONNECTION_CLOSED)
+    for each request of ours still in flight, in the order they were sent, then
+    this event, whose `abandoned_inbound` lists the peer's requests that were
+    still waiting for the application, in the order they arrived. Questions
+    asked with `request_input` end with their request: no failure of theirs is
+    reported. The connection is already closed while the batch is handled, and
+    answering any of these requests then returns False (see `State`).
+
     `error` is set when the peer broke the framing or the handshake (the
-    connection is then in the ERROR state); `abandoned_inbound` lists the peer's
-    requests that were still waiting for the application.
+    connection is then in the ERROR state).
     """
 
     reason: str = "end of stream"

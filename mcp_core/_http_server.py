@@ -83,7 +83,13 @@ import h11
 
 from . import _jsonrpc as jr
 from ._config import ServerConfig
-from ._connection import META_PROTOCOL_VERSION, OutgoingMessage, RequestId, State
+from ._connection import (
+    META_PROTOCOL_VERSION,
+    OutgoingMessage,
+    RequestId,
+    State,
+    missing_wall_time,
+)
 from ._errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -886,7 +892,7 @@ class HTTPServerEndpoint:
         self._owners[conn] = stream
         self._exchanges += 1
         self._attach(http, stream)
-        events = conn._receive_parsed(obj, now=http._wall)
+        events = conn._receive_parsed(obj, wall_time=http._wall)
         self._drain(conn)
         self._prefer_sse(stream)
         return _tag(events, conn, None)
@@ -947,7 +953,7 @@ class HTTPServerEndpoint:
         if not request_ids:
             session.capture = []
             try:
-                events = conn._receive_parsed(obj, now=http._wall)
+                events = conn._receive_parsed(obj, wall_time=http._wall)
                 self._drain(conn)
             finally:
                 captured, session.capture = session.capture, None
@@ -968,12 +974,14 @@ class HTTPServerEndpoint:
         self._prefer_sse(stream)
         return _tag(self._session_events(session, events), conn, session.id)
 
-    def _feed(self, session: _Session, stream: _Stream, obj: Any, now: float | None) -> list[Event]:
+    def _feed(
+        self, session: _Session, stream: _Stream, obj: Any, wall_time: float | None
+    ) -> list[Event]:
         """Hand a POST body (parsed) to the session; its synchronous answers land on
         `stream`."""
         session.feeding = stream
         try:
-            events = session.conn._receive_parsed(obj, now=now)
+            events = session.conn._receive_parsed(obj, wall_time=wall_time)
             self._drain(session.conn)
         finally:
             session.feeding = None
@@ -1892,8 +1900,12 @@ class HTTPServerConnection:
 
         `now` is the clock `tick()` gets (monotonic is best): it starts the timers.
         `wall_time` (seconds since the epoch) goes to the MCP connection, which
-        needs it to judge the expiry of a sealed 2026-07-28 `requestState`.
+        needs it to judge the expiry of a sealed 2026-07-28 `requestState`: with
+        `request_state_keys` configured, bytes without it are refused at once
+        (`LocalProtocolError`, nothing read).
         """
+        if wall_time is None and data and self.endpoint.config.request_state_sealer is not None:
+            missing_wall_time()
         self._clock = now
         self._wall = wall_time
         try:

@@ -175,8 +175,8 @@ class RequestStateSealer:
     `keys` is a ring: ``keys[0]`` seals, every key verifies, so rotation is
     "prepend the new key, drop the old one after the TTL". Servers that share
     keys must use distinct `audience` values unless they should accept each
-    other's state. Pure: time comes in as `now` (seconds, any epoch, but the
-    same for seal and unseal).
+    other's state. Pure: time comes in as `wall_time` (seconds since the epoch,
+    as `time.time()` gives: every process that shares the keys must agree on it).
     """
 
     def __init__(
@@ -237,12 +237,12 @@ class RequestStateSealer:
         target: str,
         arguments: Mapping[str, Any] | None,
         principal: str | None,
-        now: float,
+        wall_time: float,
     ) -> str:
         """Return a token binding `state` to this request; `state` must be strict JSON.
 
         Raises ValueError if the state or arguments are not strict JSON (no NaN,
-        no non-JSON types), `now` is not finite, or the token would exceed
+        no non-JSON types), `wall_time` is not finite, or the token would exceed
         `max_token_bytes`. The state comes back from `unseal` as decoded JSON
         (tuples become lists).
         """
@@ -250,8 +250,8 @@ class RequestStateSealer:
             raise TypeError("method and target must be str")
         if principal is not None and not isinstance(principal, str):
             raise TypeError("principal must be str or None")
-        if not _is_number(now):
-            raise ValueError("now must be a finite number")
+        if not _is_number(wall_time):
+            raise ValueError("wall_time must be a finite number")
         key = self._sealing_key
         try:
             canonical = _canonical_arguments(arguments)
@@ -259,8 +259,8 @@ class RequestStateSealer:
             raise ValueError(f"arguments are not strict JSON: {exc}") from exc
         claims: dict[str, Any] = {
             "v": 1,
-            "iat": now,
-            "exp": now + self._ttl,
+            "iat": wall_time,
+            "exp": wall_time + self._ttl,
             "m": method,
             "t": target,
             "a": key.args_digest(canonical),
@@ -289,7 +289,7 @@ class RequestStateSealer:
         target: str,
         arguments: Mapping[str, Any] | None,
         principal: str | None,
-        now: float,
+        wall_time: float,
     ) -> Any:
         """Verify `token` against this request and return the sealed state.
 
@@ -303,7 +303,7 @@ class RequestStateSealer:
                 target=target,
                 arguments=arguments,
                 principal=principal,
-                now=now,
+                wall_time=wall_time,
             )
         except RequestStateError:
             raise
@@ -323,7 +323,7 @@ class RequestStateSealer:
         target: str,
         arguments: Mapping[str, Any] | None,
         principal: str | None,
-        now: float,
+        wall_time: float,
     ) -> Any:
         # 1. Cheap structural checks, before any decoding.
         if not isinstance(token, str):
@@ -369,10 +369,10 @@ class RequestStateSealer:
         ):
             _fail("bad_claims")
 
-        # 4. Time, written positively so NaN (in `now`) never passes.
-        if not (now < exp and now < iat + self._ttl):
+        # 4. Time, written positively so NaN (in `wall_time`) never passes.
+        if not (wall_time < exp and wall_time < iat + self._ttl):
             _fail("expired")
-        if not (iat <= now + self._max_future_skew):
+        if not (iat <= wall_time + self._max_future_skew):
             _fail("not_yet_valid")
 
         # 5. Bindings.

@@ -38,7 +38,7 @@ class Outbound:
         method: str,
         deadline: float | None,
         progress_token: int | str | None,
-        handler: Callable[[RequestId, dict[str, Any] | None, dict[str, Any] | None], None] | None,
+        handler: Callable[[RequestId, dict[str, Any] | None, dict[str, Any] | None], Any] | None,
         related: RequestId | None,
         logical: RequestId,
         params: dict[str, Any] | None = None,
@@ -47,8 +47,9 @@ class Outbound:
         self.method = method
         self.deadline = deadline
         self.progress_token = progress_token
-        # Internal requests (initialize, the discover probe) resolve through a handler
-        # instead of surfacing as events: handler(id, result, error).
+        # Internal requests (initialize, the discover probe, a server's questions)
+        # resolve through a handler instead of surfacing as events:
+        # handler(id, result, error), which may return the one event to report.
         self.handler = handler
         self.related = related
         self.logical = logical
@@ -66,6 +67,7 @@ class Inbound:
 
     __slots__ = (
         "capabilities",
+        "context",
         "last_progress",
         "log_level",
         "method",
@@ -90,6 +92,8 @@ class Inbound:
         self.params = params
         # For subscriptions/listen: the acknowledged filter (wire form), once sent.
         self.subscription: dict[str, Any] | None = None
+        # Legacy server: the request's context, for the InputReceived of its questions.
+        self.context: Any = None
 
 
 class PendingInputs:

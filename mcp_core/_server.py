@@ -2,13 +2,20 @@
 
 The first request decides the era: `initialize` starts a legacy session; a
 request carrying the 2026-07-28 `_meta` envelope makes the stream modern, and
-from then on every request is judged on its own envelope. A modern server never
-sends requests; it asks through `send_input_required`, and the client's retry
-arrives as an ordinary `RequestReceived` whose context carries the answers.
+from then on every request is judged on its own envelope.
+
+Asking the client is one verb in both eras, `request_input`: questions become
+server-to-client requests on a legacy session and an `InputRequiredResult` on
+2026-07-28, and the answers come back as one `InputReceived`, judged against the
+questions (sealed state, form schemas). The lower-level verbs it is built from
+stay public: `send_request` (legacy) and `send_input_required` (2026-07-28),
+whose retry arrives as an ordinary `RequestReceived` carrying the answers.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -17,6 +24,8 @@ import pydantic
 from . import _jsonrpc as jr
 from ._config import ServerConfig, to_wire
 from ._connection import (
+    _ENDED,
+    LOCAL_FAILURE,
     LOG_RANK,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -41,11 +50,12 @@ from ._errors import (
     SERVER_BUSY,
     UNSUPPORTED_PROTOCOL_VERSION,
     LocalProtocolError,
-    RemoteProtocolError,
 )
 from ._events import (
     ClientInitialized,
     Event,
+    InputAnswer,
+    InputReceived,
     MessageRejected,
     NotificationReceived,
     RequestContext,
@@ -54,7 +64,7 @@ from ._events import (
     SessionStarted,
 )
 from ._request_state import INVALID_REQUEST_STATE_MESSAGE, RequestStateError
-from ._requests import Inbound
+from ._requests import Inbound, Outbound
 from ._session_snapshot import SessionSnapshot, apply_snapshot, take_snapshot
 from ._versions import METHODS, V2025_06_18, Era, MethodSpec, Role, lookup, needs_capability
 
@@ -167,6 +177,10 @@ class ServerConnection(_Connection):
         # (see `_track_subscription`).
         self._subscribed: set[str] = set()
         self._subscribing: dict[str, set[RequestId]] = {}
+
+        self._needs_wall_time = config.request_state_sealer is not None
+        # Legacy questions in flight: our request id -> the round it belongs to.
+        self._asking: dict[RequestId, _Round] = {}
 
     # ------------------------------------------- moving a session (legacy)
 
@@ -287,6 +301,8 @@ class ServerConnection(_Connection):
             context = RequestContext(
                 version, base.client_capabilities, base.client_info, None, token, meta
             )
+        if spec.input_required:
+            self._inbound[rid].context = context  # for the InputReceived of its questions
         events.append(RequestReceived(rid, method, model, context))
 
     def _track_subscription(self, rid: RequestId, uri: str) -> None:
@@ -328,11 +344,6 @@ class ServerConnection(_Connection):
         whose `subscriptions/listen` streams carry their own filters."""
         return frozenset(self._subscribed)
 
-    def _settle(self, reason: str, error: RemoteProtocolError | None) -> list[Event]:
-        self._subscribed.clear()
-        self._subscribing.clear()
-        return super()._settle(reason, error)
-
     def check_invariants(self) -> None:
         super().check_invariants()
         assert len(self._subscribed) + len(self._subscribing) <= self.limits.max_subscriptions
@@ -342,6 +353,11 @@ class ServerConnection(_Connection):
                 entry = self._inbound.get(rid)
                 assert entry is not None and entry.method == "resources/subscribe"
                 assert entry.params.uri == uri
+        for rid, round_ in self._rounds.items():
+            assert rid in self._inbound and round_.request_id == rid
+            for wid in round_.waiting:
+                assert self._asking[wid] is round_ and wid in self._outbound
+        assert len(self._asking) == sum(len(r.waiting) for r in self._rounds.values())
 
     def _check_offered(self, spec: MethodSpec) -> None:
         cap = needs_capability(spec, self.protocol_version or "")
@@ -406,47 +422,76 @@ class ServerConnection(_Connection):
             return
         self._check_offered(spec)
         model = self._validate_params(spec, params)
-        answers: dict[str, Any] | None = None
-        state: Any = None
         if spec.input_required and (
             model.request_state is not None or model.input_responses is not None
         ):
-            answers, state = self._open_request_state(rid, method, model, events)
-        token = self._track_inbound(rid, method, meta, log_level, caps, model)
-        context = RequestContext(
-            version, capabilities, info, log_level, token, meta, None, answers, state
-        )
+            answers, state, asked, forms = self._open_request_state(rid, method, model, events)
+            token = self._track_inbound(rid, method, meta, log_level, caps, model)
+            if forms is not None:
+                # A retry after request_input: its answers, judged, in one event.
+                assert asked is not None
+                context = RequestContext(version, capabilities, info, log_level, token, meta)
+                bare = model.model_copy(update={"input_responses": None, "request_state": None})
+                outcomes = _retry_answers(asked, answers or {}, forms)
+                events.append(InputReceived(rid, method, bare, context, outcomes, state))
+                return
+            context = RequestContext(
+                version,
+                capabilities,
+                info,
+                log_level,
+                token,
+                meta,
+                None,
+                answers,
+                state,
+                asked is not None,
+            )
+        else:
+            token = self._track_inbound(rid, method, meta, log_level, caps, model)
+            context = RequestContext(version, capabilities, info, log_level, token, meta)
         events.append(RequestReceived(rid, method, model, context))
 
     def _open_request_state(
         self, rid: RequestId, method: str, model: Any, events: list[Event]
-    ) -> tuple[dict[str, Any] | None, Any]:
-        """Verify the echoed state and keep only the answers it says were asked for."""
+    ) -> tuple[dict[str, Any] | None, Any, dict[str, str] | None, dict[str, Any] | None]:
+        """Verify the echoed state and keep only the answers it says were asked for.
+
+        Returns (answers, state, asked, forms): `asked` (key -> method) only when the
+        state verified, `forms` (key -> the form asked with) only when it was sealed
+        by `request_input`.
+        """
         sealer = self.config.request_state_sealer
         if sealer is None:
-            # No keys configured: the application seals (or trusts) its own state.
-            return model.input_responses, model.request_state
+            # No keys configured: the application seals (or trusts) its own state;
+            # the answers are the client's word alone (input_verified stays False).
+            return model.input_responses, model.request_state, None, None
         if model.request_state is None:
-            # Nothing sealed to check them against: pass the (validated) answers on; the
-            # application matches them to its own questions and ignores the rest.
-            return model.input_responses, None
+            # Nothing sealed to check them against: the (validated) answers go on,
+            # unverified; the application matches them to its own questions.
+            return model.input_responses, None, None, None
         target, arguments = _target_and_arguments(method, model)
+        wall_time = self._wall_time
+        assert wall_time is not None  # a sealing server refuses input that comes without it
         try:
-            if self._now is None:
-                raise RequestStateError("no_clock")
             payload = sealer.unseal(
                 model.request_state,
                 method=method,
                 target=target,
                 arguments=arguments,
                 principal=self.principal,
-                now=self._now,
+                wall_time=wall_time,
             )
             # Sealed by us, so authentic; still read as a peer value would be (another
             # version of this server may share the keys), so a shape we never seal
             # fails the same closed way as a forgery instead of raising.
             asked = payload.get("k") if type(payload) is dict else None
-            if type(asked) is not dict or not all(type(k) is str for k in asked.values()):
+            forms = payload.get("f") if type(payload) is dict else None
+            if (
+                type(asked) is not dict
+                or not all(type(k) is str for k in asked.values())
+                or not (forms is None or type(forms) is dict)
+            ):
                 raise RequestStateError("bad_claims")
         except RequestStateError as exc:
             events.append(RequestStateRejected(rid, exc.reason))
@@ -463,7 +508,7 @@ class ServerConnection(_Connection):
             if expected is None or not isinstance(value, _wire_type(expected)):
                 raise Reject(INVALID_PARAMS, f"inputResponses[{key!r}] does not answer {kind}")
             answers[key] = value
-        return answers, payload.get("s")
+        return answers, payload.get("s"), asked, forms
 
     def _discover_result(self) -> dict[str, Any]:
         result: dict[str, Any] = {
@@ -533,6 +578,7 @@ class ServerConnection(_Connection):
         if problem is not None:
             raise LocalProtocolError(f"the client did not declare it: {problem[1]}")
         if spec.method == "elicitation/create" and params is not None:
+            check_form(params, self.protocol_version or V2025_06_18)
             if self.protocol_version == V2025_06_18:
                 if params.get("mode", "form") != "form":
                     raise LocalProtocolError("URL-mode elicitation needs revision 2025-11-25")
@@ -554,7 +600,7 @@ class ServerConnection(_Connection):
         input_requests: Mapping[str, Any] | None = None,
         state: Any = None,
         *,
-        now: float | None = None,
+        wall_time: float | None = None,
     ) -> bool:
         """Answer a 2026-07-28 `tools/call`, `prompts/get` or `resources/read` with
         an `InputRequiredResult`: ask the client, and let its retry come back.
@@ -564,12 +610,22 @@ class ServerConnection(_Connection):
         `ListRootsRequest` models). `state` is any JSON value; with
         `request_state_keys` configured it is sealed together with the kinds of
         the questions, bound to this call, and handed back verified on the retry
-        (`context.request_state`, `context.input_responses`). Returns False when
-        the request was cancelled meanwhile.
+        (`context.request_state`, `context.input_responses`, and
+        `context.input_verified` True). Without keys nothing can be verified:
+        the retry's answers are the client's word. Returns False when the
+        request was cancelled meanwhile.
+
+        This is the lower-level building block; `request_input` asks in either
+        era and delivers judged answers in one `InputReceived`.
+
+        `wall_time` (seconds since the epoch) dates the sealed state; by default
+        the wall time given with the latest input. False, as for `send_result`,
+        once the connection closed.
         """
-        self._check_sending()
-        if now is not None:
-            self._now = now
+        if self.state in _ENDED:
+            return False
+        if wall_time is not None:
+            self._wall_time = wall_time
         entry = self._take_inbound(request_id)
         if entry is None:
             return False
@@ -594,8 +650,10 @@ class ServerConnection(_Connection):
             problem = capability_problem(entry.capabilities or {}, method, params)
             if problem is not None:
                 raise LocalProtocolError(f"the client did not declare it: {problem[1]}")
-            if method == "elicitation/create" and "elicitationId" in params:
-                raise LocalProtocolError("2026-07-28 URL-mode elicitation has no elicitationId")
+            if method == "elicitation/create":
+                if "elicitationId" in params:
+                    raise LocalProtocolError("2026-07-28 URL-mode elicitation has no elicitationId")
+                check_form(params, self.protocol_version or "")
             asked[key] = {"method": method, "params": params} if params else {"method": method}
             kinds[key] = method
         if not asked and state is None:
@@ -618,6 +676,229 @@ class ServerConnection(_Connection):
         self._ended_inbound.add(request_id)
         return True
 
+    # ------------------------------------------------ asking, in either era
+
+    def request_input(
+        self,
+        request_id: RequestId,
+        questions: Mapping[str, Any],
+        *,
+        state: Any = None,
+        deadline: float | None = None,
+        wall_time: float | None = None,
+    ) -> bool:
+        """Ask the client questions on behalf of its request, whatever the era.
+
+        `request_id` is a `tools/call`, `prompts/get` or `resources/read` that
+        still waits for its answer. `questions` maps keys of your choosing
+        (non-empty strings, unique within the request) to input requests:
+        `{"method": ..., "params": {...}}` mappings with the method
+        `elicitation/create`, `sampling/createMessage` or `roots/list`, or the
+        `ElicitRequest` / `CreateMessageRequest` / `ListRootsRequest` models. A
+        form's `requestedSchema` may be a pydantic model class (rendered with
+        `form_schema` for the request's revision); a mapping must fit that
+        revision (`check_form_schema`). A URL-mode question needs an
+        `elicitationId`, sent where the revision has one. Every question must be
+        covered by what the client declared for this request. Anything else is a
+        `LocalProtocolError`, raised before anything is sent.
+
+        How the questions travel is the engine's business. On a legacy session
+        each goes out as a server-to-client request tied to this request, failing
+        at `deadline` (your loop's clock, as for `send_request`), and the request
+        stays open. On 2026-07-28 the request is answered at once with an
+        `InputRequiredResult` carrying the questions and `state`, sealed in
+        `requestState` with what was asked, and the client retries (`deadline`
+        has nothing to bound there).
+
+        Either way one `InputReceived` follows for the round, with an
+        `InputAnswer` for every key and `state` handed back, unless the request
+        ends first: the peer cancels it (`RequestCancelled`), the connection
+        closes (`ConnectionClosed`), you answer it yourself, or, on 2026-07-28,
+        the client never retries. The open questions are then withdrawn
+        (cancelled on the wire, on a legacy session) and nothing more follows.
+        One round at a time per request; ask again from the `InputReceived`.
+
+        `state` is any strict JSON value. A server that may speak 2026-07-28
+        needs `request_state_keys` for this verb, in every era (answers are only
+        trusted under state it sealed; a legacy-only server needs none).
+        `wall_time` dates the seal, by default the wall time of the latest input.
+
+        Returns False, with nothing sent, when the request no longer waits
+        (cancelled, or the connection closed), as `send_result` does.
+        """
+        if self.state in _ENDED:
+            return False
+        entry = self._take_inbound(request_id)
+        if entry is None:
+            return False
+        spec = METHODS[("client", entry.method)]
+        if not spec.input_required:
+            raise LocalProtocolError(
+                f"{entry.method} cannot ask for input (only tools/call, "
+                "prompts/get and resources/read can)"
+            )
+        if request_id in self._rounds:
+            raise LocalProtocolError(
+                f"request {request_id!r} already has questions out: wait for its InputReceived"
+            )
+        if self.config.request_state_sealer is None and self.config.modern_versions:
+            raise LocalProtocolError(
+                "asking needs ServerConfig(request_state_keys=...) on a server that speaks "
+                "2026-07-28: answers are trusted only under state this server sealed"
+            )
+        try:
+            json.dumps(state, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise LocalProtocolError(f"state must be strict JSON: {exc}") from None
+        asked = self._questions(entry, questions)
+        if self.era is Era.MODERN:
+            if wall_time is not None:
+                self._wall_time = wall_time
+            self._ask_in_result(request_id, entry, asked, state)
+        else:
+            self._ask_in_requests(request_id, entry, asked, state, deadline)
+        return True
+
+    def _questions(
+        self, entry: Inbound, questions: Mapping[str, Any]
+    ) -> dict[str, tuple[str, dict[str, Any]]]:
+        """Every question as (method, params) for this request's revision, checked."""
+        if not isinstance(questions, Mapping) or not questions:
+            raise LocalProtocolError("request_input needs at least one question")
+        revision = self.protocol_version
+        assert revision is not None
+        modern = self.era is Era.MODERN
+        asked: dict[str, tuple[str, dict[str, Any]]] = {}
+        for key, question in questions.items():
+            if type(key) is not str or not key:
+                raise LocalProtocolError("question keys are non-empty strings")
+            method, params = _question_parts(question)
+            if method not in INPUT_RESULT_TYPES:
+                raise LocalProtocolError(
+                    f"question {key!r} must be elicitation/create, "
+                    "sampling/createMessage or roots/list"
+                )
+            if method == "elicitation/create":
+                params = _elicitation_for(params, revision, modern)
+            problem = capability_problem(entry.capabilities or {}, method, params)
+            if problem is not None:
+                raise LocalProtocolError(f"the client did not declare it: {problem[1]}")
+            asked[key] = (method, params)
+        return asked
+
+    def _ask_in_result(
+        self,
+        request_id: RequestId,
+        entry: Inbound,
+        asked: dict[str, tuple[str, dict[str, Any]]],
+        state: Any,
+    ) -> None:
+        """2026-07-28: the questions, and the seal that proves them, in the answer."""
+        kinds = {key: method for key, (method, _) in asked.items()}
+        forms = {
+            key: params["requestedSchema"]
+            for key, (method, params) in asked.items()
+            if method == "elicitation/create" and params.get("mode", "form") == "form"
+        }
+        token = self._seal_payload(entry, {"k": kinds, "s": state, "f": forms})
+        requests = {
+            key: {"method": method, "params": params} if params else {"method": method}
+            for key, (method, params) in asked.items()
+        }
+        result = self._finish_result(
+            entry.method,
+            {"resultType": "input_required", "inputRequests": requests, "requestState": token},
+        )
+        self._queue(
+            jr.encode_result(request_id, result), "result", entry.method, request_id, request_id
+        )
+        del self._inbound[request_id]
+        self._ended_inbound.add(request_id)
+
+    def _ask_in_requests(
+        self,
+        request_id: RequestId,
+        entry: Inbound,
+        asked: dict[str, tuple[str, dict[str, Any]]],
+        state: Any,
+        deadline: float | None,
+    ) -> None:
+        """Legacy: one server-to-client request per question; all of them or none."""
+        if len(self._outbound) + len(asked) > self.limits.max_outbound_in_flight:
+            raise LocalProtocolError("too many requests in flight")
+        first = self._next_id
+        payloads = [
+            jr.encode_request(first + i, method, params)
+            for i, (method, params) in enumerate(asked.values())
+        ]
+        size = sum(len(p) for p in payloads)
+        if self._outgoing_bytes + size > self.limits.output_limit:
+            raise LocalProtocolError("output buffer is full; drain data_to_send() first")
+        round_ = _Round(request_id, entry.method, entry.params, entry.context, state)
+        self._rounds[request_id] = round_
+        for payload, (key, (method, params)) in zip(payloads, asked.items(), strict=True):
+            wid = self._next_id
+            self._next_id += 1
+            self._queue(payload, "request", method, wid, request_id)
+            schema = params.get("requestedSchema") if params.get("mode", "form") == "form" else None
+            round_.waiting[wid] = (key, method, schema)
+            round_.order.append(key)
+            self._asking[wid] = round_
+            self._register_outbound(
+                wid, Outbound(method, deadline, None, self._on_answer, request_id, wid)
+            )
+
+    def _on_answer(
+        self, wid: RequestId, result: dict[str, Any] | None, error: dict[str, Any] | None
+    ) -> InputReceived | None:
+        """One legacy question settled; the round's event once the last one has."""
+        round_ = self._asking.pop(wid)
+        key, method, schema = round_.waiting.pop(wid)
+        if error is None:
+            try:
+                value = validator(INPUT_RESULT_TYPES[method])(result)
+            except pydantic.ValidationError as exc:
+                answer = InputAnswer(
+                    method, "unanswered", None, INVALID_PARAMS, f"invalid answer: {describe(exc)}"
+                )
+            else:
+                answer = _fit(method, schema, value)
+        elif error.get("local") is LOCAL_FAILURE:
+            answer = InputAnswer(method, "unanswered", None, error["code"], error["message"])
+        else:
+            answer = InputAnswer(
+                method, "refused", None, error["code"], error["message"], error.get("data")
+            )
+        round_.answers[key] = answer
+        if round_.waiting:
+            return None
+        del self._rounds[round_.request_id]
+        answers = {key: round_.answers[key] for key in round_.order}
+        return InputReceived(
+            round_.request_id, round_.method, round_.params, round_.context, answers, round_.state
+        )
+
+    def _withdraw(self, request_id: RequestId, reason: str) -> None:
+        round_ = self._rounds.pop(request_id, None)
+        if round_ is None:
+            return
+        for wid in round_.waiting:
+            del self._asking[wid]
+            entry = self._outbound.pop(wid)
+            self._ended(wid, entry)
+            # A full buffer costs only the courtesy: the late answer is ignored anyway.
+            with contextlib.suppress(LocalProtocolError):
+                self._queue_cancel(wid, reason)
+
+    def _settle_local(self) -> list[Event]:
+        # The connection is gone: its questions go with the requests they belong to,
+        # which ConnectionClosed lists as abandoned.
+        self._rounds.clear()
+        self._asking.clear()
+        self._subscribed.clear()
+        self._subscribing.clear()
+        return []
+
     def _seal(self, entry: Inbound, kinds: dict[str, str], state: Any) -> str | None:
         sealer = self.config.request_state_sealer
         if sealer is None:
@@ -626,17 +907,23 @@ class ServerConnection(_Connection):
             raise LocalProtocolError(
                 "configure ServerConfig.request_state_keys to attach non-string state"
             )
-        if self._now is None:
-            raise LocalProtocolError("sealing requestState needs the time: pass now=")
+        return self._seal_payload(entry, {"k": kinds, "s": state})
+
+    def _seal_payload(self, entry: Inbound, payload: dict[str, Any]) -> str:
+        """Seal what was asked (and the application's state), bound to this request."""
+        sealer = self.config.request_state_sealer
+        assert sealer is not None
+        wall_time = self._wall_time
+        assert wall_time is not None  # the request came with one: a sealing server insists
         target, arguments = _target_and_arguments(entry.method, entry.params)
         try:
             return sealer.seal(
-                {"k": kinds, "s": state},
+                payload,
                 method=entry.method,
                 target=target,
                 arguments=arguments,
                 principal=self.principal,
-                now=self._now,
+                wall_time=wall_time,
             )
         except (TypeError, ValueError) as exc:
             raise LocalProtocolError(f"cannot seal requestState: {exc}") from None
@@ -653,9 +940,11 @@ class ServerConnection(_Connection):
 
         Legacy: the session level from `logging/setLevel` (everything before one
         arrives). 2026-07-28: only for a request that asked with `logLevel`, on that
-        request's stream. Returns whether anything was sent.
+        request's stream. Returns whether anything was sent (never, once the
+        connection closed).
         """
-        self._check_sending()
+        if self.state in _ENDED:
+            return False
         rank = LOG_RANK.get(level)
         if rank is None:
             raise LocalProtocolError(f"unknown log level {level!r}")
@@ -696,8 +985,11 @@ class ServerConnection(_Connection):
         """Accept a `subscriptions/listen`: send the acknowledgement, first, on its stream.
 
         The honoured filter is what the client asked for, narrowed to what the
-        server's capabilities allow and, if given, to `notifications`. Returns it.
+        server's capabilities allow and, if given, to `notifications`. Returns it
+        (empty, with nothing sent, once the connection closed).
         """
+        if self.state in _ENDED:
+            return {}
         entry = self._listen_entry(request_id)
         if entry.subscription is not None:
             raise LocalProtocolError("subscription already acknowledged")
@@ -736,9 +1028,11 @@ class ServerConnection(_Connection):
         advertises the capability and, for `notifications/resources/updated`, when
         the client is subscribed to that URI (`resource_subscriptions`);
         `send_notification` sends one regardless. Returns how many streams or
-        sessions got it.
+        sessions got it: none once the connection closed (a no-op, like every
+        `send_*` after a disconnect).
         """
-        self._check_sending()
+        if self.state in _ENDED:
+            return 0
         field = next((f for f, (m, _) in _LISTEN_FILTER.items() if m == method), None)
         if field is None:
             raise LocalProtocolError(f"{method} is not a subscription notification")
@@ -777,7 +1071,10 @@ class ServerConnection(_Connection):
 
     def end_subscription(self, request_id: RequestId) -> bool:
         """Close a listen stream gracefully: the final result, then (for byte
-        streams) `notifications/cancelled` naming it, as the two spec pages ask."""
+        streams) `notifications/cancelled` naming it, as the two spec pages ask.
+        False, with nothing sent, once the connection closed."""
+        if self.state in _ENDED:
+            return False
         entry = self._listen_entry(request_id)
         del entry
         result = self._finish_result(
@@ -797,11 +1094,131 @@ class ServerConnection(_Connection):
         return True
 
     def _listen_entry(self, request_id: RequestId) -> Inbound:
-        self._check_sending()
         entry = self._inbound.get(request_id)
         if entry is None or entry.method != "subscriptions/listen":
             raise LocalProtocolError(f"no subscriptions/listen request {request_id!r} is open")
         return entry
+
+
+class _Round:
+    """One request's questions out on a legacy session, until the last one settles."""
+
+    __slots__ = (
+        "answers",
+        "context",
+        "method",
+        "order",
+        "params",
+        "request_id",
+        "state",
+        "waiting",
+    )
+
+    def __init__(
+        self, request_id: RequestId, method: str, params: Any, context: Any, state: Any
+    ) -> None:
+        self.request_id = request_id
+        self.method = method
+        self.params = params
+        self.context = context
+        self.state = state
+        # our request id -> (key, method, the form asked with or None)
+        self.waiting: dict[RequestId, tuple[str, str, Any]] = {}
+        self.answers: dict[str, InputAnswer] = {}
+        self.order: list[str] = []
+
+
+def _question_parts(question: Any) -> tuple[Any, dict[str, Any]]:
+    """(method, params) of one question, given as a mapping or a request model."""
+    if isinstance(question, Mapping):
+        method = question.get("method")
+        params = question.get("params")
+        wire = {} if params is None else params if isinstance(params, Mapping) else to_wire(params)
+        if not isinstance(wire, Mapping):
+            raise LocalProtocolError("a question's params must be a mapping or a model")
+        return method, dict(wire)
+    wire = to_wire(question)
+    if not isinstance(wire, dict):
+        raise LocalProtocolError("a question is a {method, params} mapping or a request model")
+    return wire.get("method"), dict(wire.get("params") or {})
+
+
+def _elicitation_for(params: dict[str, Any], revision: str, modern: bool) -> dict[str, Any]:
+    """An elicitation as this revision writes it: the one place its dialects differ."""
+    mode = params.get("mode", "form")
+    if mode == "url":
+        if not params.get("elicitationId"):
+            raise LocalProtocolError(
+                "a URL-mode question needs an elicitationId (sent where the revision has one)"
+            )
+        if revision == V2025_06_18:
+            raise LocalProtocolError("URL-mode elicitation needs revision 2025-11-25 or later")
+        if modern:
+            params = {k: v for k, v in params.items() if k != "elicitationId"}
+        return params
+    if mode != "form":
+        raise LocalProtocolError(f"unknown elicitation mode {mode!r}")
+    schema = params.get("requestedSchema")
+    if isinstance(schema, type) and issubclass(schema, pydantic.BaseModel):
+        from ._elicitation import form_schema
+
+        try:
+            schema = form_schema(schema, revision=revision)
+        except (TypeError, ValueError) as exc:
+            raise LocalProtocolError(str(exc)) from None
+        params = {**params, "requestedSchema": schema}
+    check_form(params, revision)
+    if revision == V2025_06_18:  # no modes yet: every elicitation is a form
+        return {k: v for k, v in params.items() if k != "mode"}
+    return {"mode": "form", **params}
+
+
+def _fit(method: str, form: Any, value: Any) -> InputAnswer:
+    """A validated answer, judged against the question: content only on an accepted form
+    that fits it."""
+    if method == "elicitation/create":
+        if value.action != "accept":
+            if value.content:
+                value = value.model_copy(update={"content": None})
+        elif form is not None:
+            from ._elicitation import check_form_answer
+
+            problem = check_form_answer(form, value.content)
+            if problem is not None:
+                return InputAnswer(
+                    method,
+                    "unanswered",
+                    None,
+                    INVALID_PARAMS,
+                    f"the answer does not fit: {problem}",
+                )
+    return InputAnswer(method, "answered", value)
+
+
+def _retry_answers(
+    asked: Mapping[str, str], given: Mapping[str, Any], forms: Mapping[str, Any]
+) -> dict[str, InputAnswer]:
+    """A 2026-07-28 retry's answers, one per key the sealed state says was asked."""
+    answers: dict[str, InputAnswer] = {}
+    for key, method in asked.items():
+        value = given.get(key)
+        if value is None:
+            answers[key] = InputAnswer(method, "unanswered", None, None, "no answer in the retry")
+        else:
+            answers[key] = _fit(method, forms.get(key), value)
+    return answers
+
+
+def check_form(params: Mapping[str, Any], revision: str) -> None:
+    """Refuse a form the client could not draw (`check_form_schema`), before it is sent."""
+    if params.get("mode", "form") != "form":
+        return
+    from ._elicitation import check_form_schema
+
+    try:
+        check_form_schema(params.get("requestedSchema"), revision=revision)
+    except ValueError as exc:
+        raise LocalProtocolError(str(exc)) from None
 
 
 def _wire_type(name: str) -> type:

@@ -14,7 +14,7 @@ Driving a server (one task per accepted socket, any event loop)::
         if data is None:                                      # the deadline passed
             events = ws.tick(clock())                         # clock(): monotonic
         else:
-            events = ws.receive_data(data, now=time())        # time(): epoch seconds
+            events = ws.receive_data(data, wall_time=time())  # time(): epoch seconds
         for ev in events:
             if isinstance(ev, RequestReceived):
                 ws.mcp.send_result(ev.request_id, answer(ev))
@@ -71,7 +71,7 @@ Decisions:
 * Every WebSocket ends with exactly one `ConnectionClosed` from `.mcp` (also when
   the handshake fails), and every opened one with exactly one `WebSocketClosed`,
   emitted when the closing starts (ours or the peer's).
-* Two clocks, as in the adapters' driver: `now=` on `receive_data` is wall-clock
+* Two clocks, as in the adapters' driver: `wall_time=` on `receive_data` is wall-clock
   time for the MCP connection (expiry of a sealed `requestState`); `tick(now)`
   takes the timer clock, which runs the MCP request deadlines and this layer's
   handshake and closing timeouts. Those timers start at the first `tick()`
@@ -98,7 +98,7 @@ from wsproto.utilities import generate_accept_token
 
 from ._client import ClientConnection
 from ._config import ClientConfig, ServerConfig
-from ._connection import State
+from ._connection import State, missing_wall_time
 from ._errors import INVALID_REQUEST, PARSE_ERROR, LocalProtocolError, RemoteProtocolError
 from ._events import ConnectionClosed, Event
 from ._framing import Ends
@@ -329,17 +329,20 @@ class _WebSocket:
         """True when the socket should be closed (after writing `data_to_send()`)."""
         return self._phase == _DONE
 
-    def receive_data(self, data: bytes, *, now: float | None = None) -> list[Event]:
+    def receive_data(self, data: bytes, *, wall_time: float | None = None) -> list[Event]:
         """Feed bytes from the socket; `b""` means the peer closed it.
 
-        `now` (optional) is wall-clock time in seconds since the epoch, passed to the
-        MCP connection for the expiry of a sealed `requestState`. Never raises for
+        `wall_time` is wall-clock time in seconds since the epoch, passed to the
+        MCP connection for the expiry of a sealed `requestState` (required, as
+        there, when the server has `request_state_keys`). Never raises for
         anything the peer sends: failures come out as events.
         """
+        if wall_time is None and data and self.mcp._needs_wall_time:
+            missing_wall_time()
         events, self._deferred = self._deferred, []
         if self._phase == _DONE:
             return events
-        self._wall = now
+        self._wall = wall_time
         try:
             if not data:
                 events += self._end_of_stream()
@@ -506,11 +509,11 @@ class _WebSocket:
                 skipping.tail,
                 limit=self._max_message,
                 setting=self._setting,
-                now=self._wall,
+                wall_time=self._wall,
             )
         else:
             payload, self._message = self._message, bytearray()  # handed over, not copied
-            events += self.mcp.receive_message(payload, now=self._wall)
+            events += self.mcp.receive_message(payload, wall_time=self._wall)
         events += self._sync(events)
 
     def _reset_message(self) -> None:

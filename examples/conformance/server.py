@@ -43,8 +43,7 @@ from mcp_adapters.server import (
     Resolve,
     Sample,
 )
-from mcp_core import Era, ServerConnection, State
-from mcp_core._elicitation import form_schema
+from mcp_core import Era, InputReceived, ServerConnection, State, form_schema
 from mcp_core.types import (
     AudioContent,
     ClientCapabilities,
@@ -717,11 +716,13 @@ def _prompt_input_required(request: Any, scope: RequestScope) -> None:
     at all (the client times out). Prompts also take no resolvers.
     """
     question = Elicit("What context should the prompt use?", PromptContext)
-    answer = (request.context.input_responses or {}).get("user_context")
+    # Only answers the engine verified (an InputReceived after request_input) count.
+    answers = request.answers if isinstance(request, InputReceived) else {}
+    answer = answers.get("user_context")
     context = None
-    if answer is not None:
+    if answer is not None and answer.status == "answered":
         try:
-            outcome = question.outcome(answer)
+            outcome = question.outcome(answer.result)
         except Exception:  # an invalid answer is asked again
             outcome = None
         if isinstance(outcome, AcceptedElicitation):
@@ -731,11 +732,11 @@ def _prompt_input_required(request: Any, scope: RequestScope) -> None:
     connection = scope.connection
     if context is None:
         params = question.params(request.context.protocol_version)
-        connection.send_input_required(
+        connection.request_input(
             request.request_id,
             {"user_context": {"method": question.method, "params": params}},
-            {"prompt": "test_input_required_result_prompt"},
-            now=scope.now(),
+            state={"prompt": "test_input_required_result_prompt"},
+            wall_time=scope.wall_time(),
         )
     else:
         connection.send_result(

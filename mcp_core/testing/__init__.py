@@ -43,9 +43,10 @@ class ConnectionPair:
 
     `pump()` moves bytes both ways until neither side has anything to send and
     returns what each side reported. `tap`, if given, sees every chunk on the
-    wire (validate it, log it, corrupt it in a copy ...). `clock` gives the
-    server the time with every delivery (sealed requestState needs it);
-    `principal` is who the server connection believes the client is.
+    wire (validate it, log it, corrupt it in a copy ...). `wall_clock` gives the
+    server the wall time with every delivery (a server with request_state_keys
+    refuses input without it); `principal` is who the server connection believes
+    the client is.
     """
 
     def __init__(
@@ -54,13 +55,13 @@ class ConnectionPair:
         client_config: ClientConfig | None = None,
         *,
         tap: WireTap | None = None,
-        clock: Callable[[], float] | None = None,
+        wall_clock: Callable[[], float] | None = None,
         principal: str | None = None,
     ) -> None:
         self.server = ServerConnection(
             server_config or default_server_config(), principal=principal
         )
-        self.clock = clock
+        self.wall_clock = wall_clock
         self.client = ClientConnection(client_config or ClientConfig(mode="legacy"))
         self.tap = tap
         self.client_events: list[Event] = []
@@ -83,8 +84,8 @@ class ConnectionPair:
                 moved = True
                 if self.tap is not None:
                     self.tap("client->server", data)
-                now = self.clock() if self.clock is not None else None
-                server_events += self.server.receive_data(data, now=now)
+                wall_time = self.wall_clock() if self.wall_clock is not None else None
+                server_events += self.server.receive_data(data, wall_time=wall_time)
             data = self.server.data_to_send()
             if data:
                 moved = True

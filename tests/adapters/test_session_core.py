@@ -27,6 +27,7 @@ from mcp_core import (
     ClientConnection,
     Connected,
     Era,
+    InputReceived,
     MCPError,
     ProgressReceived,
     RemoteProtocolError,
@@ -302,3 +303,86 @@ def test_an_over_long_response_fails_only_its_request_with_the_limit_named(
     assert kept.calls == []
     pair.pump()
     assert kept.only[0] == "result"
+
+
+# ------------------------------------------------- a server's questions (InputReceived)
+
+
+class AskingPair(Pair):
+    """A server that may ask (keys configured), fed with the wall clock sealing needs."""
+
+    def __init__(self, mode: str) -> None:
+        super().__init__(mode)
+        config = ServerConfig(name="s", capabilities={"tools": {}}, request_state_keys=(b"k" * 32,))
+        self.server = SessionCore(ServerConnection(config), spawn=self._spawn)
+
+    def pump(self) -> None:
+        for _ in range(100):
+            moved = False
+            for source, target in ((self.client, self.server), (self.server, self.client)):
+                data = source.connection.data_to_send()
+                if data:
+                    moved = True
+                    target.dispatch(target.connection.receive_data(data, wall_time=1.0))
+            if not moved:
+                return
+        raise AssertionError("the cores kept talking")
+
+    def ask_roots(self) -> tuple[Outcome, Outcome]:
+        """A tools/call whose handler asks for the roots; (the call's waiter, the
+        handler's answer waiter)."""
+        self.connect()
+        call, answers = Outcome(), Outcome()
+        self.client.start_request("tools/call", {"name": "t"}, call)
+        self.pump()
+        rid = self.handles[-1].request.request_id
+        self.server.expect_input(rid, answers)
+        server = self.server.connection
+        assert isinstance(server, ServerConnection)
+        assert server.request_input(rid, {"where": {"method": "roots/list"}})
+        self.pump()
+        return call, answers
+
+
+def test_legacy_answers_go_to_the_handler_waiting_in_place() -> None:
+    pair = AskingPair("legacy")
+    _, answers = pair.ask_roots()
+    question = pair.handles[-1].request
+    assert question.method == "roots/list"
+    pair.client.answer(question.request_id, {"roots": []})
+    pair.pump()
+    kind, event = answers.only
+    assert kind == "result" and isinstance(event, InputReceived)
+    assert event.answers["where"].status == "answered"
+    assert len(pair.handles) == 2  # the tool call and the question: nothing spawned anew
+
+
+def test_a_2026_retry_nobody_waits_for_runs_like_a_request() -> None:
+    pair = AskingPair("2026-07-28")
+    _, answers = pair.ask_roots()  # the waiter is for the old id: it never hears
+    question = pair.handles[-1].request
+    pair.client.answer(question.request_id, {"roots": []})
+    pair.pump()
+    retry = pair.handles[-1].request
+    assert isinstance(retry, InputReceived) and retry.method == "tools/call"
+    assert retry.answers["where"].status == "answered"
+    assert answers.calls == []
+
+
+def test_closing_fails_a_handler_waiting_for_answers() -> None:
+    pair = AskingPair("legacy")
+    _, answers = pair.ask_roots()
+    pair.server.close("bye")
+    kind, error = answers.only
+    assert kind == "error" and isinstance(error, ConnectionClosedError)
+
+
+def test_a_cancelled_call_drops_the_wait() -> None:
+    pair = AskingPair("legacy")
+    _, answers = pair.ask_roots()
+    tool_call = pair.handles[0]
+    rid = next(iter(pair.client._pending))
+    pair.client.cancel_request(rid)
+    pair.pump()
+    assert tool_call.cancelled and answers.calls == []
+    pair.server.forget_input(tool_call.request.request_id)  # the handler's cleanup: harmless

@@ -56,8 +56,9 @@ def out(conn: ClientConnection | ServerConnection) -> list[Any]:
 
 
 def feed(conn: ClientConnection | ServerConnection, *messages: Any) -> list[Event]:
-    """Deliver JSON values to a connection, one line each, in one chunk."""
-    return conn.receive_data(b"".join(line(m) for m in messages))
+    """Deliver JSON values to a connection, one line each, in one chunk (at the wall
+    time it was last given, or 0: sealing servers need one)."""
+    return conn.receive_data(b"".join(line(m) for m in messages), wall_time=conn._wall_time or 0.0)
 
 
 def of_type(events: Iterable[Event], cls: type[E]) -> list[E]:

@@ -103,15 +103,21 @@ class Wire:
         principal: str | None = None,
     ) -> None:
         self.tap = SchemaTap(None)
-        #: Wall-clock time the server is told with each delivery (None: not told).
+        #: Wall-clock time the server is told with each delivery (None: the latest
+        #: one the test gave the server, e.g. `send_input_required(wall_time=...)`).
         self.wall_time: float | None = None
         self.pair = ConnectionPair(
-            server_config, client_config, tap=self._on_wire, clock=lambda: self.wall_time
+            server_config, client_config, tap=self._on_wire, wall_clock=self._wall_clock
         )
         if principal is not None:
             self.pair.server = ServerConnection(
                 server_config or default_server_config(), principal=principal
             )
+
+    def _wall_clock(self) -> float:
+        if self.wall_time is not None:
+            return self.wall_time
+        return self.server._wall_time or 0.0
 
     @property
     def client(self) -> ClientConnection:
@@ -229,10 +235,13 @@ def line(obj: Any) -> bytes:
 
 
 def inject(
-    conn: ClientConnection | ServerConnection, *messages: Any, now: float | None = None
+    conn: ClientConnection | ServerConnection, *messages: Any, wall_time: float | None = None
 ) -> list[Event]:
-    """Deliver hand-written messages; `now` is the wall-clock time they arrive at."""
-    return conn.receive_data(b"".join(line(m) for m in messages), now=now)
+    """Deliver hand-written messages; `wall_time` is the wall-clock time they arrive at
+    (by default the latest one the connection was given, as the engine used to keep)."""
+    if wall_time is None:
+        wall_time = conn._wall_time or 0.0
+    return conn.receive_data(b"".join(line(m) for m in messages), wall_time=wall_time)
 
 
 def raw_legacy_client(

@@ -130,7 +130,7 @@ def test_input_required_on_a_cacheable_method_carries_no_hints() -> None:
     rid = w.client.send_request("resources/read", {"uri": "file:///a"})
     _, server_events = w.pump()
     req = one(server_events, RequestReceived)
-    w.server.send_input_required(req.request_id, {"r": {"method": "roots/list"}}, now=T0)
+    w.server.send_input_required(req.request_id, {"r": {"method": "roots/list"}}, wall_time=T0)
     client_events, _ = w.pump()
     interim = w.last("server")["result"]
     assert interim["resultType"] == "input_required"

@@ -287,7 +287,7 @@ def test_2026_url_mode_goes_through_input_requests_without_elicitation_id() -> N
     w = modern_wire({"elicitation": {"url": {}}})
     call = start_tool_call(w)
     assert w.server.send_input_required(
-        call, {"connect": {"method": "elicitation/create", "params": URL_PARAMS}}, now=10.0
+        call, {"connect": {"method": "elicitation/create", "params": URL_PARAMS}}, wall_time=10.0
     )
     client_events, _ = w.pump()
     event = one(client_events, RequestReceived)
@@ -306,7 +306,7 @@ def test_2026_url_mode_with_an_elicitation_id_is_refused() -> None:
         w.server.send_input_required(
             call,
             {"c": {"method": "elicitation/create", "params": {**URL_PARAMS, "elicitationId": "e"}}},
-            now=10.0,
+            wall_time=10.0,
         )
     assert w.server.data_to_send() == b""
     # Nothing was consumed: the call can still be answered.
@@ -367,10 +367,10 @@ def test_2026_server_asks_only_declared_elicitation_modes(
     ask = {"q": {"method": "elicitation/create", "params": params}}
     if not allowed:
         with pytest.raises(LocalProtocolError, match="did not declare"):
-            w.server.send_input_required(call, ask, now=10.0)
+            w.server.send_input_required(call, ask, wall_time=10.0)
         assert w.server.data_to_send() == b""
         return
-    w.server.send_input_required(call, ask, now=10.0)
+    w.server.send_input_required(call, ask, wall_time=10.0)
     client_events, _ = w.pump()
     assert one(client_events, RequestReceived).params.mode == mode
 

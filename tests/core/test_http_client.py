@@ -548,7 +548,7 @@ def test_modern_input_required_round_trip_over_http() -> None:
         ev.connection.send_input_required(
             event.request_id,
             state={"step": 1},
-            now=WALL,
+            wall_time=WALL,
             input_requests={
                 "day": {
                     "method": "elicitation/create",

@@ -591,7 +591,8 @@ def test_url_elicitation_rules_per_revision() -> None:
 
 def test_declined_elicitation_never_carries_content() -> None:
     srv = legacy_server("2025-06-18", client_caps={"elicitation": {}})
-    rid = srv.send_request("elicitation/create", {"message": "?", "requestedSchema": {}})
+    form = {"type": "object", "properties": {"secret": {"type": "string"}}}
+    rid = srv.send_request("elicitation/create", {"message": "?", "requestedSchema": form})
     srv.data_to_send()
     events = feed(srv, result(rid, {"action": "decline", "content": {"secret": "x"}}))
     response = one(events, ResponseReceived)

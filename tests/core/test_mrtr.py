@@ -7,6 +7,7 @@ Every message either engine emits is validated against the official schema.
 from __future__ import annotations
 
 import datetime
+import json
 from typing import Any
 
 import pytest
@@ -126,7 +127,7 @@ def test_eligible_methods_round_trip_with_sealed_state(method: str, params: dict
     w = modern_wire({"elicitation": {}})
     cid, req = call(w, method, params)
     assert w.server.send_input_required(
-        req.request_id, {"booking": ask_booking()}, state={"step": 1}, now=T0
+        req.request_id, {"booking": ask_booking()}, state={"step": 1}, wall_time=T0
     )
     client_events, _ = w.pump()
     slot = one(client_events, RequestReceived)
@@ -165,7 +166,7 @@ def test_other_methods_cannot_answer_with_input_required(
     w = modern_wire({"elicitation": {}})
     _, req = call(w, method, params)
     with pytest.raises(LocalProtocolError, match="InputRequiredResult"):
-        w.server.send_input_required(req.request_id, {"q": ask_booking()}, now=T0)
+        w.server.send_input_required(req.request_id, {"q": ask_booking()}, wall_time=T0)
     assert w.server.data_to_send() == b""
     # resultType input_required through send_result is refused too.
     with pytest.raises(LocalProtocolError):
@@ -177,7 +178,7 @@ def test_input_required_is_refused_on_a_legacy_session() -> None:
     w = legacy_wire("2025-11-25", {"elicitation": {}})
     _, req = call(w)
     with pytest.raises(LocalProtocolError, match="send_request"):
-        w.server.send_input_required(req.request_id, {"q": ask_booking("2025-11-25")}, now=T0)
+        w.server.send_input_required(req.request_id, {"q": ask_booking("2025-11-25")}, wall_time=T0)
     assert w.server.data_to_send() == b""
     assert w.server.send_result(req.request_id, {"content": []})
 
@@ -186,9 +187,9 @@ def test_input_requests_need_questions_or_state() -> None:
     w = modern_wire({"elicitation": {}})
     _, req = call(w)
     with pytest.raises(LocalProtocolError):
-        w.server.send_input_required(req.request_id, {}, now=T0)
+        w.server.send_input_required(req.request_id, {}, wall_time=T0)
     with pytest.raises(LocalProtocolError):
-        w.server.send_input_required(req.request_id, {"q": {"method": "tools/list"}}, now=T0)
+        w.server.send_input_required(req.request_id, {"q": {"method": "tools/list"}}, wall_time=T0)
     assert w.server.data_to_send() == b""
 
 
@@ -199,7 +200,7 @@ def test_input_request_keys_are_the_servers_and_models_are_accepted() -> None:
     w.server.send_input_required(
         req.request_id,
         {"when-and-who": model, "llm.1": ASK_SAMPLING, "roots!": ASK_ROOTS},
-        now=T0,
+        wall_time=T0,
     )
     client_events, _ = w.pump()
     interim = w.last("server")["result"]
@@ -214,12 +215,12 @@ def test_input_request_keys_are_the_servers_and_models_are_accepted() -> None:
 
 
 def test_sealing_needs_a_clock() -> None:
-    w = modern_wire({"elicitation": {}})
     fresh = ServerConnection(default_server_config(request_state_keys=(KEY1,)))
-    w.server = fresh
-    _, req = call(w)
-    with pytest.raises(LocalProtocolError, match="now="):
-        w.server.send_input_required(req.request_id, {"q": ask_booking()})
+    body = {"name": "book", "arguments": {"n": 2}, "_meta": envelope({"elicitation": {}})}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": body}
+    with pytest.raises(LocalProtocolError, match="wall_time="):
+        fresh.receive_data(json.dumps(message).encode() + b"\n")
+    assert fresh.requests_in_flight == (0, 0)
 
 
 def test_without_keys_state_must_be_a_string_and_passes_through() -> None:
@@ -243,7 +244,9 @@ def test_without_keys_state_must_be_a_string_and_passes_through() -> None:
 def _interim(w: Wire) -> tuple[Any, str]:
     """Send a call, ask one elicitation with state; return (client id, sealed token)."""
     cid, req = call(w)
-    w.server.send_input_required(req.request_id, {"date": ask_booking()}, state={"s": 1}, now=T0)
+    w.server.send_input_required(
+        req.request_id, {"date": ask_booking()}, state={"s": 1}, wall_time=T0
+    )
     w.pump()
     token = w.last("server")["result"]["requestState"]
     return cid, token
@@ -258,7 +261,7 @@ def raw_retry(
     params: dict[str, Any] | None = None,
     rid: Any = "raw-retry",
     caps: dict[str, Any] | None = None,
-    now: float = T0 + 1,
+    wall_time: float = T0 + 1,
 ) -> tuple[list[Any], list[dict[str, Any]]]:
     body: dict[str, Any] = dict(
         params if params is not None else {"name": "book", "arguments": {"n": 2}}
@@ -269,7 +272,7 @@ def raw_retry(
     if responses is not None:
         body["inputResponses"] = responses
     events = inject(
-        server, {"jsonrpc": "2.0", "id": rid, "method": method, "params": body}, now=now
+        server, {"jsonrpc": "2.0", "id": rid, "method": method, "params": body}, wall_time=wall_time
     )
     return events, drain(server, MODERN)
 
@@ -278,7 +281,7 @@ def test_unknown_answer_keys_are_ignored_and_missing_ones_absent() -> None:
     w = modern_wire({"elicitation": {}, "roots": {}})
     _, req = call(w)
     w.server.send_input_required(
-        req.request_id, {"date": ask_booking(), "roots": ASK_ROOTS}, state=[1, 2], now=T0
+        req.request_id, {"date": ask_booking(), "roots": ASK_ROOTS}, state=[1, 2], wall_time=T0
     )
     w.pump()
     token = w.last("server")["result"]["requestState"]
@@ -450,7 +453,7 @@ def test_state_is_bound_to_prompt_and_resource_targets(
 ) -> None:
     w = modern_wire({"elicitation": {}})
     _, req = call(w, method, params)
-    w.server.send_input_required(req.request_id, None, state="st", now=T0)
+    w.server.send_input_required(req.request_id, None, state="st", wall_time=T0)
     # The client's own automatic retry (state only) is accepted ...
     retry = one(w.pump()[1], RequestReceived)
     token = w.last("server")["result"]["requestState"]
@@ -483,7 +486,7 @@ def test_state_is_bound_to_the_audience() -> None:
     other = ServerConnection(
         default_server_config(name="other-service", request_state_keys=(KEY1,))
     )
-    events, out = raw_retry(other, token, {"date": ACCEPT}, now=T0 + 1)
+    events, out = raw_retry(other, token, {"date": ACCEPT}, wall_time=T0 + 1)
     _assert_state_rejected(events, out, "wrong_audience")
 
 
@@ -524,7 +527,7 @@ def test_client_retries_with_new_id_original_params_answers_and_exact_state() ->
         req.request_id,
         {"date": ask_booking(), "llm": ASK_SAMPLING, "roots": ASK_ROOTS},
         state={"step": 1},
-        now=T0,
+        wall_time=T0,
     )
     client_events, _ = w.pump()
     token = w.last("server")["result"]["requestState"]
@@ -626,7 +629,7 @@ def test_state_and_answers_never_leak_to_concurrent_requests() -> None:
     w = modern_wire({"elicitation": {}})
     a, req_a = call(w, params={"name": "a", "arguments": {}})
     b, req_b = call(w, params={"name": "b", "arguments": {}})
-    w.server.send_input_required(req_a.request_id, {"qa": ask_booking()}, state="A", now=T0)
+    w.server.send_input_required(req_a.request_id, {"qa": ask_booking()}, state="A", wall_time=T0)
     w.server.send_input_required(req_b.request_id, {"qb": ask_booking()}, state="B")
     client_events, _ = w.pump()
     token_a, token_b = (m["result"]["requestState"] for m in w.sent("server")[-2:])
@@ -673,7 +676,7 @@ def test_state_only_result_is_retried_at_once() -> None:
     w = modern_wire({})
     cid, req = call(w)
     mark = w.mark()
-    w.server.send_input_required(req.request_id, None, state={"busy": True}, now=T0)
+    w.server.send_input_required(req.request_id, None, state={"busy": True}, wall_time=T0)
     client_events, server_events = w.pump()
     assert not of_type(client_events, RequestReceived)
     interim, retry_msg = w.since(mark)
@@ -692,7 +695,7 @@ def test_round_limit_ends_the_loop() -> None:
     w = modern_wire({}, max_input_rounds=3)
     cid, req = call(w)
     seen = [req.request_id]
-    w.server.send_input_required(req.request_id, None, state={"round": 1}, now=T0)
+    w.server.send_input_required(req.request_id, None, state={"round": 1}, wall_time=T0)
     for n in range(2, 10):
         client_events, server_events = w.pump()
         if of_type(client_events, RequestFailed):
@@ -713,7 +716,9 @@ def test_round_limit_ends_the_loop() -> None:
 def test_send_error_on_an_input_slot_fails_the_whole_call_and_sends_nothing() -> None:
     w = modern_wire({"elicitation": {}, "roots": {}})
     cid, req = call(w)
-    w.server.send_input_required(req.request_id, {"date": ask_booking(), "r": ASK_ROOTS}, now=T0)
+    w.server.send_input_required(
+        req.request_id, {"date": ask_booking(), "r": ASK_ROOTS}, wall_time=T0
+    )
     client_events, _ = w.pump()
     date_slot, _roots_slot = of_type(client_events, RequestReceived)
     assert w.client.send_error(
@@ -736,7 +741,7 @@ def test_send_error_on_an_input_slot_fails_the_whole_call_and_sends_nothing() ->
 def test_send_error_failure_is_reported_by_the_next_receive() -> None:
     w = modern_wire({"elicitation": {}})
     cid, req = call(w)
-    w.server.send_input_required(req.request_id, {"date": ask_booking()}, now=T0)
+    w.server.send_input_required(req.request_id, {"date": ask_booking()}, wall_time=T0)
     client_events, _ = w.pump()
     w.client.send_error(one(client_events, RequestReceived).request_id, -32600, "no")
     other = w.client.send_request("tools/list", {})
@@ -754,7 +759,9 @@ def test_send_error_failure_is_reported_by_the_next_receive() -> None:
 def test_answering_a_sibling_slot_after_send_error_is_harmless() -> None:
     w = modern_wire({"elicitation": {}, "roots": {}})
     _, req = call(w)
-    w.server.send_input_required(req.request_id, {"date": ask_booking(), "r": ASK_ROOTS}, now=T0)
+    w.server.send_input_required(
+        req.request_id, {"date": ask_booking(), "r": ASK_ROOTS}, wall_time=T0
+    )
     client_events, _ = w.pump()
     date_slot, roots_slot = of_type(client_events, RequestReceived)
     w.client.send_error(date_slot.request_id, -32603, "gave up")
@@ -765,7 +772,9 @@ def test_answering_a_sibling_slot_after_send_error_is_harmless() -> None:
 def test_cancel_while_waiting_for_inputs_drops_everything() -> None:
     w = modern_wire({"elicitation": {}, "roots": {}})
     cid, req = call(w)
-    w.server.send_input_required(req.request_id, {"date": ask_booking(), "r": ASK_ROOTS}, now=T0)
+    w.server.send_input_required(
+        req.request_id, {"date": ask_booking(), "r": ASK_ROOTS}, wall_time=T0
+    )
     client_events, _ = w.pump()
     assert len(of_type(client_events, RequestReceived)) == 2
     w.client.cancel_request(cid)
@@ -779,7 +788,7 @@ def test_cancel_while_waiting_for_inputs_drops_everything() -> None:
 def test_answering_a_slot_after_cancel_sends_nothing() -> None:
     w = modern_wire({"elicitation": {}})
     cid, req = call(w)
-    w.server.send_input_required(req.request_id, {"date": ask_booking()}, now=T0)
+    w.server.send_input_required(req.request_id, {"date": ask_booking()}, wall_time=T0)
     client_events, _ = w.pump()
     slot = one(client_events, RequestReceived)
     w.client.cancel_request(cid)
@@ -790,7 +799,7 @@ def test_answering_a_slot_after_cancel_sends_nothing() -> None:
 def test_cancel_after_the_retry_went_out_cancels_the_retry_id() -> None:
     w = modern_wire({"elicitation": {}})
     cid, req = call(w)
-    w.server.send_input_required(req.request_id, {"date": ask_booking()}, now=T0)
+    w.server.send_input_required(req.request_id, {"date": ask_booking()}, wall_time=T0)
     client_events, _ = w.pump()
     w.client.send_result(one(client_events, RequestReceived).request_id, ACCEPT)
     _, server_events = w.pump()
@@ -817,7 +826,7 @@ def test_progress_of_every_round_is_reported_under_the_original_id() -> None:
     _, server_events = w.pump()
     first = one(server_events, RequestReceived)
     assert w.server.send_progress(first.request_id, 0.1)
-    w.server.send_input_required(first.request_id, {"q": ask_booking()}, now=T0)
+    w.server.send_input_required(first.request_id, {"q": ask_booking()}, wall_time=T0)
     client_events, _ = w.pump()
     assert one(client_events, ProgressReceived).request_id == cid
     w.client.send_result(one(client_events, RequestReceived).request_id, ACCEPT)
@@ -841,7 +850,7 @@ def test_deadline_keeps_running_while_waiting_for_inputs() -> None:
     cid = w.client.send_request("tools/call", {"name": "b"}, deadline=T0 + 50)
     _, server_events = w.pump()
     w.server.send_input_required(
-        one(server_events, RequestReceived).request_id, {"q": ask_booking()}, now=T0
+        one(server_events, RequestReceived).request_id, {"q": ask_booking()}, wall_time=T0
     )
     client_events, _ = w.pump()
     slot = one(client_events, RequestReceived)
@@ -857,7 +866,7 @@ def test_deadline_keeps_running_while_waiting_for_inputs() -> None:
 def test_closing_while_waiting_for_inputs_fails_the_call() -> None:
     w = modern_wire({"elicitation": {}})
     cid, req = call(w)
-    w.server.send_input_required(req.request_id, {"q": ask_booking()}, now=T0)
+    w.server.send_input_required(req.request_id, {"q": ask_booking()}, wall_time=T0)
     w.pump()
     events = w.client.close()
     failed = one(events, RequestFailed)
@@ -921,7 +930,7 @@ def test_same_handler_answers_a_legacy_elicitation() -> None:
 def test_same_handler_answers_a_2026_input_request() -> None:
     w = modern_wire({"elicitation": {}})
     _, req = call(w)
-    w.server.send_input_required(req.request_id, {"booking": ask_booking()}, now=T0)
+    w.server.send_input_required(req.request_id, {"booking": ask_booking()}, wall_time=T0)
     client_events, _ = w.pump()
     answer_booking_question(w.client, one(client_events, RequestReceived))
     _, server_events = w.pump()
@@ -933,7 +942,9 @@ def test_several_rounds_then_success() -> None:
     """Round 1 asks one question, round 2 another; state accumulates server-side."""
     w = modern_wire({"elicitation": {}, "roots": {}})
     cid, req = call(w)
-    w.server.send_input_required(req.request_id, {"date": ask_booking()}, state={"n": 1}, now=T0)
+    w.server.send_input_required(
+        req.request_id, {"date": ask_booking()}, state={"n": 1}, wall_time=T0
+    )
     client_events, _ = w.pump()
     w.client.send_result(one(client_events, RequestReceived).request_id, ACCEPT)
     _, server_events = w.pump()

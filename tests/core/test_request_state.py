@@ -35,7 +35,7 @@ CTX: dict[str, Any] = {
     "target": "book_table",
     "arguments": {"date": "2026-08-01", "party": 4, "notes": ["window", None]},
     "principal": "client-1|https://issuer.example|alice",
-    "now": T0,
+    "wall_time": T0,
 }
 STATE: Any = {"step": 2, "answers": {"confirm": True}, "nonce": "n-1"}
 
@@ -143,7 +143,7 @@ def test_replay_within_ttl_by_same_principal_is_accepted() -> None:
     s = sealer()
     token = s.seal(STATE, **CTX)
     for dt in (0.0, 1.0, 599.0):
-        assert s.unseal(token, **ctx(now=T0 + dt)) == STATE
+        assert s.unseal(token, **ctx(wall_time=T0 + dt)) == STATE
 
 
 # --------------------------------------------------------------------------- rotation
@@ -245,34 +245,34 @@ def test_non_str_principal_or_target_at_unseal_fails_closed() -> None:
 def test_expiry_boundaries() -> None:
     s = sealer(ttl=600.0)
     token = s.seal(STATE, **CTX)
-    assert s.unseal(token, **ctx(now=T0 + 599.999)) == STATE
-    assert reason_of(s, token, now=T0 + 600.0) == "expired"
-    assert reason_of(s, token, now=T0 + 10_000.0) == "expired"
+    assert s.unseal(token, **ctx(wall_time=T0 + 599.999)) == STATE
+    assert reason_of(s, token, wall_time=T0 + 600.0) == "expired"
+    assert reason_of(s, token, wall_time=T0 + 10_000.0) == "expired"
 
 
 def test_future_iat_boundaries() -> None:
     s = sealer(max_future_skew=60.0)
     token = s.seal(STATE, **CTX)
-    assert s.unseal(token, **ctx(now=T0 - 60.0)) == STATE
-    assert reason_of(s, token, now=T0 - 60.001) == "not_yet_valid"
-    assert reason_of(s, token, now=T0 - 1e9) == "not_yet_valid"
+    assert s.unseal(token, **ctx(wall_time=T0 - 60.0)) == STATE
+    assert reason_of(s, token, wall_time=T0 - 60.001) == "not_yet_valid"
+    assert reason_of(s, token, wall_time=T0 - 1e9) == "not_yet_valid"
     strict = sealer(max_future_skew=0.0)
-    assert reason_of(strict, token, now=T0 - 0.001) == "not_yet_valid"
+    assert reason_of(strict, token, wall_time=T0 - 0.001) == "not_yet_valid"
 
 
 def test_lowered_ttl_shortens_tokens_already_issued() -> None:
     token = sealer(ttl=600.0).seal(STATE, **CTX)
-    assert reason_of(sealer(ttl=10.0), token, now=T0 + 10.0) == "expired"
-    assert sealer(ttl=10.0).unseal(token, **ctx(now=T0 + 9.0)) == STATE
+    assert reason_of(sealer(ttl=10.0), token, wall_time=T0 + 10.0) == "expired"
+    assert sealer(ttl=10.0).unseal(token, **ctx(wall_time=T0 + 9.0)) == STATE
     # A raised TTL does not extend the sealed `exp`.
-    assert reason_of(sealer(ttl=6000.0), token, now=T0 + 600.0) == "expired"
+    assert reason_of(sealer(ttl=6000.0), token, wall_time=T0 + 600.0) == "expired"
 
 
 @pytest.mark.parametrize("now", [math.nan, math.inf, -math.inf, "1000000", None])
 def test_non_finite_or_bogus_now_at_unseal_fails(now: Any) -> None:
     s = sealer()
     token = s.seal(STATE, **CTX)
-    reason_of(s, token, now=now)  # raises RequestStateError, nothing else
+    reason_of(s, token, wall_time=now)  # raises RequestStateError, nothing else
 
 
 # --------------------------------------------------------------------------- framing
@@ -404,7 +404,7 @@ def test_errors_carry_only_the_uniform_message() -> None:
     cases: list[tuple[object, dict[str, Any]]] = [
         (None, {}),
         ("", {}),
-        (token, {"now": T0 + 1e6}),
+        (token, {"wall_time": T0 + 1e6}),
         (token, {"principal": "mallory"}),
         (token[:-2] + "AA", {}),
     ]
@@ -524,7 +524,7 @@ def test_seal_rejects_bad_arguments_and_now() -> None:
         s.seal(STATE, **ctx(arguments=[("x", 1)]))
     for now in (math.nan, math.inf, True, 10**40):
         with pytest.raises(ValueError):
-            s.seal(STATE, **ctx(now=now))
+            s.seal(STATE, **ctx(wall_time=now))
     with pytest.raises(TypeError):
         s.seal(STATE, **ctx(method=None))
     with pytest.raises(TypeError):
@@ -533,8 +533,8 @@ def test_seal_rejects_bad_arguments_and_now() -> None:
 
 def test_seal_with_integer_now_round_trips() -> None:
     s = sealer()
-    token = s.seal(STATE, **ctx(now=1_700_000_000))
-    assert s.unseal(token, **ctx(now=1_700_000_100)) == STATE
+    token = s.seal(STATE, **ctx(wall_time=1_700_000_000))
+    assert s.unseal(token, **ctx(wall_time=1_700_000_100)) == STATE
 
 
 @pytest.mark.parametrize(
@@ -607,7 +607,7 @@ def _bases(rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
     sealers = [sealer(KEY_A), sealer(KEY_B, KEY_A), sealer(KEY_A, audience="other")]
     for i in range(12):
         s = sealers[i % len(sealers)]
-        c = {**contexts[i % len(contexts)], "now": T0 + i}
+        c = {**contexts[i % len(contexts)], "wall_time": T0 + i}
         state = {"i": i, "pad": "p" * rng.randrange(0, 60), "r": rng.random()}
         out.append((s.seal(state, **c), {**c, "_sealer": s, "_state": state}))
     return out
@@ -744,8 +744,18 @@ def test_mutation_of_valid_tokens_is_never_accepted() -> None:
             fake = other_aud.seal(c["_state"], **{k: v for k, v in c.items() if k[0] != "_"})
             check("context", fake, c, token)
         for _ in range(100):
-            check("expired", token, {**c, "now": c["now"] + 600 + rng.random() * 1e6}, token)
-            check("future", token, {**c, "now": c["now"] - 60.001 - rng.random() * 1e6}, token)
+            check(
+                "expired",
+                token,
+                {**c, "wall_time": c["wall_time"] + 600 + rng.random() * 1e6},
+                token,
+            )
+            check(
+                "future",
+                token,
+                {**c, "wall_time": c["wall_time"] - 60.001 - rng.random() * 1e6},
+                token,
+            )
             someone = rng.choice(["mallory", "bob", "", "alice ", "ALICE", None, "\ud800"])
             if someone != c["principal"]:
                 check("replay", token, {**c, "principal": someone}, token)

@@ -440,11 +440,12 @@ def test_end_of_stream_settles_everything() -> None:
     ]
     assert pair.client.state == State.CLOSED
     pair.client.check_invariants()
-    # Everything after the end is refused.
+    # Answering what the close abandoned is a no-op, as for a cancelled request ...
+    assert pair.client.send_result(inbound, {"roots": []}) is False
+    # ... and everything else after the end is refused.
     for attempt in (
         lambda: pair.client.send_request("tools/list"),
         lambda: pair.client.send_notification("notifications/roots/list_changed"),
-        lambda: pair.client.send_result(inbound, {"roots": []}),
         lambda: pair.client.cancel_request(a),
         lambda: pair.client.receive_data(b"{}\n"),
         lambda: pair.client.receive_message(b"{}"),
@@ -705,11 +706,13 @@ def sealed_server(ttl: float) -> ServerConnection:
 )
 def test_now_given_with_input_decides_request_state_expiry(later: float, accepted: bool) -> None:
     conn = sealed_server(ttl=10)
-    feed(conn, request(1, "tools/call", modern_params({"name": "t"})))
-    assert conn.send_input_required(1, None, {"step": 1}, now=0.0)
+    conn.receive_data(
+        line_of(request(1, "tools/call", modern_params({"name": "t"}))), wall_time=0.0
+    )
+    assert conn.send_input_required(1, None, {"step": 1})
     token = out(conn)[0]["result"]["requestState"]
     retry = request(2, "tools/call", modern_params({"name": "t", "requestState": token}))
-    events = conn.receive_data(line_of(retry), now=later)
+    events = conn.receive_data(line_of(retry), wall_time=later)
     if accepted:
         assert one(events, RequestReceived).context.request_state == {"step": 1}
         assert out(conn) == []
@@ -720,14 +723,24 @@ def test_now_given_with_input_decides_request_state_expiry(later: float, accepte
 
 
 def test_sealed_state_without_a_clock_is_refused() -> None:
+    """A sealing server without the wall clock could verify no retry: it says so at the
+    first input, before reading it, instead of refusing every retry later."""
     conn = sealed_server(ttl=10)
-    feed(conn, request(1, "tools/call", modern_params({"name": "t"})))
-    with pytest.raises(LocalProtocolError, match="now="):
-        conn.send_input_required(1, None, {"step": 1})
-    assert conn.send_input_required(1, None, {"step": 1}, now=1.0)
+    call = line_of(request(1, "tools/call", modern_params({"name": "t"})))
+    with pytest.raises(LocalProtocolError, match="wall_time="):
+        conn.receive_data(call)
+    with pytest.raises(LocalProtocolError, match="wall_time="):
+        conn.receive_message(call.strip())
+    assert conn.requests_in_flight == (0, 0) and out(conn) == []  # nothing was read
+    assert conn.receive_data(b"") != []  # the end of the stream needs no clock
+    conn = sealed_server(ttl=10)
+    conn.receive_data(call, wall_time=0.5)
+    assert conn.send_input_required(1, None, {"step": 1}, wall_time=1.0)
     token = out(conn)[0]["result"]["requestState"]
     retry = request(2, "tools/call", modern_params({"name": "t", "requestState": token}))
-    conn.receive_message(line_of(retry).strip(), now=2.0)
+    assert one(
+        conn.receive_message(line_of(retry).strip(), wall_time=2.0), RequestReceived
+    ).context.request_state == {"step": 1}
     assert out(conn) == []
 
 

@@ -317,7 +317,7 @@ def test_2026_sampling_with_tools_and_roots_as_input_requests() -> None:
             "where": {"method": "roots/list"},
         },
         state="s",
-        now=T0,
+        wall_time=T0,
     )
     client_events, _ = w.pump()
     llm, where = of_type(client_events, RequestReceived)
@@ -356,7 +356,7 @@ def test_2026_server_asks_only_for_declared_capabilities(
     w = modern_wire(caps)
     call = start_call(w)
     with pytest.raises(LocalProtocolError, match=message):
-        w.server.send_input_required(call, {"q": ask}, now=T0)
+        w.server.send_input_required(call, {"q": ask}, wall_time=T0)
     assert w.server.data_to_send() == b""
 
 
@@ -376,8 +376,8 @@ def test_2026_capabilities_are_judged_per_request() -> None:
     )
     ask = {"q": {"method": "sampling/createMessage", "params": SAMPLE}}
     with pytest.raises(LocalProtocolError, match="Sampling not supported"):
-        w.server.send_input_required("bare", ask, now=T0)
-    assert w.server.send_input_required(call, ask, now=T0)
+        w.server.send_input_required("bare", ask, wall_time=T0)
+    assert w.server.send_input_required(call, ask, wall_time=T0)
 
 
 @pytest.mark.parametrize(

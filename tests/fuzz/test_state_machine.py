@@ -34,6 +34,7 @@ from mcp_core import (
     ConnectionClosed,
     ErrorReceived,
     Event,
+    InputReceived,
     Limits,
     LocalProtocolError,
     ProgressReceived,
@@ -68,6 +69,7 @@ STATEFUL = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 TERMINAL = (ResponseReceived, ErrorReceived, RequestFailed)
+_INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 _GARBAGE = invalid_messages()
 CLIENT_MODES = ("legacy", "auto", "2026-07-28", "2025-03-26", "2024-11-05")
 
@@ -130,7 +132,8 @@ class PairMachine(RuleBasedStateMachine):
         self, mode: str, server_versions: tuple[str, ...] | None, small: bool, handshake: bool
     ) -> None:
         limits = Limits(max_inbound_in_flight=4, max_outbound_in_flight=4) if small else Limits()
-        overrides: dict[str, Any] = {"limits": limits}
+        # Keys, so the server may ask (request_input); it then needs the wall clock.
+        overrides: dict[str, Any] = {"limits": limits, "request_state_keys": (b"k" * 32,)}
         if server_versions is not None:
             overrides["supported_versions"] = server_versions
         supported = ("2026-07-28", "2025-11-25", "2025-03-26", "2024-11-05")
@@ -173,6 +176,11 @@ class PairMachine(RuleBasedStateMachine):
                 assert event.request_id not in side.pending, "a duplicate id got through"
                 side.pending[event.request_id] = event.method
                 side.cancelled_by_peer.discard(event.request_id)
+            elif isinstance(event, InputReceived):
+                # Legacy: the request that asked, still open; 2026-07-28: the retry, new.
+                assert event.answers, "an InputReceived with no answers"
+                side.pending[event.request_id] = event.method
+                side.cancelled_by_peer.discard(event.request_id)
             elif isinstance(event, RequestCancelled):
                 side.pending.pop(event.request_id, None)
                 side.cancelled_by_peer.add(event.request_id)
@@ -209,7 +217,10 @@ class PairMachine(RuleBasedStateMachine):
     def _receive(self, side: _Side, conn: Any, chunk: bytes) -> None:
         before = conn.state
         try:
-            events = conn.receive_data(chunk)
+            if conn is self.server:
+                events = conn.receive_data(chunk, wall_time=1_000.0 + self.now)
+            else:
+                events = conn.receive_data(chunk)
         except RemoteProtocolError:
             assert before == State.ERROR
             return
@@ -278,6 +289,21 @@ class PairMachine(RuleBasedStateMachine):
         assert rid not in self.c.sent
         self.c.sent.add(rid)
 
+    @rule(deadline=st.none() | st.floats(0.5, 20))
+    def client_calls_a_tool(self, deadline: float | None) -> None:
+        """A plain tools/call, the request a server most often asks for."""
+        if self._revision(self.client) is None:
+            return
+        try:
+            rid = self.client.send_request(
+                "tools/call",
+                {"name": "t", "arguments": {"n": 1}},
+                deadline=None if deadline is None else self.now + deadline,
+            )
+        except LocalProtocolError:
+            return
+        self.c.sent.add(rid)
+
     @rule(index=st.integers(0, 100))
     def client_cancel(self, index: int) -> None:
         live = self.c.in_flight()
@@ -304,6 +330,8 @@ class PairMachine(RuleBasedStateMachine):
         rid = rids[index % len(rids)]
         method = side.pending.pop(rid)
         revision = conn.protocol_version
+        if revision == "2026-07-28" and method in _INPUT_METHODS:
+            revision = "2025-11-25"  # a server's question on 2026-07-28: answered alike
         if ok and revision is not None:
             result = data.draw(_result(revision, method))
             assert conn.send_result(rid, result), "a pending request refused its answer"
@@ -347,6 +375,37 @@ class PairMachine(RuleBasedStateMachine):
         except LocalProtocolError:
             return
         self.s.sent.add(rid)
+
+    @rule(
+        index=st.integers(0, 100),
+        asked=st.sets(st.sampled_from(["form", "url", "llm", "roots"]), min_size=1),
+    )
+    def server_asks(self, index: int, asked: set[str]) -> None:
+        """The one way to ask, in either era, with a deadline that may pass."""
+        eligible = sorted(
+            (r for r, m in self.s.pending.items() if METHODS[("client", m)].input_required),
+            key=repr,
+        )
+        if not eligible or self.s.closed:
+            return
+        rid = eligible[index % len(eligible)]
+        form = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+        url = {"mode": "url", "message": "Go", "url": "https://x.example", "elicitationId": "e"}
+        llm = {"messages": [{"role": "user", "content": {"type": "text", "text": "?"}}]}
+        every = {
+            "form": {"method": "elicitation/create", "params": {"message": "?", "requestedSchema": form}},
+            "url": {"method": "elicitation/create", "params": url},
+            "llm": {"method": "sampling/createMessage", "params": {**llm, "maxTokens": 5}},
+            "roots": {"method": "roots/list"},
+        }  # fmt: skip
+        questions = {key: every[key] for key in sorted(asked)}
+        try:
+            sent = self.server.request_input(rid, questions, state=index, deadline=self.now + 3)
+        except LocalProtocolError:
+            return  # undeclared, one round at a time, or a revision without the mode
+        assert sent, "a pending request refused to ask"
+        if self.server.era is not None and self.server.era.value == "modern":
+            del self.s.pending[rid]  # answered with the InputRequiredResult
 
     @rule(index=st.integers(0, 100))
     def server_cancel(self, index: int) -> None:
