@@ -15,13 +15,13 @@ performs nothing itself: every call returns the next *step* for the embedder:
 Driving it::
 
     flow = OAuthClientFlow("https://mcp.example.com/mcp", config, revision=version)
-    step = flow.handle_challenge(response.status, response.headers, now=wall_clock())
+    step = flow.handle_challenge(response.status, response.headers, wall_time=wall_clock())
     while not isinstance(step, Authorized):
         if isinstance(step, OAuthHTTPRequest):
             status, body = perform(step)
-            step = flow.receive_response(status, body, now=wall_clock())
+            step = flow.receive_response(status, body, wall_time=wall_clock())
         else:
-            step = flow.receive_redirect(open_browser_and_wait(step.url), now=wall_clock())
+            step = flow.receive_redirect(open_browser_and_wait(step.url), wall_time=wall_clock())
     store.save(step.record.to_dict())
     retry(original_request, headers=[step.header])
 
@@ -50,7 +50,7 @@ The flow, state by state (`_TRANSITIONS` is the whole graph, as data):
    from 1 with the step-up scopes. Both are bounded per operation
    (`max_reauthorizations`, `max_step_ups`) until `operation_succeeded`.
 
-Time is an argument (`now`, wall-clock seconds since the epoch, the
+Time is an argument (`wall_time`, wall-clock seconds since the epoch, the
 embedder's `wall_clock()`: expiry times are persisted and must mean the same after a
 restart). Randomness (PKCE verifier, `state`, assertion ids) comes from
 `token_bytes`, `secrets.token_bytes` unless a test passes its own.
@@ -550,25 +550,25 @@ class OAuthClientFlow:
     def tokens(self) -> TokenSet | None:
         return None if self._record is None else self._record.tokens
 
-    def authorization_header(self, now: float) -> tuple[str, str] | None:
+    def authorization_header(self, wall_time: float) -> tuple[str, str] | None:
         """The `authorization` header pair if an unexpired token is held."""
         tokens = self.tokens
-        if tokens is None or tokens.expired(now):
+        if tokens is None or tokens.expired(wall_time):
             return None
         return ("authorization", tokens.authorization)
 
-    def needs_refresh(self, now: float) -> bool:
+    def needs_refresh(self, wall_time: float) -> bool:
         """Whether the token is stale (within `refresh_margin` of expiry) and a
         refresh token is held, so `refresh()` is worth calling before a request."""
         tokens = self.tokens
         return (
             tokens is not None
             and tokens.refresh_token is not None
-            and tokens.expired(now, self.config.refresh_margin)
+            and tokens.expired(wall_time, self.config.refresh_margin)
         )
 
     def handle_challenge(
-        self, status: int, headers: HeadersLike, *, now: float, operation: Hashable = None
+        self, status: int, headers: HeadersLike, *, wall_time: float, operation: Hashable = None
     ) -> Step:
         """Act on the MCP server's 401 or 403 `insufficient_scope` response.
 
@@ -585,7 +585,7 @@ class OAuthClientFlow:
         `StepUpLimitExceeded` / `ReauthorizationLimitExceeded`. Those change
         nothing: the tokens held stay usable for other operations.
         """
-        self._check("handle_challenge", now)
+        self._check("handle_challenge", wall_time)
         challenge = bearer_challenge(normalize_headers(headers))
         hint = challenge.param("resource_metadata") if challenge else None
         scopes = scope_list(challenge.param("scope")) if challenge else ()
@@ -630,32 +630,32 @@ class OAuthClientFlow:
         while len(self._retries) > _MAX_OPERATIONS:
             del self._retries[next(iter(self._retries))]
 
-    def authorize(self, *, now: float) -> Step:
+    def authorize(self, *, wall_time: float) -> Step:
         """Get a usable token without waiting for a challenge: `Authorized` at once
         if the token held is fresh, a refresh if it is stale and refreshable,
         else discovery from the well-known locations (for `client_credentials`
         clients at start-up, or to log in before the first request)."""
-        self._check("authorize", now)
+        self._check("authorize", wall_time)
         tokens = self.tokens
         record = self._record
         if tokens is not None and record is not None:
-            if not tokens.expired(now, self.config.refresh_margin):
+            if not tokens.expired(wall_time, self.config.refresh_margin):
                 return Authorized(tokens, record)
             if tokens.refresh_token is not None:
-                return self._guard(lambda: self._refresh(now, _Attempt(None, ())))
+                return self._guard(lambda: self._refresh(wall_time, _Attempt(None, ())))
         return self._guard(lambda: self._discover(_Attempt(None, ())))
 
-    def refresh(self, *, now: float) -> Step:
+    def refresh(self, *, wall_time: float) -> Step:
         """Refresh the tokens held (after a restart, or before they expire)."""
-        self._check("refresh", now)
+        self._check("refresh", wall_time)
         tokens = self.tokens
         if tokens is None or tokens.refresh_token is None:
             raise LocalProtocolError("no refresh token is held")
-        return self._guard(lambda: self._refresh(now, _Attempt(None, ())))
+        return self._guard(lambda: self._refresh(wall_time, _Attempt(None, ())))
 
-    def receive_response(self, status: int, body: bytes, *, now: float) -> Step:
+    def receive_response(self, status: int, body: bytes, *, wall_time: float) -> Step:
         """The answer to the last `OAuthHTTPRequest`: its status and body."""
-        self._check("receive_response", now)
+        self._check("receive_response", wall_time)
         if type(status) is not int or not 100 <= status <= 999:
             raise LocalProtocolError(f"{status!r} is not an HTTP status code")
         if not isinstance(body, (bytes, bytearray, memoryview)):
@@ -668,12 +668,12 @@ class OAuthClientFlow:
             _S.REFRESHING: self._on_refresh,
         }[self._state]
         data = bytes(body)
-        return self._guard(lambda: handler(status, data, now))
+        return self._guard(lambda: handler(status, data, wall_time))
 
-    def receive_redirect(self, url: str, *, now: float) -> Step:
+    def receive_redirect(self, url: str, *, wall_time: float) -> Step:
         """The URL the browser was redirected to (the redirect URI with its query)."""
-        self._check("receive_redirect", now)
-        return self._guard(lambda: self._on_redirect(url, now))
+        self._check("receive_redirect", wall_time)
+        return self._guard(lambda: self._on_redirect(url, wall_time))
 
     def operation_succeeded(self, operation: Hashable = None) -> None:
         """The MCP server accepted `operation` with the current token: forget its
@@ -683,11 +683,11 @@ class OAuthClientFlow:
 
     # -------------------------------------------------------------- machinery
 
-    def _check(self, method: str, now: float) -> None:
+    def _check(self, method: str, wall_time: float) -> None:
         if self._state not in _ACCEPTS[method]:
             raise LocalProtocolError(f"{method}() is not allowed in state {self._state}")
-        if not (isinstance(now, (int, float)) and math.isfinite(now)):
-            raise LocalProtocolError("now must be a finite number (wall-clock seconds)")
+        if not (isinstance(wall_time, (int, float)) and math.isfinite(wall_time)):
+            raise LocalProtocolError("wall_time must be a finite number (wall-clock seconds)")
 
     def _go(self, outcome: str) -> None:
         self._state = _TRANSITIONS[(self._state, outcome)]
@@ -752,7 +752,7 @@ class OAuthClientFlow:
         self._go("discover")
         return self._get(candidates[0], "protected_resource_metadata")
 
-    def _on_resource_metadata(self, status: int, body: bytes, now: float) -> Step:
+    def _on_resource_metadata(self, status: int, body: bytes, wall_time: float) -> Step:
         attempt = self._attempt_now()
         location = attempt.prm_candidates[len(attempt.prm_attempts)]
         doc = json_object(body, self.config.max_response_bytes) if 200 <= status < 300 else None
@@ -798,7 +798,7 @@ class OAuthClientFlow:
         self._go("resource_known")
         return self._get(attempt.as_candidates[0], "authorization_server_metadata")
 
-    def _on_server_metadata(self, status: int, body: bytes, now: float) -> Step:
+    def _on_server_metadata(self, status: int, body: bytes, wall_time: float) -> Step:
         attempt = self._attempt_now()
         location = attempt.as_candidates[len(attempt.as_attempts)]
         doc = json_object(body, self.config.max_response_bytes) if 200 <= status < 300 else None
@@ -819,16 +819,16 @@ class OAuthClientFlow:
                         token_endpoint=f"{base}/token",
                         registration_endpoint=f"{base}/register",
                     ),
-                    now,
+                    wall_time,
                 )
             raise MetadataNotFound(
                 f"no authorization server metadata for {attempt.expected_issuer}",
                 tuple(attempt.as_attempts),
             )
         metadata = parse_authorization_server_metadata(doc, location, attempt.expected_issuer)
-        return self._use_server(metadata, now)
+        return self._use_server(metadata, wall_time)
 
-    def _use_server(self, metadata: AuthorizationServerMetadata, now: float) -> Step:
+    def _use_server(self, metadata: AuthorizationServerMetadata, wall_time: float) -> Step:
         attempt = self._attempt_now()
         config = self.config
         record = self._record
@@ -842,7 +842,7 @@ class OAuthClientFlow:
         ):
             # Still the same authorization server: a refresh may be all it takes.
             attempt.metadata = metadata
-            return self._refresh(now, attempt, metadata.token_endpoint)
+            return self._refresh(wall_time, attempt, metadata.token_endpoint)
         attempt.refresh_first = False
         if config.grant_type == "authorization_code":
             if metadata.authorization_endpoint is None:
@@ -867,10 +867,10 @@ class OAuthClientFlow:
             _require(metadata.grant_types_supported, "client_credentials", "grant type")
         attempt.metadata = metadata
         attempt.scope = self._select_scope(attempt)
-        client = self._known_client(metadata, now)
+        client = self._known_client(metadata, wall_time)
         if client is not None:
             attempt.client = client
-            return self._proceed(now)
+            return self._proceed(wall_time)
         if metadata.registration_endpoint is None:
             raise RegistrationUnavailable(
                 f"no way to register with {metadata.issuer}: no pre-registered client,"
@@ -908,7 +908,7 @@ class OAuthClientFlow:
     # ----------------------------------------------------------- registration
 
     def _known_client(
-        self, metadata: AuthorizationServerMetadata, now: float
+        self, metadata: AuthorizationServerMetadata, wall_time: float
     ) -> ClientRegistration | None:
         """The client id to use without registering, in the spec's order:
         pre-registered, then a stored dynamic registration with this very
@@ -943,7 +943,7 @@ class OAuthClientFlow:
             and stored.kind == "dynamic"
             and stored.issuer is not None
             and stored.issuer == issuer  # never another server's credentials (SEP-2352)
-            and stored.usable(now)
+            and stored.usable(wall_time)
         ):
             return stored
         if (
@@ -996,7 +996,7 @@ class OAuthClientFlow:
         preferred += ["client_secret_basic", "client_secret_post"]
         return self._pick_method(metadata, preferred)
 
-    def _on_registration(self, status: int, body: bytes, now: float) -> Step:
+    def _on_registration(self, status: int, body: bytes, wall_time: float) -> Step:
         attempt = self._attempt_now()
         assert attempt.metadata is not None
         doc = json_object(body, self.config.max_response_bytes)
@@ -1035,11 +1035,11 @@ class OAuthClientFlow:
         attempt.client = ClientRegistration(
             client_id, method, "dynamic", attempt.metadata.issuer, secret, expires
         )
-        return self._proceed(now)
+        return self._proceed(wall_time)
 
     # ------------------------------------------------------- authorize, tokens
 
-    def _proceed(self, now: float) -> Step:
+    def _proceed(self, wall_time: float) -> Step:
         """With a client id: the authorization request, or the client
         credentials token request."""
         attempt = self._attempt_now()
@@ -1052,7 +1052,7 @@ class OAuthClientFlow:
             if attempt.resource is not None:
                 pairs.append(("resource", attempt.resource))
             self._go("request_token")
-            return self._token_request(metadata.token_endpoint, metadata.issuer, client, pairs, now)
+            return self._token_request(metadata.token_endpoint, metadata.issuer, client, pairs, wall_time)
         redirect_uri = self.config.redirect_uri
         endpoint = metadata.authorization_endpoint
         assert redirect_uri is not None and endpoint is not None
@@ -1084,7 +1084,7 @@ class OAuthClientFlow:
         self._go("authorize")
         return attempt.pending
 
-    def _on_redirect(self, url: str, now: float) -> Step:
+    def _on_redirect(self, url: str, wall_time: float) -> Step:
         attempt = self._attempt_now()
         pending, metadata, client = attempt.pending, attempt.metadata, attempt.client
         assert pending is not None and metadata is not None and client is not None
@@ -1144,7 +1144,7 @@ class OAuthClientFlow:
             token_pairs.append(("resource", attempt.resource))
         self._go("request_token")
         return self._token_request(
-            metadata.token_endpoint, metadata.issuer, client, token_pairs, now
+            metadata.token_endpoint, metadata.issuer, client, token_pairs, wall_time
         )
 
     def _token_request(
@@ -1153,7 +1153,7 @@ class OAuthClientFlow:
         issuer: str | None,
         client: ClientRegistration,
         pairs: list[tuple[str, str]],
-        now: float,
+        wall_time: float,
     ) -> OAuthHTTPRequest:
         """POST `pairs` to the token endpoint, authenticated as `client` is registered."""
         self._secure(endpoint, "token endpoint")
@@ -1178,7 +1178,7 @@ class OAuthClientFlow:
                 signer,
                 client_id=client.client_id,
                 audience=issuer or endpoint,
-                now=now,
+                wall_time=wall_time,
                 jti=b64url(self._token_bytes(16)),
             )
             pairs = [
@@ -1194,14 +1194,14 @@ class OAuthClientFlow:
         body = form_encode(pairs).encode("ascii")
         return self._post(endpoint, "token", _FORM, body, headers)
 
-    def _on_token(self, status: int, body: bytes, now: float) -> Step:
+    def _on_token(self, status: int, body: bytes, wall_time: float) -> Step:
         attempt = self._attempt_now()
         metadata, client = attempt.metadata, attempt.client
         assert metadata is not None and client is not None
         tokens = parse_token_response(
             status,
             body,
-            now=now,
+            wall_time=wall_time,
             max_bytes=self.config.max_response_bytes,
             requested_scope=attempt.scope,
         )
@@ -1224,7 +1224,7 @@ class OAuthClientFlow:
 
     # ----------------------------------------------------------------- refresh
 
-    def _refresh(self, now: float, attempt: _Attempt, endpoint: str | None = None) -> Step:
+    def _refresh(self, wall_time: float, attempt: _Attempt, endpoint: str | None = None) -> Step:
         """The refresh token request (RFC 6749 section 6), to `endpoint` (the
         stored token endpoint unless discovery just found the current one).
         `attempt` says what to do if it is refused."""
@@ -1238,9 +1238,9 @@ class OAuthClientFlow:
         self._attempt = attempt
         self._go("refresh")
         endpoint = endpoint or record.token_endpoint
-        return self._token_request(endpoint, record.issuer, record.client, pairs, now)
+        return self._token_request(endpoint, record.issuer, record.client, pairs, wall_time)
 
-    def _on_refresh(self, status: int, body: bytes, now: float) -> Step:
+    def _on_refresh(self, status: int, body: bytes, wall_time: float) -> Step:
         record = self._record
         attempt = self._attempt_now()
         assert record is not None and record.tokens is not None
@@ -1249,7 +1249,7 @@ class OAuthClientFlow:
             tokens = parse_token_response(
                 status,
                 body,
-                now=now,
+                wall_time=wall_time,
                 max_bytes=self.config.max_response_bytes,
                 requested_scope=record.tokens.scope,
                 previous=record.tokens,
@@ -1266,7 +1266,7 @@ class OAuthClientFlow:
             if attempt.metadata is None:
                 return self._discover(attempt)  # a refresh() without discovery
             attempt.refresh_first = False
-            return self._use_server(attempt.metadata, now)
+            return self._use_server(attempt.metadata, wall_time)
         return self._authorized(replace(record, token_endpoint=endpoint, tokens=tokens))
 
 

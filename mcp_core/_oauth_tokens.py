@@ -77,7 +77,7 @@ def _finite(value: object) -> bool:
 @dataclass(frozen=True, slots=True)
 class TokenSet:
     """What the token endpoint issued. `expires_at` is absolute wall-clock time
-    (the `now` of the response plus `expires_in`), so it survives a restart;
+    (the `wall_time` of the response plus `expires_in`), so it survives a restart;
     None when the server gave no lifetime. `scope` is the granted scope (the
     requested one when the server did not say, RFC 6749 section 5.1)."""
 
@@ -92,9 +92,9 @@ class TokenSet:
         """The `Authorization` header value (RFC 6750 section 2.1)."""
         return f"Bearer {self.access_token}"
 
-    def expired(self, now: float, margin: float = 0.0) -> bool:
+    def expired(self, wall_time: float, margin: float = 0.0) -> bool:
         """Whether the token is (or within `margin` seconds will be) expired."""
-        return self.expires_at is not None and now + margin >= self.expires_at
+        return self.expires_at is not None and wall_time + margin >= self.expires_at
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,9 +114,9 @@ class ClientRegistration:
     client_secret: str | None = field(default=None, repr=False)
     client_secret_expires_at: float | None = None
 
-    def usable(self, now: float) -> bool:
+    def usable(self, wall_time: float) -> bool:
         expires = self.client_secret_expires_at
-        return not expires or now < expires
+        return not expires or wall_time < expires
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,7 +245,7 @@ def parse_token_response(
     status: int,
     body: bytes,
     *,
-    now: float,
+    wall_time: float,
     max_bytes: int,
     requested_scope: str | None,
     previous: TokenSet | None = None,
@@ -290,7 +290,7 @@ def parse_token_response(
     return TokenSet(
         access_token=access,
         token_type="Bearer",
-        expires_at=None if expires_in is None else now + expires_in,
+        expires_at=None if expires_in is None else wall_time + expires_in,
         refresh_token=refresh,
         scope=scope if isinstance(scope, str) else requested_scope,
     )
@@ -340,7 +340,7 @@ def _b64json(value: Mapping[str, Any]) -> str:
 
 
 def client_assertion(
-    signer: JWTSigner, *, client_id: str, audience: str, now: float, jti: str
+    signer: JWTSigner, *, client_id: str, audience: str, wall_time: float, jti: str
 ) -> str:
     """A signed JWT client assertion (RFC 7523 section 3): `iss` and `sub` are the
     client id, `aud` the authorization server's issuer identifier (what
@@ -349,7 +349,7 @@ def client_assertion(
     header: dict[str, Any] = {"alg": signer.algorithm, "typ": "JWT"}
     if signer.key_id is not None:
         header["kid"] = signer.key_id
-    issued = int(now)
+    issued = int(wall_time)
     claims = {
         "iss": client_id,
         "sub": client_id,

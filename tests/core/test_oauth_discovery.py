@@ -167,7 +167,7 @@ CASES: dict[str, Case] = {
 def test_discovery_order(case: Case) -> None:
     world = World(FakeResourceServer(**case.resource), [FakeAuthorizationServer(**case.auth)])
     flow = new_flow(case.revision)
-    step = flow.handle_challenge(401, challenge(case.hint), now=NOW)
+    step = flow.handle_challenge(401, challenge(case.hint), wall_time=NOW)
     if case.error is not None:
         with pytest.raises(case.error):
             drive(flow, world, step)
@@ -183,7 +183,7 @@ def test_metadata_not_found_lists_every_attempt_in_order() -> None:
     world = World(FakeResourceServer(prm_at=()))
     flow = new_flow()
     with pytest.raises(MetadataNotFound) as caught:
-        drive(flow, world, flow.handle_challenge(401, [], now=NOW))
+        drive(flow, world, flow.handle_challenge(401, [], wall_time=NOW))
     assert caught.value.attempts == ((PRM_PATH, 404), (PRM_ROOT, 404))
 
 
@@ -192,7 +192,7 @@ def test_legacy_default_endpoints_when_the_origin_serves_no_metadata(revision: s
     server = FakeAuthorizationServer(issuer="https://mcp.example.com", metadata_at=())
     world = World(FakeResourceServer(prm_at=()), [server])
     flow = new_flow(revision)
-    result = drive(flow, world, flow.handle_challenge(401, [], now=NOW))
+    result = drive(flow, world, flow.handle_challenge(401, [], wall_time=NOW))
     assert world.log == [
         ("GET", PRM_PATH),
         ("GET", PRM_ROOT),
@@ -215,19 +215,19 @@ def test_legacy_metadata_issuer_must_be_the_origin() -> None:
     world = World(FakeResourceServer(prm_at=()), [server])
     flow = new_flow("2025-03-26")
     with pytest.raises(IssuerMismatch):
-        drive(flow, world, flow.handle_challenge(401, [], now=NOW))
+        drive(flow, world, flow.handle_challenge(401, [], wall_time=NOW))
 
 
 def test_a_2025_03_26_client_still_uses_prm_when_the_server_has_it() -> None:
     world = World()
     flow = new_flow("2025-03-26")
-    drive(flow, world, flow.handle_challenge(401, [], now=NOW))
+    drive(flow, world, flow.handle_challenge(401, [], wall_time=NOW))
     assert world.auth.authorizations[0]["resource"] == MCP_URL
 
 
 def test_the_protocol_version_header_goes_to_the_mcp_servers_origin_only() -> None:
     flow = new_flow("2025-06-18")
-    step = flow.handle_challenge(401, [], now=NOW)
+    step = flow.handle_challenge(401, [], wall_time=NOW)
     assert isinstance(step, OAuthHTTPRequest)
     assert dict(step.headers) == {
         "host": "mcp.example.com",
@@ -237,7 +237,7 @@ def test_the_protocol_version_header_goes_to_the_mcp_servers_origin_only() -> No
     prm = b'{"resource": "https://mcp.example.com/mcp", "authorization_servers": ["%s"]}' % (
         ISSUER.encode()
     )
-    step = flow.receive_response(200, prm, now=NOW)
+    step = flow.receive_response(200, prm, wall_time=NOW)
     assert isinstance(step, OAuthHTTPRequest) and step.url == AS_OAUTH
     assert "mcp-protocol-version" not in dict(step.headers)
     assert (step.host, step.target, step.secure, step.port) == (
@@ -273,7 +273,7 @@ def test_prm_for_another_resource_is_refused_before_any_authorization(resource: 
     world = World(FakeResourceServer(resource=resource))
     flow = new_flow()
     with pytest.raises(ResourceMismatch):
-        drive(flow, world, flow.handle_challenge(401, [], now=NOW))
+        drive(flow, world, flow.handle_challenge(401, [], wall_time=NOW))
     assert world.gets() == [PRM_PATH]
     assert world.auth.authorizations == []
 
@@ -281,7 +281,7 @@ def test_prm_for_another_resource_is_refused_before_any_authorization(resource: 
 def test_prm_at_the_root_for_the_whole_origin_covers_the_endpoint() -> None:
     world = World(FakeResourceServer(prm_at=("root",)))
     flow = new_flow()
-    drive(flow, world, flow.handle_challenge(401, [], now=NOW))
+    drive(flow, world, flow.handle_challenge(401, [], wall_time=NOW))
     # The resource named in requests is the PRM's own identifier.
     assert world.auth.authorizations[0]["resource"] == "https://mcp.example.com"
 
@@ -294,7 +294,7 @@ def test_metadata_whose_issuer_differs_is_not_used(revision: str) -> None:
     world = World(servers=[server])
     flow = new_flow(revision)
     with pytest.raises(IssuerMismatch):
-        drive(flow, world, flow.handle_challenge(401, [], now=NOW))
+        drive(flow, world, flow.handle_challenge(401, [], wall_time=NOW))
     assert world.gets() == [PRM_PATH, AS_OAUTH]
     assert server.registrations == server.authorizations == server.token_requests == []
 
@@ -307,7 +307,7 @@ def test_issuer_comparison_is_exact(issuer_in_document: str) -> None:
     world = World(servers=[FakeAuthorizationServer(metadata={"issuer": issuer_in_document})])
     flow = new_flow()
     with pytest.raises(IssuerMismatch):
-        drive(flow, world, flow.handle_challenge(401, [], now=NOW))
+        drive(flow, world, flow.handle_challenge(401, [], wall_time=NOW))
 
 
 @pytest.mark.parametrize(
@@ -332,7 +332,7 @@ def test_metadata_and_endpoints_over_plain_http_are_refused(
     world = World(resource, [FakeAuthorizationServer(metadata=setup.get("metadata", {}))])
     flow = new_flow(url=url)
     with pytest.raises(InsecureURL):
-        drive(flow, world, flow.handle_challenge(401, challenge(setup.get("hint")), now=NOW))
+        drive(flow, world, flow.handle_challenge(401, challenge(setup.get("hint")), wall_time=NOW))
     assert world.auth.authorizations == []
 
 
@@ -342,7 +342,7 @@ def test_everything_on_loopback_may_be_plain_http() -> None:
         url="http://localhost:8000/mcp", authorization_servers=["http://127.0.0.1:9000"]
     )
     flow = new_flow(url="http://localhost:8000/mcp")
-    step = flow.handle_challenge(401, [], now=NOW)
+    step = flow.handle_challenge(401, [], wall_time=NOW)
     assert isinstance(step, OAuthHTTPRequest)
     assert (step.secure, step.port, step.host) == (False, 8000, "localhost:8000")
     result = drive(flow, World(resource, [server]), step)
@@ -364,7 +364,7 @@ def test_pkce_s256_must_be_offered(revision: str, methods: list[str] | None, ref
         server.metadata = {"code_challenge_methods_supported": None}
     world = World(servers=[server])
     flow = new_flow(revision)
-    step = flow.handle_challenge(401, [], now=NOW)
+    step = flow.handle_challenge(401, [], wall_time=NOW)
     if refused:
         with pytest.raises(PKCENotSupported):
             drive(flow, world, step)
@@ -390,7 +390,7 @@ def test_unusable_authorization_server_metadata(metadata: dict[str, Any], error:
     world = World(servers=[FakeAuthorizationServer(metadata=metadata)])
     flow = new_flow()
     with pytest.raises(error):
-        drive(flow, world, flow.handle_challenge(401, [], now=NOW))
+        drive(flow, world, flow.handle_challenge(401, [], wall_time=NOW))
 
 
 @pytest.mark.parametrize(
@@ -410,7 +410,7 @@ def test_unusable_protected_resource_metadata(body: bytes) -> None:
     world = World(FakeResourceServer(prm_body=body))
     flow = new_flow()
     with pytest.raises(InvalidMetadata):
-        drive(flow, world, flow.handle_challenge(401, [], now=NOW))
+        drive(flow, world, flow.handle_challenge(401, [], wall_time=NOW))
 
 
 def test_oversized_documents_are_not_read_as_metadata() -> None:
@@ -418,7 +418,7 @@ def test_oversized_documents_are_not_read_as_metadata() -> None:
     body = b'{"resource": "https://mcp.example.com/mcp", "authorization_servers": ["x"]}'
     world = World(FakeResourceServer(prm_at=("path", "root"), prm_body=body + padding))
     flow = new_flow(max_response_bytes=4096)
-    step = flow.handle_challenge(401, [], now=NOW)
+    step = flow.handle_challenge(401, [], wall_time=NOW)
     assert isinstance(step, OAuthHTTPRequest) and step.max_response_bytes == 4096
     with pytest.raises(MetadataNotFound):
         drive(flow, world, step)
@@ -431,21 +431,21 @@ def test_the_first_authorization_server_is_used_unless_the_client_knows_another(
     resource = FakeResourceServer(authorization_servers=[ISSUER, "https://other.example.com"])
     world = World(resource, [FakeAuthorizationServer(), other])
     flow = new_flow()
-    drive(flow, world, flow.handle_challenge(401, [], now=NOW))
+    drive(flow, world, flow.handle_challenge(401, [], wall_time=NOW))
     assert world.gets()[1] == AS_OAUTH
 
     world = World(resource, [FakeAuthorizationServer(), other])
     pre = PreRegisteredClient("pre", "pw", issuer="https://other.example.com")
     flow = new_flow(client=pre)
-    drive(flow, world, flow.handle_challenge(401, [], now=NOW))
+    drive(flow, world, flow.handle_challenge(401, [], wall_time=NOW))
     assert world.gets()[1] == "https://other.example.com/.well-known/oauth-authorization-server"
 
 
 def test_receive_response_rejects_what_is_not_an_http_response() -> None:
     flow = new_flow()
-    flow.handle_challenge(401, [], now=NOW)
+    flow.handle_challenge(401, [], wall_time=NOW)
     with pytest.raises(LocalProtocolError):
-        flow.receive_response(99, b"", now=NOW)
+        flow.receive_response(99, b"", wall_time=NOW)
     with pytest.raises(LocalProtocolError):
-        flow.receive_response(200, "text", now=NOW)  # type: ignore[arg-type]
+        flow.receive_response(200, "text", wall_time=NOW)  # type: ignore[arg-type]
     assert flow.state == OAuthState.DISCOVERING_RESOURCE

@@ -379,16 +379,16 @@ class World:
         return [url for method, url in self.log if method == "GET"]
 
 
-def drive(flow: OAuthClientFlow, world: World, step: Step, now: float = NOW) -> Authorized:
+def drive(flow: OAuthClientFlow, world: World, step: Step, wall_time: float = NOW) -> Authorized:
     """Run a flow against the fakes until it has tokens (a refusal raises)."""
     for _ in range(50):
         if isinstance(step, Authorized):
             return step
         if isinstance(step, OAuthHTTPRequest):
             status, body = world.handle(step)
-            step = flow.receive_response(status, body, now=now)
+            step = flow.receive_response(status, body, wall_time=wall_time)
         else:
-            step = flow.receive_redirect(world.browse(step), now=now)
+            step = flow.receive_redirect(world.browse(step), wall_time=wall_time)
     raise AssertionError("the flow did not finish in 50 steps")
 
 

@@ -76,16 +76,16 @@ def bearer(**params: str) -> list[tuple[str, str]]:
 
 def authorized(world: World, **config: Any) -> tuple[OAuthClientFlow, Authorized]:
     flow = new_flow(**config)
-    return flow, drive(flow, world, flow.handle_challenge(401, [], now=NOW))
+    return flow, drive(flow, world, flow.handle_challenge(401, [], wall_time=NOW))
 
 
 def step_until_redirect(
     flow: OAuthClientFlow, world: World, headers: Any = ()
 ) -> AuthorizationRequest:
-    step = flow.handle_challenge(401, list(headers), now=NOW)
+    step = flow.handle_challenge(401, list(headers), wall_time=NOW)
     while isinstance(step, OAuthHTTPRequest):
         status, body = world.handle(step)
-        step = flow.receive_response(status, body, now=NOW)
+        step = flow.receive_response(status, body, wall_time=NOW)
     assert isinstance(step, AuthorizationRequest)
     return step
 
@@ -191,7 +191,7 @@ def test_no_way_to_register_asks_for_client_details() -> None:
     world = World(servers=[FakeAuthorizationServer(registration=False)])
     flow = new_flow()
     with pytest.raises(RegistrationUnavailable):
-        drive(flow, world, flow.handle_challenge(401, [], now=NOW))
+        drive(flow, world, flow.handle_challenge(401, [], wall_time=NOW))
 
 
 @pytest.mark.parametrize(
@@ -209,7 +209,7 @@ def test_dynamic_registration_failures(
     server = FakeAuthorizationServer(registration_status=status, registration_override=override)
     flow = new_flow()
     with pytest.raises(RegistrationRejected) as caught:
-        drive(flow, World(servers=[server]), flow.handle_challenge(401, [], now=NOW))
+        drive(flow, World(servers=[server]), flow.handle_challenge(401, [], wall_time=NOW))
     assert caught.value.error == error
     assert server.authorizations == []
 
@@ -224,7 +224,7 @@ def test_pre_registered_credentials_are_never_sent_to_another_server() -> None:
     server = FakeAuthorizationServer()
     flow = new_flow(client=PreRegisteredClient("c", "s", issuer="https://old-as.example.com"))
     with pytest.raises(AuthorizationServerMismatch):
-        drive(flow, World(servers=[server]), flow.handle_challenge(401, [], now=NOW))
+        drive(flow, World(servers=[server]), flow.handle_challenge(401, [], wall_time=NOW))
     assert server.token_requests == server.authorizations == []
 
 
@@ -237,12 +237,12 @@ def test_pre_registered_credentials_bind_to_the_first_server_they_meet() -> None
     world = World(FakeResourceServer(authorization_servers=["https://as2.example.com"]), [other])
     flow = new_flow(record=first.record, client=PreRegisteredClient("pre", "pw"))
     with pytest.raises(AuthorizationServerMismatch):
-        drive(flow, world, flow.handle_challenge(401, [], now=NOW))
+        drive(flow, world, flow.handle_challenge(401, [], wall_time=NOW))
     assert other.token_requests == other.authorizations == []
     # Other pre-registered credentials carry no such binding.
     other.clients["new"] = (None, "none")
     flow = new_flow(record=first.record, client=PreRegisteredClient("new"))
-    drive(flow, world, flow.handle_challenge(401, [], now=NOW))
+    drive(flow, world, flow.handle_challenge(401, [], wall_time=NOW))
 
 
 def test_a_signer_the_server_cannot_verify_falls_back_to_another_method(
@@ -265,7 +265,7 @@ def test_a_stored_registration_is_reused_with_its_issuer_only() -> None:
     record = OAuthRecord.from_dict(json.loads(json.dumps(first.record.to_dict())))
     # Same server: the stored client id is used again, no new registration.
     flow = new_flow(record=record)
-    step = flow.handle_challenge(403, bearer(error="insufficient_scope", scope="more"), now=NOW)
+    step = flow.handle_challenge(403, bearer(error="insufficient_scope", scope="more"), wall_time=NOW)
     drive(flow, world, step)
     assert len(server.registrations) == 1
     assert server.authorizations[-1]["client_id"] == first.record.client.client_id
@@ -278,7 +278,7 @@ def test_a_stored_registration_is_reused_with_its_issuer_only() -> None:
         FakeResourceServer(authorization_servers=["https://as2.example.com"]), [new_server]
     )
     flow = new_flow(record=record)
-    step = flow.handle_challenge(403, bearer(error="insufficient_scope", scope="more"), now=NOW)
+    step = flow.handle_challenge(403, bearer(error="insufficient_scope", scope="more"), wall_time=NOW)
     result = drive(flow, world2, step)
     assert len(new_server.registrations) == 1
     assert first.record.client.client_id not in {a["client_id"] for a in new_server.authorizations}
@@ -297,8 +297,8 @@ def test_an_expired_stored_client_secret_means_registering_again() -> None:
     drive(
         flow,
         world,
-        flow.handle_challenge(403, bearer(error="insufficient_scope"), now=NOW + 10),
-        now=NOW + 10,
+        flow.handle_challenge(403, bearer(error="insufficient_scope"), wall_time=NOW + 10),
+        wall_time=NOW + 10,
     )
     assert len(server.registrations) == 2
 
@@ -344,7 +344,7 @@ def test_no_common_method_is_refused() -> None:
     server = FakeAuthorizationServer(auth_methods=["private_key_jwt"])
     flow = new_flow(client=PreRegisteredClient("pre", "pw"))
     with pytest.raises(UnsupportedClientAuthentication):
-        drive(flow, World(servers=[server]), flow.handle_challenge(401, [], now=NOW))
+        drive(flow, World(servers=[server]), flow.handle_challenge(401, [], wall_time=NOW))
 
 
 def test_basic_credentials_are_form_encoded_before_joining() -> None:
@@ -353,7 +353,7 @@ def test_basic_credentials_are_form_encoded_before_joining() -> None:
     world = World(servers=[server])
     flow = new_flow(client=PreRegisteredClient("a:b c", "p@ss:w/rd"))
     step = step_until_redirect(flow, world)
-    token_request = flow.receive_redirect(world.browse(step), now=NOW)
+    token_request = flow.receive_redirect(world.browse(step), wall_time=NOW)
     assert isinstance(token_request, OAuthHTTPRequest)
     header = dict(token_request.headers)["authorization"]
     assert base64.b64decode(header.removeprefix("Basic ")) == b"a%3Ab+c:p%40ss%3Aw%2Frd"
@@ -404,7 +404,7 @@ def test_private_key_jwt_client_credentials(es256: tuple[JWTSigner, Any]) -> Non
     flow = new_flow(
         grant_type="client_credentials", client=PreRegisteredClient("m2m"), signer=signer
     )
-    result = drive(flow, world, flow.authorize(now=NOW))
+    result = drive(flow, world, flow.authorize(wall_time=NOW))
     form = server.token_requests[0]
     assert form["grant_type"] == "client_credentials"
     assert (form["scope"], form["resource"]) == ("mcp:tools", MCP_URL)
@@ -439,7 +439,7 @@ def test_a_signing_algorithm_the_server_refuses_is_not_used(es256: tuple[JWTSign
         grant_type="client_credentials", client=PreRegisteredClient("m2m"), signer=signer
     )
     with pytest.raises(UnsupportedClientAuthentication):
-        drive(flow, World(servers=[server]), flow.authorize(now=NOW))
+        drive(flow, World(servers=[server]), flow.authorize(wall_time=NOW))
 
 
 @pytest.mark.parametrize("algorithm", ["none", "HS256", ""])
@@ -455,7 +455,7 @@ def test_a_signer_returning_no_bytes_is_misuse() -> None:
     bad = JWTSigner("ES256", lambda data: "nope")  # type: ignore[arg-type,return-value]
     flow = new_flow(grant_type="client_credentials", client=PreRegisteredClient("m2m"), signer=bad)
     with pytest.raises(LocalProtocolError):
-        drive(flow, World(servers=[server]), flow.authorize(now=NOW))
+        drive(flow, World(servers=[server]), flow.authorize(wall_time=NOW))
     assert flow.state == OAuthState.FAILED
 
 
@@ -464,18 +464,18 @@ def test_client_credentials_with_a_secret() -> None:
     server.clients["m2m"] = ("pw", "client_secret_basic")
     world = World(servers=[server])
     flow = new_flow(grant_type="client_credentials", client=PreRegisteredClient("m2m", "pw"))
-    result = drive(flow, world, flow.handle_challenge(401, bearer(scope="a b"), now=NOW))
+    result = drive(flow, world, flow.handle_challenge(401, bearer(scope="a b"), wall_time=NOW))
     assert server.token_requests[0]["scope"] == "a b"
     assert result.tokens.scope == "a b"
     # No refresh token: a 401 later runs the grant again.
-    step = flow.handle_challenge(401, [], now=NOW)
+    step = flow.handle_challenge(401, [], wall_time=NOW)
     assert isinstance(step, OAuthHTTPRequest) and step.purpose == "protected_resource_metadata"
 
 
 def test_client_credentials_registers_as_a_confidential_client() -> None:
     server = FakeAuthorizationServer(auth_methods=["none", "client_secret_post"])
     flow = new_flow(grant_type="client_credentials")
-    drive(flow, World(servers=[server]), flow.authorize(now=NOW))
+    drive(flow, World(servers=[server]), flow.authorize(wall_time=NOW))
     assert server.registrations[0]["grant_types"] == ["client_credentials"]
     assert "redirect_uris" not in server.registrations[0]
     assert server.registrations[0]["token_endpoint_auth_method"] == "client_secret_post"
@@ -485,7 +485,7 @@ def test_client_credentials_refused_when_the_server_does_not_offer_it() -> None:
     server = FakeAuthorizationServer(metadata={"grant_types_supported": ["authorization_code"]})
     flow = new_flow(grant_type="client_credentials", client=PreRegisteredClient("m2m", "pw"))
     with pytest.raises(RemoteProtocolError, match="client_credentials"):
-        drive(flow, World(servers=[server]), flow.authorize(now=NOW))
+        drive(flow, World(servers=[server]), flow.authorize(wall_time=NOW))
 
 
 # ============================================== authorization request, redirect
@@ -569,11 +569,11 @@ def test_the_iss_parameter(advertised: bool, iss: str | None, outcome: Any) -> N
     step = step_until_redirect(flow, world)
     redirect = _redirect_with(step, iss=iss)
     if outcome == "token":
-        result = flow.receive_redirect(redirect, now=NOW)
+        result = flow.receive_redirect(redirect, wall_time=NOW)
         assert isinstance(result, OAuthHTTPRequest) and result.purpose == "token"
     else:
         with pytest.raises(outcome):
-            flow.receive_redirect(redirect, now=NOW)
+            flow.receive_redirect(redirect, wall_time=NOW)
         assert flow.state == OAuthState.FAILED
 
 
@@ -582,7 +582,7 @@ def test_iss_refusals_send_the_code_nowhere(mode: str) -> None:
     server = FakeAuthorizationServer(iss_in_redirect=mode)
     flow = new_flow()
     with pytest.raises(IssuerParameterMismatch):
-        drive(flow, World(servers=[server]), flow.handle_challenge(401, [], now=NOW))
+        drive(flow, World(servers=[server]), flow.handle_challenge(401, [], wall_time=NOW))
     assert server.token_requests == []
 
 
@@ -594,7 +594,7 @@ def test_an_error_with_the_wrong_iss_is_not_acted_on() -> None:
         step, code=None, error="access_denied", iss="https://evil.example.com"
     )
     with pytest.raises(IssuerParameterMismatch):
-        flow.receive_redirect(redirect, now=NOW)
+        flow.receive_redirect(redirect, wall_time=NOW)
 
 
 @pytest.mark.parametrize(
@@ -613,7 +613,7 @@ def test_redirect_refusals(change: dict[str, str | None], error: type) -> None:
     flow = new_flow()
     step = step_until_redirect(flow, world)
     with pytest.raises(error):
-        flow.receive_redirect(_redirect_with(step, **change), now=NOW)
+        flow.receive_redirect(_redirect_with(step, **change), wall_time=NOW)
     assert flow.state == OAuthState.FAILED
     assert world.auth.token_requests == []
 
@@ -622,7 +622,7 @@ def test_a_denied_authorization_carries_the_servers_error() -> None:
     server = FakeAuthorizationServer(deny="access_denied")
     flow = new_flow()
     with pytest.raises(AuthorizationDenied) as caught:
-        drive(flow, World(servers=[server]), flow.handle_challenge(401, [], now=NOW))
+        drive(flow, World(servers=[server]), flow.handle_challenge(401, [], wall_time=NOW))
     assert (caught.value.error, caught.value.error_description) == (
         "access_denied",
         "the user said no",
@@ -644,7 +644,7 @@ def test_redirects_not_meant_for_us_are_refused(redirect: str) -> None:
     flow = new_flow()
     step = step_until_redirect(flow, World())
     with pytest.raises(InvalidAuthorizationResponse):
-        flow.receive_redirect(redirect.format(state=step.state), now=NOW)
+        flow.receive_redirect(redirect.format(state=step.state), wall_time=NOW)
 
 
 def test_a_redirect_fragment_is_ignored_and_extra_parameters_too() -> None:
@@ -652,9 +652,9 @@ def test_a_redirect_fragment_is_ignored_and_extra_parameters_too() -> None:
     flow = new_flow()
     step = step_until_redirect(flow, world)
     url = world.browse(step) + "&session_state=xyz#_=_"
-    result = flow.receive_redirect(url, now=NOW)
+    result = flow.receive_redirect(url, wall_time=NOW)
     assert isinstance(result, OAuthHTTPRequest)
-    assert isinstance(flow.receive_response(*world.handle(result), now=NOW), Authorized)
+    assert isinstance(flow.receive_response(*world.handle(result), wall_time=NOW), Authorized)
 
 
 def test_authorization_endpoint_query_is_kept() -> None:
@@ -726,10 +726,10 @@ def _step_up_world() -> World:
 def test_step_up_scopes_per_revision(revision: str, second: str) -> None:
     world = _step_up_world()
     flow = new_flow(revision)
-    first = drive(flow, world, flow.handle_challenge(401, bearer(scope="mcp:basic"), now=NOW))
+    first = drive(flow, world, flow.handle_challenge(401, bearer(scope="mcp:basic"), wall_time=NOW))
     assert first.record.requested_scope == "mcp:basic"
     step = flow.handle_challenge(
-        403, bearer(error="insufficient_scope", scope="mcp:write"), now=NOW, operation="tools/call"
+        403, bearer(error="insufficient_scope", scope="mcp:write"), wall_time=NOW, operation="tools/call"
     )
     result = drive(flow, world, step)
     assert [a.get("scope") for a in world.auth.authorizations] == ["mcp:basic", second]
@@ -739,12 +739,12 @@ def test_step_up_scopes_per_revision(revision: str, second: str) -> None:
 def test_step_up_limit_per_operation() -> None:
     world = _step_up_world()
     flow = new_flow()
-    drive(flow, world, flow.handle_challenge(401, bearer(scope="mcp:admin"), now=NOW))
+    drive(flow, world, flow.handle_challenge(401, bearer(scope="mcp:admin"), wall_time=NOW))
     challenge = bearer(error="insufficient_scope", scope="mcp:admin")
     for _ in range(2):
-        drive(flow, world, flow.handle_challenge(403, challenge, now=NOW, operation="op"))
+        drive(flow, world, flow.handle_challenge(403, challenge, wall_time=NOW, operation="op"))
     with pytest.raises(StepUpLimitExceeded):
-        flow.handle_challenge(403, challenge, now=NOW, operation="op")
+        flow.handle_challenge(403, challenge, wall_time=NOW, operation="op")
     # At most three authorizations in all (the conformance suite's limit), and
     # the refusal changes nothing: the tokens stay usable for other operations.
     assert len(world.auth.authorizations) == 3
@@ -752,20 +752,20 @@ def test_step_up_limit_per_operation() -> None:
     assert flow.authorization_header(NOW) is not None
     # Another operation has its own count; a success resets one.
     assert isinstance(
-        flow.handle_challenge(403, challenge, now=NOW, operation="other"), OAuthHTTPRequest
+        flow.handle_challenge(403, challenge, wall_time=NOW, operation="other"), OAuthHTTPRequest
     )
 
 
 def test_a_success_resets_the_step_up_count() -> None:
     world = _step_up_world()
     flow = new_flow(max_step_ups=1)
-    drive(flow, world, flow.handle_challenge(401, [], now=NOW))
+    drive(flow, world, flow.handle_challenge(401, [], wall_time=NOW))
     challenge = bearer(error="insufficient_scope", scope="x")
-    drive(flow, world, flow.handle_challenge(403, challenge, now=NOW))
+    drive(flow, world, flow.handle_challenge(403, challenge, wall_time=NOW))
     with pytest.raises(StepUpLimitExceeded):
-        flow.handle_challenge(403, challenge, now=NOW)
+        flow.handle_challenge(403, challenge, wall_time=NOW)
     flow.operation_succeeded()
-    drive(flow, world, flow.handle_challenge(403, challenge, now=NOW))
+    drive(flow, world, flow.handle_challenge(403, challenge, wall_time=NOW))
 
 
 def test_step_up_counters_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -774,14 +774,14 @@ def test_step_up_counters_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(mcp_core._oauth, "_MAX_OPERATIONS", 3)
     world = _step_up_world()
     flow = new_flow(max_step_ups=1)
-    drive(flow, world, flow.handle_challenge(401, [], now=NOW))
+    drive(flow, world, flow.handle_challenge(401, [], wall_time=NOW))
     challenge = bearer(error="insufficient_scope", scope="x")
     for op in range(5):
-        drive(flow, world, flow.handle_challenge(403, challenge, now=NOW, operation=op))
+        drive(flow, world, flow.handle_challenge(403, challenge, wall_time=NOW, operation=op))
     # The oldest counts were dropped: operation 0 may step up again, 4 may not.
     with pytest.raises(StepUpLimitExceeded):
-        flow.handle_challenge(403, challenge, now=NOW, operation=4)
-    assert isinstance(flow.handle_challenge(403, challenge, now=NOW, operation=0), OAuthHTTPRequest)
+        flow.handle_challenge(403, challenge, wall_time=NOW, operation=4)
+    assert isinstance(flow.handle_challenge(403, challenge, wall_time=NOW, operation=0), OAuthHTTPRequest)
 
 
 @pytest.mark.parametrize(
@@ -798,7 +798,7 @@ def test_responses_that_are_not_challenges_are_misuse(
 ) -> None:
     flow = new_flow()
     with pytest.raises(LocalProtocolError):
-        flow.handle_challenge(status, headers, now=NOW)
+        flow.handle_challenge(status, headers, wall_time=NOW)
     assert flow.state == OAuthState.IDLE
 
 
@@ -810,8 +810,8 @@ def test_a_401_with_a_refresh_token_rediscovers_then_refreshes() -> None:
     flow, first = authorized(world)
     assert first.tokens.refresh_token is not None
     del world.log[:]
-    step = flow.handle_challenge(401, bearer(error="invalid_token"), now=NOW + 4000)
-    result = drive(flow, world, step, now=NOW + 4000)
+    step = flow.handle_challenge(401, bearer(error="invalid_token"), wall_time=NOW + 4000)
+    result = drive(flow, world, step, wall_time=NOW + 4000)
     # The resource may have moved: PRM and metadata first, then (same issuer) a refresh.
     assert world.log == [
         ("GET", PRM_PATH),
@@ -837,7 +837,7 @@ def test_a_401_after_the_resource_moved_registers_with_the_new_server() -> None:
     world = World(servers=[old, new])
     flow, first = authorized(world)
     world.resource.authorization_servers = ["https://as2.example.com"]
-    result = drive(flow, world, flow.handle_challenge(401, bearer(scope="mcp:basic"), now=NOW))
+    result = drive(flow, world, flow.handle_challenge(401, bearer(scope="mcp:basic"), wall_time=NOW))
     assert [f["grant_type"] for f in old.token_requests] == ["authorization_code"]
     assert len(new.registrations) == 1
     assert first.record.client.client_id not in {a["client_id"] for a in new.authorizations}
@@ -849,17 +849,17 @@ def test_repeated_401s_for_one_operation_stop() -> None:
     world = World()
     flow, _ = authorized(world, max_reauthorizations=2)
     for _ in range(2):
-        drive(flow, world, flow.handle_challenge(401, [], now=NOW, operation="tools/list"))
+        drive(flow, world, flow.handle_challenge(401, [], wall_time=NOW, operation="tools/list"))
     with pytest.raises(ReauthorizationLimitExceeded):
-        flow.handle_challenge(401, [], now=NOW, operation="tools/list")
+        flow.handle_challenge(401, [], wall_time=NOW, operation="tools/list")
     assert flow.state == OAuthState.AUTHORIZED
     flow.operation_succeeded("tools/list")
-    drive(flow, world, flow.handle_challenge(401, [], now=NOW, operation="tools/list"))
+    drive(flow, world, flow.handle_challenge(401, [], wall_time=NOW, operation="tools/list"))
     # The first 401, with no token held yet, is not a retry.
     fresh = new_flow(max_reauthorizations=0)
-    drive(fresh, world, fresh.handle_challenge(401, [], now=NOW))
+    drive(fresh, world, fresh.handle_challenge(401, [], wall_time=NOW))
     with pytest.raises(ReauthorizationLimitExceeded):
-        fresh.handle_challenge(401, [], now=NOW)
+        fresh.handle_challenge(401, [], wall_time=NOW)
 
 
 def test_refresh_after_a_restart_from_the_stored_record() -> None:
@@ -874,7 +874,7 @@ def test_refresh_after_a_restart_from_the_stored_record() -> None:
     assert flow.authorization_header(later) == ("authorization", first.tokens.authorization)
     assert flow.needs_refresh(later)  # within refresh_margin
     assert flow.authorization_header(NOW + 3600) is None
-    result = drive(flow, world, flow.refresh(now=later), now=later)
+    result = drive(flow, world, flow.refresh(wall_time=later), wall_time=later)
     assert world.log[-1] == ("POST", f"{ISSUER}/token")
     assert flow.authorization_header(later) == result.header
 
@@ -883,8 +883,8 @@ def test_authorize_uses_what_is_held_before_asking_anyone() -> None:
     world = World()
     _, first = authorized(world)
     flow = new_flow(record=first.record)
-    assert flow.authorize(now=NOW + 10) == Authorized(first.tokens, first.record)
-    step = flow.authorize(now=NOW + 3599)
+    assert flow.authorize(wall_time=NOW + 10) == Authorized(first.tokens, first.record)
+    step = flow.authorize(wall_time=NOW + 3599)
     assert isinstance(step, OAuthHTTPRequest) and step.purpose == "token"
 
 
@@ -897,7 +897,7 @@ def test_a_refresh_response_without_a_refresh_token_keeps_the_old_one() -> None:
         "client_id": first.record.client.client_id,
         "resource": MCP_URL,
     }
-    result = drive(flow, world, flow.refresh(now=NOW), now=NOW)
+    result = drive(flow, world, flow.refresh(wall_time=NOW), wall_time=NOW)
     assert result.tokens.refresh_token == first.tokens.refresh_token
 
 
@@ -909,7 +909,7 @@ def test_a_refused_refresh_authorizes_again(error: str) -> None:
     server.refresh_error = error
     del world.log[:]
     hint = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
-    step = flow.handle_challenge(401, bearer(resource_metadata=hint, scope="s2"), now=NOW)
+    step = flow.handle_challenge(401, bearer(resource_metadata=hint, scope="s2"), wall_time=NOW)
     result = drive(flow, world, step)
     # Discovery is not repeated: the refused refresh goes straight on to authorization.
     assert [m for m, _ in world.log] == ["GET", "GET", "POST"] + (
@@ -927,9 +927,9 @@ def test_a_refused_proactive_refresh_discovers() -> None:
     _, first = authorized(world)
     server.refresh_error = "invalid_grant"
     flow = new_flow(record=first.record)
-    step = flow.refresh(now=NOW)
+    step = flow.refresh(wall_time=NOW)
     status, body = world.handle(step)
-    step = flow.receive_response(status, body, now=NOW)
+    step = flow.receive_response(status, body, wall_time=NOW)
     assert isinstance(step, OAuthHTTPRequest) and step.url == PRM_PATH
     assert flow.tokens is None and flow.record is not None
     drive(flow, world, step)
@@ -942,16 +942,16 @@ def test_a_refresh_answered_by_a_server_error_fails_the_flow_but_keeps_the_recor
     server.token_status = 503
     server.token_error = "temporarily_unavailable"
     with pytest.raises(TokenRequestRejected) as caught:
-        drive(flow, world, flow.refresh(now=NOW))
+        drive(flow, world, flow.refresh(wall_time=NOW))
     assert (caught.value.status, caught.value.error) == (503, "temporarily_unavailable")
     assert flow.state == OAuthState.FAILED
     assert flow.record == first.record  # start a new flow from it
 
     server.token_status = 502
     flow = new_flow(record=first.record)
-    flow.refresh(now=NOW)
+    flow.refresh(wall_time=NOW)
     with pytest.raises(TokenRequestRejected) as caught:
-        flow.receive_response(502, b"<html>bad gateway</html>", now=NOW)
+        flow.receive_response(502, b"<html>bad gateway</html>", wall_time=NOW)
     assert caught.value.error is None
 
 
@@ -959,7 +959,7 @@ def test_refresh_without_a_refresh_token_is_misuse() -> None:
     server = FakeAuthorizationServer(issue_refresh=False)
     flow, _ = authorized(World(servers=[server]))
     with pytest.raises(LocalProtocolError):
-        flow.refresh(now=NOW)
+        flow.refresh(wall_time=NOW)
     assert flow.state == OAuthState.AUTHORIZED
 
 
@@ -975,7 +975,7 @@ def test_a_stored_private_key_jwt_client_needs_a_signer() -> None:
     )
     flow = new_flow(record=record)
     with pytest.raises(LocalProtocolError):
-        flow.refresh(now=NOW)
+        flow.refresh(wall_time=NOW)
 
 
 # ============================================================ token responses
@@ -1002,9 +1002,9 @@ def test_bad_token_responses(status: int, doc: Any, error: type) -> None:
     world = World()
     flow = new_flow()
     step = step_until_redirect(flow, world)
-    flow.receive_redirect(world.browse(step), now=NOW)
+    flow.receive_redirect(world.browse(step), wall_time=NOW)
     with pytest.raises(error):
-        flow.receive_response(status, json.dumps(doc).encode(), now=NOW)
+        flow.receive_response(status, json.dumps(doc).encode(), wall_time=NOW)
     assert flow.state == OAuthState.FAILED
     assert flow.record is None
 
@@ -1022,8 +1022,8 @@ def test_lenient_token_responses(doc: dict[str, Any], expires_at: float | None, 
     world = World()
     flow = new_flow()
     step = step_until_redirect(flow, world, bearer(scope="asked"))
-    flow.receive_redirect(world.browse(step), now=NOW)
-    result = flow.receive_response(200, json.dumps(doc).encode(), now=NOW)
+    flow.receive_redirect(world.browse(step), wall_time=NOW)
+    result = flow.receive_response(200, json.dumps(doc).encode(), wall_time=NOW)
     assert isinstance(result, Authorized)
     assert (result.tokens.token_type, result.tokens.expires_at, result.tokens.scope) == (
         "Bearer",
@@ -1108,20 +1108,20 @@ def test_a_record_for_another_server_is_refused() -> None:
 def test_inputs_outside_their_states_are_misuse() -> None:
     flow = new_flow()
     for call in (
-        lambda: flow.receive_response(200, b"{}", now=NOW),
-        lambda: flow.receive_redirect(REDIRECT, now=NOW),
-        lambda: flow.refresh(now=NOW),
+        lambda: flow.receive_response(200, b"{}", wall_time=NOW),
+        lambda: flow.receive_redirect(REDIRECT, wall_time=NOW),
+        lambda: flow.refresh(wall_time=NOW),
     ):
         with pytest.raises(LocalProtocolError):
             call()
     assert flow.state == OAuthState.IDLE
-    flow.handle_challenge(401, [], now=NOW)
+    flow.handle_challenge(401, [], wall_time=NOW)
     with pytest.raises(LocalProtocolError):
-        flow.handle_challenge(401, [], now=NOW)  # one flow at a time
+        flow.handle_challenge(401, [], wall_time=NOW)  # one flow at a time
     with pytest.raises(LocalProtocolError):
-        flow.receive_redirect(REDIRECT, now=NOW)
+        flow.receive_redirect(REDIRECT, wall_time=NOW)
     with pytest.raises(LocalProtocolError):
-        flow.receive_response(200, b"{}", now=float("nan"))
+        flow.receive_response(200, b"{}", wall_time=float("nan"))
     assert flow.state == OAuthState.DISCOVERING_RESOURCE
 
 
@@ -1129,11 +1129,11 @@ def test_a_failed_flow_refuses_everything_but_keeps_its_record() -> None:
     world = World(FakeResourceServer(resource="https://evil.example.com/mcp"))
     flow = new_flow()
     with pytest.raises(RemoteProtocolError):
-        drive(flow, world, flow.handle_challenge(401, [], now=NOW))
+        drive(flow, world, flow.handle_challenge(401, [], wall_time=NOW))
     for call in (
-        lambda: flow.handle_challenge(401, [], now=NOW),
-        lambda: flow.authorize(now=NOW),
-        lambda: flow.receive_response(200, b"", now=NOW),
+        lambda: flow.handle_challenge(401, [], wall_time=NOW),
+        lambda: flow.authorize(wall_time=NOW),
+        lambda: flow.receive_response(200, b"", wall_time=NOW),
     ):
         with pytest.raises(LocalProtocolError):
             call()
@@ -1196,7 +1196,7 @@ def test_authorize_without_a_refresh_token_discovers_again() -> None:
     server = FakeAuthorizationServer(issue_refresh=False)
     _, first = authorized(World(servers=[server]))
     flow = new_flow(record=first.record)
-    step = flow.authorize(now=NOW + 3600)
+    step = flow.authorize(wall_time=NOW + 3600)
     assert isinstance(step, OAuthHTTPRequest) and step.url == PRM_PATH
 
 
@@ -1214,7 +1214,7 @@ def test_cimd_is_skipped_when_its_method_is_impossible(
         auth_methods=methods, metadata={"client_id_metadata_document_supported": True}
     )
     flow = new_flow(client_metadata_url=CIMD_URL, **config)
-    drive(flow, World(servers=[server]), flow.authorize(now=NOW))
+    drive(flow, World(servers=[server]), flow.authorize(wall_time=NOW))
     assert len(server.registrations) == 1
     assert server.registrations[0]["token_endpoint_auth_method"] == "client_secret_basic"
 
@@ -1233,13 +1233,13 @@ def test_legacy_client_credentials_and_refresh_without_a_resource() -> None:
     world = World(FakeResourceServer(prm_at=()), [server])
     pre = PreRegisteredClient("m2m", "pw", token_endpoint_auth_method="client_secret_post")
     flow = new_flow("2025-03-26", grant_type="client_credentials", client=pre)
-    drive(flow, world, flow.authorize(now=NOW))
+    drive(flow, world, flow.authorize(wall_time=NOW))
     assert "resource" not in server.token_requests[0]
 
     flow = new_flow("2025-03-26")
-    result = drive(flow, world, flow.authorize(now=NOW))
+    result = drive(flow, world, flow.authorize(wall_time=NOW))
     assert result.record.resource is None
-    drive(flow, world, flow.refresh(now=NOW))
+    drive(flow, world, flow.refresh(wall_time=NOW))
     assert server.token_requests[-1]["grant_type"] == "refresh_token"
     assert "resource" not in server.token_requests[-1]
 
@@ -1263,7 +1263,7 @@ def _stored(method: str, secret: str | None) -> OAuthRecord:
 def test_stored_clients_this_flow_cannot_authenticate_as(method: str, secret: str | None) -> None:
     flow = new_flow(record=_stored(method, secret))
     with pytest.raises(UnsupportedClientAuthentication):
-        flow.refresh(now=NOW)
+        flow.refresh(wall_time=NOW)
     assert flow.state == OAuthState.FAILED
 
 
@@ -1271,7 +1271,7 @@ def test_a_redirect_that_is_not_a_string_is_refused() -> None:
     flow = new_flow()
     step_until_redirect(flow, World())
     with pytest.raises(InvalidAuthorizationResponse):
-        flow.receive_redirect(None, now=NOW)  # type: ignore[arg-type]
+        flow.receive_redirect(None, wall_time=NOW)  # type: ignore[arg-type]
 
 
 def test_errors_repr_without_secrets() -> None:

@@ -74,17 +74,17 @@ def test_any_response_at_any_step_is_used_or_refused(status: int, body: bytes, d
     """Walk `depth` steps with the fakes, then answer with anything."""
     world = World()
     flow = _flow()
-    step = flow.handle_challenge(401, [], now=NOW)
+    step = flow.handle_challenge(401, [], wall_time=NOW)
     for _ in range(depth):
         if isinstance(step, AuthorizationRequest):
-            step = flow.receive_redirect(world.browse(step), now=NOW)
+            step = flow.receive_redirect(world.browse(step), wall_time=NOW)
         elif flow.state != OAuthState.AUTHORIZED:
-            step = flow.receive_response(*world.handle(step), now=NOW)  # type: ignore[arg-type]
+            step = flow.receive_response(*world.handle(step), wall_time=NOW)  # type: ignore[arg-type]
     try:
         if flow.state == OAuthState.AWAITING_REDIRECT:
-            flow.receive_redirect(f"{REDIRECT}?{body.decode('latin-1')}", now=NOW)
+            flow.receive_redirect(f"{REDIRECT}?{body.decode('latin-1')}", wall_time=NOW)
         elif flow.state != OAuthState.AUTHORIZED:
-            flow.receive_response(status, body, now=NOW)
+            flow.receive_response(status, body, wall_time=NOW)
     except OAuthError:
         assert flow.state == OAuthState.FAILED
     except LocalProtocolError:
