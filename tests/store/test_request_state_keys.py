@@ -85,9 +85,9 @@ def call(rid: int, state: str | None = None) -> bytes:
 def ask_on(server: MCPServer, state: Any = None) -> str:
     """The requestState replica `server` seals when it asks for the day."""
     conn = ServerConnection(server.config)
-    (received,) = conn.receive_message(call(1), now=T0)
+    (received,) = conn.receive_message(call(1), wall_time=T0)
     assert isinstance(received, RequestReceived)
-    conn.send_input_required(1, {"day": ASK}, state or {"step": 1}, now=T0)
+    conn.send_input_required(1, {"day": ASK}, state or {"step": 1}, wall_time=T0)
     (message,) = conn.messages_to_send()
     token: str = json.loads(message.payload)["result"]["requestState"]
     return token
@@ -96,7 +96,7 @@ def ask_on(server: MCPServer, state: Any = None) -> str:
 def retry_on(server: MCPServer, token: str) -> tuple[list[Any], list[Any]]:
     """(events, messages sent) when the retry carrying `token` lands on `server`."""
     conn = ServerConnection(server.config)
-    events = conn.receive_message(call(2, token), now=T0 + 5)
+    events = conn.receive_message(call(2, token), wall_time=T0 + 5)
     return events, [json.loads(m.payload) for m in conn.messages_to_send()]
 
 
