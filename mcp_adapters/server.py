@@ -979,6 +979,9 @@ class MCPServer:
         http_limits: HTTPLimits | None = None,
         ws_limits: WebSocketLimits | None = None,
         event_store: EventStore | None = None,
+        allowed_hosts: Sequence[str] | None = None,
+        allowed_origins: Sequence[str] = (),
+        trusted_proxies: Sequence[str] = (),
     ) -> None:
         """Serve until interrupted (stdio: until the input ends), inside the lifespan.
 
@@ -986,6 +989,11 @@ class MCPServer:
         are this server's `limits`; `http_limits` and `ws_limits` are the
         transport's own, `event_store` keeps the legacy HTTP streams' events for
         resumption (docs/limits.md).
+
+        HTTP behind a proxy or a load balancer (docs/deploy.md): `allowed_hosts`
+        (`host[:port]`, `*` for any port) and `allowed_origins` replace the
+        loopback allow-list of the Host/Origin check, and `X-Forwarded-*` headers
+        are believed only from `trusted_proxies` (addresses or networks).
         """
         from mcp_adapters._serve import run_server
 
@@ -999,6 +1007,9 @@ class MCPServer:
             http_limits=http_limits,
             ws_limits=ws_limits,
             event_store=event_store,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            trusted_proxies=trusted_proxies,
         )
 
     # The official SDK's async entry points; each runs inside the lifespan.

@@ -16,9 +16,11 @@ from typing import Any
 import pytest
 
 from mcp_adapters.request_state_keys import (
+    IDENTITY_VARIABLE,
     KEYS_FILE_VARIABLE,
     KEYS_VARIABLE,
     KeyRingError,
+    configure_from_environment,
     load_request_state_keys,
     load_server_identity,
     new_request_state_key,
@@ -257,3 +259,26 @@ def test_the_documented_example_ring_parses() -> None:
     example = doc.split("```text\n", 1)[1].split("```", 1)[0]
     keys = parse_request_state_keys(example)
     assert len(keys) == 2 and all(len(key) == 32 for key in keys)
+
+
+def test_the_command_line_configures_a_server_from_the_environment() -> None:
+    """`python -m mcp_adapters run` calls configure_from_environment: the deployment's
+    ring and identity replace what the code had; nothing set changes nothing."""
+    server = MCPServer("bistro")
+    own_key = server.request_state_keys
+    assert configure_from_environment(server, environ={}) is False
+    assert server.request_state_keys == own_key and server.server_identity is None
+    ring = f"{new_request_state_key()}, {new_request_state_key()}"
+    environ = {KEYS_VARIABLE: ring, IDENTITY_VARIABLE: "https://mcp.example.com/mcp"}
+    assert configure_from_environment(server, environ=environ) is True
+    assert server.request_state_keys == parse_request_state_keys(ring)
+    assert server.server_identity == "https://mcp.example.com/mcp"
+
+
+def test_shared_keys_for_an_unnamed_server_need_an_identity() -> None:
+    environ = {KEYS_VARIABLE: new_request_state_key()}
+    with pytest.raises(ValueError, match="no name: name it"):
+        configure_from_environment(MCPServer(), environ=environ)
+    server = MCPServer()
+    configure_from_environment(server, environ={**environ, IDENTITY_VARIABLE: "https://a/mcp"})
+    assert server.server_identity == "https://a/mcp"
