@@ -102,26 +102,23 @@ def main(argv: list[str] | None = None) -> int:
         help="stderr log level: info shows where the server listens, error each tool "
         "that raised, with its traceback",
     )
-    behind = run.add_argument_group(
-        "behind a proxy or load balancer (http; docs/deploy.md)",
-        "Without --allowed-host a loopback bind answers only Host values naming "
-        "itself (127.0.0.1, localhost, ::1 at its port): a balancer's own name is "
-        "refused with 421 until it is listed.",
-    )
-    behind.add_argument(
+    # Behind a proxy or load balancer (http; docs/deploy.md).
+    run.add_argument(
         "--allowed-host",
         action="append",
         metavar="HOST[:PORT]",
-        help="a Host the server answers to (the name clients use; PORT may be *); repeatable",
+        help="a Host the server answers to (the name clients use; PORT may be *); "
+        "repeatable. Without it a loopback bind answers only its own names "
+        "(127.0.0.1, localhost, ::1 at its port), and a balancer's name gets 421",
     )
-    behind.add_argument(
+    run.add_argument(
         "--allowed-origin",
         action="append",
         default=[],
         metavar="SCHEME://HOST[:PORT]",
         help="a browser Origin allowed to call the server; repeatable",
     )
-    behind.add_argument(
+    run.add_argument(
         "--trusted-proxy",
         action="append",
         default=[],
