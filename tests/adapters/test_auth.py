@@ -300,7 +300,7 @@ async def test_a_session_of_one_principal_is_not_anothers() -> None:
         bob = auth.mint(audience=server.url, subject="bob")
         async with connect_http(
             server.url, ClientConfig(mode="legacy"), headers={"authorization": f"Bearer {alice}"}
-        ) as session:
+        ):
             [sid] = server.endpoint.sessions  # the one session, alice's
             body = json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}).encode()
             headers = [
