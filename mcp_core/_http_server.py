@@ -81,6 +81,7 @@ from typing import Any, Final, Literal, Protocol
 
 import h11
 
+from . import _http_auth
 from . import _jsonrpc as jr
 from ._config import ServerConfig
 from ._connection import (
@@ -126,6 +127,7 @@ from ._http_headers import (
     check_mirrored_headers,
     x_mcp_header_params,
 )
+from ._resource_auth import AccessToken, ProtectedResource, ResourceGuard, VerificationResult
 from ._server import ServerConnection
 from ._sse import encode_event
 from ._versions import MODERN_REVISIONS, V2025_03_26, V2025_11_25, Era, era_of, is_known
@@ -186,7 +188,9 @@ class RequestHead:
     `scheme` how it reached us; `target` is the path (and query) relative to where the
     endpoint is mounted. The endpoint fills in `view`: the scheme, host and client
     address as the client used them, which differ behind a trusted reverse proxy
-    (`TrustedProxies`); build links back to the server from `view.base_url`.
+    (`TrustedProxies`); build links back to the server from `view.base_url`. With
+    `auth=`, the endpoint also fills in `token`: the verified token's claims (never
+    the token itself), whose principal the request runs as.
     """
 
     method: str
@@ -195,6 +199,7 @@ class RequestHead:
     peer: str | None = None
     scheme: str = "http"
     view: ClientView | None = None
+    token: AccessToken | None = None
 
     def header(self, name: str) -> str | None:
         """The first value of a header, or None."""
@@ -532,6 +537,8 @@ class HTTPServerEndpoint:
     `trusted_proxies` (addresses and networks, or a `TrustedProxies`; default none) are
     the peers whose X-Forwarded-* (or `Forwarded`) headers are believed: for them the
     Host check and `RequestHead.view` use the host, scheme and client the proxy reports.
+    `auth` (a `ProtectedResource`, or a `ResourceGuard` for per-tool scopes) makes the
+    endpoint an OAuth resource server: see `mcp_core.auth` (it replaces `principal_of`).
     """
 
     def __init__(
@@ -550,6 +557,7 @@ class HTTPServerEndpoint:
         principal_of: Callable[[RequestHead], str | None] | None = None,
         allow_delete: bool = True,
         trusted_proxies: TrustedProxies | Iterable[str] | None = None,
+        auth: ResourceGuard | ProtectedResource | None = None,
     ) -> None:
         if response_mode not in ("auto", "json", "sse"):
             raise ValueError("response_mode must be 'auto', 'json' or 'sse'")
@@ -575,6 +583,7 @@ class HTTPServerEndpoint:
         self.retry_ms = retry_ms
         self.tool_header_params = tool_header_params
         self.principal_of = principal_of
+        self.auth = ResourceGuard(auth) if isinstance(auth, ProtectedResource) else auth
         self.allow_delete = allow_delete
         self.trusted_proxies = (
             trusted_proxies
@@ -716,7 +725,9 @@ class HTTPServerEndpoint:
                 return _Refusal(421, "Invalid Host header", jsonrpc=False)
             if status == 403:
                 return _Refusal(403, "Forbidden: invalid Origin header")
-        if _path_of(head.target) != self.path:
+        if _path_of(head.target) != self.path and not (
+            self.auth is not None and self.auth.is_metadata_path(_path_of(head.target))
+        ):
             return _Refusal(404, "Not Found", jsonrpc=False)
         if head.method not in ("POST", "GET", "DELETE"):
             return _Refusal(405, "Method Not Allowed", jsonrpc=False, headers=(self._allow(),))
@@ -742,13 +753,15 @@ class HTTPServerEndpoint:
         return ("allow", "POST")
 
     def _principal(self, head: RequestHead) -> str | None:
+        if self.auth is not None:
+            return head.token.principal if head.token is not None else None
         return self.principal_of(head) if self.principal_of is not None else None
 
     def _session_for(self, head: RequestHead, session_id: str) -> _Session | None:
         session = self._sessions.get(session_id)
         if session is None or session.closed:
             return None
-        if self.principal_of is not None and self._principal(head) != session.principal:
+        if self._principal(head) != session.principal:
             return None  # exactly as if it did not exist: existence must not leak
         return session
 
@@ -775,6 +788,9 @@ class HTTPServerEndpoint:
             return self._refuse_over_limit(http, head, refusal)
         except RemoteProtocolError as exc:
             return http._refuse(_Refusal(exc.http_status, exc.message, exc.code))
+        denied = _http_auth.scope_refusal(self, http, head, obj)
+        if denied is not None:
+            return denied
         version, _ = single_header(head.headers, PROTOCOL_VERSION)
         is_init = type(obj) is dict and obj.get("method") == "initialize" and "id" in obj
         # An initialize that carries the 2026 header or envelope is a modern request
@@ -1470,6 +1486,7 @@ class HTTPExchange:
         self._out: list[bytes] = []
         self._out_len = 0
         self._deferred: list[Event] = []
+        self._auth_pending: tuple[RequestHead, bytes, str] | None = None
 
     # ----------------------------------------------------------------- public
 
@@ -1531,6 +1548,17 @@ class HTTPExchange:
         """The body is complete: the request becomes MCP work. `wall_time` (seconds since
         the epoch) judges the expiry of a sealed 2026-07-28 `requestState`."""
         return self._call(now, wall_time, self._end_of_request)
+
+    def receive_token_verification(
+        self,
+        result: VerificationResult,
+        *,
+        now: float | None = None,
+        wall_time: float | None = None,
+    ) -> list[Event]:
+        """The answer to this exchange's `TokenVerificationNeeded`: an `AccessToken`,
+        `InvalidToken` or `VerifierUnavailable` (see `mcp_core.auth`)."""
+        return self._call(now, wall_time, lambda: _http_auth.resume(self, result))
 
     def close(self, reason: str = "client went away") -> list[Event]:
         """The client is gone: settle what rode on this request (a 2026-07-28 request is
@@ -1664,6 +1692,8 @@ class HTTPExchange:
         body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
         self._body = []
         endpoint = self.endpoint
+        if endpoint.auth is not None:
+            return _http_auth.authorize(endpoint, self, head, body)
         if head.method == "POST":
             return endpoint._post(self, head, body)
         if head.method == "GET":
