@@ -91,6 +91,16 @@ async def _drive(
     return time.perf_counter() - start
 
 
+def _group(path: str) -> str:
+    """The package a profiled function belongs to (C functions: "builtins")."""
+    if path == "~":
+        return "builtins"
+    for name in ("mcp_core", "mcp_adapters", "h11", "anyio", "asyncio", "pydantic", "sniffio"):
+        if f"/{name}/" in path:
+            return name
+    return "other"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--side", choices=("server", "client"), default="server")
@@ -135,9 +145,7 @@ def main() -> None:
                 else:
                     process.send_signal(signal.SIGUSR1)
 
-            elapsed = anyio.run(
-                _drive, url, args.mode, args.tool, args.calls, args.clients, warmed
-            )
+            elapsed = anyio.run(_drive, url, args.mode, args.tool, args.calls, args.clients, warmed)
             if profiler is not None:
                 profiler.disable()
                 profiler.dump_stats(stats_path)
@@ -160,6 +168,19 @@ def main() -> None:
         print(
             f"own time in all: {total / done * 1e6:.0f} µs per call; "
             f"{calls / done:.0f} Python function calls per call"
+        )
+        groups: dict[str, list[float]] = {}
+        for (path, _, _), (_, ncalls, tottime, _, _) in stats.stats.items():  # type: ignore[attr-defined]
+            group = _group(path)
+            acc = groups.setdefault(group, [0.0, 0.0])
+            acc[0] += tottime
+            acc[1] += ncalls
+        print(
+            "by package: "
+            + ", ".join(
+                f"{name} {100 * t / total:.0f}% ({n / done:.0f} calls)"
+                for name, (t, n) in sorted(groups.items(), key=lambda g: -g[1][0])
+            )
         )
         print(f"{'own %':>6} {'µs/call':>8} {'calls':>7}  function")
         for (path, line, name), (_, ncalls, tottime, _, _) in rows[: args.top]:
