@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit redis-server fuzz bench conformance clean
+.PHONY: demo test lint typecheck unit servers fuzz bench conformance clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,14 +24,17 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --strict mcp_core
 	$(BIN)/mypy mcp_adapters
 
-# The Redis store tests start real redis-server processes of their own: make sure
-# the binary is there (apt-get on Debian-family machines, else a hint).
-redis-server:
-	@scripts/ensure-redis-server.sh
+# The tests start real redis-server and nginx processes of their own: make sure
+# the binaries are there (apt-get on Debian-family machines, else a hint).
+servers:
+	@scripts/ensure-debian-tool.sh redis-server redis-server "the Redis store tests need it" \
+		"install Redis >= 7.0 so that redis-server is on PATH (Fedora: dnf install redis; macOS: brew install redis)"
+	@scripts/ensure-debian-tool.sh nginx nginx "the replicas-behind-a-balancer tests need it" \
+		"install nginx so that nginx is on PATH or in /usr/sbin (Fedora: dnf install nginx; macOS: brew install nginx)"
 
 # Two workers (the CI machine has two cores); tests that watch the whole machine
 # for leaked processes run in one worker group (see tests/conftest.py).
-unit: $(STAMP) redis-server
+unit: $(STAMP) servers
 	$(BIN)/pytest -n 2 --dist loadgroup --cov=mcp_core --cov-branch \
 		--cov-report=term:skip-covered --cov-fail-under=95
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from mcp_adapters._cli_limits import add_limit_options, limits_from_args
 from mcp_adapters._stdio import reserve_standard_fds
+from mcp_adapters.request_state_keys import configure_from_environment
 
 
 def load_server(target: str) -> Any:
@@ -101,6 +102,29 @@ def main(argv: list[str] | None = None) -> int:
         help="stderr log level: info shows where the server listens, error each tool "
         "that raised, with its traceback",
     )
+    # Behind a proxy or load balancer (http; docs/deploy.md).
+    run.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="HOST[:PORT]",
+        help="a Host the server answers to (the name clients use; PORT may be *); "
+        "repeatable. Without it a loopback bind answers only its own names "
+        "(127.0.0.1, localhost, ::1 at its port), and a balancer's name gets 421",
+    )
+    run.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        metavar="SCHEME://HOST[:PORT]",
+        help="a browser Origin allowed to call the server; repeatable",
+    )
+    run.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=[],
+        metavar="ADDRESS|NETWORK",
+        help="a proxy whose X-Forwarded-For/-Host/-Proto headers are believed; repeatable",
+    )
     add_limit_options(run)
     args = parser.parse_args(argv)
     # The one place logging is configured: the library only logs.
@@ -112,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     server = load_server(args.target)
     try:
         server.limits, run_options = limits_from_args(args, server.limits)
+        # Replicas share their key ring and identity through the environment.
+        configure_from_environment(server)
     except ValueError as exc:
         parser.error(str(exc))
     try:
@@ -121,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
             port=args.port,
             path=args.path,
             backend=args.backend,
+            allowed_hosts=args.allowed_host,
+            allowed_origins=args.allowed_origin,
+            trusted_proxies=args.trusted_proxy,
             **run_options,
         )
     except* KeyboardInterrupt:

@@ -36,6 +36,7 @@ from anyio.abc import SocketAttribute
 from mcp_adapters._driver import CLOSE_TIMEOUT, READ_SIZE
 from mcp_adapters._serve import Waiter, ask_in_place
 from mcp_adapters._session import RequestId, SessionCore
+from mcp_adapters.auth._settings import on_auth_event
 from mcp_core import (
     ConnectionClosed,
     Event,
@@ -46,6 +47,7 @@ from mcp_core import (
     ServerConnection,
     State,
 )
+from mcp_core.auth import AccessRefused, TokenVerificationNeeded
 from mcp_core.http import (
     HostPolicy,
     HTTPExchange,
@@ -420,6 +422,8 @@ class HTTPServer:
                     event.status,
                     event.reason,
                 )
+            elif isinstance(event, (TokenVerificationNeeded, AccessRefused)):
+                on_auth_event(self, event)
         self._pump(*touched)
 
     def _pump(self, *connections: ServerConnection) -> None:
@@ -576,6 +580,11 @@ async def _listening(
                 options["host_policy"] = None
         options.setdefault("new_session_id", lambda: secrets.token_urlsafe(24))
         options.setdefault("tool_header_params", tool_header_params_of(server))
+        if server.auth is not None and "auth" not in options:
+            here = f"[{host}]" if ":" in host else host
+            options["auth"] = server.auth.guard(
+                server, default_resource=f"http://{here}:{bound}{path}"
+            )
         endpoint = HTTPServerEndpoint(server.config, path=path, **options)
         running = HTTPServer(server, endpoint, host=host, port=bound, close_timeout=close_timeout)
         # What the block raises is re-raised outside the task group, as is.

@@ -10,13 +10,14 @@ purpose: protocol decisions live in the core and in the server.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from mcp_adapters._session import ANSWERED
 from mcp_core import INTERNAL_ERROR, InputReceived, MCPError, RequestReceived, ServerConnection
+from mcp_core.http import HostPolicy
 
 if TYPE_CHECKING:
     from mcp_adapters.server import MCPServer
@@ -155,6 +156,9 @@ def run_server(
     http_limits: Any = None,
     ws_limits: Any = None,
     event_store: Any = None,
+    allowed_hosts: Sequence[str] | None = None,
+    allowed_origins: Sequence[str] = (),
+    trusted_proxies: Sequence[str] = (),
 ) -> None:
     """Blocking entry point behind `MCPServer.run` and the command line."""
 
@@ -167,6 +171,14 @@ def run_server(
             http_options: dict[str, Any] = {"limits": http_limits}
             if event_store is not None:
                 http_options["event_store"] = event_store
+            if allowed_hosts is not None:
+                http_options["host_policy"] = HostPolicy(
+                    allowed_hosts=tuple(allowed_hosts), allowed_origins=tuple(allowed_origins)
+                )
+            elif allowed_origins:
+                raise ValueError("allowed_origins needs allowed_hosts too")
+            if trusted_proxies:
+                http_options["trusted_proxies"] = tuple(trusted_proxies)
             await server.run_streamable_http_async(
                 host=host, port=port, streamable_http_path=path, **http_options
             )

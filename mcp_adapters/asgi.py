@@ -149,6 +149,8 @@ class ASGIApp:
         options = dict(endpoint_options)
         options.setdefault("new_session_id", lambda: secrets.token_urlsafe(24))
         options.setdefault("tool_header_params", tool_header_params_of(server))
+        if server.auth is not None and "auth" not in options:
+            options["auth"] = server.auth.guard(server)  # resource= is required here
         self._options = options
         # Built now to refuse bad options at once; rebuilt at startup, when the server's
         # tools (hence its capabilities) are all registered.

@@ -38,8 +38,10 @@ import re
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 __all__ = [
+    "configure_from_environment",
     "IDENTITY_VARIABLE",
     "KEYS_FILE_VARIABLE",
     "KEYS_VARIABLE",
@@ -126,6 +128,33 @@ def load_server_identity(*, environ: Mapping[str, str] | None = None) -> str | N
     """`MCP_SERVER_IDENTITY`, or None when unset (the server's name is used then)."""
     value = (os.environ if environ is None else environ).get(IDENTITY_VARIABLE, "").strip()
     return value or None
+
+
+def configure_from_environment(server: Any, *, environ: Mapping[str, str] | None = None) -> bool:
+    """Give `server` (an `MCPServer`) the key ring and identity of the environment.
+
+    What `python -m mcp_adapters run` does before serving, so that replicas are
+    configured by their deployment, not their code: a key ring in
+    `MCP_REQUEST_STATE_KEYS(_FILE)` replaces the server's keys (the per-process
+    random key, or keys set in code: the operator's configuration wins), and
+    `MCP_SERVER_IDENTITY` its identity. Returns whether anything was set.
+    Raises `KeyRingError` on a bad ring, and `ValueError` for an unnamed server
+    given shared keys but no identity (two such services would accept each
+    other's state).
+    """
+    keys = load_request_state_keys(environ=environ)
+    identity = load_server_identity(environ=environ)
+    if keys is not None:
+        if identity is None and server.server_identity is None and server.name == "mcp-server":
+            raise ValueError(
+                f"{KEYS_VARIABLE} is set but the server has no name: name it "
+                f'(MCPServer("my-service")) or set {IDENTITY_VARIABLE}; the name or '
+                "identity is the audience sealed state is bound to"
+            )
+        server.request_state_keys = keys
+    if identity is not None:
+        server.server_identity = identity
+    return keys is not None or identity is not None
 
 
 def new_request_state_key() -> str:

@@ -72,6 +72,7 @@ from mcp_core._versions import ALL_REVISIONS
 
 if TYPE_CHECKING:
     from mcp_adapters.asgi import ASGIApp
+    from mcp_adapters.auth import AuthSettings
     from mcp_adapters.elicitation import (
         AcceptedElicitation,
         AcceptedUrlElicitation,
@@ -420,6 +421,7 @@ class MCPServer:
         limits: Limits | None = None,
         cache_ttl_ms: int = 0,
         cache_scope: Literal["public", "private"] = "private",
+        auth: AuthSettings | None = None,
     ) -> None:
         if name is None and request_state_keys:
             # Sealed state names the server as its audience: with shared keys, two
@@ -456,6 +458,9 @@ class MCPServer:
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self._tools: dict[str, FunctionTool] = {}
+        # Over HTTP, a resource server (mcp_adapters.auth); a tool's scopes are its own.
+        self.auth = auth
+        self._tool_scopes: dict[str, tuple[str, ...]] = {}
         self._prompts: dict[str, FunctionPrompt] = {}
         self._resources: dict[str, FunctionResource] = {}
         self._templates: dict[str, FunctionResource] = {}
@@ -545,16 +550,22 @@ class MCPServer:
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
         replay_elicitation: bool | None = None,
+        scopes: Sequence[str] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(self, name: Any = None, **options: Any) -> Any:
-        """Register a function as a tool: `@mcp.tool()` or `@mcp.tool(name=..., ...)`."""
+        """Register a function as a tool: `@mcp.tool()` or `@mcp.tool(name=..., ...)`.
+
+        `scopes`: the OAuth scopes a caller's token needs for it (with `auth=`):
+        without them the HTTP request is answered 403 `insufficient_scope`."""
         if callable(name):
             return self.tool()(name)
+        scopes = tuple(options.pop("scopes", None) or ())
 
         def decorate(fn: F) -> F:
             spec = FunctionTool.build(fn, name=name, **options)
             self._tools[spec.name] = spec
+            self._tool_scopes[spec.name] = scopes
             self._changed("tools")
             return fn
 
@@ -585,6 +596,7 @@ class MCPServer:
 
     def remove_tool(self, name: str) -> None:
         del self._tools[name]
+        self._tool_scopes.pop(name, None)
         self._changed("tools")
 
     def remove_prompt(self, name: str) -> None:
@@ -979,6 +991,9 @@ class MCPServer:
         http_limits: HTTPLimits | None = None,
         ws_limits: WebSocketLimits | None = None,
         event_store: EventStore | None = None,
+        allowed_hosts: Sequence[str] | None = None,
+        allowed_origins: Sequence[str] = (),
+        trusted_proxies: Sequence[str] = (),
     ) -> None:
         """Serve until interrupted (stdio: until the input ends), inside the lifespan.
 
@@ -986,6 +1001,11 @@ class MCPServer:
         are this server's `limits`; `http_limits` and `ws_limits` are the
         transport's own, `event_store` keeps the legacy HTTP streams' events for
         resumption (docs/limits.md).
+
+        HTTP behind a proxy or a load balancer (docs/deploy.md): `allowed_hosts`
+        (`host[:port]`, `*` for any port) and `allowed_origins` replace the
+        loopback allow-list of the Host/Origin check, and `X-Forwarded-*` headers
+        are believed only from `trusted_proxies` (addresses or networks).
         """
         from mcp_adapters._serve import run_server
 
@@ -999,6 +1019,9 @@ class MCPServer:
             http_limits=http_limits,
             ws_limits=ws_limits,
             event_store=event_store,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            trusted_proxies=trusted_proxies,
         )
 
     # The official SDK's async entry points; each runs inside the lifespan.

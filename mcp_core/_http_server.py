@@ -86,6 +86,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from . import _http_auth
 from . import _jsonrpc as jr
 from ._config import ServerConfig
 from ._connection import (
@@ -137,6 +138,7 @@ from ._http_server_conn import (
     RequestHead,
     StreamState,
 )
+from ._resource_auth import ProtectedResource, ResourceGuard
 from ._server import ServerConnection
 from ._sse import encode_event
 from ._versions import MODERN_REVISIONS, V2025_03_26, V2025_11_25, Era, era_of, is_known
@@ -331,6 +333,8 @@ class HTTPServerEndpoint:
     `trusted_proxies` (addresses and networks, or a `TrustedProxies`; default none) are
     the peers whose X-Forwarded-* (or `Forwarded`) headers are believed: for them the
     Host check and `RequestHead.view` use the host, scheme and client the proxy reports.
+    `auth` (a `ProtectedResource`, or a `ResourceGuard` for per-tool scopes) makes the
+    endpoint an OAuth resource server: see `mcp_core.auth` (it replaces `principal_of`).
     """
 
     def __init__(
@@ -349,6 +353,7 @@ class HTTPServerEndpoint:
         principal_of: Callable[[RequestHead], str | None] | None = None,
         allow_delete: bool = True,
         trusted_proxies: TrustedProxies | Iterable[str] | None = None,
+        auth: ResourceGuard | ProtectedResource | None = None,
     ) -> None:
         if response_mode not in ("auto", "json", "sse"):
             raise ValueError("response_mode must be 'auto', 'json' or 'sse'")
@@ -374,6 +379,7 @@ class HTTPServerEndpoint:
         self.retry_ms = retry_ms
         self.tool_header_params = tool_header_params
         self.principal_of = principal_of
+        self.auth = ResourceGuard(auth) if isinstance(auth, ProtectedResource) else auth
         self.allow_delete = allow_delete
         self.trusted_proxies = (
             trusted_proxies
@@ -569,11 +575,20 @@ class HTTPServerEndpoint:
         how, after trusted proxies), and the refusal it gets, if any."""
         view = self.trusted_proxies.resolve(head.headers, peer=head.peer, scheme=head.scheme)
         # (`dataclasses.replace` would do, at several times the cost.)
-        head = RequestHead(head.method, head.target, head.headers, head.peer, head.scheme, view)
+        head = RequestHead(
+            head.method, head.target, head.headers, head.peer, head.scheme, view, head.token
+        )
         return head, self._check_head(head)
 
     def serve(self, http: HTTPExchange, head: RequestHead, body: bytes) -> list[Event]:
-        """A complete request that passed `admit`: route it and answer through `http`."""
+        """A complete request that passed `admit`: judge its credentials (with `auth=`),
+        then route it and answer through `http`."""
+        if self.auth is not None:
+            return _http_auth.authorize(self, http, head, body)
+        return self.route(http, head, body)
+
+    def route(self, http: HTTPExchange, head: RequestHead, body: bytes) -> list[Event]:
+        """A complete request that may go on (its credentials, if any, granted)."""
         if head.method == "POST":
             return self._post(http, head, body)
         if head.method == "GET":
@@ -590,7 +605,9 @@ class HTTPServerEndpoint:
                 return Refusal(421, "Invalid Host header", jsonrpc=False)
             if status == 403:
                 return Refusal(403, "Forbidden: invalid Origin header")
-        if _path_of(head.target) != self.path:
+        if _path_of(head.target) != self.path and not (
+            self.auth is not None and self.auth.is_metadata_path(_path_of(head.target))
+        ):
             return Refusal(404, "Not Found", jsonrpc=False)
         if head.method not in ("POST", "GET", "DELETE"):
             return Refusal(405, "Method Not Allowed", jsonrpc=False, headers=(self._allow(),))
@@ -616,13 +633,15 @@ class HTTPServerEndpoint:
         return ("allow", "POST")
 
     def _principal(self, head: RequestHead) -> str | None:
+        if self.auth is not None:
+            return head.token.principal if head.token is not None else None
         return self.principal_of(head) if self.principal_of is not None else None
 
     def _session_for(self, head: RequestHead, session_id: str) -> _Session | None:
         session = self._sessions.get(session_id)
         if session is None or session.closed:
             return None
-        if self.principal_of is not None and self._principal(head) != session.principal:
+        if self._principal(head) != session.principal:
             return None  # exactly as if it did not exist: existence must not leak
         return session
 
@@ -649,6 +668,9 @@ class HTTPServerEndpoint:
             return self.refuse_over_limit(http, head, refusal)
         except RemoteProtocolError as exc:
             return http.refuse(Refusal(exc.http_status, exc.message, exc.code))
+        denied = _http_auth.scope_refusal(self, http, head, obj)
+        if denied is not None:
+            return denied
         version, _ = single_header(head.headers, PROTOCOL_VERSION)
         is_init = type(obj) is dict and obj.get("method") == "initialize" and "id" in obj
         # An initialize that carries the 2026 header or envelope is a modern request

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import h11
 
+from . import _http_auth
 from . import _jsonrpc as jr
 from ._connection import missing_wall_time
 from ._errors import INVALID_REQUEST, LocalProtocolError, RemoteProtocolError
@@ -54,6 +55,7 @@ from ._http import (
     single_header,
 )
 from ._http_headers import ClientView
+from ._resource_auth import AccessToken, VerificationResult
 
 if TYPE_CHECKING:
     from ._http_server import HTTPServerEndpoint, Stream
@@ -98,7 +100,9 @@ class RequestHead:
     `scheme` how it reached us; `target` is the path (and query) relative to where the
     endpoint is mounted. The endpoint fills in `view`: the scheme, host and client
     address as the client used them, which differ behind a trusted reverse proxy
-    (`TrustedProxies`); build links back to the server from `view.base_url`.
+    (`TrustedProxies`); build links back to the server from `view.base_url`. With
+    `auth=`, the endpoint also fills in `token`: the verified token's claims (never
+    the token itself), whose principal the request runs as.
     """
 
     method: str
@@ -107,6 +111,7 @@ class RequestHead:
     peer: str | None = None
     scheme: str = "http"
     view: ClientView | None = None
+    token: AccessToken | None = None
 
     def header(self, name: str) -> str | None:
         """The first value of a header, or None."""
@@ -389,6 +394,7 @@ class HTTPExchange:
         "_sink",
         "_started",
         "_stream",
+        "auth_pending",
         "endpoint",
     )
 
@@ -413,6 +419,9 @@ class HTTPExchange:
         self._started: float | None = None
         self._last_write: float | None = None
         self._deferred: list[Event] = []
+        #: A request waiting for its token's verification (`_http_auth`): its head,
+        #: body and token. Package-internal.
+        self.auth_pending: tuple[RequestHead, bytes, str] | None = None
 
     # ----------------------------------------------------------------- public
 
@@ -488,6 +497,17 @@ class HTTPExchange:
         """The body is complete: the request becomes MCP work. `wall_time` (seconds since
         the epoch) judges the expiry of a sealed 2026-07-28 `requestState`."""
         return self._call(now, wall_time, self._end_of_request, None)
+
+    def receive_token_verification(
+        self,
+        result: VerificationResult,
+        *,
+        now: float | None = None,
+        wall_time: float | None = None,
+    ) -> list[Event]:
+        """The answer to this exchange's `TokenVerificationNeeded`: an `AccessToken`,
+        `InvalidToken` or `VerifierUnavailable` (see `mcp_core.auth`)."""
+        return self._call(now, wall_time, self._verified, result)
 
     def close(self, reason: str = "client went away") -> list[Event]:
         """The client is gone: settle what rode on this request (a 2026-07-28 request is
@@ -621,6 +641,10 @@ class HTTPExchange:
         if self._stream is stream:
             self._stream = None
 
+    def grant(self, head: RequestHead) -> None:
+        """The request's credentials were granted: `head` carries its token."""
+        self._head = head
+
     def defer(self, events: list[Event]) -> None:
         """Events raised where none can be returned: the next call returns them."""
         self._deferred += events
@@ -646,6 +670,9 @@ class HTTPExchange:
             return events
         finally:
             moment.leave(saved)
+
+    def _verified(self, result: VerificationResult) -> list[Event]:
+        return _http_auth.resume(self, result)
 
     def _begin(self, head: RequestHead) -> list[Event]:
         if self._head is not None:

@@ -261,7 +261,7 @@ def test_an_oversized_answer_to_initialize_ends_the_handshake_with_the_limit() -
     conn.connect()
     conn.data_to_send()
     head = b'{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","p":"'
-    events = conn.receive_oversized(100 * MiB, head, b'"}}', now=1.0)
+    events = conn.receive_oversized(100 * MiB, head, b'"}}', wall_time=1.0)
     closed = one(events, ConnectionClosed)
     assert closed.error is not None and "(Limits.max_message_bytes)" in closed.error.message
     assert conn.state == State.ERROR

@@ -273,8 +273,9 @@ def test_notify_subscribers_before_the_session_and_after_its_end() -> None:
     subscribe(w, "resources/subscribe", URI_A)
     w.server.close("done")
     assert w.server.resource_subscriptions == frozenset()
-    with pytest.raises(LocalProtocolError):
-        w.server.notify_subscribers("notifications/resources/updated", {"uri": URI_A})
+    # After the end it is a no-op, like every send_* then (docs/embedding.md).
+    assert w.server.notify_subscribers("notifications/resources/updated", {"uri": URI_A}) == 0
+    assert w.server.data_to_send() == b""
     w.server.check_invariants()
 
 

@@ -298,12 +298,12 @@ def test_sealed_state_of_a_shape_we_never_seal_fails_closed() -> None:
     assert sealer is not None
     for payload in (["k"], {"k": ["elicitation/create"]}, {"k": {"a": ["x"]}}, {"s": 1}):
         token = sealer.seal(
-            payload, method="tools/call", target="t", arguments={}, principal=None, now=NOW
+            payload, method="tools/call", target="t", arguments={}, principal=None, wall_time=NOW
         )
         server = ServerConnection(config)
         call = _modern_call(7)
         call["params"]["requestState"] = token
-        events = server.receive_data(line(call), now=NOW)
+        events = server.receive_data(line(call), wall_time=NOW)
         [reply] = _replies(server)
         assert reply["error"] == {
             "code": INVALID_PARAMS,

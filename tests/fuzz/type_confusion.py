@@ -302,7 +302,7 @@ def _sealed_state(method: str, target: str, arguments: str, kind: str) -> str:
         target=target,
         arguments=json.loads(arguments),
         principal=None,
-        now=NOW,
+        wall_time=NOW,
     )
 
 
@@ -322,7 +322,7 @@ def _seal_for(seed: Seed) -> str | None:
 
 def _sealing_server() -> tuple[Connection, Live]:
     server = ServerConnection(SEALING_CONFIG)
-    server.receive_data(_MODERN_STREAM, now=NOW)
+    server.receive_data(_MODERN_STREAM, wall_time=NOW)
     server.data_to_send()
     return server, Live("live", None, None, server.requests_in_flight, now=NOW, seal=_seal_for)
 
@@ -631,7 +631,7 @@ class Runner:
         data = line(message)
         message = _readable(data[:-1], message, conn.limits)
         state_before = conn.state
-        events = conn.receive_data(data, now=live.now)
+        events = conn.receive_data(data, wall_time=live.now)
         conn.check_invariants()
         for event in events:
             if isinstance(event, RequestReceived):
@@ -758,7 +758,7 @@ class Runner:
         probe: dict[str, Any] = {"jsonrpc": "2.0", "id": probe_id, "method": "tools/list"}
         if params is not None:
             probe["params"] = params
-        events = server.receive_data(line(probe), now=self._live.now)
+        events = server.receive_data(line(probe), wall_time=self._live.now)
         shown = [e for e in events if isinstance(e, RequestReceived) and e.request_id == probe_id]
         if len(shown) != 1:
             raise Failure(f"the probe request was not served: {events} {server.data_to_send()!r}")

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from mcp_adapters import StdioServerParameters, current_backend
+from tests.cluster.harness import Cluster
 from tests.timing import START
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,13 +90,35 @@ def stdio(script: str) -> SeedOverStdio:
     return SeedOverStdio(script)
 
 
+class HTTPServers(dict[str, HTTPServer]):
+    """The module's seed servers over HTTP, by script: one process each, and on first
+    use (`balanced`) two replicas of it behind nginx doing plain round robin."""
+
+    def __init__(self, workdir: Path) -> None:
+        super().__init__()
+        self._workdir = workdir
+        self._clusters: dict[str, Cluster] = {}
+
+    def balanced(self, script: str) -> Cluster:
+        cluster = self._clusters.get(script)
+        if cluster is None:
+            cluster = Cluster(SEEDS / script, self._workdir / script, size=2)
+            self._clusters[script] = cluster
+        return cluster
+
+    def stop(self) -> None:
+        for server in self.values():
+            server.stop()
+        for cluster in self._clusters.values():
+            cluster.stop()
+
+
 @pytest.fixture(scope="module")
-def http_servers() -> Iterator[dict[str, HTTPServer]]:
-    started: dict[str, HTTPServer] = {}
+def http_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HTTPServers]:
+    started = HTTPServers(tmp_path_factory.mktemp("balanced"))
     try:
         for script in ("bistro_form_server.py", "bistro_url_server.py", "library_server.py"):
             started[script] = HTTPServer(script)
         yield started
     finally:
-        for server in started.values():
-            server.stop()
+        started.stop()

@@ -16,9 +16,11 @@ from typing import Any
 import pytest
 
 from mcp_adapters.request_state_keys import (
+    IDENTITY_VARIABLE,
     KEYS_FILE_VARIABLE,
     KEYS_VARIABLE,
     KeyRingError,
+    configure_from_environment,
     load_request_state_keys,
     load_server_identity,
     new_request_state_key,
@@ -85,9 +87,9 @@ def call(rid: int, state: str | None = None) -> bytes:
 def ask_on(server: MCPServer, state: Any = None) -> str:
     """The requestState replica `server` seals when it asks for the day."""
     conn = ServerConnection(server.config)
-    (received,) = conn.receive_message(call(1), now=T0)
+    (received,) = conn.receive_message(call(1), wall_time=T0)
     assert isinstance(received, RequestReceived)
-    conn.send_input_required(1, {"day": ASK}, state or {"step": 1}, now=T0)
+    conn.send_input_required(1, {"day": ASK}, state or {"step": 1}, wall_time=T0)
     (message,) = conn.messages_to_send()
     token: str = json.loads(message.payload)["result"]["requestState"]
     return token
@@ -96,7 +98,7 @@ def ask_on(server: MCPServer, state: Any = None) -> str:
 def retry_on(server: MCPServer, token: str) -> tuple[list[Any], list[Any]]:
     """(events, messages sent) when the retry carrying `token` lands on `server`."""
     conn = ServerConnection(server.config)
-    events = conn.receive_message(call(2, token), now=T0 + 5)
+    events = conn.receive_message(call(2, token), wall_time=T0 + 5)
     return events, [json.loads(m.payload) for m in conn.messages_to_send()]
 
 
@@ -257,3 +259,26 @@ def test_the_documented_example_ring_parses() -> None:
     example = doc.split("```text\n", 1)[1].split("```", 1)[0]
     keys = parse_request_state_keys(example)
     assert len(keys) == 2 and all(len(key) == 32 for key in keys)
+
+
+def test_the_command_line_configures_a_server_from_the_environment() -> None:
+    """`python -m mcp_adapters run` calls configure_from_environment: the deployment's
+    ring and identity replace what the code had; nothing set changes nothing."""
+    server = MCPServer("bistro")
+    own_key = server.request_state_keys
+    assert configure_from_environment(server, environ={}) is False
+    assert server.request_state_keys == own_key and server.server_identity is None
+    ring = f"{new_request_state_key()}, {new_request_state_key()}"
+    environ = {KEYS_VARIABLE: ring, IDENTITY_VARIABLE: "https://mcp.example.com/mcp"}
+    assert configure_from_environment(server, environ=environ) is True
+    assert server.request_state_keys == parse_request_state_keys(ring)
+    assert server.server_identity == "https://mcp.example.com/mcp"
+
+
+def test_shared_keys_for_an_unnamed_server_need_an_identity() -> None:
+    environ = {KEYS_VARIABLE: new_request_state_key()}
+    with pytest.raises(ValueError, match="no name: name it"):
+        configure_from_environment(MCPServer(), environ=environ)
+    server = MCPServer()
+    configure_from_environment(server, environ={**environ, IDENTITY_VARIABLE: "https://a/mcp"})
+    assert server.server_identity == "https://a/mcp"

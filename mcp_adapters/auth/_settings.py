@@ -1,0 +1,134 @@
+"""`MCPServer(auth=AuthSettings(...))`: the server as an OAuth resource server, and
+the adapter's half of the verification step (`TokenVerificationNeeded`)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from mcp_adapters.auth._verifiers import TokenVerifier
+from mcp_core.auth import (
+    AccessRefused,
+    ProtectedResource,
+    ResourceGuard,
+    TokenVerificationNeeded,
+    VerificationResult,
+    VerifierUnavailable,
+)
+
+if TYPE_CHECKING:
+    from mcp_adapters._http_serve import HTTPServer
+    from mcp_adapters.server import MCPServer
+
+__all__ = ["AuthSettings", "on_auth_event"]
+
+logger = logging.getLogger("mcp_adapters.auth")
+
+
+@dataclass(frozen=True)
+class AuthSettings:
+    """How an `MCPServer` served over HTTP checks access tokens.
+
+    `verifier` verifies tokens (`JWTVerifier`, `IntrospectionVerifier`, or your
+    own). `authorization_servers` are the issuers trusted. `resource` is the
+    server's public URL (`https://mcp.example.com/mcp`), the audience tokens must
+    name; `http_server`/`run --transport http` default it to the URL they bind, which
+    is right only for a server reached at that address (local development), and the
+    ASGI app needs it. `required_scopes` are needed for anything; a tool's own
+    (`@mcp.tool(scopes=[...])`) for calling it. `scopes_supported` (advertised in the
+    metadata) defaults to all of those. `verify_timeout` bounds one verification
+    (past it the request is answered 503). The rest are `ProtectedResource`'s.
+    """
+
+    verifier: TokenVerifier
+    authorization_servers: Sequence[str]
+    resource: str | None = None
+    required_scopes: Sequence[str] = ()
+    scopes_supported: Sequence[str] | None = None
+    resource_name: str | None = None
+    resource_documentation: str | None = None
+    audiences: Sequence[str] = ()
+    verify_timeout: float = 30.0
+    max_token_bytes: int = 8192
+    cache_size: int = 1024
+    cache_seconds: float = 300.0
+    clock_leeway: float = 60.0
+
+    def guard(self, server: MCPServer, *, default_resource: str | None = None) -> ResourceGuard:
+        """The core guard for `server`: its tools' scopes read live."""
+        resource = self.resource or default_resource
+        if resource is None:
+            raise ValueError("AuthSettings needs resource= (the server's public URL) here")
+        tool_scopes: dict[str, tuple[str, ...]] = server._tool_scopes
+        supported = self.scopes_supported
+        if supported is None:
+            every = [*self.required_scopes, *(s for v in tool_scopes.values() for s in v)]
+            supported = list(dict.fromkeys(every))
+
+        def scopes_for(method: str, params: Any) -> Iterable[str]:
+            if method == "tools/call" and isinstance(params, dict):
+                name = params.get("name")
+                if isinstance(name, str):
+                    return tool_scopes.get(name, ())
+            return ()
+
+        return ResourceGuard(
+            ProtectedResource(
+                resource,
+                self.authorization_servers,
+                required_scopes=self.required_scopes,
+                scopes_supported=supported,
+                resource_name=self.resource_name or server.name,
+                resource_documentation=self.resource_documentation,
+                audiences=self.audiences,
+                max_token_bytes=self.max_token_bytes,
+                cache_size=self.cache_size,
+                cache_seconds=self.cache_seconds,
+                clock_leeway=self.clock_leeway,
+            ),
+            scopes_for=scopes_for,
+        )
+
+
+def on_auth_event(running: HTTPServer, event: TokenVerificationNeeded | AccessRefused) -> None:
+    """`HTTPServer._handle`'s branch for the endpoint's auth events: log a refusal,
+    run a verification as a task of the server (the request waits meanwhile)."""
+    if isinstance(event, AccessRefused):
+        logger.info("refused %s %s: %d %s", event.method, event.target, event.status, event.reason)
+        return
+    settings = running.server.auth
+    tg = running._tg
+    if settings is None or tg is None or running._closing:
+        reason = "no verifier is configured" if settings is None else "the server is closing"
+        _answer(running, event, VerifierUnavailable(reason))
+        return
+    tg.start_soon(_verify, running, settings, event)
+
+
+async def _verify(
+    running: HTTPServer, settings: AuthSettings, event: TokenVerificationNeeded
+) -> None:
+    result: VerificationResult
+    try:
+        with anyio.fail_after(settings.verify_timeout):
+            result = await settings.verifier.verify(event.token)
+    except TimeoutError:
+        result = VerifierUnavailable("the verification timed out")
+    except Exception:
+        logger.exception("the token verifier failed")
+        result = VerifierUnavailable("the verifier failed")
+    _answer(running, event, result)
+
+
+def _answer(
+    running: HTTPServer, event: TokenVerificationNeeded, result: VerificationResult
+) -> None:
+    events = event.exchange.receive_token_verification(
+        result, now=anyio.current_time(), wall_time=time.time()
+    )
+    running._handle(events)
