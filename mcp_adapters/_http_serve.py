@@ -237,7 +237,7 @@ class HTTPServer:
 
     def wake(self) -> None:
         """Route what every MCP connection queued and wake the writers concerned."""
-        self._wake_ready(self.endpoint.pump())
+        self._wake_ready(self.endpoint.pump(now=anyio.current_time()))
 
     def notify_subscribers(self, method: str, params: Any = None) -> int:
         """Tell every client that asked that a list changed (or a resource was updated).
@@ -427,14 +427,19 @@ class HTTPServer:
         self._pump(*touched)
 
     def _pump(self, *connections: ServerConnection) -> None:
-        self._wake_ready(self.endpoint.pump(*(connections or (self._nobody,))))
+        # `now` stamps what the pump writes (the idle timer of a keep-alive connection
+        # whose response just ended), so its writer needs no extra tick to start it.
+        self._wake_ready(
+            self.endpoint.pump(*(connections or (self._nobody,)), now=anyio.current_time())
+        )
 
     def _wake_ready(self, ready: list[HTTPServerConnection | HTTPExchange]) -> None:
         for http in ready:
             sock = self._sockets.get(http) if isinstance(http, HTTPServerConnection) else None
             if sock is not None:
                 self._wake(sock)
-        self._timer_event.set()
+        if self.endpoint.deadline_moved:  # the endpoint timer re-arms only when it must
+            self._timer_event.set()
 
     def _mcp_event(self, wrapped: MCPEvent) -> None:
         conn, event = wrapped.connection, wrapped.event

@@ -108,7 +108,8 @@ class _ASGIDispatch(HTTPServer):
                 request.wake()
                 if item.closed:
                     dropped.append(item)
-        self._timer_event.set()
+        if self.endpoint.deadline_moved:  # the endpoint timer re-arms only when it must
+            self._timer_event.set()
         # An exchange dropped for not reading holds what that means (a 2026-07-28 call
         # cancelled) until its next tick. Its writer may be stuck in the server's `send`
         # for as long as the client does not read (hypercorn shields it from

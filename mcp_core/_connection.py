@@ -403,10 +403,14 @@ class _Connection:
             events.extend(self._settle(fatal.error.message, fatal.error))
         return events
 
-    def _receive_parsed(self, message: Any, *, wall_time: float | None = None) -> list[Event]:
-        """`receive_message` for a message its transport already parsed with `jr.parse`
-        under these limits: the HTTP layer parses a POST body to route it, and a second
-        parse of the same bytes would be wasted."""
+    def receive_parsed(self, message: Any, *, wall_time: float | None = None) -> list[Event]:
+        """`receive_message` for a message its transport already parsed.
+
+        For transports in this package that must read a message before they can
+        route it (the HTTP server parses a POST body to find its era, session and
+        request ids): `message` is what `jr.parse` returned for it under this
+        connection's limits, and it is read exactly as those bytes would be, without
+        a second parse. `wall_time` as for `receive_data`."""
         if wall_time is not None:
             self._wall_time = wall_time
         elif self._needs_wall_time:

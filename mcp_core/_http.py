@@ -75,15 +75,31 @@ def media_type(value: str | None) -> str:
     return value.split(";", 1)[0].strip().lower()
 
 
+# Accept values seen -> what they accept: a client sends the same Accept header with
+# every request, and parsing it is most of a request's header work. Bounded.
+_ACCEPTED: dict[tuple[str, ...], tuple[bool, bool]] = {}
+_ACCEPTED_MAX: Final = 256
+
+
 def accepted(headers: Headers) -> tuple[bool, bool]:
     """(accepts JSON, accepts SSE) from every Accept header, wildcards included.
 
     A `q=0` entry means "not acceptable", so it does not count. An absent Accept
     header accepts anything (RFC 9110 section 12.5.1).
     """
-    values = header_values(headers, "accept")
+    values = tuple(value for key, value in headers if key == "accept")
     if not values:
         return True, True
+    found = _ACCEPTED.get(values)
+    if found is None:
+        found = _accepted(values)
+        if len(_ACCEPTED) >= _ACCEPTED_MAX:
+            _ACCEPTED.clear()
+        _ACCEPTED[values] = found
+    return found
+
+
+def _accepted(values: tuple[str, ...]) -> tuple[bool, bool]:
     json_ok = sse_ok = False
     for value in values:
         for item in value.split(","):
@@ -102,11 +118,12 @@ def is_visible_ascii(value: str) -> bool:
     return bool(value) and all("\x21" <= c <= "\x7e" for c in value)
 
 
+_REASONS: Final = {status.value: status.phrase.encode("ascii") for status in HTTPStatus}
+
+
 def reason_phrase(status: int) -> bytes:
-    try:
-        return HTTPStatus(status).phrase.encode("ascii")
-    except ValueError:
-        return b""
+    """The standard reason phrase of a status code (b"" for one without)."""
+    return _REASONS.get(status, b"")
 
 
 def error_body(request_id: Any, code: int, message: str, data: Any = None) -> bytes:

@@ -72,7 +72,7 @@ def authorize(
     assert guard is not None
     if guard.is_metadata_path(_path(head.target)):
         return respond(http, head, guard.metadata_response(head.method))
-    wall = http._wall
+    wall = endpoint.moment.wall
     if wall is None:
         raise LocalProtocolError(
             "this endpoint checks access tokens (auth=): pass wall_time=time.time() with "
@@ -80,22 +80,22 @@ def authorize(
         )
     outcome = guard.authenticate(head.headers, target=head.target, wall_time=wall)
     if isinstance(outcome, NeedsVerification):
-        http._auth_pending = (head, body, outcome.token)
+        http.auth_pending = (head, body, outcome.token)
         return [TokenVerificationNeeded(http, outcome.token)]
     return _go_on(endpoint, http, head, body, outcome)
 
 
 def resume(http: HTTPExchange, result: VerificationResult) -> list[Event]:
     """The application's answer to `TokenVerificationNeeded`."""
-    pending = http._auth_pending
+    pending = http.auth_pending
     if pending is None:
         raise LocalProtocolError("no token verification is pending on this exchange")
-    http._auth_pending = None
+    http.auth_pending = None
     head, body, token = pending
     endpoint = http.endpoint
     guard = endpoint.auth
     assert guard is not None
-    wall = http._wall
+    wall = endpoint.moment.wall
     if wall is None:
         raise LocalProtocolError("receive_token_verification() needs wall_time=time.time()")
     return _go_on(endpoint, http, head, body, guard.judge(token, result, wall_time=wall))
@@ -111,12 +111,8 @@ def _go_on(
     if isinstance(outcome, AuthResponse):
         return respond(http, head, outcome)
     head = replace(head, token=outcome.token)
-    http._head = head
-    if head.method == "POST":
-        return endpoint._post(http, head, body)
-    if head.method == "GET":
-        return endpoint._get(http, head)
-    return endpoint._delete(http, head)
+    http.grant(head)
+    return endpoint.route(http, head, body)
 
 
 def scope_refusal(
@@ -133,7 +129,7 @@ def scope_refusal(
 
 
 def respond(http: HTTPExchange, head: RequestHead, answer: AuthResponse) -> list[Event]:
-    http._send_response(answer.status, list(answer.headers), answer.body)
+    http.respond(answer.status, list(answer.headers), answer.body)
     if answer.status < 400:
         return []
     return [AccessRefused(head.method, head.target, answer.status, answer.reason)]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import ipaddress
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -571,6 +572,9 @@ _IPV6_CHARS: Final = frozenset("0123456789abcdefABCDEF:.")
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
+# Pure, and asked of the same `Host` on every request of a client (the Host check and
+# the client view both parse it): remembered, within a bound.
+@functools.lru_cache(maxsize=512)
 def _parse_authority(text: str, *, allow_wildcard: bool) -> tuple[str, int | None] | None:
     """Split `host[:port]` into a normalised host and port; None when malformed.
 

@@ -1,0 +1,1221 @@
+"""The HTTP side of the Streamable HTTP server: one request, and one TCP connection; sans-IO.
+
+Two objects, below the routing (`_http_server.HTTPServerEndpoint`):
+
+* `HTTPExchange`: one HTTP request and its response, at the request level (a head,
+  body chunks, the end in; a status, headers and body bytes out). An ASGI server
+  drives one directly (`endpoint.new_exchange()`); `HTTPServerConnection` runs one
+  per request over h11, so both ways in share every rule above HTTP/1.1.
+* `HTTPServerConnection`: one per TCP connection, with an `h11.Connection(SERVER)`
+  inside: framing, the head's size and line endings, 100-continue, pipelining, the
+  header and idle timeouts.
+
+What the endpoint and the exchange say to each other is a small package-internal
+API, in plain names (neither reads the other's private members):
+
+* the endpoint answers through the exchange: `respond`, `respond_json`, `refuse`,
+  `start_sse`, `send`, `end`, and ties a stream to it with `attach`/`detach`;
+* the exchange hands the endpoint its request: `admit(head)` (the checks a head
+  gets before any body), `serve(exchange, head, body)` once the body is in,
+  `refuse_over_limit`, `stream_lost` when the client goes, and `commit(stream)` when
+  the SSE timer fires; `mark_ready` tells it an exchange or connection has output.
+* the exchange writes through a `ResponseSink`: the connection (over h11) or, for a
+  standalone exchange, a plain buffer.
+
+Time: every entry point (`receive_*`, `tick`, and the endpoint's `pump`, `tick`,
+`close_stream`) that is given `now=` (`wall_time=`) sets the endpoint's shared
+`Moment` for the length of the call, so whatever it writes on any connection is
+stamped exactly. A stamp taken with no clock known is None: the timer starts at the
+next `tick`, and `next_deadline()` asks for one at once (a value in the past).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+import h11
+
+from . import _http_auth
+from . import _jsonrpc as jr
+from ._connection import missing_wall_time
+from ._errors import INVALID_REQUEST, LocalProtocolError, RemoteProtocolError
+from ._events import Event
+from ._framing import Ends
+from ._http import (
+    JSON,
+    Headers,
+    HeadScanner,
+    decode_headers,
+    error_body,
+    reason_phrase,
+    single_header,
+)
+from ._http_headers import ClientView
+from ._resource_auth import AccessToken, VerificationResult
+
+if TYPE_CHECKING:
+    from ._http_server import HTTPServerEndpoint, Stream
+
+__all__ = [
+    "HTTPExchange",
+    "HTTPLimits",
+    "HTTPRequestRejected",
+    "HTTPServerConnection",
+    "Moment",
+    "Refusal",
+    "RequestHead",
+    "ResponseSink",
+    "StreamState",
+]
+
+NEVER: Final = -math.inf  # a deadline in the past: "call tick() now"
+_FEED: Final = 16 * 1024  # bytes handed to h11 at a time (see HTTPServerConnection._feed)
+_KEEPALIVE: Final = b": keep-alive\n\n"
+_CONTINUE: Final = h11.InformationalResponse(status_code=100, headers=[])
+_END: Final = h11.EndOfMessage()
+
+
+# =========================================================================== events
+
+
+@dataclass(frozen=True, slots=True)
+class HTTPRequestRejected(Event):
+    """The HTTP layer answered a request itself with an error status (for your logs)."""
+
+    method: str
+    target: str
+    status: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RequestHead:
+    """A request line and its headers (names lower-case, values decoded as Latin-1).
+
+    `peer` is the direct peer's address (the socket's, or an ASGI scope's `client`) and
+    `scheme` how it reached us; `target` is the path (and query) relative to where the
+    endpoint is mounted. The endpoint fills in `view`: the scheme, host and client
+    address as the client used them, which differ behind a trusted reverse proxy
+    (`TrustedProxies`); build links back to the server from `view.base_url`. With
+    `auth=`, the endpoint also fills in `token`: the verified token's claims (never
+    the token itself), whose principal the request runs as.
+    """
+
+    method: str
+    target: str
+    headers: Headers
+    peer: str | None = None
+    scheme: str = "http"
+    view: ClientView | None = None
+    token: AccessToken | None = None
+
+    def header(self, name: str) -> str | None:
+        """The first value of a header, or None."""
+        value, _ = single_header(self.headers, name.lower())
+        return value
+
+
+# =========================================================================== limits
+
+
+@dataclass(frozen=True, slots=True)
+class HTTPLimits:
+    """Every bound the HTTP layer keeps (times in the caller's clock units, seconds).
+
+    `max_header_bytes` caps the request head (431). `max_body_bytes` caps the body
+    (413); None means the server's `Limits.max_message_bytes`, since a body is one
+    message. A body over it is read to its end and dropped, keeping only its first
+    and last 4 KiB, so the 413 carries the request's JSON-RPC id and the client,
+    done sending, can read it; past twice the limit it is refused at once and the
+    connection closed. `max_output_bytes` is what may wait in one connection's
+    output buffer before the client counts as not reading (its stream is then
+    dropped); None means the server's `Limits.output_limit` (128 MiB by default),
+    so an answer as big as the engine will queue always fits. `header_timeout` runs
+    from a request's first byte to the end of its head, then bounds each silence
+    while its body arrives (408): a big body on a slow link is not cut off,
+    a stalled one is. `idle_timeout` runs between requests on a keep-alive
+    connection (closed quietly). `sse_after` commits a silent "auto"
+    response to SSE; `keepalive_interval` spaces comment lines on silent streams.
+    HTTP/1.1 carries one request at a time per TCP connection, so the per-connection
+    stream limit is 1 by construction; `max_streams_per_session` caps the HTTP
+    requests a legacy session may hold open at once (429) and `max_exchanges` the
+    2026-07-28 requests in flight over the whole endpoint (503).
+    """
+
+    max_header_bytes: int = 16 * 1024
+    max_body_bytes: int | None = None
+    max_output_bytes: int | None = None
+    max_sessions: int = 10_000
+    max_streams_per_session: int = 32
+    max_exchanges: int = 10_000
+    max_backlog_messages: int = 256
+    header_timeout: float | None = 10.0
+    idle_timeout: float | None = 60.0
+    session_idle_timeout: float | None = 1800.0
+    sse_after: float | None = 15.0
+    keepalive_interval: float | None = 15.0
+
+    def __post_init__(self) -> None:
+        for name in (
+            "max_header_bytes",
+            "max_body_bytes",
+            "max_output_bytes",
+            "max_sessions",
+            "max_streams_per_session",
+            "max_exchanges",
+            "max_backlog_messages",
+        ):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be positive")
+        for name in (
+            "header_timeout",
+            "idle_timeout",
+            "session_idle_timeout",
+            "sse_after",
+            "keepalive_interval",
+        ):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a positive number of seconds or None")
+
+
+# ========================================================================== shared
+
+
+class Moment:
+    """The clocks of the call in progress, one per endpoint, shared by its HTTP objects.
+
+    `now` (the caller's monotonic clock) stamps the timers; `wall` (seconds since the
+    epoch) goes to the MCP connections for sealed 2026-07-28 `requestState`. Both are
+    None outside a call that was given them. `enter` sets what a call was given (and
+    keeps what an enclosing call set otherwise); `leave` puts the previous back.
+    """
+
+    __slots__ = ("now", "wall")
+
+    def __init__(self) -> None:
+        self.now: float | None = None
+        self.wall: float | None = None
+
+    def enter(self, now: float | None, wall: float | None = None) -> tuple[Any, Any]:
+        saved = (self.now, self.wall)
+        if now is not None:
+            self.now = now
+        if wall is not None:
+            self.wall = wall
+        return saved
+
+    def leave(self, saved: tuple[Any, Any]) -> None:
+        self.now, self.wall = saved
+
+
+class StreamState(Enum):
+    """Where a response carrying MCP messages is: not yet started (its answer may
+    still go out as one JSON body), an open SSE stream, or over."""
+
+    PENDING = "pending"
+    STREAMING = "streaming"
+    DONE = "done"
+
+
+@dataclass(slots=True)
+class Refusal:
+    """An error answer the HTTP layer gives itself: its status and, with `jsonrpc`, a
+    JSON-RPC error body (otherwise plain text); `close` ends the TCP connection after."""
+
+    status: int
+    message: str
+    code: int = INVALID_REQUEST
+    request_id: Any = None
+    data: Any = None
+    jsonrpc: bool = True
+    close: bool = False
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+class ResponseSink(Protocol):
+    """Where an `HTTPExchange` writes its response: h11 (`HTTPServerConnection`) or a
+    buffer (a standalone exchange). Each write says whether it went out."""
+
+    def send_response(self, status: int, headers: Headers, body: bytes, close: bool) -> bool:
+        """A whole response; False when none can go out any more (nothing is sent)."""
+        ...
+
+    def start_response(self, status: int, headers: Headers) -> bool:
+        """The head of a response whose body follows; False as for `send_response`."""
+        ...
+
+    def send_body(self, data: bytes) -> bool:
+        """Body bytes of a started response; False when it is not (or no longer) open."""
+        ...
+
+    def end_response(self) -> None:
+        """End a started response (nothing when none is open)."""
+        ...
+
+    @property
+    def output_backlog(self) -> int:
+        """Bytes written and not yet taken by `data_to_send()`."""
+        ...
+
+    def drop_for_overflow(self, reason: str) -> None:
+        """The client does not read: give up on it."""
+        ...
+
+
+def _deadline(base: float | None, delta: float | None) -> float | None:
+    if delta is None:
+        return None
+    if base is None:
+        return NEVER  # never stamped: the next tick starts it
+    return base + delta
+
+
+# ========================================================================= exchange
+
+
+class _Phase(Enum):
+    NOT_STARTED = 0
+    SENDING = 1
+    ENDED = 2
+
+
+class _Buffer:
+    """The response sink of a standalone exchange: the status and headers, and the
+    body bytes until the server takes them."""
+
+    __slots__ = ("close_connection", "exchange", "out", "out_len", "phase", "response")
+
+    def __init__(self, exchange: HTTPExchange) -> None:
+        self.exchange = exchange
+        self.phase = _Phase.NOT_STARTED
+        self.response: tuple[int, Headers] | None = None
+        self.close_connection = False
+        self.out: list[bytes] = []
+        self.out_len = 0
+
+    def send_response(self, status: int, headers: Headers, body: bytes, close: bool) -> bool:
+        if self.phase is not _Phase.NOT_STARTED or self.exchange.closed:
+            return False
+        self.response = (status, headers)
+        self.close_connection = close
+        if body:
+            self.out.append(body)
+            self.out_len += len(body)
+        self.phase = _Phase.ENDED
+        self.exchange.endpoint.mark_ready(self.exchange)
+        return True
+
+    def start_response(self, status: int, headers: Headers) -> bool:
+        if self.phase is not _Phase.NOT_STARTED or self.exchange.closed:
+            return False
+        self.response = (status, headers)
+        self.phase = _Phase.SENDING
+        self.exchange.endpoint.mark_ready(self.exchange)
+        return True
+
+    def send_body(self, data: bytes) -> bool:
+        if self.phase is not _Phase.SENDING:
+            return False
+        self.out.append(data)
+        self.out_len += len(data)
+        self.exchange.endpoint.mark_ready(self.exchange)
+        return True
+
+    def end_response(self) -> None:
+        if self.phase is _Phase.SENDING:
+            self.phase = _Phase.ENDED
+            self.exchange.endpoint.mark_ready(self.exchange)
+
+    @property
+    def output_backlog(self) -> int:
+        return self.out_len
+
+    def drop_for_overflow(self, reason: str) -> None:
+        self.exchange.defer(self.exchange.close(reason))
+        self.out.clear()
+        self.out_len = 0
+        self.exchange.endpoint.mark_ready(self.exchange)  # so the adapter looks (and ticks)
+
+    def take(self) -> bytes:
+        out = self.out
+        if not out:
+            return b""
+        data = out[0] if len(out) == 1 else b"".join(out)
+        out.clear()
+        self.out_len = 0
+        return data
+
+
+class HTTPExchange:
+    """One HTTP request and its response, at the request level: no HTTP/1.1 framing.
+
+    The entry point for a server that has already parsed HTTP (an ASGI server, an
+    HTTP/2 stack): the request goes in as a `RequestHead` and body chunks, the response
+    comes out as a status with headers and then body bytes (a JSON body, or an SSE
+    stream that stays open). `HTTPServerConnection` runs one of these per request over
+    h11, so both ways in share one code path::
+
+        ex = endpoint.new_exchange()
+        events = ex.receive_head(RequestHead(method, target, headers, peer=ip), now=clock())
+        for chunk in body:                    # stop reading once `ex.wants_body` is False
+            events += ex.receive_body(chunk)  # (refused from the head, or too large)
+        events += ex.receive_end(now=clock(), wall_time=time())
+        ...act on the events, as for HTTPServerConnection; endpoint.pump() also
+        returns the exchanges (not only the connections) that have output...
+        start(*ex.response) once it is set, then send ex.data_to_send() until
+        ex.finished; tick(now) at next_deadline(); close() if the client goes away,
+        and drop the response (do not end it) if `closed` comes first.
+
+    `response` is `(status, headers)` (names lower-case); `close_connection` says the
+    request's body was left unread or untrusted, so an HTTP/1.1 connection under it
+    should close after the response. Passing `now=` makes the SSE and keep-alive timers
+    exact; without it they start at the next `tick`.
+    """
+
+    __slots__ = (
+        "_body",
+        "_body_len",
+        "_buffer",
+        "_closed",
+        "_complete_seen",
+        "_declared",
+        "_deferred",
+        "_dropping",
+        "_head",
+        "_last_write",
+        "_refusal",
+        "_responded",
+        "_sink",
+        "_started",
+        "_stream",
+        "auth_pending",
+        "endpoint",
+    )
+
+    def __init__(self, endpoint: HTTPServerEndpoint, *, sink: ResponseSink | None = None) -> None:
+        self.endpoint = endpoint
+        self._buffer: _Buffer | None = None
+        self._sink: ResponseSink
+        if sink is None:
+            self._buffer = self._sink = _Buffer(self)
+        else:
+            self._sink = sink
+        self._head: RequestHead | None = None
+        self._body: list[bytes] = []
+        self._body_len = 0
+        self._declared = 0  # the Content-Length the head declared (0: none)
+        self._dropping: Ends | None = None  # a body over the limit, read and not kept
+        self._refusal: Refusal | None = None
+        self._responded = False
+        self._complete_seen = False
+        self._stream: Stream | None = None
+        self._closed = False
+        self._started: float | None = None
+        self._last_write: float | None = None
+        self._deferred: list[Event] = []
+        #: A request waiting for its token's verification (`_http_auth`): its head,
+        #: body and token. Package-internal.
+        self.auth_pending: tuple[RequestHead, bytes, str] | None = None
+
+    # ----------------------------------------------------------------- public
+
+    @property
+    def head(self) -> RequestHead | None:
+        """The request head as the endpoint judged it (`view` filled in), once received."""
+        return self._head
+
+    @property
+    def response(self) -> tuple[int, Headers] | None:
+        """`(status, headers)` of the response, once decided; None before."""
+        buffer = self._buffer
+        return buffer.response if buffer is not None else None
+
+    @property
+    def close_connection(self) -> bool:
+        """True when the connection under this exchange should not carry another request."""
+        buffer = self._buffer
+        return buffer.close_connection if buffer is not None else False
+
+    @property
+    def finished(self) -> bool:
+        """True when the response is complete: after `data_to_send()`, nothing follows.
+        A response cut short (`closed` first) never is: the server must drop it, not end
+        it as if it were whole."""
+        buffer = self._buffer
+        return buffer is not None and buffer.phase is _Phase.ENDED
+
+    @property
+    def closed(self) -> bool:
+        """True once `close()` was called or the client counted as not reading."""
+        return self._closed
+
+    @property
+    def wants_body(self) -> bool:
+        """False once the response is decided before the body is in (a refusal): the
+        rest of the body need not be read."""
+        return not self._responded and self._refusal is None and not self._complete_seen
+
+    @property
+    def responded(self) -> bool:
+        """True once a response (or its head) went out for this request."""
+        return self._responded
+
+    @property
+    def over_limit(self) -> bool:
+        """True when the body is (or was declared) over the limit: it is being dropped."""
+        return self._dropping is not None
+
+    @property
+    def stream(self) -> Stream | None:
+        """The endpoint's stream riding on this response, if any."""
+        return self._stream
+
+    def data_to_send(self) -> bytes:
+        """The response body bytes queued so far."""
+        self.endpoint.mark_read(self)
+        buffer = self._buffer
+        return buffer.take() if buffer is not None else b""
+
+    def receive_head(self, head: RequestHead, *, now: float | None = None) -> list[Event]:
+        """The request line and headers: checked at once (Host/Origin, path, method, media
+        types, a declared body too large), so a refusal needs no body."""
+        return self._call(now, None, self._begin, head)
+
+    def receive_body(self, data: bytes, *, now: float | None = None) -> list[Event]:
+        """A chunk of the request body (kept as given; joined once at the end)."""
+        return self._call(now, None, self._body_chunk, data)
+
+    def receive_end(
+        self, *, now: float | None = None, wall_time: float | None = None
+    ) -> list[Event]:
+        """The body is complete: the request becomes MCP work. `wall_time` (seconds since
+        the epoch) judges the expiry of a sealed 2026-07-28 `requestState`."""
+        return self._call(now, wall_time, self._end_of_request, None)
+
+    def receive_token_verification(
+        self,
+        result: VerificationResult,
+        *,
+        now: float | None = None,
+        wall_time: float | None = None,
+    ) -> list[Event]:
+        """The answer to this exchange's `TokenVerificationNeeded`: an `AccessToken`,
+        `InvalidToken` or `VerifierUnavailable` (see `mcp_core.auth`)."""
+        return self._call(now, wall_time, self._verified, result)
+
+    def close(self, reason: str = "client went away") -> list[Event]:
+        """The client is gone: settle what rode on this request (a 2026-07-28 request is
+        cancelled; a legacy stream stays resumable)."""
+        events, self._deferred = self._deferred, []
+        if self._closed and self._stream is None:
+            return events
+        self._closed = True
+        stream = self._stream
+        if stream is None:
+            return events
+        return events + self.endpoint.stream_lost(stream, reason)
+
+    def tick(self, now: float) -> list[Event]:
+        """Run the timers: SSE commit and keep-alive comments."""
+        moment = self.endpoint.moment
+        saved = moment.enter(now)
+        try:
+            if self._started is None:
+                self._started = now
+            if self._last_write is None:
+                self._last_write = now
+            events, self._deferred = self._deferred, []
+            if not self._closed:
+                self._run_timers(now)
+            if self._deferred:
+                events += self._deferred
+                self._deferred = []
+            return events
+        finally:
+            moment.leave(saved)
+
+    def next_deadline(self) -> float | None:
+        """When `tick` next has work; a value in the past means now; None: never."""
+        if self._deferred:
+            return NEVER
+        if self._closed:
+            return None
+        limits = self.endpoint.limits
+        stream = self._stream
+        if stream is None:
+            return None
+        state = stream.state
+        if state is StreamState.PENDING:
+            return _deadline(self._started, limits.sse_after) if stream.can_sse else None
+        if state is StreamState.STREAMING:
+            return _deadline(self._last_write, limits.keepalive_interval)
+        return None
+
+    # --------------------------------------------- the endpoint's response API
+
+    def respond(
+        self, status: int, headers: Headers, body: bytes = b"", *, close: bool = False
+    ) -> None:
+        """A whole response (status, headers, body), unless one already went out."""
+        if self._responded:
+            return
+        if self._sink.send_response(
+            status, [("content-length", str(len(body))), *headers], body, close
+        ):
+            self._responded = True
+
+    def respond_json(self, status: int, body: bytes, headers: Headers | None = None) -> None:
+        """A whole `application/json` response."""
+        if headers:
+            self.respond(status, [("content-type", JSON), *headers], body)
+        else:
+            self.respond(status, [("content-type", JSON)], body)
+
+    def refuse(self, refusal: Refusal, head: RequestHead | None = None) -> list[Event]:
+        """Answer with a refusal (a JSON-RPC error body, or plain text) and report it.
+        `head` is the request's, when it was refused before the exchange took it."""
+        if head is not None and self._head is None:
+            self._head = head
+        head = self._head
+        headers = list(refusal.headers)
+        if refusal.jsonrpc:
+            body = error_body(refusal.request_id, refusal.code, refusal.message, refusal.data)
+            headers.append(("content-type", JSON))
+        else:
+            body = refusal.message.encode("utf-8") if refusal.status != 405 else b""
+            if body:
+                headers.append(("content-type", "text/plain; charset=utf-8"))
+        self.respond(refusal.status, headers, body, close=refusal.close)
+        return [
+            HTTPRequestRejected(
+                head.method if head else "",
+                head.target if head else "",
+                refusal.status,
+                refusal.message,
+            )
+        ]
+
+    def refuse_unread_body(self) -> list[Event]:
+        """413 at the head, for a declared Content-Length over the limit, without
+        reading the body; the connection under it closes."""
+        return self._refuse_body(Ends(0), self._declared, close=True)
+
+    def start_sse(self, headers: Headers) -> None:
+        """Start a `200` response whose body is an SSE stream."""
+        if self._responded:
+            return
+        if self._sink.start_response(200, headers):
+            self._responded = True
+            self._last_write = self.endpoint.moment.now
+
+    def send(self, data: bytes) -> None:
+        """Bytes of the open SSE stream; a client that reads none of it is dropped
+        once `max_output_bytes` wait."""
+        if self._closed:
+            return
+        sink = self._sink
+        if not sink.send_body(data):
+            return
+        self._last_write = self.endpoint.moment.now
+        if sink.output_backlog > self.endpoint.max_output_bytes:
+            # The client is not reading: drop it rather than buffer without bound.
+            sink.drop_for_overflow("client is not reading")
+
+    def end(self) -> None:
+        """End the open SSE stream (the response is complete)."""
+        self._sink.end_response()
+
+    def attach(self, stream: Stream) -> None:
+        """`stream` now rides on this response; its timers start now."""
+        self._stream = stream
+        self._started = self.endpoint.moment.now
+
+    def detach(self, stream: Stream) -> None:
+        """`stream` no longer rides on this response."""
+        if self._stream is stream:
+            self._stream = None
+
+    def grant(self, head: RequestHead) -> None:
+        """The request's credentials were granted: `head` carries its token."""
+        self._head = head
+
+    def defer(self, events: list[Event]) -> None:
+        """Events raised where none can be returned: the next call returns them."""
+        self._deferred += events
+
+    # ------------------------------------------------------------------ input
+
+    def _call(
+        self,
+        now: float | None,
+        wall: float | None,
+        step: Callable[[Any], list[Event]],
+        arg: Any,
+    ) -> list[Event]:
+        moment = self.endpoint.moment
+        saved = moment.enter(now, wall)
+        try:
+            events, self._deferred = self._deferred, []
+            if not self._closed:
+                events += step(arg)
+            if self._deferred:
+                events += self._deferred
+                self._deferred = []
+            return events
+        finally:
+            moment.leave(saved)
+
+    def _verified(self, result: VerificationResult) -> list[Event]:
+        return _http_auth.resume(self, result)
+
+    def _begin(self, head: RequestHead) -> list[Event]:
+        if self._head is not None:
+            raise LocalProtocolError("receive_head() was already called for this exchange")
+        endpoint = self.endpoint
+        head, refusal = endpoint.admit(head)
+        self._head = head
+        if refusal is None:
+            length, _ = single_header(head.headers, "content-length")
+            declared = self._declared = (
+                int(length) if length is not None and length.isdigit() else 0
+            )
+            if declared > endpoint.max_body_bytes:
+                if declared > 2 * endpoint.max_body_bytes:
+                    # Not worth reading to its end: refuse now (the connection closes).
+                    return self.refuse_unread_body()
+                self._dropping = Ends(self._window())
+        if refusal is not None and refusal.close:
+            return self.refuse(refusal)
+        self._refusal = refusal
+        return []
+
+    def _body_chunk(self, data: bytes) -> list[Event]:
+        if self._responded or self._refusal is not None:
+            return []
+        dropping = self._dropping
+        limit = self.endpoint.max_body_bytes
+        if dropping is None:
+            self._body_len += len(data)
+            if self._body_len <= limit:
+                self._body.append(data)
+                return []
+            # Over the limit: read on to the end (so the client, done sending, reads the
+            # 413), keeping only the two ends, which may show the request's id.
+            dropping = self._dropping = Ends(self._window())
+            for piece in self._body:
+                dropping.add(piece)
+            self._body = []
+        dropping.add(data)
+        if dropping.size > 2 * limit:
+            return self._refuse_body(dropping, dropping.size, close=True)
+        return []
+
+    def _window(self) -> int:
+        return min(jr.PEEK_BYTES, self.endpoint.max_body_bytes // 2)
+
+    def _refuse_body(self, ends: Ends, size: int, *, close: bool) -> list[Event]:
+        """413 for a body over the limit. Closing, the last bytes seen are not the
+        body's end, so only its start is read for the id."""
+        self._dropping = None
+        endpoint = self.endpoint
+        head = self._head
+        assert head is not None
+        refusal = jr.too_big(
+            size,
+            endpoint.max_body_bytes,
+            ends.head,
+            b"" if close else ends.tail,
+            endpoint.body_setting,
+            endpoint.config.limits,
+        )
+        return endpoint.refuse_over_limit(self, head, refusal, close=close)
+
+    def _end_of_request(self, _: None) -> list[Event]:
+        head = self._head
+        if head is None:
+            raise LocalProtocolError("receive_end() before receive_head()")
+        if self._complete_seen:
+            raise LocalProtocolError("receive_end() was already called for this exchange")
+        self._complete_seen = True
+        if self._responded:
+            return []
+        refusal, self._refusal = self._refusal, None
+        if refusal is not None:
+            return self.refuse(refusal)
+        if self._dropping is not None:
+            return self._refuse_body(self._dropping, self._dropping.size, close=False)
+        body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
+        self._body = []
+        return self.endpoint.serve(self, head, body)
+
+    # ------------------------------------------------------------------ time
+
+    def _run_timers(self, now: float) -> None:
+        limits = self.endpoint.limits
+        stream = self._stream
+        if stream is None:
+            return
+        state = stream.state
+        if state is StreamState.PENDING:
+            started = self._started
+            if (
+                limits.sse_after is not None
+                and stream.can_sse
+                and started is not None
+                and started + limits.sse_after <= now
+            ):
+                self.endpoint.commit(stream)
+        elif state is StreamState.STREAMING:
+            interval = limits.keepalive_interval
+            last = self._last_write
+            if interval is not None and last is not None and last + interval <= now:
+                self.send(_KEEPALIVE)
+
+
+# ======================================================================= connection
+
+
+class _Wire(Enum):
+    """Where a TCP connection is: between requests, reading one, or answering one."""
+
+    IDLE = 0
+    RECEIVING = 1
+    RESPONDING = 2
+
+
+class HTTPServerConnection:
+    """One TCP connection of the HTTP server (an h11 server connection inside).
+
+    Feed bytes with `receive_data` (`b""` at end of stream), write `data_to_send()`,
+    and close the socket once `closed` is true and the output is written. `tick(now)`
+    runs the timers; `next_deadline()` says when. Passing `now=` to `receive_data`
+    (and to `endpoint.pump` for answers given later) makes timers exact; without it
+    they start at the next `tick` (and `next_deadline()` asks for one at once).
+    `peer` is the client's address (it decides whether proxy headers are believed,
+    see `TrustedProxies`) and `scheme` how it reached us (`https` behind TLS).
+
+    This layer owns what is HTTP/1.1 about a request: framing, the head's size and
+    line endings, 100-continue, pipelining, the header and idle timeouts. Each request
+    is an `HTTPExchange`, which owns the rest; this connection is its `ResponseSink`
+    (`send_response`, `start_response`, `send_body`, `end_response`: package-internal,
+    for the exchange).
+    """
+
+    __slots__ = (
+        "_closed",
+        "_deferred",
+        "_exchange",
+        "_h11",
+        "_input",
+        "_input_pending",
+        "_out",
+        "_out_len",
+        "_paused_bytes",
+        "_phase",
+        "_processing",
+        "_scanner",
+        "_since",
+        "_unscanned",
+        "endpoint",
+        "peer",
+        "scheme",
+    )
+
+    def __init__(
+        self,
+        endpoint: HTTPServerEndpoint,
+        *,
+        now: float | None = None,
+        peer: str | None = None,
+        scheme: str = "http",
+    ) -> None:
+        self.endpoint = endpoint
+        self.peer = peer
+        self.scheme = scheme
+        self._h11 = h11.Connection(
+            h11.SERVER, max_incomplete_event_size=endpoint.limits.max_header_bytes
+        )
+        # Input waits here until h11 asks for more (`_feed`), so h11 never holds more
+        # than one slice beyond what it is parsing; each head is measured on its way
+        # in (`_scanner`), starting with what h11 kept of the bytes before it.
+        self._input = bytearray()
+        self._scanner: HeadScanner | None = HeadScanner(endpoint.limits.max_header_bytes)
+        self._unscanned = b""
+        self._out: list[bytes] = []
+        self._out_len = 0
+        self._closed = False
+        self._exchange: HTTPExchange | None = None
+        self._deferred: list[Event] = []
+        self._input_pending = False
+        self._processing = False
+        self._paused_bytes = 0
+        self._phase = _Wire.IDLE
+        self._since: float | None = now if now is not None else endpoint.moment.now
+
+    # ----------------------------------------------------------------- public
+
+    @property
+    def closed(self) -> bool:
+        """True when the socket should be closed (after writing `data_to_send()`)."""
+        return self._closed
+
+    def data_to_send(self) -> bytes:
+        """Everything queued for the socket."""
+        self.endpoint.mark_read(self)
+        out = self._out
+        if not out:
+            return b""
+        data = out[0] if len(out) == 1 else b"".join(out)
+        out.clear()
+        self._out_len = 0
+        return data
+
+    def receive_data(
+        self, data: bytes, *, now: float | None = None, wall_time: float | None = None
+    ) -> list[Event]:
+        """Feed bytes from the socket; `b""` means the client closed it.
+
+        `now` is the clock `tick()` gets (monotonic is best): it starts the timers.
+        `wall_time` (seconds since the epoch) goes to the MCP connection, which
+        needs it to judge the expiry of a sealed 2026-07-28 `requestState`: with
+        `request_state_keys` configured, bytes without it are refused at once
+        (`LocalProtocolError`, nothing read).
+        """
+        endpoint = self.endpoint
+        if wall_time is None and data and endpoint.config.request_state_sealer is not None:
+            missing_wall_time()
+        moment = endpoint.moment
+        saved = moment.enter(now, wall_time)
+        try:
+            events, self._deferred = self._deferred, []
+            if self._closed:
+                return events
+            if not data:
+                return events + self.close("client closed the connection")
+            if self._phase is _Wire.RESPONDING:
+                # Only a pipelined request (or garbage) can arrive now; it waits
+                # unparsed, so bound it here.
+                self._paused_bytes += len(data)
+                if self._paused_bytes > endpoint.limits.max_header_bytes + endpoint.max_body_bytes:
+                    return events + self.close("client sent too much while a response was open")
+            elif self._phase is _Wire.IDLE:
+                self._set_phase(_Wire.RECEIVING)
+            self._input += data
+            return events + self._process()
+        finally:
+            moment.leave(saved)
+
+    def close(self, reason: str = "connection closed") -> list[Event]:
+        """The socket is gone (or the adapter gave up on it): settle what rode on it."""
+        exchange = self._exchange
+        if self._closed and (exchange is None or exchange.stream is None):
+            return []
+        self._closed = True
+        if exchange is None:
+            return []
+        return exchange.close(reason)
+
+    def tick(self, now: float) -> list[Event]:
+        """Run the timers: header and idle timeouts, SSE commit, keep-alive comments."""
+        moment = self.endpoint.moment
+        saved = moment.enter(now)
+        try:
+            if self._since is None:
+                self._since = now
+            events, self._deferred = self._deferred, []
+            if self._input_pending and not self._closed:
+                self._input_pending = False
+                events += self._process()
+            if self._closed:
+                return events
+            limits = self.endpoint.limits
+            phase = self._phase
+            exchange = self._exchange
+            if phase is _Wire.IDLE:
+                if limits.idle_timeout is not None and self._since + limits.idle_timeout <= now:
+                    self._closed = True
+            elif phase is _Wire.RECEIVING:
+                if limits.header_timeout is not None and self._since + limits.header_timeout <= now:
+                    events += self._refuse(
+                        Refusal(408, "Request Timeout", jsonrpc=False, close=True)
+                    )
+            elif exchange is not None:
+                events += exchange.tick(now)
+            if self._deferred:
+                events += self._deferred
+                self._deferred = []
+            return events
+        finally:
+            moment.leave(saved)
+
+    def next_deadline(self) -> float | None:
+        """When `tick` next has work; a value in the past means now; None: never."""
+        if self._deferred or (self._input_pending and not self._closed):
+            return NEVER
+        if self._closed:
+            return None
+        limits = self.endpoint.limits
+        phase = self._phase
+        if phase is _Wire.IDLE:
+            return _deadline(self._since, limits.idle_timeout)
+        if phase is _Wire.RECEIVING:
+            return _deadline(self._since, limits.header_timeout)
+        exchange = self._exchange
+        return exchange.next_deadline() if exchange is not None else None
+
+    # ---------------------------------------------------- the response sink
+
+    def send_response(self, status: int, headers: Headers, body: bytes, close: bool) -> bool:
+        h = self._h11
+        if h.our_state is not h11.SEND_RESPONSE and h.our_state is not h11.IDLE:
+            return False
+        if close:
+            headers.append(("connection", "close"))
+        try:
+            self._emit(
+                h.send(
+                    h11.Response(status_code=status, headers=headers, reason=reason_phrase(status))
+                )
+            )
+            if body:
+                self._emit(h.send(h11.Data(data=body)))
+            self._emit(h.send(_END))
+        except h11.LocalProtocolError:
+            self._closed = True
+            return True
+        self._after_response()
+        return True
+
+    def start_response(self, status: int, headers: Headers) -> bool:
+        h = self._h11
+        if h.our_state is not h11.SEND_RESPONSE:
+            return False
+        self._emit(
+            h.send(h11.Response(status_code=status, headers=headers, reason=reason_phrase(status)))
+        )
+        return True
+
+    def send_body(self, data: bytes) -> bool:
+        if self._closed or self._h11.our_state is not h11.SEND_BODY:
+            return False
+        self._emit(self._h11.send(h11.Data(data=data)))
+        return True
+
+    def end_response(self) -> None:
+        if self._h11.our_state is not h11.SEND_BODY:
+            return
+        try:
+            self._emit(self._h11.send(_END))
+        except h11.LocalProtocolError:
+            self._closed = True
+            return
+        self._after_response()
+
+    @property
+    def output_backlog(self) -> int:
+        return self._out_len
+
+    def drop_for_overflow(self, reason: str) -> None:
+        self._deferred += self.close(reason)
+        self._out.clear()
+        self._out_len = 0
+        self.endpoint.mark_ready(self)  # so the adapter looks (and ticks)
+
+    # ------------------------------------------------------------------ input
+
+    def _process(self) -> list[Event]:
+        events: list[Event] = []
+        self._processing = True
+        h = self._h11
+        try:
+            while not self._closed:
+                if self._unscanned:
+                    leftover, self._unscanned = self._unscanned, b""
+                    if not self._scan(leftover, events):
+                        break
+                try:
+                    event = h.next_event()
+                except h11.RemoteProtocolError as exc:
+                    status = exc.error_status_hint
+                    if status == 431:
+                        message = "Request header fields too large"
+                    else:  # h11 hints 501 for a transfer coding it does not implement
+                        message = f"{reason_phrase(status).decode('ascii')}: {exc}"
+                    events += self._protocol_error(status, message)
+                    break
+                if event is h11.NEED_DATA:
+                    if self._feed(events):
+                        continue
+                    break
+                if event is h11.PAUSED:
+                    break
+                if type(event) is h11.Request:
+                    events += self._on_head(event)
+                elif type(event) is h11.Data:
+                    events += self._on_body(bytes(event.data))
+                elif type(event) is h11.EndOfMessage:
+                    events += self._on_complete()
+                    if self._exchange is not None or not (self._unscanned or self._input):
+                        # Unanswered, h11 would say PAUSED; answered, with nothing left
+                        # to read, NEED_DATA: either way the loop is over.
+                        break
+                elif type(event) is h11.ConnectionClosed:
+                    events += self.close("client closed the connection")
+                    break
+        finally:
+            self._processing = False
+        return events
+
+    def _feed(self, events: list[Event]) -> bool:
+        """Hand h11 the next slice of input; False when there is none, or when the
+        head it carries was refused.
+
+        Slices, and only when h11 asks: so whatever h11 holds unparsed when a
+        message ends (the start of the next head) is at most one slice, and reading
+        it back for the scanner costs no more.
+        """
+        data = self._input
+        if not data:
+            return False
+        if len(data) <= _FEED:
+            chunk = bytes(data)
+            data.clear()
+        else:
+            chunk = bytes(data[:_FEED])
+            del data[:_FEED]
+        if not self._scan(chunk, events):
+            return False
+        self._h11.receive_data(chunk)
+        return True
+
+    def _scan(self, data: bytes, events: list[Event]) -> bool:
+        """Measure the head these bytes belong to, if one is arriving; False when it
+        is refused (the connection then closes after the answer)."""
+        scanner = self._scanner
+        if scanner is None:
+            return True
+        try:
+            if scanner.feed(data):
+                self._scanner = None  # the head ended within the limit
+        except RemoteProtocolError as exc:
+            events += self._protocol_error(exc.http_status, exc.message)
+            return False
+        return True
+
+    def _protocol_error(self, status: int, message: str) -> list[Event]:
+        """Malformed input: answer if a response can still go out, and close."""
+        events: list[Event] = []
+        exchange = self._exchange
+        responded = exchange is not None and exchange.responded
+        if not responded and self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+            events += self._refuse(Refusal(status, message, jsonrpc=False, close=True))
+        events += self.close("malformed HTTP")
+        return events
+
+    def _refuse(self, refusal: Refusal) -> list[Event]:
+        """A refusal of the connection's own (a timeout, malformed HTTP), possibly before
+        any head: it goes out through the current exchange, or a head-less one."""
+        exchange = self._exchange
+        if exchange is None:
+            exchange = self._exchange = HTTPExchange(self.endpoint, sink=self)
+        return exchange.refuse(refusal)
+
+    def _on_head(self, request: h11.Request) -> list[Event]:
+        self._set_phase(_Wire.RECEIVING)
+        self._paused_bytes = 0
+        head = RequestHead(
+            request.method.decode("latin-1"),
+            request.target.decode("latin-1"),
+            decode_headers(request.headers),
+            peer=self.peer,
+            scheme=self.scheme,
+        )
+        exchange = self._exchange = HTTPExchange(self.endpoint, sink=self)
+        self._since = self.endpoint.moment.now  # the head is in: the timer now watches the body
+        problem = _framing_problem(request)
+        if problem is not None:
+            # Framing another parser on the path (a proxy) may have read otherwise:
+            # answer and close, so no byte after this head is ever read as a request.
+            return exchange.refuse(
+                Refusal(400, f"Bad Request: {problem}", jsonrpc=False, close=True), head
+            )
+        events = exchange.receive_head(head)
+        if self._h11.they_are_waiting_for_100_continue:
+            if exchange.over_limit:
+                # Over the limit, and its body is not sent before we say 100: refuse and close.
+                return events + exchange.refuse_unread_body()
+            if exchange.wants_body:
+                self._emit(self._h11.send(_CONTINUE))
+        return events
+
+    def _on_body(self, data: bytes) -> list[Event]:
+        exchange = self._exchange
+        assert exchange is not None
+        if not exchange.wants_body:
+            return []
+        self._since = self.endpoint.moment.now  # each chunk restarts the body timer
+        return exchange.receive_body(data)
+
+    def _on_complete(self) -> list[Event]:
+        self._set_phase(_Wire.RESPONDING)
+        exchange = self._exchange
+        assert exchange is not None
+        if exchange.responded:
+            # Answered from the head (a refusal): the request is over with its body.
+            exchange.receive_end()
+            self._after_response()
+            return []
+        return exchange.receive_end()
+
+    def _after_response(self) -> None:
+        h = self._h11
+        if h.our_state is h11.DONE and h.their_state is h11.DONE:
+            h.start_next_cycle()
+            self._exchange = None
+            self._set_phase(_Wire.IDLE)
+            # The next head starts with what h11 kept of the last slice: the scanner
+            # sees those bytes before h11 parses them.
+            self._unscanned = h.trailing_data[0]
+            self._scanner = HeadScanner(self.endpoint.limits.max_header_bytes)
+            if not self._processing:
+                self._input_pending = bool(self._unscanned or self._input)
+        elif h.our_state in (h11.MUST_CLOSE, h11.CLOSED, h11.ERROR):
+            self._closed = True
+
+    def _emit(self, data: bytes | None) -> None:
+        if data:
+            self._out.append(data)
+            self._out_len += len(data)
+            self.endpoint.mark_ready(self)
+
+    def _set_phase(self, phase: _Wire) -> None:
+        if phase is not self._phase:
+            self._phase = phase
+            self._since = self.endpoint.moment.now
+
+
+def _framing_problem(request: h11.Request) -> str | None:
+    """What makes a request's body framing untrustworthy although h11 accepts it.
+
+    h11 refuses conflicting or malformed Content-Length, a Transfer-Encoding other
+    than a lone `chunked`, repeated Transfer-Encoding and a repeated Host. It lets
+    two through that RFC 9112 says to close on: Content-Length *and*
+    Transfer-Encoding (6.3: a request-smuggling shape; h11 frames by chunked), and
+    Transfer-Encoding in an HTTP/1.0 request (6.1: "as if the framing is faulty").
+    Line framing (a bare LF, a folded line) is refused before h11 parses the head
+    (`HeadScanner`).
+    """
+    names = {name for name, _ in request.headers}
+    if b"transfer-encoding" not in names:
+        return None
+    if b"content-length" in names:
+        return "both Content-Length and Transfer-Encoding"
+    if request.http_version != b"1.1":
+        return "Transfer-Encoding in an HTTP/1.0 request"
+    return None
