@@ -16,15 +16,8 @@ from typing import Any
 import pydantic
 
 from . import _jsonrpc as jr
-from ._config import ClientConfig, to_wire
-from ._connection import (
+from ._base import (
     LOCAL_FAILURE,
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_LOG_LEVEL,
-    META_PROTOCOL_VERSION,
-    META_SERVER_INFO,
-    META_SUBSCRIPTION_ID,
     Fatal,
     Reject,
     RequestId,
@@ -35,6 +28,7 @@ from ._connection import (
     has_capability,
     validator,
 )
+from ._config import ClientConfig, to_wire
 from ._errors import (
     CONNECTION_CLOSED,
     INTERNAL_ERROR,
@@ -57,7 +51,14 @@ from ._events import (
     SubscriptionAcknowledged,
 )
 from ._requests import Outbound, PendingInputs, RecentIds
+from ._state import RequestInput, RequestState, SessionInput, follows
 from ._versions import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
     METHODS,
     Era,
     MethodSpec,
@@ -109,8 +110,13 @@ class ClientConnection(_Connection):
         """
         if self.state is not State.IDLE:
             raise LocalProtocolError("connect() was already called")
-        self.state = State.CONNECTING
         mode = self.config.mode
+        if mode != "legacy" and mode != "auto" and era_of(mode) is Era.MODERN:
+            # Pinned to 2026-07-28: nothing to negotiate, ready at once.
+            self._move(SessionInput.CONNECT_PINNED)
+            self._become_modern(mode)
+            return [self._connected_modern()]
+        self._move(SessionInput.CONNECT)
         versions = self.config.supported_versions
         modern = [v for v in versions if era_of(v) is Era.MODERN]
         legacy = [v for v in versions if era_of(v) is Era.LEGACY]
@@ -122,9 +128,6 @@ class ClientConnection(_Connection):
                 self._send_probe(modern[0])
             else:
                 self._send_initialize(legacy[0])
-        elif era_of(mode) is Era.MODERN:
-            self._become_modern(mode)
-            return [self._connected_modern()]
         else:
             self._send_initialize(mode)
         return []
@@ -180,9 +183,9 @@ class ClientConnection(_Connection):
                     f"server chose protocol version {version!r}, which this client does not speak"
                 )
             )
+        self._negotiated()
         self.protocol_version = version
         self.era = Era.LEGACY
-        self.state = State.READY
         self.server_capabilities = init.capabilities
         self.server_info = init.server_info
         self.instructions = init.instructions
@@ -258,6 +261,7 @@ class ClientConnection(_Connection):
         if era_of(best) is not Era.MODERN:
             self._send_initialize(best)
             return
+        self._negotiated()
         self._become_modern(best)
         if discovered is not None:
             self.server_capabilities = discovered.capabilities
@@ -271,10 +275,20 @@ class ClientConnection(_Connection):
                     self.server_info = None
         self._pending_events.append(self._connected_modern())
 
+    def _negotiated(self) -> None:
+        """The handshake or the probe settled on a revision: READY, if the table
+        agrees. Peer-driven, so a refusal ends the connection as a broken
+        handshake rather than raising a local error out of `receive_data`."""
+        target = follows("client", self.state, SessionInput.NEGOTIATED)
+        if target is None:
+            raise Fatal(
+                RemoteProtocolError(f"the server answered the handshake again (state {self.state})")
+            )
+        self.state = target
+
     def _become_modern(self, version: str) -> None:
         self.protocol_version = version
         self.era = Era.MODERN
-        self.state = State.READY
         self._envelope = self._envelope_for(version)
 
     def _connected_modern(self) -> Connected:
@@ -306,7 +320,7 @@ class ClientConnection(_Connection):
         # The deadline keeps running while the application answers input requests.
         for logical, pending in list(self._pending_inputs.items()):
             if pending.deadline is not None and pending.deadline <= now:
-                self._drop_pending_inputs(logical)
+                self._drop_pending_inputs(logical, RequestInput.TIMEOUT)
                 events.append(
                     RequestFailed(logical, pending.method, REQUEST_TIMEOUT, "Request timed out")
                 )
@@ -406,7 +420,7 @@ class ClientConnection(_Connection):
         if entry is None or entry.method != "subscriptions/listen":
             return
         del self._outbound[rid]
-        self._ended(rid, entry)
+        self._ended(rid, entry, RequestInput.PEER_CANCEL)
         events.append(
             RequestFailed(
                 entry.logical, entry.method, INTERNAL_ERROR, "subscription ended by the server"
@@ -427,6 +441,7 @@ class ClientConnection(_Connection):
                     if result_type == "input_required"
                     else f"unknown resultType {result_type!r}"
                 )
+                self._step(entry, "outbound", RequestInput.LOST)
                 events.append(
                     RequestFailed(rid, entry.method, INTERNAL_ERROR, f"invalid result: {problem}")
                 )
@@ -438,11 +453,15 @@ class ClientConnection(_Connection):
     def _start_input_round(
         self, entry: Outbound, result: dict[str, Any], events: list[Event]
     ) -> None:
+        """An InputRequiredResult came in for one of our calls: hand its questions
+        to the application as RequestReceived events and wait for every answer
+        (AWAITING_INPUT), or fail the call when the result cannot be acted on."""
         logical = entry.logical
         self._retry_wire.pop(logical, None)
         try:
             interim = validator("InputRequiredResult")(result)
         except pydantic.ValidationError as exc:
+            self._step(entry, "outbound", RequestInput.LOST)
             events.append(
                 RequestFailed(
                     logical, entry.method, INTERNAL_ERROR, f"invalid result: {describe(exc)}"
@@ -450,6 +469,7 @@ class ClientConnection(_Connection):
             )
             return
         if not interim.input_requests and interim.request_state is None:
+            self._step(entry, "outbound", RequestInput.LOST)
             events.append(
                 RequestFailed(
                     logical,
@@ -461,6 +481,7 @@ class ClientConnection(_Connection):
             return
         rounds = entry.rounds + 1
         if rounds > self.config.max_input_rounds:
+            self._step(entry, "outbound", RequestInput.LOST)
             events.append(
                 RequestFailed(
                     logical,
@@ -479,9 +500,11 @@ class ClientConnection(_Connection):
                 self._check_declared(method, raw_params)
             except Reject as rej:
                 # The server asked for something we never declared: the call cannot go on.
+                self._step(entry, "outbound", RequestInput.LOST)
                 events.append(RequestFailed(logical, entry.method, rej.code, rej.message))
                 return
             asked.append((key, method, request.params, raw_params.get("_meta")))
+        self._step(entry, "outbound", RequestInput.INPUT_REQUIRED_IN)
         pending = PendingInputs(
             entry.method,
             entry.params,
@@ -523,7 +546,7 @@ class ClientConnection(_Connection):
             return True  # the call was cancelled meanwhile
         if error is not None:
             # The application refused to answer: the whole call fails, nothing is sent.
-            self._drop_pending_inputs(logical)
+            self._drop_pending_inputs(logical, RequestInput.REFUSED_INPUT)
             # The call fails with the error the application gave, as on a legacy
             # connection where that error would have come back from the server.
             self._pending_events.append(
@@ -539,6 +562,7 @@ class ClientConnection(_Connection):
 
     def _retry(self, logical: RequestId, pending: PendingInputs) -> None:
         """The same call again: a new id, the answers, the state echoed byte for byte."""
+        self._step(pending, "outbound", RequestInput.RETRY)
         del self._pending_inputs[logical]
         params = dict(pending.params or {})
         if pending.answers:
@@ -573,10 +597,13 @@ class ClientConnection(_Connection):
                 e for e in self._pending_events if getattr(e, "request_id", None) != request_id
             ]
 
-    def _drop_pending_inputs(self, request_id: RequestId) -> bool:
+    def _drop_pending_inputs(
+        self, request_id: RequestId, by: RequestInput = RequestInput.CANCEL
+    ) -> bool:
         pending = self._pending_inputs.pop(request_id, None)
         if pending is None:
             return False
+        self._step(pending, "outbound", by)
         for slot in [s for s, (owner, _) in self._input_slots.items() if owner == request_id]:
             del self._input_slots[slot]
             self._dead_slots.add(slot)
@@ -588,19 +615,28 @@ class ClientConnection(_Connection):
     def _wire_id(self, request_id: RequestId) -> RequestId:
         return self._retry_wire.get(request_id, request_id)
 
-    def _ended(self, rid: RequestId, entry: Outbound) -> None:
-        super()._ended(rid, entry)
+    def _ended(self, rid: RequestId, entry: Outbound, by: RequestInput | None = None) -> None:
+        super()._ended(rid, entry, by)
         if entry.logical != rid:
             self._retry_wire.pop(entry.logical, None)
 
     def _waiting_on_inputs(self, request_id: RequestId) -> bool:
         return request_id in self._pending_inputs
 
+    def check_invariants(self) -> None:
+        super().check_invariants()
+        # A call waiting on its answers is held only here, never also on the wire.
+        for logical, pending in self._pending_inputs.items():
+            assert pending.state is RequestState.AWAITING_INPUT
+            assert self._retry_wire.get(logical) is None
+
     def _settle_local(self) -> list[Event]:
         # Events of the application's own calls still waiting for a tick (a call its
         # refused input failed) are terminal events too: out before ConnectionClosed.
         events: list[Event] = self._pending_events
         self._pending_events = []
+        for pending in self._pending_inputs.values():
+            self._step(pending, "outbound", RequestInput.CLOSE)
         events += [
             RequestFailed(logical, pending.method, CONNECTION_CLOSED, "Connection closed")
             for logical, pending in self._pending_inputs.items()

@@ -79,8 +79,8 @@ from typing import Any, Final, Literal
 import h11
 
 from . import _jsonrpc as jr
+from ._base import META_PROTOCOL_VERSION, OutgoingMessage, RequestId, State
 from ._client import ClientConnection
-from ._connection import META_PROTOCOL_VERSION, OutgoingMessage, RequestId, State
 from ._errors import (
     CONNECTION_CLOSED,
     INTERNAL_ERROR,

@@ -22,17 +22,10 @@ from typing import Any, Final
 import pydantic
 
 from . import _jsonrpc as jr
-from ._config import ServerConfig, to_wire
-from ._connection import (
+from ._base import (
     _ENDED,
     LOCAL_FAILURE,
     LOG_RANK,
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_LOG_LEVEL,
-    META_PROTOCOL_VERSION,
-    META_SERVER_INFO,
-    META_SUBSCRIPTION_ID,
     Reject,
     RequestId,
     State,
@@ -43,6 +36,7 @@ from ._connection import (
     json_kind,
     validator,
 )
+from ._config import ServerConfig, to_wire
 from ._errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -66,7 +60,22 @@ from ._events import (
 from ._request_state import INVALID_REQUEST_STATE_MESSAGE, RequestStateError
 from ._requests import Inbound, Outbound
 from ._session_snapshot import SessionSnapshot, apply_snapshot, take_snapshot
-from ._versions import METHODS, V2025_06_18, Era, MethodSpec, Role, lookup, needs_capability
+from ._state import RequestInput, SessionInput, classify_era, follows, follows_request
+from ._versions import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
+    METHODS,
+    V2025_06_18,
+    Era,
+    MethodSpec,
+    Role,
+    lookup,
+    needs_capability,
+)
 
 # What an answer to each kind of input request must validate as.
 INPUT_RESULT_TYPES: Final = {
@@ -132,12 +141,6 @@ def _envelope_models(caps: Any, info: Any) -> tuple[Any, Any]:
     return _CAPABILITIES_CACHE(caps), (_CLIENT_INFO_CACHE(info) if info is not None else None)
 
 
-def _modern_meta(params: Any) -> bool:
-    """Whether params carry the 2026-07-28 envelope (a protocolVersion in `_meta`)."""
-    meta = params.get("_meta") if type(params) is dict else None
-    return type(meta) is dict and META_PROTOCOL_VERSION in meta
-
-
 def _envelope_problem(key: str, value: Any, expected: str) -> str:
     """The -32602 message for an envelope key that is missing or of the wrong type."""
     if value is None:
@@ -166,7 +169,6 @@ class ServerConnection(_Connection):
         super().__init__(config.limits)
         self.config = config
         self.principal = principal
-        self.state = State.AWAITING_FIRST
         self.client_capabilities: Any = None
         self.client_info: Any = None
         self.log_level: str | None = None
@@ -211,13 +213,23 @@ class ServerConnection(_Connection):
         era = self.era
         if era is Era.MODERN:
             self._modern_request(rid, method, params, events)
-        elif era is Era.LEGACY:
+            return
+        if era is Era.LEGACY:
             self._legacy_request(rid, method, params, events)
-        elif method == "initialize" and not _modern_meta(params):
+            return
+        # The first request (or one after a first that was refused) picks the era.
+        # The message's own word comes first (classify_era: the envelope); without
+        # one, this transport's policy: an initialize is legacy, anything else is
+        # 2026-07-28 when this server speaks it. No byte stream has a header, so
+        # the message never says LEGACY here by itself.
+        said = classify_era(params)
+        if method == "initialize" and said is not Era.MODERN:
             if not self.config.legacy_versions:
                 self._refuse_initialize(params)
             self._initialize(rid, params, events)
-        elif method == "ping" and self.config.legacy_versions and not _modern_meta(params):
+        elif method == "ping" and self.config.legacy_versions and said is not Era.MODERN:
+            # Answered before any session exists, as the legacy revisions allow;
+            # the era stays open (the table has no move for it).
             self._reply_result(rid, {}, method)
         elif self.config.modern_versions:
             self._modern_request(rid, method, params, events)
@@ -247,9 +259,9 @@ class ServerConnection(_Connection):
         p = self._validate_params(spec, params)
         legacy = self.config.legacy_versions
         version = p.protocol_version if p.protocol_version in legacy else legacy[0]
+        self._move(SessionInput.INITIALIZE)
         self.protocol_version = version
         self.era = Era.LEGACY
-        self.state = State.READY
         self.client_capabilities = p.capabilities
         self.client_info = p.client_info
         self._client_caps_wire = to_wire(p.capabilities) or {}
@@ -275,7 +287,10 @@ class ServerConnection(_Connection):
         if method == "ping":
             self._reply_result(rid, {}, method)
             return
-        if method == "initialize":
+        if (
+            method == "initialize"
+            and follows("server", self.state, SessionInput.INITIALIZE) is None
+        ):
             raise Reject(INVALID_REQUEST, "Session already initialized")
         self._check_offered(spec)
         model = self._validate_params(spec, params)
@@ -369,7 +384,7 @@ class ServerConnection(_Connection):
     def _modern_request(
         self, rid: RequestId, method: str, params: dict[str, Any] | None, events: list[Event]
     ) -> None:
-        if method == "initialize" and not _modern_meta(params):
+        if method == "initialize" and classify_era(params) is not Era.MODERN:
             # A legacy client: tell it, in words it can show, which revisions we speak.
             self._refuse_initialize(params)
         spec = lookup("client", method, self.config.modern_versions[0])
@@ -414,8 +429,8 @@ class ServerConnection(_Connection):
         except pydantic.ValidationError as exc:
             raise Reject(INVALID_PARAMS, f"Invalid _meta envelope: {describe(exc)}") from None
         if self.era is None:
+            self._move(SessionInput.ENVELOPE)
             self.era = Era.MODERN
-            self.state = State.READY
         self.protocol_version = version
         if method == "server/discover":
             self._reply_result(rid, self._finish_result(method, self._discover_result()), method)
@@ -665,15 +680,13 @@ class ServerConnection(_Connection):
         if token is not None:
             result["requestState"] = token
         wire_result = self._finish_result(entry.method, result)
-        self._queue(
+        self._end_inbound(
+            request_id,
+            entry,
+            RequestInput.ASK_IN_RESULT,
             jr.encode_result(request_id, wire_result),
             "result",
-            entry.method,
-            request_id,
-            request_id,
         )
-        del self._inbound[request_id]
-        self._ended_inbound.add(request_id)
         return True
 
     # ------------------------------------------------ asking, in either era
@@ -737,7 +750,9 @@ class ServerConnection(_Connection):
                 f"{entry.method} cannot ask for input (only tools/call, "
                 "prompts/get and resources/read can)"
             )
-        if request_id in self._rounds:
+        asking = RequestInput.ASK_IN_RESULT if self.era is Era.MODERN else RequestInput.ASK
+        if follows_request("server", "inbound", entry.state, asking) is None:
+            # One round at a time (the table has no ASK out of ASKING).
             raise LocalProtocolError(
                 f"request {request_id!r} already has questions out: wait for its InputReceived"
             )
@@ -809,11 +824,13 @@ class ServerConnection(_Connection):
             entry.method,
             {"resultType": "input_required", "inputRequests": requests, "requestState": token},
         )
-        self._queue(
-            jr.encode_result(request_id, result), "result", entry.method, request_id, request_id
+        self._end_inbound(
+            request_id,
+            entry,
+            RequestInput.ASK_IN_RESULT,
+            jr.encode_result(request_id, result),
+            "result",
         )
-        del self._inbound[request_id]
-        self._ended_inbound.add(request_id)
 
     def _ask_in_requests(
         self,
@@ -835,6 +852,8 @@ class ServerConnection(_Connection):
         if self._outgoing_bytes + size > self.limits.output_limit:
             raise LocalProtocolError("output buffer is full; drain data_to_send() first")
         round_ = _Round(request_id, entry.method, entry.params, entry.context, state)
+        # Nothing below can raise (room and count were checked): move, then record.
+        self._step(entry, "inbound", RequestInput.ASK)
         self._rounds[request_id] = round_
         for payload, (key, (method, params)) in zip(payloads, asked.items(), strict=True):
             wid = self._next_id
@@ -873,6 +892,9 @@ class ServerConnection(_Connection):
         if round_.waiting:
             return None
         del self._rounds[round_.request_id]
+        # The request is open again: its handler re-runs with the answers, and may
+        # answer, or ask another round.
+        self._step(self._inbound[round_.request_id], "inbound", RequestInput.ANSWERS_IN)
         answers = {key: round_.answers[key] for key in round_.order}
         return InputReceived(
             round_.request_id, round_.method, round_.params, round_.context, answers, round_.state
@@ -885,7 +907,7 @@ class ServerConnection(_Connection):
         for wid in round_.waiting:
             del self._asking[wid]
             entry = self._outbound.pop(wid)
-            self._ended(wid, entry)
+            self._ended(wid, entry, RequestInput.CANCEL)
             # A full buffer costs only the courtesy: the late answer is ignored anyway.
             with contextlib.suppress(LocalProtocolError):
                 self._queue_cancel(wid, reason)
@@ -1076,20 +1098,13 @@ class ServerConnection(_Connection):
         if self.state in _ENDED:
             return False
         entry = self._listen_entry(request_id)
-        del entry
         result = self._finish_result(
             "subscriptions/listen",
             {"resultType": "complete", "_meta": {META_SUBSCRIPTION_ID: request_id}},
         )
-        self._queue(
-            jr.encode_result(request_id, result),
-            "result",
-            "subscriptions/listen",
-            request_id,
-            request_id,
+        self._end_inbound(
+            request_id, entry, RequestInput.RESULT, jr.encode_result(request_id, result), "result"
         )
-        del self._inbound[request_id]
-        self._ended_inbound.add(request_id)
         self._queue_cancel(request_id, "subscription ended")
         return True
 

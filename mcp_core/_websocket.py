@@ -96,9 +96,9 @@ from wsproto.connection import Connection as FrameConnection
 from wsproto.connection import ConnectionState, ConnectionType
 from wsproto.utilities import generate_accept_token
 
+from ._base import State, missing_wall_time
 from ._client import ClientConnection
 from ._config import ClientConfig, ServerConfig
-from ._connection import State, missing_wall_time
 from ._errors import INVALID_REQUEST, PARSE_ERROR, LocalProtocolError, RemoteProtocolError
 from ._events import ConnectionClosed, Event
 from ._framing import Ends
