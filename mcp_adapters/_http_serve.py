@@ -38,6 +38,7 @@ from mcp_adapters._serve import Waiter, ask_in_place
 from mcp_adapters._session import RequestId, SessionCore
 from mcp_core import (
     ConnectionClosed,
+    Era,
     Event,
     InputReceived,
     LocalProtocolError,
@@ -443,7 +444,7 @@ class HTTPServer:
         if core is None:
             if isinstance(event, ConnectionClosed):
                 return
-            modern = wrapped.session_id is None
+            modern = conn.era is not Era.LEGACY  # the core's word (None: refused first)
             if modern and not isinstance(event, (RequestReceived, InputReceived)):
                 return  # a 2026-07-28 exchange answered on the spot: nothing runs for it
             new = SessionCore(conn, spawn=lambda e: self._spawn(conn, new, e))
