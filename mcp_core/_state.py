@@ -216,7 +216,7 @@ class RequestInput(StrEnum):
     TIMEOUT = "deadline passed"
     LOST = "answer lost"  # fail_request, a refused oversized answer, an invalid one
     REFUSED_INPUT = "application refused a question"
-    RETRY = "every answer in: retried"
+    RETRY = "retried with every answer"
     # either, moved by the connection ending
     CLOSE = "connection ended"
 
