@@ -227,6 +227,9 @@ def json_kind(value: object) -> str:
 
 
 def describe(exc: pydantic.ValidationError) -> str:
+    """A pydantic error as one line for a JSON-RPC message: the first three
+    problems by path, without the input (a peer's value is never echoed back).
+    """
     parts = []
     for err in exc.errors(include_url=False, include_input=False)[:3]:
         where = ".".join(str(p) for p in err["loc"]) or "params"
@@ -235,6 +238,10 @@ def describe(exc: pydantic.ValidationError) -> str:
 
 
 def has_capability(caps: Mapping[str, Any], path: str) -> bool:
+    """Whether a wire capabilities object grants `path` ("tools" or
+    "tools.listChanged"). `false` and `null` deny as absence does: peers
+    write all three to mean "not offered".
+    """
     head, _, tail = path.partition(".")
     value = caps.get(head)
     if value is None or value is False:
@@ -515,6 +522,9 @@ class _Connection:
             )
 
     def _check_receiving(self) -> None:
+        """Input after the end. After ERROR it is the peer's fault (it kept
+        sending on a broken stream); after CLOSED ours (we closed and still feed).
+        """
         if self.state is State.ERROR:
             raise RemoteProtocolError("connection already failed; no more input is accepted")
         if self.state is State.CLOSED:
@@ -523,7 +533,12 @@ class _Connection:
     def _receive_one(
         self, data: bytes | bytearray | str | jr.LimitExceeded, events: list[Event]
     ) -> None:
-        """One message, or the refusal of one the framing would not keep."""
+        """One message, or the refusal of one the framing would not keep.
+
+        A parse error is answered and the connection goes on: with newline framing
+        one bad line cannot desynchronise the next, so ending the session over it
+        would punish every request in flight for one peer bug.
+        """
         if isinstance(data, jr.LimitExceeded):
             self._refuse(data, events)
             return
@@ -538,6 +553,7 @@ class _Connection:
         self._receive_object(obj, events)
 
     def _receive_object(self, obj: Any, events: list[Event]) -> None:
+        """Route a parsed message by its JSON type: an object, a batch, or junk."""
         if type(obj) is dict:
             self._dispatch(obj, events)
         elif type(obj) is list:
@@ -546,6 +562,9 @@ class _Connection:
             self._reply_error(None, INVALID_REQUEST, "a JSON-RPC message must be an object", events)
 
     def _receive_batch(self, items: list[Any], events: list[Event]) -> None:
+        """A JSON-RPC batch, legal only in 2025-03-26. Its items are dispatched
+        one by one, each answered in a message of its own. An initialize in a batch
+        is refused: the revision it picks would change how the other items read."""
         if self.protocol_version not in BATCH_REVISIONS:
             self._reply_error(
                 None,
@@ -575,6 +594,11 @@ class _Connection:
                 self._reply_error(None, INVALID_REQUEST, "batch items must be objects", events)
 
     def _dispatch(self, obj: dict[str, Any], events: list[Event]) -> None:
+        """Classify one object as request, notification or response, checking
+        the JSON-RPC envelope first, so the role rules only ever see well-formed
+        messages. A request with a broken envelope still gets an error carrying its
+        id when one can be read, so the peer can match the refusal to its call.
+        """
         method = obj.get("method", _MISSING)
         if method is _MISSING:
             if "result" in obj or "error" in obj:
@@ -617,6 +641,11 @@ class _Connection:
     def _receive_request(
         self, rid: RequestId, method: str, params: dict[str, Any] | None, events: list[Event]
     ) -> None:
+        """Admit a peer's request. The duplicate-id check and the in-flight limit
+        come before the role's rules: both protect the routing tables (an id in
+        flight names one slot), whatever the method. A `Reject` raised by the role
+        becomes the JSON-RPC error for this request, and nothing else changes.
+        """
         if rid in self._inbound:
             # Never overwrite a routing slot: the first request completes normally.
             self._reply_error(
@@ -634,6 +663,9 @@ class _Connection:
     def _receive_notification(
         self, method: str, params: dict[str, Any] | None, events: list[Event]
     ) -> None:
+        """Cancellation and progress mean the same in both roles and eras; the
+        rest is the role's (`_accept_notification`).
+        """
         if method == "notifications/cancelled":
             self._receive_cancel(params, events)
         elif method == "notifications/progress":
@@ -662,6 +694,10 @@ class _Connection:
         events.append(RequestCancelled(rid, reason if isinstance(reason, str) else None))
 
     def _receive_progress(self, params: dict[str, Any] | None, events: list[Event]) -> None:
+        """Progress on one of ours, found by its token. An unknown token is dropped
+        quietly (the request may have just ended, and progress is advisory); bad
+        numbers are reported, never raised.
+        """
         if not params:
             return
         token = params.get("progressToken")
@@ -679,6 +715,13 @@ class _Connection:
         )
 
     def _receive_response(self, obj: dict[str, Any], events: list[Event]) -> None:
+        """A response: settle the request of ours it answers.
+
+        An id we never used, or one already settled, is reported (`ResponseIgnored`,
+        `late` for the second) rather than failing anything: a timeout or a cancel
+        races with the answer, and both sides are right. A malformed response fails
+        the request it names, locally, since its caller would otherwise wait forever.
+        """
         raw_id = obj.get("id")
         rid = raw_id if jr.is_request_id(raw_id) else None
         error = obj.get("error")
@@ -729,6 +772,10 @@ class _Connection:
     def _accept_result(
         self, rid: RequestId, entry: Outbound, result: dict[str, Any], events: list[Event]
     ) -> None:
+        """A result for an application request, validated against the method's
+        result model before the application sees it, so an event never carries a
+        shape its type says it cannot have.
+        """
         spec = METHODS.get((self._role, entry.method))
         value: Any = result
         if spec is not None and spec.result is not None:
@@ -751,6 +798,10 @@ class _Connection:
     def _resolve_failure(
         self, rid: RequestId, entry: Outbound, code: int, message: str, events: list[Event]
     ) -> None:
+        """Fail one of ours for a local reason (timeout, a refused answer): an
+        internal request's handler decides what that means (a failed handshake, a
+        probe that falls back); an application request gets `RequestFailed`.
+        """
         if entry.handler is not None:
             done = entry.handler(
                 rid, None, {"code": code, "message": message, "local": LOCAL_FAILURE}
@@ -813,6 +864,9 @@ class _Connection:
     # ---- helpers for the roles
 
     def _validate_params(self, spec: MethodSpec, params: dict[str, Any] | None) -> Any:
+        """A request's params as its method's model, or `Reject` with -32602
+        naming where they are wrong (the role answers the peer with it).
+        """
         if spec.params is None:
             return None
         if params is None:
@@ -835,6 +889,10 @@ class _Connection:
         capabilities: dict[str, Any] | None = None,
         params: Any = None,
     ) -> int | str | None:
+        """Enter a peer's request in the in-flight table (OPEN) with what answering
+        it needs: its progress token (only a string or an integer: anything else
+        could not be echoed back), the log level and capabilities in force.
+        """
         token = meta.get("progressToken") if type(meta) is dict else None
         if not jr.is_request_id(token):
             token = None
@@ -853,6 +911,13 @@ class _Connection:
         *,
         automatic: bool = False,
     ) -> None:
+        """Append one message to the output buffer, within `Limits.output_limit`.
+
+        When the buffer is full a verb raises (the application can drain and call
+        again), but output the engine makes by itself (`automatic`: an error reply, a
+        ping answer) cannot wait: a peer that sends without reading our answers
+        would grow the buffer without bound, so that ends the connection instead.
+        """
         size = len(payload)
         if self._outgoing_bytes + size > self.limits.output_limit:
             if automatic:
@@ -873,6 +938,9 @@ class _Connection:
     ) -> None:
         # 2025-11-25 and 2026-07-28 type the id of an error as optional but never null:
         # an error that names no request leaves it out there; older revisions write null.
+        """Answer a message the engine refuses by itself, and report it
+        (`MessageRejected`), so the application can log what the peer sent.
+        """
         omit_id = rid is None and self.protocol_version in _ID_OPTIONAL_ON_ERRORS
         self._queue(
             jr.encode_error(rid, jr.error_object(code, message, data), omit_id=omit_id),
@@ -907,6 +975,9 @@ class _Connection:
         return out
 
     def _check_sending(self) -> None:
+        """A verb that starts something of ours after the end is the application's
+        mistake, unlike the answering verbs, which become no-ops (see `State`).
+        """
         if self.state in _ENDED:
             raise LocalProtocolError(f"connection is {self.state}")
 
@@ -965,6 +1036,9 @@ class _Connection:
         return rid
 
     def _register_outbound(self, rid: RequestId, entry: Outbound) -> None:
+        """Enter one of ours in the in-flight table (SENT) with its deadline and
+        progress token; a new deadline bumps the epoch `deadline_moved` reads.
+        """
         self._outbound[rid] = entry
         if entry.deadline is not None:
             self._deadlines.push(entry.deadline, rid, self._outbound)
@@ -979,6 +1053,10 @@ class _Connection:
         handler: Callable[[RequestId, dict[str, Any] | None, dict[str, Any] | None], None],
         deadline: float | None = None,
     ) -> None:
+        """A request of the engine's own (the handshake, the probe): the
+        application's in-flight limit does not apply, and its answer goes to
+        `handler`, not to an event.
+        """
         rid = self._next_id
         self._next_id += 1
         self._queue(jr.encode_request(rid, method, params), "request", method, rid, None)
@@ -1009,6 +1087,10 @@ class _Connection:
         (`answered`) or without one (an error, the peer's cancel, an abandoned stream)."""
 
     def _take_inbound(self, rid: RequestId) -> Inbound | None:
+        """The peer's request an answering verb names. None for one that ended (the
+        verb is then a no-op, since cancels race with answers); an id never seen is
+        the application's bug, and raises.
+        """
         entry = self._inbound.get(rid)
         if entry is None:
             if rid in self._ended_inbound:

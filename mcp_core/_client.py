@@ -133,6 +133,7 @@ class ClientConnection(_Connection):
         return []
 
     def _send_initialize(self, version: str) -> None:
+        """The legacy handshake: our capabilities once, for the whole session."""
         params = {
             "protocolVersion": version,
             "capabilities": self.config.capabilities_wire,
@@ -143,6 +144,11 @@ class ClientConnection(_Connection):
     def _on_initialize_answer(
         self, rid: RequestId, result: dict[str, Any] | None, error: dict[str, Any] | None
     ) -> None:
+        """The initialize answer decides the session: its revision must be one we
+        speak (in "auto" a legacy one, the probe having ruled 2026-07-28 out). A
+        failure is fatal for the connection: no request can follow a handshake that
+        agreed on no revision.
+        """
         if error is not None:
             data = error.get("data")
             if (
@@ -203,6 +209,10 @@ class ClientConnection(_Connection):
         )
 
     def _envelope_for(self, version: str) -> dict[str, Any]:
+        """The 2026-07-28 `_meta` envelope: what a legacy client says once in
+        initialize, a 2026-07-28 client says on every request, because the server
+        keeps no session to remember it by. Built once per connection.
+        """
         envelope: dict[str, Any] = {
             META_PROTOCOL_VERSION: version,
             META_CLIENT_CAPABILITIES: self.config.capabilities_wire,
@@ -213,6 +223,9 @@ class ClientConnection(_Connection):
         return envelope
 
     def _send_probe(self, version: str) -> None:
+        """`server/discover` under `version`'s envelope: a 2026-07-28 server
+        answers it; a legacy one refuses it, or stays silent until the deadline.
+        """
         self._probe_tried.add(version)
         self._send_internal(
             "server/discover",
@@ -222,6 +235,12 @@ class ClientConnection(_Connection):
         )
 
     def _on_probe_answer(self, result: dict[str, Any] | None, error: dict[str, Any] | None) -> None:
+        """Decide the era from the probe. A discover result names the server's
+        revisions. An UNSUPPORTED_PROTOCOL_VERSION error with a list is a 2026-07-28
+        server that wants another revision, tried once each: never a blind fall back,
+        which would downgrade a modern pair. Any other failure means a legacy
+        server: initialize goes out (or, without a legacy revision, the end).
+        """
         ours = self.config.supported_versions
         if error is None:
             try:
@@ -255,6 +274,9 @@ class ClientConnection(_Connection):
         self._send_initialize(legacy[0])
 
     def _take_mutual(self, mutual: tuple[str, ...], discovered: Any) -> None:
+        """Settle on the best revision both sides speak: a legacy one still needs
+        its initialize; a 2026-07-28 one is READY now.
+        """
         if not mutual:
             raise Fatal(RemoteProtocolError("no protocol revision both sides speak"))
         best = mutual[0]
@@ -287,11 +309,15 @@ class ClientConnection(_Connection):
         self.state = target
 
     def _become_modern(self, version: str) -> None:
+        """Record a 2026-07-28 revision and the envelope every request will carry."""
         self.protocol_version = version
         self.era = Era.MODERN
         self._envelope = self._envelope_for(version)
 
     def _connected_modern(self) -> Connected:
+        """The `Connected` of a 2026-07-28 connection (the capabilities are those
+        discovery found, or None for a pinned client that skipped it).
+        """
         assert self.protocol_version is not None
         return Connected(
             self.protocol_version,
@@ -353,6 +379,10 @@ class ClientConnection(_Connection):
     def _accept_request(
         self, rid: RequestId, method: str, params: dict[str, Any] | None, events: list[Event]
     ) -> None:
+        """A server's request (legacy only: a 2026-07-28 server asks in its
+        results). What the client did not declare is refused, with the errors the
+        SDKs use, before the params are validated.
+        """
         if self.era is Era.MODERN:
             # 2026-07-28 servers send no requests and clients send no responses:
             # report it and answer nothing.
@@ -385,6 +415,10 @@ class ClientConnection(_Connection):
     def _accept_notification(
         self, method: str, params: dict[str, Any] | None, events: list[Event]
     ) -> None:
+        """A server notification. Before a revision is agreed there is no table to
+        read it by, so it is dropped; a 2026-07-28 one names its listen stream
+        (subscriptionId), which the event carries.
+        """
         version = self.protocol_version
         if version is None:
             return
@@ -409,6 +443,9 @@ class ClientConnection(_Connection):
         events.append(NotificationReceived(method, model, subscription))
 
     def _receive_cancel(self, params: dict[str, Any] | None, events: list[Event]) -> None:
+        """A server's cancel: of a request it sent us (legacy), or, in 2026-07-28,
+        the end of one of our listen streams, which fails that call.
+        """
         if self.era is not Era.MODERN:
             super()._receive_cancel(params, events)
             return
@@ -430,6 +467,10 @@ class ClientConnection(_Connection):
     def _accept_result(
         self, rid: RequestId, entry: Outbound, result: dict[str, Any], events: list[Event]
     ) -> None:
+        """A 2026-07-28 result may be an InputRequiredResult (only for the methods
+        that can ask): the call then waits on the application's answers instead of
+        ending. Any other resultType than complete is the server's error.
+        """
         if self.era is Era.MODERN:
             result_type = result.get("resultType", "complete")
             if result_type == "input_required" and METHODS[("client", entry.method)].input_required:
@@ -534,6 +575,10 @@ class ClientConnection(_Connection):
         result: dict[str, Any] | None,
         error: tuple[int, str, Any] | None,
     ) -> bool:
+        """Answers to a 2026-07-28 round's questions are collected per call and
+        sent with its retry, never as JSON-RPC responses (the server asked in a
+        result, not in a request). True when `request_id` names such a question.
+        """
         if type(request_id) is not str:
             return False
         slot = self._input_slots.pop(request_id, None)
@@ -651,6 +696,9 @@ class ClientConnection(_Connection):
     def _prepare_request(
         self, spec: MethodSpec, params: dict[str, Any] | None
     ) -> dict[str, Any] | None:
+        """Check a request against the server's capabilities and stamp the
+        2026-07-28 envelope; the application's own `_meta` keys win over ours.
+        """
         cap = needs_capability(spec, self.protocol_version or "")
         # A pinned 2026-07-28 client that skipped discovery knows no capabilities yet.
         if (

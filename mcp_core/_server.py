@@ -239,6 +239,10 @@ class ServerConnection(_Connection):
             raise Reject(METHOD_NOT_FOUND, f"Method not found: {method}")
 
     def _refuse_initialize(self, params: dict[str, Any] | None) -> None:
+        """An initialize at a server without legacy revisions. Not "method not
+        found": the client is a legacy one, and the error's data names the
+        revisions we speak so that it can say why it cannot connect.
+        """
         requested = (params or {}).get("protocolVersion")
         supported = list(self.config.supported_versions)
         raise Reject(
@@ -255,6 +259,11 @@ class ServerConnection(_Connection):
     def _initialize(
         self, rid: RequestId, params: dict[str, Any] | None, events: list[Event]
     ) -> None:
+        """The legacy handshake: the revision is the client's if we speak it, else
+        our newest legacy one (the client then decides whether it can go on, as the
+        spec has it). The session's context is built once here and shared by every
+        request that brings no `_meta` of its own.
+        """
         spec = METHODS[("client", "initialize")]
         p = self._validate_params(spec, params)
         legacy = self.config.legacy_versions
@@ -279,6 +288,11 @@ class ServerConnection(_Connection):
     def _legacy_request(
         self, rid: RequestId, method: str, params: dict[str, Any] | None, events: list[Event]
     ) -> None:
+        """A request in a legacy session: judged by the session's revision and the
+        capabilities negotiated once; `logging/setLevel` and the subscriptions are
+        session state, kept here rather than left to the application, because
+        `send_log` and `notify_subscribers` must obey them.
+        """
         version = self.protocol_version
         assert version is not None
         spec = lookup("client", method, version)
@@ -375,6 +389,9 @@ class ServerConnection(_Connection):
         assert len(self._asking) == sum(len(r.waiting) for r in self._rounds.values())
 
     def _check_offered(self, spec: MethodSpec) -> None:
+        """A method whose capability this server did not advertise is "not found",
+        as if it did not exist: that is how the SDKs answer it.
+        """
         cap = needs_capability(spec, self.protocol_version or "")
         if cap and not has_capability(self.config.capabilities_wire, cap):
             raise Reject(
@@ -384,6 +401,12 @@ class ServerConnection(_Connection):
     def _modern_request(
         self, rid: RequestId, method: str, params: dict[str, Any] | None, events: list[Event]
     ) -> None:
+        """A 2026-07-28 request: everything it is judged by travels in its own
+        `_meta` envelope, checked key by key with an error naming the key, because
+        there is no session to fall back on. The first valid one makes the
+        connection modern (the table's ENVELOPE move); later ones may carry another
+        supported revision, and the connection follows the latest.
+        """
         if method == "initialize" and classify_era(params) is not Era.MODERN:
             # A legacy client: tell it, in words it can show, which revisions we speak.
             self._refuse_initialize(params)
@@ -526,6 +549,9 @@ class ServerConnection(_Connection):
         return answers, payload.get("s"), asked, forms
 
     def _discover_result(self) -> dict[str, Any]:
+        """The `server/discover` answer: every revision we speak, in both eras, so a
+        probing client can fall back to initialize knowingly.
+        """
         result: dict[str, Any] = {
             "supportedVersions": list(self.config.supported_versions),
             "capabilities": self.config.capabilities_wire,
@@ -537,6 +563,9 @@ class ServerConnection(_Connection):
     def _accept_notification(
         self, method: str, params: dict[str, Any] | None, events: list[Event]
     ) -> None:
+        """A client notification. Nothing before the era is known means anything
+        (a legacy client sends `initialized` only after its initialize).
+        """
         version = self.protocol_version
         if version is None:
             return  # nothing but initialize means anything before the era is known
@@ -556,6 +585,10 @@ class ServerConnection(_Connection):
     # ---------------------------------------------------------------- sending
 
     def _finish_result(self, method: str, result: dict[str, Any]) -> dict[str, Any]:
+        """What the era adds to every result: 2026-07-28 results carry a
+        resultType, our serverInfo and, when cacheable, the caching hints; a legacy
+        result must not carry a resultType at all.
+        """
         if self.era is not Era.MODERN:
             result.pop("resultType", None)
             return result
@@ -579,6 +612,10 @@ class ServerConnection(_Connection):
         return result
 
     def _sending_revision(self) -> str:
+        """A 2026-07-28 server sends no requests or unsolicited notifications (it
+        asks in results and notifies listen streams): refused, naming the verbs
+        that do it instead.
+        """
         if self.era is Era.MODERN:
             raise LocalProtocolError(
                 "in 2026-07-28 a server sends no requests or unsolicited notifications; "
@@ -589,6 +626,10 @@ class ServerConnection(_Connection):
     def _prepare_request(
         self, spec: MethodSpec, params: dict[str, Any] | None
     ) -> dict[str, Any] | None:
+        """A legacy server's request to the client: refused when the client did not
+        declare what it needs, and written in the session revision's dialect of
+        elicitation (2025-06-18 has no modes).
+        """
         problem = capability_problem(self._client_caps_wire, spec.method, params)
         if problem is not None:
             raise LocalProtocolError(f"the client did not declare it: {problem[1]}")
@@ -605,6 +646,8 @@ class ServerConnection(_Connection):
         return params
 
     def _check_notification_allowed(self, method: str) -> None:
+        """A list_changed or log notification needs its capability advertised:
+        the spec lets a server send each only under the capability announcing it."""
         cap = _NOTIFICATION_CAPABILITY.get(method)
         if cap is not None and not has_capability(self.config.capabilities_wire, cap):
             raise LocalProtocolError(f"{method} needs the {cap} capability, which was not offered")
