@@ -39,6 +39,7 @@ from mcp_adapters._session import RequestId, SessionCore
 from mcp_adapters.auth._settings import on_auth_event
 from mcp_core import (
     ConnectionClosed,
+    Era,
     Event,
     InputReceived,
     LocalProtocolError,
@@ -452,7 +453,7 @@ class HTTPServer:
         if core is None:
             if isinstance(event, ConnectionClosed):
                 return
-            modern = wrapped.session_id is None
+            modern = conn.era is not Era.LEGACY  # the core's word (None: refused first)
             if modern and not isinstance(event, (RequestReceived, InputReceived)):
                 return  # a 2026-07-28 exchange answered on the spot: nothing runs for it
             new = SessionCore(conn, spawn=lambda e: self._spawn(conn, new, e))

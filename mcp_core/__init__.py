@@ -6,9 +6,7 @@ See docs/architecture.md for the shape and docs/embedding.md for the driver loop
 
 from typing import TYPE_CHECKING
 
-from ._client import ClientConnection
-from ._config import ClientConfig, ServerConfig
-from ._connection import (
+from ._base import (
     LOG_LEVELS,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -19,6 +17,8 @@ from ._connection import (
     OutgoingMessage,
     State,
 )
+from ._client import ClientConnection
+from ._config import ClientConfig, ServerConfig
 from ._errors import (
     CONNECTION_CLOSED,
     HEADER_MISMATCH,

@@ -16,15 +16,8 @@ from typing import Any
 import pydantic
 
 from . import _jsonrpc as jr
-from ._config import ClientConfig, to_wire
-from ._connection import (
+from ._base import (
     LOCAL_FAILURE,
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_LOG_LEVEL,
-    META_PROTOCOL_VERSION,
-    META_SERVER_INFO,
-    META_SUBSCRIPTION_ID,
     Fatal,
     Reject,
     RequestId,
@@ -35,6 +28,7 @@ from ._connection import (
     has_capability,
     validator,
 )
+from ._config import ClientConfig, to_wire
 from ._errors import (
     CONNECTION_CLOSED,
     INTERNAL_ERROR,
@@ -57,7 +51,14 @@ from ._events import (
     SubscriptionAcknowledged,
 )
 from ._requests import Outbound, PendingInputs, RecentIds
+from ._state import RequestInput, RequestState, SessionInput, follows
 from ._versions import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
     METHODS,
     Era,
     MethodSpec,
@@ -109,8 +110,13 @@ class ClientConnection(_Connection):
         """
         if self.state is not State.IDLE:
             raise LocalProtocolError("connect() was already called")
-        self.state = State.CONNECTING
         mode = self.config.mode
+        if mode != "legacy" and mode != "auto" and era_of(mode) is Era.MODERN:
+            # Pinned to 2026-07-28: nothing to negotiate, ready at once.
+            self._move(SessionInput.CONNECT_PINNED)
+            self._become_modern(mode)
+            return [self._connected_modern()]
+        self._move(SessionInput.CONNECT)
         versions = self.config.supported_versions
         modern = [v for v in versions if era_of(v) is Era.MODERN]
         legacy = [v for v in versions if era_of(v) is Era.LEGACY]
@@ -122,14 +128,12 @@ class ClientConnection(_Connection):
                 self._send_probe(modern[0])
             else:
                 self._send_initialize(legacy[0])
-        elif era_of(mode) is Era.MODERN:
-            self._become_modern(mode)
-            return [self._connected_modern()]
         else:
             self._send_initialize(mode)
         return []
 
     def _send_initialize(self, version: str) -> None:
+        """The legacy handshake: our capabilities once, for the whole session."""
         params = {
             "protocolVersion": version,
             "capabilities": self.config.capabilities_wire,
@@ -140,6 +144,11 @@ class ClientConnection(_Connection):
     def _on_initialize_answer(
         self, rid: RequestId, result: dict[str, Any] | None, error: dict[str, Any] | None
     ) -> None:
+        """The initialize answer decides the session: its revision must be one we
+        speak (in "auto" a legacy one, the probe having ruled 2026-07-28 out). A
+        failure is fatal for the connection: no request can follow a handshake that
+        agreed on no revision.
+        """
         if error is not None:
             data = error.get("data")
             if (
@@ -180,9 +189,9 @@ class ClientConnection(_Connection):
                     f"server chose protocol version {version!r}, which this client does not speak"
                 )
             )
+        self._negotiated()
         self.protocol_version = version
         self.era = Era.LEGACY
-        self.state = State.READY
         self.server_capabilities = init.capabilities
         self.server_info = init.server_info
         self.instructions = init.instructions
@@ -200,6 +209,10 @@ class ClientConnection(_Connection):
         )
 
     def _envelope_for(self, version: str) -> dict[str, Any]:
+        """The 2026-07-28 `_meta` envelope: what a legacy client says once in
+        initialize, a 2026-07-28 client says on every request, because the server
+        keeps no session to remember it by. Built once per connection.
+        """
         envelope: dict[str, Any] = {
             META_PROTOCOL_VERSION: version,
             META_CLIENT_CAPABILITIES: self.config.capabilities_wire,
@@ -210,6 +223,9 @@ class ClientConnection(_Connection):
         return envelope
 
     def _send_probe(self, version: str) -> None:
+        """`server/discover` under `version`'s envelope: a 2026-07-28 server
+        answers it; a legacy one refuses it, or stays silent until the deadline.
+        """
         self._probe_tried.add(version)
         self._send_internal(
             "server/discover",
@@ -219,6 +235,12 @@ class ClientConnection(_Connection):
         )
 
     def _on_probe_answer(self, result: dict[str, Any] | None, error: dict[str, Any] | None) -> None:
+        """Decide the era from the probe. A discover result names the server's
+        revisions. An UNSUPPORTED_PROTOCOL_VERSION error with a list is a 2026-07-28
+        server that wants another revision, tried once each: never a blind fall back,
+        which would downgrade a modern pair. Any other failure means a legacy
+        server: initialize goes out (or, without a legacy revision, the end).
+        """
         ours = self.config.supported_versions
         if error is None:
             try:
@@ -252,12 +274,16 @@ class ClientConnection(_Connection):
         self._send_initialize(legacy[0])
 
     def _take_mutual(self, mutual: tuple[str, ...], discovered: Any) -> None:
+        """Settle on the best revision both sides speak: a legacy one still needs
+        its initialize; a 2026-07-28 one is READY now.
+        """
         if not mutual:
             raise Fatal(RemoteProtocolError("no protocol revision both sides speak"))
         best = mutual[0]
         if era_of(best) is not Era.MODERN:
             self._send_initialize(best)
             return
+        self._negotiated()
         self._become_modern(best)
         if discovered is not None:
             self.server_capabilities = discovered.capabilities
@@ -271,13 +297,27 @@ class ClientConnection(_Connection):
                     self.server_info = None
         self._pending_events.append(self._connected_modern())
 
+    def _negotiated(self) -> None:
+        """The handshake or the probe settled on a revision: READY, if the table
+        agrees. Peer-driven, so a refusal ends the connection as a broken
+        handshake rather than raising a local error out of `receive_data`."""
+        target = follows("client", self.state, SessionInput.NEGOTIATED)
+        if target is None:
+            raise Fatal(
+                RemoteProtocolError(f"the server answered the handshake again (state {self.state})")
+            )
+        self.state = target
+
     def _become_modern(self, version: str) -> None:
+        """Record a 2026-07-28 revision and the envelope every request will carry."""
         self.protocol_version = version
         self.era = Era.MODERN
-        self.state = State.READY
         self._envelope = self._envelope_for(version)
 
     def _connected_modern(self) -> Connected:
+        """The `Connected` of a 2026-07-28 connection (the capabilities are those
+        discovery found, or None for a pinned client that skipped it).
+        """
         assert self.protocol_version is not None
         return Connected(
             self.protocol_version,
@@ -306,7 +346,7 @@ class ClientConnection(_Connection):
         # The deadline keeps running while the application answers input requests.
         for logical, pending in list(self._pending_inputs.items()):
             if pending.deadline is not None and pending.deadline <= now:
-                self._drop_pending_inputs(logical)
+                self._drop_pending_inputs(logical, RequestInput.TIMEOUT)
                 events.append(
                     RequestFailed(logical, pending.method, REQUEST_TIMEOUT, "Request timed out")
                 )
@@ -339,6 +379,10 @@ class ClientConnection(_Connection):
     def _accept_request(
         self, rid: RequestId, method: str, params: dict[str, Any] | None, events: list[Event]
     ) -> None:
+        """A server's request (legacy only: a 2026-07-28 server asks in its
+        results). What the client did not declare is refused, with the errors the
+        SDKs use, before the params are validated.
+        """
         if self.era is Era.MODERN:
             # 2026-07-28 servers send no requests and clients send no responses:
             # report it and answer nothing.
@@ -371,6 +415,10 @@ class ClientConnection(_Connection):
     def _accept_notification(
         self, method: str, params: dict[str, Any] | None, events: list[Event]
     ) -> None:
+        """A server notification. Before a revision is agreed there is no table to
+        read it by, so it is dropped; a 2026-07-28 one names its listen stream
+        (subscriptionId), which the event carries.
+        """
         version = self.protocol_version
         if version is None:
             return
@@ -395,6 +443,9 @@ class ClientConnection(_Connection):
         events.append(NotificationReceived(method, model, subscription))
 
     def _receive_cancel(self, params: dict[str, Any] | None, events: list[Event]) -> None:
+        """A server's cancel: of a request it sent us (legacy), or, in 2026-07-28,
+        the end of one of our listen streams, which fails that call.
+        """
         if self.era is not Era.MODERN:
             super()._receive_cancel(params, events)
             return
@@ -406,7 +457,7 @@ class ClientConnection(_Connection):
         if entry is None or entry.method != "subscriptions/listen":
             return
         del self._outbound[rid]
-        self._ended(rid, entry)
+        self._ended(rid, entry, RequestInput.PEER_CANCEL)
         events.append(
             RequestFailed(
                 entry.logical, entry.method, INTERNAL_ERROR, "subscription ended by the server"
@@ -416,6 +467,10 @@ class ClientConnection(_Connection):
     def _accept_result(
         self, rid: RequestId, entry: Outbound, result: dict[str, Any], events: list[Event]
     ) -> None:
+        """A 2026-07-28 result may be an InputRequiredResult (only for the methods
+        that can ask): the call then waits on the application's answers instead of
+        ending. Any other resultType than complete is the server's error.
+        """
         if self.era is Era.MODERN:
             result_type = result.get("resultType", "complete")
             if result_type == "input_required" and METHODS[("client", entry.method)].input_required:
@@ -427,6 +482,7 @@ class ClientConnection(_Connection):
                     if result_type == "input_required"
                     else f"unknown resultType {result_type!r}"
                 )
+                self._step(entry, "outbound", RequestInput.LOST)
                 events.append(
                     RequestFailed(rid, entry.method, INTERNAL_ERROR, f"invalid result: {problem}")
                 )
@@ -438,11 +494,15 @@ class ClientConnection(_Connection):
     def _start_input_round(
         self, entry: Outbound, result: dict[str, Any], events: list[Event]
     ) -> None:
+        """An InputRequiredResult came in for one of our calls: hand its questions
+        to the application as RequestReceived events and wait for every answer
+        (AWAITING_INPUT), or fail the call when the result cannot be acted on."""
         logical = entry.logical
         self._retry_wire.pop(logical, None)
         try:
             interim = validator("InputRequiredResult")(result)
         except pydantic.ValidationError as exc:
+            self._step(entry, "outbound", RequestInput.LOST)
             events.append(
                 RequestFailed(
                     logical, entry.method, INTERNAL_ERROR, f"invalid result: {describe(exc)}"
@@ -450,6 +510,7 @@ class ClientConnection(_Connection):
             )
             return
         if not interim.input_requests and interim.request_state is None:
+            self._step(entry, "outbound", RequestInput.LOST)
             events.append(
                 RequestFailed(
                     logical,
@@ -461,6 +522,7 @@ class ClientConnection(_Connection):
             return
         rounds = entry.rounds + 1
         if rounds > self.config.max_input_rounds:
+            self._step(entry, "outbound", RequestInput.LOST)
             events.append(
                 RequestFailed(
                     logical,
@@ -479,9 +541,11 @@ class ClientConnection(_Connection):
                 self._check_declared(method, raw_params)
             except Reject as rej:
                 # The server asked for something we never declared: the call cannot go on.
+                self._step(entry, "outbound", RequestInput.LOST)
                 events.append(RequestFailed(logical, entry.method, rej.code, rej.message))
                 return
             asked.append((key, method, request.params, raw_params.get("_meta")))
+        self._step(entry, "outbound", RequestInput.INPUT_REQUIRED_IN)
         pending = PendingInputs(
             entry.method,
             entry.params,
@@ -511,6 +575,10 @@ class ClientConnection(_Connection):
         result: dict[str, Any] | None,
         error: tuple[int, str, Any] | None,
     ) -> bool:
+        """Answers to a 2026-07-28 round's questions are collected per call and
+        sent with its retry, never as JSON-RPC responses (the server asked in a
+        result, not in a request). True when `request_id` names such a question.
+        """
         if type(request_id) is not str:
             return False
         slot = self._input_slots.pop(request_id, None)
@@ -523,7 +591,7 @@ class ClientConnection(_Connection):
             return True  # the call was cancelled meanwhile
         if error is not None:
             # The application refused to answer: the whole call fails, nothing is sent.
-            self._drop_pending_inputs(logical)
+            self._drop_pending_inputs(logical, RequestInput.REFUSED_INPUT)
             # The call fails with the error the application gave, as on a legacy
             # connection where that error would have come back from the server.
             self._pending_events.append(
@@ -539,6 +607,7 @@ class ClientConnection(_Connection):
 
     def _retry(self, logical: RequestId, pending: PendingInputs) -> None:
         """The same call again: a new id, the answers, the state echoed byte for byte."""
+        self._step(pending, "outbound", RequestInput.RETRY)
         del self._pending_inputs[logical]
         params = dict(pending.params or {})
         if pending.answers:
@@ -573,10 +642,13 @@ class ClientConnection(_Connection):
                 e for e in self._pending_events if getattr(e, "request_id", None) != request_id
             ]
 
-    def _drop_pending_inputs(self, request_id: RequestId) -> bool:
+    def _drop_pending_inputs(
+        self, request_id: RequestId, by: RequestInput = RequestInput.CANCEL
+    ) -> bool:
         pending = self._pending_inputs.pop(request_id, None)
         if pending is None:
             return False
+        self._step(pending, "outbound", by)
         for slot in [s for s, (owner, _) in self._input_slots.items() if owner == request_id]:
             del self._input_slots[slot]
             self._dead_slots.add(slot)
@@ -588,19 +660,28 @@ class ClientConnection(_Connection):
     def _wire_id(self, request_id: RequestId) -> RequestId:
         return self._retry_wire.get(request_id, request_id)
 
-    def _ended(self, rid: RequestId, entry: Outbound) -> None:
-        super()._ended(rid, entry)
+    def _ended(self, rid: RequestId, entry: Outbound, by: RequestInput | None = None) -> None:
+        super()._ended(rid, entry, by)
         if entry.logical != rid:
             self._retry_wire.pop(entry.logical, None)
 
     def _waiting_on_inputs(self, request_id: RequestId) -> bool:
         return request_id in self._pending_inputs
 
+    def check_invariants(self) -> None:
+        super().check_invariants()
+        # A call waiting on its answers is held only here, never also on the wire.
+        for logical, pending in self._pending_inputs.items():
+            assert pending.state is RequestState.AWAITING_INPUT
+            assert self._retry_wire.get(logical) is None
+
     def _settle_local(self) -> list[Event]:
         # Events of the application's own calls still waiting for a tick (a call its
         # refused input failed) are terminal events too: out before ConnectionClosed.
         events: list[Event] = self._pending_events
         self._pending_events = []
+        for pending in self._pending_inputs.values():
+            self._step(pending, "outbound", RequestInput.CLOSE)
         events += [
             RequestFailed(logical, pending.method, CONNECTION_CLOSED, "Connection closed")
             for logical, pending in self._pending_inputs.items()
@@ -615,6 +696,9 @@ class ClientConnection(_Connection):
     def _prepare_request(
         self, spec: MethodSpec, params: dict[str, Any] | None
     ) -> dict[str, Any] | None:
+        """Check a request against the server's capabilities and stamp the
+        2026-07-28 envelope; the application's own `_meta` keys win over ours.
+        """
         cap = needs_capability(spec, self.protocol_version or "")
         # A pinned 2026-07-28 client that skipped discovery knows no capabilities yet.
         if (

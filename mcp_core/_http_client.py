@@ -79,8 +79,8 @@ from typing import Any, Final, Literal
 import h11
 
 from . import _jsonrpc as jr
+from ._base import META_PROTOCOL_VERSION, OutgoingMessage, RequestId, State
 from ._client import ClientConnection
-from ._connection import META_PROTOCOL_VERSION, OutgoingMessage, RequestId, State
 from ._errors import (
     CONNECTION_CLOSED,
     INTERNAL_ERROR,
@@ -111,6 +111,7 @@ from ._http_headers import (
     x_mcp_header_params,
 )
 from ._sse import SSEDecoder
+from ._state import classify_era
 from ._versions import Era
 
 __all__ = [
@@ -388,11 +389,10 @@ class HTTPClientEndpoint:
             params = obj.get("params") if type(obj) is dict else None
         modern = mcp.era is Era.MODERN
         version = mcp.protocol_version if mcp.era is not None else None
-        if mcp.era is None and type(params) is dict:
-            meta = params.get("_meta")
-            probe_version = meta.get(META_PROTOCOL_VERSION) if type(meta) is dict else None
-            if isinstance(probe_version, str):
-                modern, version = True, probe_version
+        if mcp.era is None and classify_era(params) is Era.MODERN:
+            # The discovery probe, before any era is agreed: it travels as the
+            # revision its own envelope names (ours, so a string).
+            modern, version = True, params["_meta"][META_PROTOCOL_VERSION]
         headers: Headers = [
             ("host", self.host),
             ("accept", _ACCEPT_BOTH),

@@ -90,7 +90,6 @@ from . import _http_auth
 from . import _jsonrpc as jr
 from ._config import ServerConfig
 from ._connection import (
-    META_PROTOCOL_VERSION,
     OutgoingMessage,
     RequestId,
     State,
@@ -136,12 +135,12 @@ from ._http_server_conn import (
     Moment,
     Refusal,
     RequestHead,
-    StreamState,
 )
 from ._resource_auth import ProtectedResource, ResourceGuard
 from ._server import ServerConnection
 from ._sse import encode_event
-from ._versions import MODERN_REVISIONS, V2025_03_26, V2025_11_25, Era, era_of, is_known
+from ._state import StreamState, classify_era
+from ._versions import V2025_03_26, V2025_11_25, Era, is_known
 
 __all__ = [
     "EventStore",
@@ -291,14 +290,6 @@ class _Session:
 
 def _tag(events: list[Event], conn: ServerConnection, session_id: str | None) -> list[Event]:
     return [MCPEvent(e, conn, session_id) for e in events]
-
-
-def _has_modern_meta(obj: Any) -> bool:
-    if type(obj) is not dict:
-        return False
-    params = obj.get("params")
-    meta = params.get("_meta") if type(params) is dict else None
-    return type(meta) is dict and META_PROTOCOL_VERSION in meta
 
 
 def _error_code(payload: bytes) -> int | None:
@@ -671,21 +662,31 @@ class HTTPServerEndpoint:
         denied = _http_auth.scope_refusal(self, http, head, obj)
         if denied is not None:
             return denied
+        # Routing is by era, and the era is the message's word first (classify_era:
+        # the MCP-Protocol-Version header, the params' envelope), this endpoint's
+        # policy only where the message says nothing. The order matters:
         version, _ = single_header(head.headers, PROTOCOL_VERSION)
-        is_init = type(obj) is dict and obj.get("method") == "initialize" and "id" in obj
-        # An initialize that carries the 2026 header or envelope is a modern request
-        # for a method that revision does not have; any other starts a legacy session.
-        if is_init and version not in MODERN_REVISIONS and not _has_modern_meta(obj):
+        single = type(obj) is dict
+        era = classify_era(obj.get("params") if single else None, version)
+        # 1. An initialize opens a legacy session unless the message says
+        #    2026-07-28; then it is a modern request for a method that revision
+        #    lacks, and the modern path refuses it in words a client can show.
+        if single and obj.get("method") == "initialize" and "id" in obj and era is not Era.MODERN:
             return self._post_legacy(http, head, obj)
-        legacy = self.config.legacy_versions
-        if version in MODERN_REVISIONS or _has_modern_meta(obj) or not legacy:
+        # 2. Said modern, or nothing else is spoken here: no session is involved.
+        if era is Era.MODERN or not self.config.legacy_versions:
             return self._post_modern(http, head, obj)
-        if version is not None and not (is_known(version) and era_of(version) is Era.LEGACY):
+        # 3. A header naming no revision we know. A server that speaks 2026-07-28
+        #    lets its envelope check answer (with the supported list); a
+        #    legacy-only one has no JSON-RPC answer to give before a session.
+        if era is None and version is not None:
             if self.config.modern_versions:
                 return self._post_modern(http, head, obj)
             return http.refuse(
                 Refusal(400, f"Bad Request: Unsupported protocol version: {version}")
             )
+        # 4. Said legacy, or nothing at all: a request in a session (which
+        #    _post_legacy finds by Mcp-Session-Id, or refuses for its absence).
         return self._post_legacy(http, head, obj)
 
     def refuse_over_limit(
@@ -966,7 +967,7 @@ class HTTPServerEndpoint:
     def _legacy_target(self, http: HTTPExchange, head: RequestHead) -> _Session | list[Event]:
         """The session a GET or DELETE names, or the refusal already sent."""
         version, _ = single_header(head.headers, PROTOCOL_VERSION)
-        if version in MODERN_REVISIONS or not self.config.legacy_versions:
+        if classify_era(None, version) is Era.MODERN or not self.config.legacy_versions:
             # 2026-07-28 has no GET stream and no sessions to delete.
             return http.refuse(
                 Refusal(405, "Method Not Allowed", jsonrpc=False, headers=(("allow", "POST"),))

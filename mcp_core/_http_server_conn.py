@@ -34,7 +34,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import h11
@@ -56,6 +55,7 @@ from ._http import (
 )
 from ._http_headers import ClientView
 from ._resource_auth import AccessToken, VerificationResult
+from ._state import HTTPConnectionState, ResponseState, StreamState
 
 if TYPE_CHECKING:
     from ._http_server import HTTPServerEndpoint, Stream
@@ -214,15 +214,6 @@ class Moment:
         self.now, self.wall = saved
 
 
-class StreamState(Enum):
-    """Where a response carrying MCP messages is: not yet started (its answer may
-    still go out as one JSON body), an open SSE stream, or over."""
-
-    PENDING = "pending"
-    STREAMING = "streaming"
-    DONE = "done"
-
-
 @dataclass(slots=True)
 class Refusal:
     """An error answer the HTTP layer gives itself: its status and, with `jsonrpc`, a
@@ -279,12 +270,6 @@ def _deadline(base: float | None, delta: float | None) -> float | None:
 # ========================================================================= exchange
 
 
-class _Phase(Enum):
-    NOT_STARTED = 0
-    SENDING = 1
-    ENDED = 2
-
-
 class _Buffer:
     """The response sink of a standalone exchange: the status and headers, and the
     body bytes until the server takes them."""
@@ -293,34 +278,34 @@ class _Buffer:
 
     def __init__(self, exchange: HTTPExchange) -> None:
         self.exchange = exchange
-        self.phase = _Phase.NOT_STARTED
+        self.phase = ResponseState.NOT_STARTED
         self.response: tuple[int, Headers] | None = None
         self.close_connection = False
         self.out: list[bytes] = []
         self.out_len = 0
 
     def send_response(self, status: int, headers: Headers, body: bytes, close: bool) -> bool:
-        if self.phase is not _Phase.NOT_STARTED or self.exchange.closed:
+        if self.phase is not ResponseState.NOT_STARTED or self.exchange.closed:
             return False
         self.response = (status, headers)
         self.close_connection = close
         if body:
             self.out.append(body)
             self.out_len += len(body)
-        self.phase = _Phase.ENDED
+        self.phase = ResponseState.ENDED
         self.exchange.endpoint.mark_ready(self.exchange)
         return True
 
     def start_response(self, status: int, headers: Headers) -> bool:
-        if self.phase is not _Phase.NOT_STARTED or self.exchange.closed:
+        if self.phase is not ResponseState.NOT_STARTED or self.exchange.closed:
             return False
         self.response = (status, headers)
-        self.phase = _Phase.SENDING
+        self.phase = ResponseState.SENDING
         self.exchange.endpoint.mark_ready(self.exchange)
         return True
 
     def send_body(self, data: bytes) -> bool:
-        if self.phase is not _Phase.SENDING:
+        if self.phase is not ResponseState.SENDING:
             return False
         self.out.append(data)
         self.out_len += len(data)
@@ -328,8 +313,8 @@ class _Buffer:
         return True
 
     def end_response(self) -> None:
-        if self.phase is _Phase.SENDING:
-            self.phase = _Phase.ENDED
+        if self.phase is ResponseState.SENDING:
+            self.phase = ResponseState.ENDED
             self.exchange.endpoint.mark_ready(self.exchange)
 
     @property
@@ -448,7 +433,7 @@ class HTTPExchange:
         A response cut short (`closed` first) never is: the server must drop it, not end
         it as if it were whole."""
         buffer = self._buffer
-        return buffer is not None and buffer.phase is _Phase.ENDED
+        return buffer is not None and buffer.phase is ResponseState.ENDED
 
     @property
     def closed(self) -> bool:
@@ -781,14 +766,6 @@ class HTTPExchange:
 # ======================================================================= connection
 
 
-class _Wire(Enum):
-    """Where a TCP connection is: between requests, reading one, or answering one."""
-
-    IDLE = 0
-    RECEIVING = 1
-    RESPONDING = 2
-
-
 class HTTPServerConnection:
     """One TCP connection of the HTTP server (an h11 server connection inside).
 
@@ -855,7 +832,7 @@ class HTTPServerConnection:
         self._input_pending = False
         self._processing = False
         self._paused_bytes = 0
-        self._phase = _Wire.IDLE
+        self._phase = HTTPConnectionState.IDLE
         self._since: float | None = now if now is not None else endpoint.moment.now
 
     # ----------------------------------------------------------------- public
@@ -898,14 +875,14 @@ class HTTPServerConnection:
                 return events
             if not data:
                 return events + self.close("client closed the connection")
-            if self._phase is _Wire.RESPONDING:
+            if self._phase is HTTPConnectionState.RESPONDING:
                 # Only a pipelined request (or garbage) can arrive now; it waits
                 # unparsed, so bound it here.
                 self._paused_bytes += len(data)
                 if self._paused_bytes > endpoint.limits.max_header_bytes + endpoint.max_body_bytes:
                     return events + self.close("client sent too much while a response was open")
-            elif self._phase is _Wire.IDLE:
-                self._set_phase(_Wire.RECEIVING)
+            elif self._phase is HTTPConnectionState.IDLE:
+                self._set_phase(HTTPConnectionState.RECEIVING)
             self._input += data
             return events + self._process()
         finally:
@@ -937,10 +914,10 @@ class HTTPServerConnection:
             limits = self.endpoint.limits
             phase = self._phase
             exchange = self._exchange
-            if phase is _Wire.IDLE:
+            if phase is HTTPConnectionState.IDLE:
                 if limits.idle_timeout is not None and self._since + limits.idle_timeout <= now:
                     self._closed = True
-            elif phase is _Wire.RECEIVING:
+            elif phase is HTTPConnectionState.RECEIVING:
                 if limits.header_timeout is not None and self._since + limits.header_timeout <= now:
                     events += self._refuse(
                         Refusal(408, "Request Timeout", jsonrpc=False, close=True)
@@ -962,9 +939,9 @@ class HTTPServerConnection:
             return None
         limits = self.endpoint.limits
         phase = self._phase
-        if phase is _Wire.IDLE:
+        if phase is HTTPConnectionState.IDLE:
             return _deadline(self._since, limits.idle_timeout)
-        if phase is _Wire.RECEIVING:
+        if phase is HTTPConnectionState.RECEIVING:
             return _deadline(self._since, limits.header_timeout)
         exchange = self._exchange
         return exchange.next_deadline() if exchange is not None else None
@@ -1127,7 +1104,7 @@ class HTTPServerConnection:
         return exchange.refuse(refusal)
 
     def _on_head(self, request: h11.Request) -> list[Event]:
-        self._set_phase(_Wire.RECEIVING)
+        self._set_phase(HTTPConnectionState.RECEIVING)
         self._paused_bytes = 0
         head = RequestHead(
             request.method.decode("latin-1"),
@@ -1163,7 +1140,7 @@ class HTTPServerConnection:
         return exchange.receive_body(data)
 
     def _on_complete(self) -> list[Event]:
-        self._set_phase(_Wire.RESPONDING)
+        self._set_phase(HTTPConnectionState.RESPONDING)
         exchange = self._exchange
         assert exchange is not None
         if exchange.responded:
@@ -1178,7 +1155,7 @@ class HTTPServerConnection:
         if h.our_state is h11.DONE and h.their_state is h11.DONE:
             h.start_next_cycle()
             self._exchange = None
-            self._set_phase(_Wire.IDLE)
+            self._set_phase(HTTPConnectionState.IDLE)
             # The next head starts with what h11 kept of the last slice: the scanner
             # sees those bytes before h11 parses them.
             self._unscanned = h.trailing_data[0]
@@ -1194,7 +1171,7 @@ class HTTPServerConnection:
             self._out_len += len(data)
             self.endpoint.mark_ready(self)
 
-    def _set_phase(self, phase: _Wire) -> None:
+    def _set_phase(self, phase: HTTPConnectionState) -> None:
         if phase is not self._phase:
             self._phase = phase
             self._since = self.endpoint.moment.now

@@ -11,6 +11,8 @@ import heapq
 from collections.abc import Callable
 from typing import Any
 
+from ._state import RequestState
+
 RequestId = int | str
 
 
@@ -31,6 +33,7 @@ class Outbound:
         "progress_token",
         "related",
         "rounds",
+        "state",
     )
 
     def __init__(
@@ -55,6 +58,8 @@ class Outbound:
         self.logical = logical
         self.params = params
         self.rounds = rounds
+        # SENT while in the outbound table; its last value says how it ended.
+        self.state = RequestState.SENT
 
 
 class Inbound:
@@ -73,6 +78,7 @@ class Inbound:
         "method",
         "params",
         "progress_token",
+        "state",
         "subscription",
     )
 
@@ -94,6 +100,8 @@ class Inbound:
         self.subscription: dict[str, Any] | None = None
         # Legacy server: the request's context, for the InputReceived of its questions.
         self.context: Any = None
+        # OPEN, or ASKING while a legacy round of questions is out (`_state.py`).
+        self.state = RequestState.OPEN
 
 
 class PendingInputs:
@@ -108,6 +116,7 @@ class PendingInputs:
         "related",
         "request_state",
         "rounds",
+        "state",
         "waiting",
     )
 
@@ -131,6 +140,8 @@ class PendingInputs:
         self.deadline = deadline
         self.progress_token = progress_token
         self.related = related
+        # Always AWAITING_INPUT while held: the retry makes a new Outbound (SENT).
+        self.state = RequestState.AWAITING_INPUT
 
 
 class RecentIds:

@@ -22,17 +22,10 @@ from typing import Any, Final
 import pydantic
 
 from . import _jsonrpc as jr
-from ._config import ServerConfig, to_wire
-from ._connection import (
+from ._base import (
     _ENDED,
     LOCAL_FAILURE,
     LOG_RANK,
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_LOG_LEVEL,
-    META_PROTOCOL_VERSION,
-    META_SERVER_INFO,
-    META_SUBSCRIPTION_ID,
     Reject,
     RequestId,
     State,
@@ -43,6 +36,7 @@ from ._connection import (
     json_kind,
     validator,
 )
+from ._config import ServerConfig, to_wire
 from ._errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -66,7 +60,22 @@ from ._events import (
 from ._request_state import INVALID_REQUEST_STATE_MESSAGE, RequestStateError
 from ._requests import Inbound, Outbound
 from ._session_snapshot import SessionSnapshot, apply_snapshot, take_snapshot
-from ._versions import METHODS, V2025_06_18, Era, MethodSpec, Role, lookup, needs_capability
+from ._state import RequestInput, SessionInput, classify_era, follows, follows_request
+from ._versions import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
+    METHODS,
+    V2025_06_18,
+    Era,
+    MethodSpec,
+    Role,
+    lookup,
+    needs_capability,
+)
 
 # What an answer to each kind of input request must validate as.
 INPUT_RESULT_TYPES: Final = {
@@ -132,12 +141,6 @@ def _envelope_models(caps: Any, info: Any) -> tuple[Any, Any]:
     return _CAPABILITIES_CACHE(caps), (_CLIENT_INFO_CACHE(info) if info is not None else None)
 
 
-def _modern_meta(params: Any) -> bool:
-    """Whether params carry the 2026-07-28 envelope (a protocolVersion in `_meta`)."""
-    meta = params.get("_meta") if type(params) is dict else None
-    return type(meta) is dict and META_PROTOCOL_VERSION in meta
-
-
 def _envelope_problem(key: str, value: Any, expected: str) -> str:
     """The -32602 message for an envelope key that is missing or of the wrong type."""
     if value is None:
@@ -166,7 +169,6 @@ class ServerConnection(_Connection):
         super().__init__(config.limits)
         self.config = config
         self.principal = principal
-        self.state = State.AWAITING_FIRST
         self.client_capabilities: Any = None
         self.client_info: Any = None
         self.log_level: str | None = None
@@ -211,13 +213,23 @@ class ServerConnection(_Connection):
         era = self.era
         if era is Era.MODERN:
             self._modern_request(rid, method, params, events)
-        elif era is Era.LEGACY:
+            return
+        if era is Era.LEGACY:
             self._legacy_request(rid, method, params, events)
-        elif method == "initialize" and not _modern_meta(params):
+            return
+        # The first request (or one after a first that was refused) picks the era.
+        # The message's own word comes first (classify_era: the envelope); without
+        # one, this transport's policy: an initialize is legacy, anything else is
+        # 2026-07-28 when this server speaks it. No byte stream has a header, so
+        # the message never says LEGACY here by itself.
+        said = classify_era(params)
+        if method == "initialize" and said is not Era.MODERN:
             if not self.config.legacy_versions:
                 self._refuse_initialize(params)
             self._initialize(rid, params, events)
-        elif method == "ping" and self.config.legacy_versions and not _modern_meta(params):
+        elif method == "ping" and self.config.legacy_versions and said is not Era.MODERN:
+            # Answered before any session exists, as the legacy revisions allow;
+            # the era stays open (the table has no move for it).
             self._reply_result(rid, {}, method)
         elif self.config.modern_versions:
             self._modern_request(rid, method, params, events)
@@ -227,6 +239,10 @@ class ServerConnection(_Connection):
             raise Reject(METHOD_NOT_FOUND, f"Method not found: {method}")
 
     def _refuse_initialize(self, params: dict[str, Any] | None) -> None:
+        """An initialize at a server without legacy revisions. Not "method not
+        found": the client is a legacy one, and the error's data names the
+        revisions we speak so that it can say why it cannot connect.
+        """
         requested = (params or {}).get("protocolVersion")
         supported = list(self.config.supported_versions)
         raise Reject(
@@ -243,13 +259,18 @@ class ServerConnection(_Connection):
     def _initialize(
         self, rid: RequestId, params: dict[str, Any] | None, events: list[Event]
     ) -> None:
+        """The legacy handshake: the revision is the client's if we speak it, else
+        our newest legacy one (the client then decides whether it can go on, as the
+        spec has it). The session's context is built once here and shared by every
+        request that brings no `_meta` of its own.
+        """
         spec = METHODS[("client", "initialize")]
         p = self._validate_params(spec, params)
         legacy = self.config.legacy_versions
         version = p.protocol_version if p.protocol_version in legacy else legacy[0]
+        self._move(SessionInput.INITIALIZE)
         self.protocol_version = version
         self.era = Era.LEGACY
-        self.state = State.READY
         self.client_capabilities = p.capabilities
         self.client_info = p.client_info
         self._client_caps_wire = to_wire(p.capabilities) or {}
@@ -267,6 +288,11 @@ class ServerConnection(_Connection):
     def _legacy_request(
         self, rid: RequestId, method: str, params: dict[str, Any] | None, events: list[Event]
     ) -> None:
+        """A request in a legacy session: judged by the session's revision and the
+        capabilities negotiated once; `logging/setLevel` and the subscriptions are
+        session state, kept here rather than left to the application, because
+        `send_log` and `notify_subscribers` must obey them.
+        """
         version = self.protocol_version
         assert version is not None
         spec = lookup("client", method, version)
@@ -275,7 +301,10 @@ class ServerConnection(_Connection):
         if method == "ping":
             self._reply_result(rid, {}, method)
             return
-        if method == "initialize":
+        if (
+            method == "initialize"
+            and follows("server", self.state, SessionInput.INITIALIZE) is None
+        ):
             raise Reject(INVALID_REQUEST, "Session already initialized")
         self._check_offered(spec)
         model = self._validate_params(spec, params)
@@ -360,6 +389,9 @@ class ServerConnection(_Connection):
         assert len(self._asking) == sum(len(r.waiting) for r in self._rounds.values())
 
     def _check_offered(self, spec: MethodSpec) -> None:
+        """A method whose capability this server did not advertise is "not found",
+        as if it did not exist: that is how the SDKs answer it.
+        """
         cap = needs_capability(spec, self.protocol_version or "")
         if cap and not has_capability(self.config.capabilities_wire, cap):
             raise Reject(
@@ -369,7 +401,13 @@ class ServerConnection(_Connection):
     def _modern_request(
         self, rid: RequestId, method: str, params: dict[str, Any] | None, events: list[Event]
     ) -> None:
-        if method == "initialize" and not _modern_meta(params):
+        """A 2026-07-28 request: everything it is judged by travels in its own
+        `_meta` envelope, checked key by key with an error naming the key, because
+        there is no session to fall back on. The first valid one makes the
+        connection modern (the table's ENVELOPE move); later ones may carry another
+        supported revision, and the connection follows the latest.
+        """
+        if method == "initialize" and classify_era(params) is not Era.MODERN:
             # A legacy client: tell it, in words it can show, which revisions we speak.
             self._refuse_initialize(params)
         spec = lookup("client", method, self.config.modern_versions[0])
@@ -414,8 +452,8 @@ class ServerConnection(_Connection):
         except pydantic.ValidationError as exc:
             raise Reject(INVALID_PARAMS, f"Invalid _meta envelope: {describe(exc)}") from None
         if self.era is None:
+            self._move(SessionInput.ENVELOPE)
             self.era = Era.MODERN
-            self.state = State.READY
         self.protocol_version = version
         if method == "server/discover":
             self._reply_result(rid, self._finish_result(method, self._discover_result()), method)
@@ -511,6 +549,9 @@ class ServerConnection(_Connection):
         return answers, payload.get("s"), asked, forms
 
     def _discover_result(self) -> dict[str, Any]:
+        """The `server/discover` answer: every revision we speak, in both eras, so a
+        probing client can fall back to initialize knowingly.
+        """
         result: dict[str, Any] = {
             "supportedVersions": list(self.config.supported_versions),
             "capabilities": self.config.capabilities_wire,
@@ -522,6 +563,9 @@ class ServerConnection(_Connection):
     def _accept_notification(
         self, method: str, params: dict[str, Any] | None, events: list[Event]
     ) -> None:
+        """A client notification. Nothing before the era is known means anything
+        (a legacy client sends `initialized` only after its initialize).
+        """
         version = self.protocol_version
         if version is None:
             return  # nothing but initialize means anything before the era is known
@@ -541,6 +585,10 @@ class ServerConnection(_Connection):
     # ---------------------------------------------------------------- sending
 
     def _finish_result(self, method: str, result: dict[str, Any]) -> dict[str, Any]:
+        """What the era adds to every result: 2026-07-28 results carry a
+        resultType, our serverInfo and, when cacheable, the caching hints; a legacy
+        result must not carry a resultType at all.
+        """
         if self.era is not Era.MODERN:
             result.pop("resultType", None)
             return result
@@ -564,6 +612,10 @@ class ServerConnection(_Connection):
         return result
 
     def _sending_revision(self) -> str:
+        """A 2026-07-28 server sends no requests or unsolicited notifications (it
+        asks in results and notifies listen streams): refused, naming the verbs
+        that do it instead.
+        """
         if self.era is Era.MODERN:
             raise LocalProtocolError(
                 "in 2026-07-28 a server sends no requests or unsolicited notifications; "
@@ -574,6 +626,10 @@ class ServerConnection(_Connection):
     def _prepare_request(
         self, spec: MethodSpec, params: dict[str, Any] | None
     ) -> dict[str, Any] | None:
+        """A legacy server's request to the client: refused when the client did not
+        declare what it needs, and written in the session revision's dialect of
+        elicitation (2025-06-18 has no modes).
+        """
         problem = capability_problem(self._client_caps_wire, spec.method, params)
         if problem is not None:
             raise LocalProtocolError(f"the client did not declare it: {problem[1]}")
@@ -590,6 +646,8 @@ class ServerConnection(_Connection):
         return params
 
     def _check_notification_allowed(self, method: str) -> None:
+        """A list_changed or log notification needs its capability advertised:
+        the spec lets a server send each only under the capability announcing it."""
         cap = _NOTIFICATION_CAPABILITY.get(method)
         if cap is not None and not has_capability(self.config.capabilities_wire, cap):
             raise LocalProtocolError(f"{method} needs the {cap} capability, which was not offered")
@@ -665,15 +723,13 @@ class ServerConnection(_Connection):
         if token is not None:
             result["requestState"] = token
         wire_result = self._finish_result(entry.method, result)
-        self._queue(
+        self._end_inbound(
+            request_id,
+            entry,
+            RequestInput.ASK_IN_RESULT,
             jr.encode_result(request_id, wire_result),
             "result",
-            entry.method,
-            request_id,
-            request_id,
         )
-        del self._inbound[request_id]
-        self._ended_inbound.add(request_id)
         return True
 
     # ------------------------------------------------ asking, in either era
@@ -737,7 +793,9 @@ class ServerConnection(_Connection):
                 f"{entry.method} cannot ask for input (only tools/call, "
                 "prompts/get and resources/read can)"
             )
-        if request_id in self._rounds:
+        asking = RequestInput.ASK_IN_RESULT if self.era is Era.MODERN else RequestInput.ASK
+        if follows_request("server", "inbound", entry.state, asking) is None:
+            # One round at a time (the table has no ASK out of ASKING).
             raise LocalProtocolError(
                 f"request {request_id!r} already has questions out: wait for its InputReceived"
             )
@@ -809,11 +867,13 @@ class ServerConnection(_Connection):
             entry.method,
             {"resultType": "input_required", "inputRequests": requests, "requestState": token},
         )
-        self._queue(
-            jr.encode_result(request_id, result), "result", entry.method, request_id, request_id
+        self._end_inbound(
+            request_id,
+            entry,
+            RequestInput.ASK_IN_RESULT,
+            jr.encode_result(request_id, result),
+            "result",
         )
-        del self._inbound[request_id]
-        self._ended_inbound.add(request_id)
 
     def _ask_in_requests(
         self,
@@ -835,6 +895,8 @@ class ServerConnection(_Connection):
         if self._outgoing_bytes + size > self.limits.output_limit:
             raise LocalProtocolError("output buffer is full; drain data_to_send() first")
         round_ = _Round(request_id, entry.method, entry.params, entry.context, state)
+        # Nothing below can raise (room and count were checked): move, then record.
+        self._step(entry, "inbound", RequestInput.ASK)
         self._rounds[request_id] = round_
         for payload, (key, (method, params)) in zip(payloads, asked.items(), strict=True):
             wid = self._next_id
@@ -873,6 +935,9 @@ class ServerConnection(_Connection):
         if round_.waiting:
             return None
         del self._rounds[round_.request_id]
+        # The request is open again: its handler re-runs with the answers, and may
+        # answer, or ask another round.
+        self._step(self._inbound[round_.request_id], "inbound", RequestInput.ANSWERS_IN)
         answers = {key: round_.answers[key] for key in round_.order}
         return InputReceived(
             round_.request_id, round_.method, round_.params, round_.context, answers, round_.state
@@ -885,7 +950,7 @@ class ServerConnection(_Connection):
         for wid in round_.waiting:
             del self._asking[wid]
             entry = self._outbound.pop(wid)
-            self._ended(wid, entry)
+            self._ended(wid, entry, RequestInput.CANCEL)
             # A full buffer costs only the courtesy: the late answer is ignored anyway.
             with contextlib.suppress(LocalProtocolError):
                 self._queue_cancel(wid, reason)
@@ -1076,20 +1141,13 @@ class ServerConnection(_Connection):
         if self.state in _ENDED:
             return False
         entry = self._listen_entry(request_id)
-        del entry
         result = self._finish_result(
             "subscriptions/listen",
             {"resultType": "complete", "_meta": {META_SUBSCRIPTION_ID: request_id}},
         )
-        self._queue(
-            jr.encode_result(request_id, result),
-            "result",
-            "subscriptions/listen",
-            request_id,
-            request_id,
+        self._end_inbound(
+            request_id, entry, RequestInput.RESULT, jr.encode_result(request_id, result), "result"
         )
-        del self._inbound[request_id]
-        self._ended_inbound.add(request_id)
         self._queue_cancel(request_id, "subscription ended")
         return True
 

@@ -32,10 +32,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pydantic
 
+from ._base import LOG_RANK, describe, validator
 from ._config import to_wire
-from ._connection import LOG_RANK, State, describe, validator
 from ._errors import LocalProtocolError
 from ._events import RequestContext
+from ._state import SessionInput, SessionState
 from ._versions import Era, is_known
 
 if TYPE_CHECKING:
@@ -120,7 +121,11 @@ class SessionSnapshot:
 
 def take_snapshot(conn: ServerConnection) -> SessionSnapshot:
     """The snapshot of a ready legacy session (see `ServerConnection.snapshot`)."""
-    if conn.era is not Era.LEGACY or conn.state != State.READY or conn.protocol_version is None:
+    if (
+        conn.era is not Era.LEGACY
+        or conn.state is not SessionState.READY
+        or conn.protocol_version is None
+    ):
         raise LocalProtocolError(
             "only a ready legacy session has state to move "
             f"(era {conn.era}, state {conn.state}); a 2026-07-28 request carries its own"
@@ -163,9 +168,9 @@ def apply_snapshot(conn: ServerConnection, snapshot: SessionSnapshot) -> None:
         )
     except pydantic.ValidationError as exc:
         raise ValueError(f"invalid session snapshot: {describe(exc)}") from None
+    conn._move(SessionInput.RESTORE)  # only a fresh connection can take a session in
     conn.protocol_version = version
     conn.era = Era.LEGACY
-    conn.state = State.READY
     conn.client_capabilities = capabilities
     conn.client_info = info
     conn.log_level = snapshot.log_level

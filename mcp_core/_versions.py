@@ -35,6 +35,16 @@ ALL_REVISIONS: Final = LEGACY_REVISIONS + MODERN_REVISIONS
 LATEST_LEGACY: Final = V2025_11_25
 LATEST: Final = V2026_07_28
 
+# The 2026-07-28 `_meta` envelope keys (`mcp_core.types` has them public under
+# longer names). Here, at the bottom of the core, because the era of a message is
+# read from the first of them before anything else about it is known.
+META_PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
+META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
+META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
+META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+
 _ERA = {r: Era.LEGACY for r in LEGACY_REVISIONS} | {r: Era.MODERN for r in MODERN_REVISIONS}
 
 # Revisions that accept JSON-RPC batch arrays (receiving them is mandatory there).

@@ -96,9 +96,9 @@ from wsproto.connection import Connection as FrameConnection
 from wsproto.connection import ConnectionState, ConnectionType
 from wsproto.utilities import generate_accept_token
 
+from ._base import State, missing_wall_time
 from ._client import ClientConnection
 from ._config import ClientConfig, ServerConfig
-from ._connection import State, missing_wall_time
 from ._errors import INVALID_REQUEST, PARSE_ERROR, LocalProtocolError, RemoteProtocolError
 from ._events import ConnectionClosed, Event
 from ._framing import Ends
@@ -115,6 +115,7 @@ from ._http_headers import HostPolicy
 from ._http_server import DEFAULT_HOST_POLICY, RequestHead
 from ._jsonrpc import PEEK_BYTES
 from ._server import ServerConnection
+from ._state import WebSocketState
 
 __all__ = [
     "CLOSE_ABNORMAL",
@@ -153,7 +154,12 @@ _SLICE: Final = 64 * 1024  # bytes handed to wsproto at a time
 _MAX_REJECTION_BODY: Final = 4096  # what a client keeps of a refusal's body
 _WEBSOCKET_VERSION: Final = "13"
 
-_HANDSHAKE, _OPEN, _CLOSING, _DONE = "handshake", "open", "closing", "closed"
+_HANDSHAKE, _OPEN, _CLOSING, _DONE = (
+    WebSocketState.HANDSHAKE,
+    WebSocketState.OPEN,
+    WebSocketState.CLOSING,
+    WebSocketState.CLOSED,
+)
 
 
 # =========================================================================== events
@@ -320,8 +326,9 @@ class _WebSocket:
     # ----------------------------------------------------------------- public
 
     @property
-    def state(self) -> str:
-        """One of "handshake", "open", "closing" (our close sent, waiting) or "closed"."""
+    def state(self) -> WebSocketState:
+        """One of "handshake", "open", "closing" (our close sent, waiting) or "closed"
+        (a `WebSocketState`, a str enum equal to those strings)."""
         return self._phase
 
     @property

@@ -1,0 +1,1435 @@
+"""What both roles of a connection share: `_Connection`, the base of
+`ServerConnection` (`_server.py`) and `ClientConnection` (`_client.py`).
+
+Bytes (or whole messages) go in through `receive_data` / `receive_message` and
+come back as events; what the application says goes in through verb methods
+(`send_request`, `send_result` ...) and comes out of `data_to_send()` or
+`messages_to_send()`. Receiving can queue output by itself (a ping answer, an
+error for a bad message), which is why output is a buffer and not a return value.
+
+Nothing here does I/O or reads a clock: deadlines are numbers the caller
+chooses, and time arrives as an argument under one of two names that are never
+mixed: `now` is the caller's loop clock (monotonic is best: `tick(now)`, and the
+`deadline=` of the send verbs), `wall_time` is seconds since the epoch (the receive
+calls' `wall_time=`, for the expiry of sealed `requestState`, which other
+processes must judge alike).
+
+Every change of the session's state and of a request's state is asked of the
+tables in `_state.py` (`_move`, `_step`), never assigned: the order in which
+things may happen is written there once, for both roles. What stays here is the
+*how*: JSON-RPC shape checks, the in-flight tables, the output buffer, timing
+out, and settling everything when the connection ends.
+
+The layering is strict, so that the import graph has no cycle: `_state` and
+`_requests` below, this module, then the roles; `_connection.py` is only the
+old import path, above them all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal, NoReturn, TypeGuard
+
+import pydantic
+
+from . import _jsonrpc as jr
+from ._config import to_wire
+from ._errors import (
+    CONNECTION_CLOSED,
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    LIMIT_EXCEEDED,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    REQUEST_TIMEOUT,
+    RESOURCE_NOT_FOUND,
+    SERVER_BUSY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    URL_ELICITATION_REQUIRED,
+    LocalProtocolError,
+    RemoteProtocolError,
+)
+from ._events import (
+    ConnectionClosed,
+    ErrorReceived,
+    Event,
+    MessageRejected,
+    ProgressReceived,
+    RequestCancelled,
+    RequestFailed,
+    ResponseIgnored,
+    ResponseReceived,
+)
+from ._framing import LineBuffer, Oversized
+from ._requests import DeadlineHeap, Inbound, Outbound, PendingInputs, RecentIds
+from ._state import (
+    ENDED,
+    INITIAL_SESSION_STATE,
+    Direction,
+    RequestInput,
+    RequestState,
+    SessionInput,
+    SessionState,
+    advance,
+    advance_request,
+)
+from ._versions import (
+    BATCH_REVISIONS,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
+    METHODS,
+    V2024_11_05,
+    V2025_11_25,
+    Era,
+    MethodSpec,
+    Role,
+    lookup,
+)
+
+__all__ = [
+    "CAPABILITY_LABEL",
+    "LOCAL_FAILURE",
+    "LOG_LEVELS",
+    "LOG_RANK",
+    "META_CLIENT_CAPABILITIES",
+    "META_CLIENT_INFO",
+    "META_LOG_LEVEL",
+    "META_PROTOCOL_VERSION",
+    "META_SERVER_INFO",
+    "META_SUBSCRIPTION_ID",
+    "Fatal",
+    "OutgoingMessage",
+    "Reject",
+    "RequestId",
+    "State",
+    "capability_problem",
+    "describe",
+    "elicitation_mode_declared",
+    "has_capability",
+    "json_kind",
+    "missing_wall_time",
+    "validator",
+]
+
+RequestId = int | str
+
+LOG_LEVELS: Final = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+LOG_RANK: Final = {level: rank for rank, level in enumerate(LOG_LEVELS)}
+
+# What an undeclared client capability is called in the refusal (the SDK's wording).
+CAPABILITY_LABEL: Final = {
+    "elicitation": "Elicitation",
+    "sampling": "Sampling",
+    "roots": "Roots",
+}
+
+
+# The public name of the session states (`mcp_core.State`): a str enum, so the
+# comparisons with plain strings that code written against the string constants
+# makes (`conn.state == "ready"`) still hold.
+State = SessionState
+_ENDED: Final = ENDED
+
+
+@dataclass(frozen=True, slots=True)
+class OutgoingMessage:
+    """One encoded message, with what a transport needs to route it.
+
+    `related_request_id` names the inbound request this message belongs to (its
+    response, its progress and log notifications, a server request made while
+    handling it), so HTTP can put it on that request's stream.
+    """
+
+    payload: bytes
+    kind: Literal["request", "notification", "result", "error"]
+    method: str | None = None
+    request_id: RequestId | None = None
+    related_request_id: RequestId | None = None
+
+
+class Fatal(Exception):
+    """Internal: the connection cannot go on (broken framing or handshake)."""
+
+    def __init__(self, error: RemoteProtocolError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+class Reject(Exception):
+    """Internal: answer the current message with a JSON-RPC error and go on."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+_VALIDATORS: dict[str, Callable[[Any], Any]] = {}
+
+
+def validator(type_name: str) -> Callable[[Any], Any]:
+    """The validating constructor of a wire type, built on first use."""
+    found = _VALIDATORS.get(type_name)
+    if found is None:
+        from . import types
+
+        target = getattr(types, type_name)
+        if isinstance(target, type) and issubclass(target, pydantic.BaseModel):
+            # The models defer building; build now and call the validator itself,
+            # skipping `model_validate`'s Python wrapper on every message.
+            target.model_rebuild()
+            found = target.__pydantic_validator__.validate_python
+        else:
+            found = pydantic.TypeAdapter(target).validate_python
+        _VALIDATORS[type_name] = found
+    return found
+
+
+def json_kind(value: object) -> str:
+    """What a peer sent instead, in words for an error message ("an array").
+
+    Errors name the JSON type, never echo the value: a wrong-typed value can be
+    megabytes long or nested a hundred levels deep.
+    """
+    if value is None:
+        return "null"
+    kind = type(value)
+    if kind is bool:
+        return "a boolean"
+    if kind is int:
+        return "an integer"
+    if kind is float:
+        return "a number"
+    if kind is str:
+        return "a string"
+    if kind is list:
+        return "an array"
+    return "an object"
+
+
+def describe(exc: pydantic.ValidationError) -> str:
+    """A pydantic error as one line for a JSON-RPC message: the first three
+    problems by path, without the input (a peer's value is never echoed back).
+    """
+    parts = []
+    for err in exc.errors(include_url=False, include_input=False)[:3]:
+        where = ".".join(str(p) for p in err["loc"]) or "params"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def has_capability(caps: Mapping[str, Any], path: str) -> bool:
+    """Whether a wire capabilities object grants `path` ("tools" or
+    "tools.listChanged"). `false` and `null` deny as absence does: peers
+    write all three to mean "not offered".
+    """
+    head, _, tail = path.partition(".")
+    value = caps.get(head)
+    if value is None or value is False:
+        return False
+    if not tail:
+        return True
+    return (type(value) is dict or isinstance(value, Mapping)) and bool(value.get(tail))
+
+
+_MISSING: Final = object()
+
+# Marks a failure an internal handler gets from us (a timeout, a broken answer),
+# not from the peer: an object no JSON can produce, so an error object that
+# carries `"local": true` is still the peer's own.
+LOCAL_FAILURE: Final = object()
+
+# MCP reserves -32020..-32099 for codes the spec defines; emitting any other is forbidden.
+_SPEC_CODES: Final = frozenset(
+    {
+        HEADER_MISMATCH,
+        MISSING_REQUIRED_CLIENT_CAPABILITY,
+        UNSUPPORTED_PROTOCOL_VERSION,
+        URL_ELICITATION_REQUIRED,
+    }
+)
+
+
+def elicitation_mode_declared(declared: Any, mode: str) -> bool:
+    """Whether an elicitation capability object covers `mode` (`{}` means form only)."""
+    if not isinstance(declared, Mapping):
+        return False
+    if "form" not in declared and "url" not in declared:
+        return mode == "form"
+    return declared.get(mode) is not None
+
+
+def capability_problem(
+    declared_caps: Mapping[str, Any], method: str, params: Mapping[str, Any] | None
+) -> tuple[int, str] | None:
+    """Why a client would refuse this server-to-client request: (code, message) or None.
+
+    One rule for both sides and both eras: the client must have declared the
+    capability, the elicitation mode, and sampling with tools when tools are
+    offered. The client answers with this error; the server refuses to send.
+    """
+    spec = METHODS.get(("server", method))
+    cap = spec.client_capability if spec is not None else None
+    if cap is None:
+        return None
+    declared = declared_caps.get(cap)
+    if declared is None:
+        return METHOD_NOT_FOUND, f"{CAPABILITY_LABEL.get(cap, cap)} not supported"
+    if cap == "elicitation":
+        # Read before the params are validated (an undeclared capability is refused
+        # first), so the mode's type is checked here, where it is read.
+        mode = (params or {}).get("mode", "form")
+        if type(mode) is not str:
+            return INVALID_PARAMS, f"params.mode must be a string, not {json_kind(mode)}"
+        if not elicitation_mode_declared(declared, mode):
+            return INVALID_PARAMS, f"Elicitation mode {mode!r} not supported"
+    if (
+        cap == "sampling"
+        and (
+            (params or {}).get("tools") is not None or (params or {}).get("toolChoice") is not None
+        )
+        and not (isinstance(declared, Mapping) and declared.get("tools") is not None)
+    ):
+        return INVALID_PARAMS, "Sampling with tools not supported"
+    return None
+
+
+def missing_wall_time() -> NoReturn:
+    """Refuse input that a sealing server could not judge (raised before reading any).
+
+    Without the wall clock every retry's sealed state would be refused as
+    expired: say so at the first input instead, where the fix is obvious.
+    """
+    raise LocalProtocolError(
+        "this server seals requestState (request_state_keys): pass "
+        "wall_time=time.time() with every input, or no retry can be verified"
+    )
+
+
+_ID_OPTIONAL_ON_ERRORS: Final = frozenset({V2025_11_25, "2026-07-28"})
+
+
+def _finite_number(value: object) -> TypeGuard[float]:
+    return type(value) is int or (type(value) is float and math.isfinite(value))
+
+
+def _response_problem(obj: dict[str, Any], error: Any) -> str | None:
+    """What is wrong with a response's shape, if anything (its id aside)."""
+    if obj.get("jsonrpc") != "2.0":
+        return "jsonrpc must be exactly '2.0'"
+    if ("result" in obj) == ("error" in obj):
+        return "a response needs exactly one of result and error"
+    if "error" in obj:
+        if not (
+            type(error) is dict
+            and type(error.get("code")) is int
+            and type(error.get("message")) is str
+        ):
+            return "malformed error object"
+    elif type(obj["result"]) is not dict:
+        return "result must be an object"
+    return None
+
+
+class _Connection:
+    """What both roles share: framing, the in-flight tables, sending, timing out."""
+
+    _role: Role
+    _peer: Role
+
+    def __init__(self, limits: jr.Limits) -> None:
+        self.limits = limits
+        # Never assigned but through `_move`: the table in `_state.py` says which
+        # moves exist, so a move it lacks is a bug caught where it happens.
+        self.state: SessionState = INITIAL_SESSION_STATE[self._role]
+        self.protocol_version: str | None = None
+        self.era: Era | None = None
+        self._lines = LineBuffer(limits.max_message_bytes, jr.peek_window(limits))
+        self._outgoing: list[OutgoingMessage] = []
+        self._outgoing_bytes = 0
+        self._outbound: dict[RequestId, Outbound] = {}
+        self._inbound: dict[RequestId, Inbound] = {}
+        self._ended_outbound = RecentIds(limits.max_remembered_ids)
+        self._ended_inbound = RecentIds(limits.max_remembered_ids)
+        self._deadlines = DeadlineHeap()
+        # progress token -> the logical id of our request it reports on
+        self._progress_tokens: dict[int | str, RequestId] = {}
+        # Server: the peer's requests with a round of questions out (see request_input);
+        # here so the answering verbs can test it for nothing on the common path.
+        self._rounds: dict[RequestId, Any] = {}
+        # Client: its 2026-07-28 calls waiting on the application's input answers.
+        self._pending_inputs: dict[RequestId, Any] = {}
+        self._next_id = 0
+        # Bumped whenever a deadline is set; `_armed_epoch` is its value when the
+        # caller last read next_deadline() (see `deadline_moved`).
+        self._deadline_epoch = 0
+        self._armed_epoch = 0
+        # The wall time given with the latest input: sealing falls back on it.
+        self._wall_time: float | None = None
+
+    # ------------------------------------------------------------------ input
+
+    _needs_wall_time = False  # a server with request_state_keys: see `_check_wall_time`
+
+    def receive_data(self, data: bytes, *, wall_time: float | None = None) -> list[Event]:
+        """Feed bytes of a newline-delimited stream; `b""` means the stream ended.
+
+        `wall_time` is the wall-clock time (`time.time()`, seconds since the
+        epoch), for the one check that needs it: the expiry of a sealed
+        `requestState`, which other processes must judge alike. A server with
+        `request_state_keys` cannot judge a retry without it, so it refuses
+        bytes that come without it (`LocalProtocolError`, before reading any);
+        elsewhere it may be left out. Deadlines use the other clock, the one you
+        give `tick(now)`; the two are never mixed.
+        """
+        if wall_time is not None:
+            self._wall_time = wall_time
+        elif self._needs_wall_time and data:
+            missing_wall_time()
+        if not data:
+            if self.state in _ENDED:
+                return []
+            return self._settle("end of stream", None)
+        self._check_receiving()
+        events: list[Event] = []
+        try:
+            for item in self._lines.feed(data):
+                if isinstance(item, Oversized):
+                    self._receive_one(self._too_big(item.size, item.head, item.tail), events)
+                else:
+                    self._receive_one(item, events)
+        except Fatal as fatal:
+            events.extend(self._settle(fatal.error.message, fatal.error))
+        return events
+
+    def receive_message(
+        self, data: bytes | bytearray | str, *, wall_time: float | None = None
+    ) -> list[Event]:
+        """Feed one whole message from a transport that frames messages itself.
+
+        `wall_time` as for `receive_data`.
+        """
+        if wall_time is not None:
+            self._wall_time = wall_time
+        elif self._needs_wall_time:
+            missing_wall_time()
+        self._check_receiving()
+        events: list[Event] = []
+        try:
+            self._receive_one(data, events)
+        except Fatal as fatal:
+            events.extend(self._settle(fatal.error.message, fatal.error))
+        return events
+
+    def receive_parsed(self, message: Any, *, wall_time: float | None = None) -> list[Event]:
+        """`receive_message` for a message its transport already parsed.
+
+        For transports in this package that must read a message before they can
+        route it (the HTTP server parses a POST body to find its era, session and
+        request ids): `message` is what `jr.parse` returned for it under this
+        connection's limits, and it is read exactly as those bytes would be, without
+        a second parse. `wall_time` as for `receive_data`."""
+        if wall_time is not None:
+            self._wall_time = wall_time
+        elif self._needs_wall_time:
+            missing_wall_time()
+        self._check_receiving()
+        events: list[Event] = []
+        try:
+            self._receive_object(message, events)
+        except Fatal as fatal:
+            events.extend(self._settle(fatal.error.message, fatal.error))
+        return events
+
+    def receive_oversized(
+        self,
+        size: int,
+        head: bytes,
+        tail: bytes,
+        *,
+        limit: int | None = None,
+        setting: str = "Limits.max_message_bytes",
+        wall_time: float | None = None,
+    ) -> list[Event]:
+        """A message the transport would not buffer: it kept only its ends.
+
+        For message-framed transports with a size limit of their own (WebSocket,
+        say): keep the first and last `PEEK_BYTES` (`mcp_core.PEEK_BYTES`) of the
+        message, discard the rest, and pass its `size`, its `limit` (default: our
+        `Limits.max_message_bytes`) and the `setting` that sets it. The connection
+        refuses it as it refuses an over-long line: a request gets the error with
+        its id when the kept bytes show it, a response to one of our requests
+        fails that request (`RequestFailed` with `LIMIT_EXCEEDED`), and the
+        connection goes on. `wall_time` as for `receive_data`.
+        """
+        if wall_time is not None:
+            self._wall_time = wall_time
+        elif self._needs_wall_time:
+            missing_wall_time()
+        self._check_receiving()
+        events: list[Event] = []
+        limit = self.limits.max_message_bytes if limit is None else limit
+        try:
+            self._receive_one(jr.too_big(size, limit, head, tail, setting, self.limits), events)
+        except Fatal as fatal:
+            events.extend(self._settle(fatal.error.message, fatal.error))
+        return events
+
+    def _too_big(self, size: int, head: bytes, tail: bytes) -> jr.LimitExceeded:
+        limits = self.limits
+        return jr.too_big(
+            size, limits.max_message_bytes, head, tail, "Limits.max_message_bytes", limits
+        )
+
+    def _refuse(self, refusal: jr.LimitExceeded, events: list[Event]) -> None:
+        """A message over a limit. A request (or anything not known to be a response)
+        gets the error, with its id when that could be read; a response fails our
+        request it answers, locally, since the peer has nothing to learn from an
+        error sent back for its response; a notification is only reported."""
+        rid, is_response, is_notification = refusal.envelope
+        if is_notification:
+            events.append(MessageRejected(None, refusal.code, refusal.message))
+            return
+        if not is_response:
+            self._reply_error(rid, refusal.code, refusal.message, events)
+            return
+        events.append(MessageRejected(rid, refusal.code, refusal.message))
+        entry = self._outbound.pop(rid, None) if rid is not None else None
+        if entry is not None and rid is not None:
+            self._ended(rid, entry, RequestInput.LOST)
+            self._resolve_failure(
+                entry.logical,
+                entry,
+                LIMIT_EXCEEDED,
+                f"response refused: {refusal.message}; raise {refusal.setting} in the "
+                f"{self._role}'s limits to accept it",
+                events,
+            )
+
+    def _check_receiving(self) -> None:
+        """Input after the end. After ERROR it is the peer's fault (it kept
+        sending on a broken stream); after CLOSED ours (we closed and still feed).
+        """
+        if self.state is State.ERROR:
+            raise RemoteProtocolError("connection already failed; no more input is accepted")
+        if self.state is State.CLOSED:
+            raise LocalProtocolError("connection is closed")
+
+    def _receive_one(
+        self, data: bytes | bytearray | str | jr.LimitExceeded, events: list[Event]
+    ) -> None:
+        """One message, or the refusal of one the framing would not keep.
+
+        A parse error is answered and the connection goes on: with newline framing
+        one bad line cannot desynchronise the next, so ending the session over it
+        would punish every request in flight for one peer bug.
+        """
+        if isinstance(data, jr.LimitExceeded):
+            self._refuse(data, events)
+            return
+        try:
+            obj = jr.parse(data, self.limits)
+        except jr.LimitExceeded as refusal:
+            self._refuse(refusal, events)
+            return
+        except RemoteProtocolError as exc:
+            self._reply_error(None, exc.code, exc.message, events)
+            return
+        self._receive_object(obj, events)
+
+    def _receive_object(self, obj: Any, events: list[Event]) -> None:
+        """Route a parsed message by its JSON type: an object, a batch, or junk."""
+        if type(obj) is dict:
+            self._dispatch(obj, events)
+        elif type(obj) is list:
+            self._receive_batch(obj, events)
+        else:
+            self._reply_error(None, INVALID_REQUEST, "a JSON-RPC message must be an object", events)
+
+    def _receive_batch(self, items: list[Any], events: list[Event]) -> None:
+        """A JSON-RPC batch, legal only in 2025-03-26. Its items are dispatched
+        one by one, each answered in a message of its own. An initialize in a batch
+        is refused: the revision it picks would change how the other items read."""
+        if self.protocol_version not in BATCH_REVISIONS:
+            self._reply_error(
+                None,
+                INVALID_REQUEST,
+                "batch arrays are not allowed in this protocol revision",
+                events,
+            )
+            return
+        if not items:
+            self._reply_error(None, INVALID_REQUEST, "empty batch", events)
+            return
+        if len(items) > self.limits.max_batch_size:
+            self._reply_error(None, INVALID_REQUEST, "batch too large", events)
+            return
+        for item in items:
+            if type(item) is dict:
+                if item.get("method") == "initialize":
+                    self._reply_error(
+                        jr.recover_id(item),
+                        INVALID_REQUEST,
+                        "initialize must not be part of a batch",
+                        events,
+                    )
+                    continue
+                self._dispatch(item, events)
+            else:
+                self._reply_error(None, INVALID_REQUEST, "batch items must be objects", events)
+
+    def _dispatch(self, obj: dict[str, Any], events: list[Event]) -> None:
+        """Classify one object as request, notification or response, checking
+        the JSON-RPC envelope first, so the role rules only ever see well-formed
+        messages. A request with a broken envelope still gets an error carrying its
+        id when one can be read, so the peer can match the refusal to its call.
+        """
+        method = obj.get("method", _MISSING)
+        if method is _MISSING:
+            if "result" in obj or "error" in obj:
+                self._receive_response(obj, events)
+            else:
+                # Neither request nor response: an invalid request, answered if it has an id.
+                rid = jr.recover_id(obj)
+                self._reply_error(
+                    rid, INVALID_REQUEST, "a message needs method, result or error", events
+                )
+            return
+        is_request = "id" in obj
+        rid = obj["id"] if is_request else None
+        if obj.get("jsonrpc") != "2.0":
+            reason = "jsonrpc must be exactly '2.0'"
+        elif type(method) is not str:
+            reason = "method must be a string"
+        elif is_request and not jr.is_request_id(rid):
+            reason = "id must be a string or an integer"
+            rid = None
+        elif "result" in obj or "error" in obj:
+            reason = "a request must not carry result or error"
+        elif "params" in obj and type(obj["params"]) is not dict:
+            reason = "params must be an object"
+        elif len(method) > self.limits.max_method_length:
+            reason = "method name too long"
+        else:
+            if is_request:
+                self._receive_request(rid, method, obj.get("params"), events)  # type: ignore[arg-type]
+            else:
+                self._receive_notification(method, obj.get("params"), events)
+            return
+        if is_request or rid is not None:
+            self._reply_error(
+                rid if jr.is_request_id(rid) else None, INVALID_REQUEST, reason, events
+            )
+        else:
+            events.append(MessageRejected(None, INVALID_REQUEST, reason))
+
+    def _receive_request(
+        self, rid: RequestId, method: str, params: dict[str, Any] | None, events: list[Event]
+    ) -> None:
+        """Admit a peer's request. The duplicate-id check and the in-flight limit
+        come before the role's rules: both protect the routing tables (an id in
+        flight names one slot), whatever the method. A `Reject` raised by the role
+        becomes the JSON-RPC error for this request, and nothing else changes.
+        """
+        if rid in self._inbound:
+            # Never overwrite a routing slot: the first request completes normally.
+            self._reply_error(
+                rid, INVALID_REQUEST, f"request id {rid!r} is already in flight", events
+            )
+            return
+        if len(self._inbound) >= self.limits.max_inbound_in_flight:
+            self._reply_error(rid, SERVER_BUSY, "too many requests in flight", events)
+            return
+        try:
+            self._accept_request(rid, method, params, events)
+        except Reject as rej:
+            self._reply_error(rid, rej.code, rej.message, events, rej.data)
+
+    def _receive_notification(
+        self, method: str, params: dict[str, Any] | None, events: list[Event]
+    ) -> None:
+        """Cancellation and progress mean the same in both roles and eras; the
+        rest is the role's (`_accept_notification`).
+        """
+        if method == "notifications/cancelled":
+            self._receive_cancel(params, events)
+        elif method == "notifications/progress":
+            self._receive_progress(params, events)
+        else:
+            self._accept_notification(method, params, events)
+
+    def _receive_cancel(self, params: dict[str, Any] | None, events: list[Event]) -> None:
+        # Malformed, unknown and late cancels are ignored, as the spec asks.
+        if not params:
+            return
+        rid = params.get("requestId")
+        if not jr.is_request_id(rid):
+            return
+        entry = self._inbound.get(rid)
+        if entry is None or entry.method == "initialize":
+            return
+        # Every live state of theirs takes a cancel: no refusal to phrase here.
+        self._step(entry, "inbound", RequestInput.PEER_CANCEL)
+        del self._inbound[rid]
+        self._ended_inbound.add(rid)
+        self._inbound_ended(rid, entry, answered=False)
+        if self._rounds:
+            self._withdraw(rid, "the request was cancelled")
+        reason = params.get("reason")
+        events.append(RequestCancelled(rid, reason if isinstance(reason, str) else None))
+
+    def _receive_progress(self, params: dict[str, Any] | None, events: list[Event]) -> None:
+        """Progress on one of ours, found by its token. An unknown token is dropped
+        quietly (the request may have just ended, and progress is advisory); bad
+        numbers are reported, never raised.
+        """
+        if not params:
+            return
+        token = params.get("progressToken")
+        rid = self._progress_tokens.get(token) if jr.is_request_id(token) else None
+        if rid is None:
+            return
+        progress = params.get("progress")
+        total = params.get("total")
+        message = params.get("message")
+        if not _finite_number(progress) or (total is not None and not _finite_number(total)):
+            events.append(MessageRejected(None, INVALID_PARAMS, "malformed progress notification"))
+            return
+        events.append(
+            ProgressReceived(rid, progress, total, message if isinstance(message, str) else None)
+        )
+
+    def _receive_response(self, obj: dict[str, Any], events: list[Event]) -> None:
+        """A response: settle the request of ours it answers.
+
+        An id we never used, or one already settled, is reported (`ResponseIgnored`,
+        `late` for the second) rather than failing anything: a timeout or a cancel
+        races with the answer, and both sides are right. A malformed response fails
+        the request it names, locally, since its caller would otherwise wait forever.
+        """
+        raw_id = obj.get("id")
+        rid = raw_id if jr.is_request_id(raw_id) else None
+        error = obj.get("error")
+        problem = _response_problem(obj, error)
+        if problem is None and raw_id is None and type(error) is dict:
+            # The peer could not read one of our messages; there is nothing to settle.
+            events.append(MessageRejected(None, error["code"], error["message"]))
+            return
+        if problem is None and rid is None:
+            problem = "response id must be a string or an integer"
+        if problem is not None or rid is None:
+            problem = problem or "response id must be a string or an integer"
+            entry = self._outbound.pop(rid, None) if rid is not None else None
+            if entry is not None and rid is not None:
+                self._ended(rid, entry, RequestInput.LOST)
+                self._resolve_failure(
+                    entry.logical, entry, INTERNAL_ERROR, f"invalid response: {problem}", events
+                )
+            events.append(MessageRejected(rid, INVALID_REQUEST, problem))
+            return
+        entry = self._outbound.pop(rid, None)
+        if entry is None:
+            events.append(ResponseIgnored(rid, late=rid in self._ended_outbound))
+            return
+        # How it ends is known only further on for a result (valid? an
+        # InputRequiredResult?), so the move is made where that is decided.
+        self._ended(rid, entry)
+        if entry.handler is not None:
+            is_error = type(error) is dict
+            self._step(
+                entry,
+                "outbound",
+                RequestInput.ERROR_RESPONSE if is_error else RequestInput.RESPONSE,
+            )
+            done = entry.handler(rid, obj.get("result"), error)
+            if done is not None:
+                events.append(done)
+        elif type(error) is dict:
+            self._step(entry, "outbound", RequestInput.ERROR_RESPONSE)
+            events.append(
+                ErrorReceived(
+                    entry.logical, entry.method, error["code"], error["message"], error.get("data")
+                )
+            )
+        else:
+            self._accept_result(entry.logical, entry, obj["result"], events)
+
+    def _accept_result(
+        self, rid: RequestId, entry: Outbound, result: dict[str, Any], events: list[Event]
+    ) -> None:
+        """A result for an application request, validated against the method's
+        result model before the application sees it, so an event never carries a
+        shape its type says it cannot have.
+        """
+        spec = METHODS.get((self._role, entry.method))
+        value: Any = result
+        if spec is not None and spec.result is not None:
+            try:
+                value = validator(spec.result)(result)
+            except pydantic.ValidationError as exc:
+                self._step(entry, "outbound", RequestInput.LOST)
+                events.append(
+                    RequestFailed(
+                        rid, entry.method, INTERNAL_ERROR, f"invalid result: {describe(exc)}"
+                    )
+                )
+                return
+            if spec.result == "ElicitResult" and value.action != "accept" and value.content:
+                # Content only means something on accept; never let it leak past a decline.
+                value = value.model_copy(update={"content": None})
+        self._step(entry, "outbound", RequestInput.RESPONSE)
+        events.append(ResponseReceived(rid, entry.method, value))
+
+    def _resolve_failure(
+        self, rid: RequestId, entry: Outbound, code: int, message: str, events: list[Event]
+    ) -> None:
+        """Fail one of ours for a local reason (timeout, a refused answer): an
+        internal request's handler decides what that means (a failed handshake, a
+        probe that falls back); an application request gets `RequestFailed`.
+        """
+        if entry.handler is not None:
+            done = entry.handler(
+                rid, None, {"code": code, "message": message, "local": LOCAL_FAILURE}
+            )
+            if done is not None:
+                events.append(done)
+        else:
+            events.append(RequestFailed(rid, entry.method, code, message))
+
+    def _ended(self, rid: RequestId, entry: Outbound, by: RequestInput | None = None) -> None:
+        """One of ours left the outbound table (`by`, when the caller knows already
+        how it ended; a response's outcome is moved where it is judged)."""
+        if by is not None:
+            self._step(entry, "outbound", by)
+        if entry.progress_token is not None:
+            self._progress_tokens.pop(entry.progress_token, None)
+        self._ended_outbound.add(rid)
+
+    # ---- moving along the tables of _state.py
+
+    def _move(self, by: SessionInput) -> None:
+        """Move the session; `LocalProtocolError` for a move the table lacks."""
+        self.state = advance(self._role, self.state, by)
+
+    def _step(
+        self, entry: Inbound | Outbound | PendingInputs, direction: Direction, by: RequestInput
+    ) -> None:
+        """Move one request's record; `LocalProtocolError` for a move the table lacks.
+
+        Called once the move is sure to happen (its output queued, nothing left
+        to raise), so a refused verb leaves the record as it was.
+        """
+        entry.state = advance_request(self._role, direction, entry.state, by)
+
+    # ---- role hooks
+
+    def _accept_request(
+        self, rid: RequestId, method: str, params: dict[str, Any] | None, events: list[Event]
+    ) -> None:
+        raise NotImplementedError
+
+    def _accept_notification(
+        self, method: str, params: dict[str, Any] | None, events: list[Event]
+    ) -> None:
+        raise NotImplementedError
+
+    def _finish_result(self, method: str, result: dict[str, Any]) -> dict[str, Any]:
+        return result
+
+    def _prepare_request(
+        self, spec: MethodSpec, params: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
+        return params
+
+    def _sending_revision(self) -> str:
+        if self.state is not State.READY or self.protocol_version is None:
+            raise LocalProtocolError(f"connection is not ready (state {self.state})")
+        return self.protocol_version
+
+    # ---- helpers for the roles
+
+    def _validate_params(self, spec: MethodSpec, params: dict[str, Any] | None) -> Any:
+        """A request's params as its method's model, or `Reject` with -32602
+        naming where they are wrong (the role answers the peer with it).
+        """
+        if spec.params is None:
+            return None
+        if params is None:
+            if spec.params_required:
+                raise Reject(INVALID_PARAMS, f"{spec.method} requires params")
+            params = {}
+        try:
+            return validator(spec.params)(params)
+        except pydantic.ValidationError as exc:
+            raise Reject(
+                INVALID_PARAMS, f"Invalid params for {spec.method}: {describe(exc)}"
+            ) from None
+
+    def _track_inbound(
+        self,
+        rid: RequestId,
+        method: str,
+        meta: Any,
+        log_level: str | None,
+        capabilities: dict[str, Any] | None = None,
+        params: Any = None,
+    ) -> int | str | None:
+        """Enter a peer's request in the in-flight table (OPEN) with what answering
+        it needs: its progress token (only a string or an integer: anything else
+        could not be echoed back), the log level and capabilities in force.
+        """
+        token = meta.get("progressToken") if type(meta) is dict else None
+        if not jr.is_request_id(token):
+            token = None
+        self._inbound[rid] = Inbound(method, token, log_level, capabilities, params)
+        return token
+
+    # ----------------------------------------------------------------- output
+
+    def _queue(
+        self,
+        payload: bytes,
+        kind: Literal["request", "notification", "result", "error"],
+        method: str | None,
+        request_id: RequestId | None,
+        related: RequestId | None,
+        *,
+        automatic: bool = False,
+    ) -> None:
+        """Append one message to the output buffer, within `Limits.output_limit`.
+
+        When the buffer is full a verb raises (the application can drain and call
+        again), but output the engine makes by itself (`automatic`: an error reply, a
+        ping answer) cannot wait: a peer that sends without reading our answers
+        would grow the buffer without bound, so that ends the connection instead.
+        """
+        size = len(payload)
+        if self._outgoing_bytes + size > self.limits.output_limit:
+            if automatic:
+                raise Fatal(
+                    RemoteProtocolError("peer is not reading what we send", http_status=503)
+                )
+            raise LocalProtocolError("output buffer is full; drain data_to_send() first")
+        self._outgoing.append(OutgoingMessage(payload, kind, method, request_id, related))
+        self._outgoing_bytes += size
+
+    def _reply_error(
+        self,
+        rid: RequestId | None,
+        code: int,
+        message: str,
+        events: list[Event],
+        data: Any = None,
+    ) -> None:
+        # 2025-11-25 and 2026-07-28 type the id of an error as optional but never null:
+        # an error that names no request leaves it out there; older revisions write null.
+        """Answer a message the engine refuses by itself, and report it
+        (`MessageRejected`), so the application can log what the peer sent.
+        """
+        omit_id = rid is None and self.protocol_version in _ID_OPTIONAL_ON_ERRORS
+        self._queue(
+            jr.encode_error(rid, jr.error_object(code, message, data), omit_id=omit_id),
+            "error",
+            None,
+            rid,
+            rid,
+            automatic=True,
+        )
+        events.append(MessageRejected(rid, code, message))
+
+    def _reply_result(self, rid: RequestId, result: dict[str, Any], method: str) -> None:
+        self._queue(jr.encode_result(rid, result), "result", method, rid, rid, automatic=True)
+
+    def data_to_send(self) -> bytes:
+        """Everything queued, newline-delimited, for a byte-stream transport."""
+        out = self._outgoing
+        if not out:
+            return b""
+        data = b"\n".join([m.payload for m in out]) + b"\n"
+        out.clear()
+        self._outgoing_bytes = 0
+        return data
+
+    def messages_to_send(self) -> list[OutgoingMessage]:
+        """Everything queued, one entry per message, for transports that frame messages."""
+        out = self._outgoing
+        if not out:
+            return []
+        self._outgoing = []
+        self._outgoing_bytes = 0
+        return out
+
+    def _check_sending(self) -> None:
+        """A verb that starts something of ours after the end is the application's
+        mistake, unlike the answering verbs, which become no-ops (see `State`).
+        """
+        if self.state in _ENDED:
+            raise LocalProtocolError(f"connection is {self.state}")
+
+    def send_request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        deadline: float | None = None,
+        progress: bool = False,
+        related_request_id: RequestId | None = None,
+    ) -> RequestId:
+        """Queue a request; returns its id.
+
+        `deadline` is a time in the caller's clock after which `tick` fails the
+        request (and tells the peer). `progress=True` asks the peer for progress
+        notifications, which arrive as `ProgressReceived` events.
+        """
+        self._check_sending()
+        revision = self._sending_revision()
+        spec = lookup(self._role, method, revision)
+        if spec is None or not spec.is_request:
+            raise LocalProtocolError(
+                f"{method!r} is not a {self._role} request in revision {revision}"
+            )
+        # A client's calls waiting on its answers to a server's questions are in
+        # flight too: their retry must find room.
+        if len(self._outbound) + len(self._pending_inputs) >= self.limits.max_outbound_in_flight:
+            raise LocalProtocolError("too many requests in flight")
+        wire = to_wire(params)
+        if wire is not None and not isinstance(wire, dict):
+            raise LocalProtocolError("params must be a model or a mapping")
+        wire = self._prepare_request(spec, wire)
+        rid = self._next_id
+        self._next_id += 1
+        token: int | None = None
+        if progress:
+            token = rid
+            wire = dict(wire or {})
+            wire["_meta"] = {**(wire.get("_meta") or {}), "progressToken": token}
+        self._queue(
+            jr.encode_request(rid, method, wire), "request", method, rid, related_request_id
+        )
+        self._register_outbound(
+            rid,
+            Outbound(
+                method,
+                deadline,
+                token,
+                None,
+                related_request_id,
+                rid,
+                wire if spec.input_required else None,
+            ),
+        )
+        return rid
+
+    def _register_outbound(self, rid: RequestId, entry: Outbound) -> None:
+        """Enter one of ours in the in-flight table (SENT) with its deadline and
+        progress token; a new deadline bumps the epoch `deadline_moved` reads.
+        """
+        self._outbound[rid] = entry
+        if entry.deadline is not None:
+            self._deadlines.push(entry.deadline, rid, self._outbound)
+            self._deadline_epoch += 1
+        if entry.progress_token is not None:
+            self._progress_tokens[entry.progress_token] = entry.logical
+
+    def _send_internal(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        handler: Callable[[RequestId, dict[str, Any] | None, dict[str, Any] | None], None],
+        deadline: float | None = None,
+    ) -> None:
+        """A request of the engine's own (the handshake, the probe): the
+        application's in-flight limit does not apply, and its answer goes to
+        `handler`, not to an event.
+        """
+        rid = self._next_id
+        self._next_id += 1
+        self._queue(jr.encode_request(rid, method, params), "request", method, rid, None)
+        self._register_outbound(rid, Outbound(method, deadline, None, handler, None, rid))
+
+    def send_notification(
+        self, method: str, params: Any = None, *, related_request_id: RequestId | None = None
+    ) -> None:
+        """Queue a notification the current revision allows this role to send."""
+        self._check_sending()
+        revision = self._sending_revision()
+        spec = lookup(self._role, method, revision)
+        if spec is None or spec.is_request:
+            raise LocalProtocolError(
+                f"{method!r} is not a {self._role} notification in revision {revision}"
+            )
+        self._check_notification_allowed(method)
+        wire = to_wire(params)
+        self._queue(
+            jr.encode_notification(method, wire), "notification", method, None, related_request_id
+        )
+
+    def _check_notification_allowed(self, method: str) -> None:
+        """Role hook: refuse notifications the negotiated capabilities do not cover."""
+
+    def _inbound_ended(self, rid: RequestId, entry: Inbound, *, answered: bool) -> None:
+        """Role hook: a peer's request left the in-flight table, with a result
+        (`answered`) or without one (an error, the peer's cancel, an abandoned stream)."""
+
+    def _take_inbound(self, rid: RequestId) -> Inbound | None:
+        """The peer's request an answering verb names. None for one that ended (the
+        verb is then a no-op, since cancels race with answers); an id never seen is
+        the application's bug, and raises.
+        """
+        entry = self._inbound.get(rid)
+        if entry is None:
+            if rid in self._ended_inbound:
+                return None  # cancelled by the peer or abandoned: drop quietly
+            raise LocalProtocolError(f"no request {rid!r} from the peer is waiting for an answer")
+        return entry
+
+    def send_result(self, request_id: RequestId, result: Any) -> bool:
+        """Answer a peer's request.
+
+        False, with nothing sent, when the request no longer waits for an answer:
+        the peer cancelled it, or the connection closed (it is then listed in
+        `ConnectionClosed.abandoned_inbound`).
+        """
+        if self.state in _ENDED:
+            return False
+        wire = to_wire(result)
+        if wire is None:
+            wire = {}
+        elif not isinstance(wire, dict):
+            raise LocalProtocolError("a result must be a model or a mapping")
+        if self._answers_input(request_id, wire, None):
+            return True
+        entry = self._take_inbound(request_id)
+        if entry is None:
+            return False
+        wire = self._finish_result(entry.method, wire)
+        self._end_inbound(
+            request_id, entry, RequestInput.RESULT, jr.encode_result(request_id, wire), "result"
+        )
+        return True
+
+    def _end_inbound(
+        self,
+        request_id: RequestId,
+        entry: Inbound,
+        by: RequestInput,
+        payload: bytes,
+        kind: Literal["result", "error"],
+    ) -> None:
+        """Answer a peer's request for good: the one way a request of theirs ends
+        by our hand (a result, an error, an InputRequiredResult, a listen's end).
+
+        The order matters for a refused call to change nothing: the move is
+        looked up and the room checked before the round's questions (legacy
+        request_input) are withdrawn and the answer queued.
+        """
+        target = advance_request(self._role, "inbound", entry.state, by)
+        if self._outgoing_bytes + len(payload) > self.limits.output_limit:
+            raise LocalProtocolError("output buffer is full; drain data_to_send() first")
+        if self._rounds:
+            self._withdraw(request_id, "answered without it")
+        self._queue(payload, kind, entry.method, request_id, request_id)
+        entry.state = target
+        del self._inbound[request_id]
+        self._ended_inbound.add(request_id)
+        self._inbound_ended(request_id, entry, answered=by is RequestInput.RESULT)
+
+    def send_error(self, request_id: RequestId, code: int, message: str, data: Any = None) -> bool:
+        """Answer a peer's request with an error. False as for `send_result`."""
+        if self.state in _ENDED:
+            return False
+        self._check_error_code(code)
+        if self._answers_input(request_id, None, (code, message, data)):
+            return True
+        entry = self._take_inbound(request_id)
+        if entry is None:
+            return False
+        payload = jr.encode_error(request_id, jr.error_object(code, message, to_wire(data)))
+        self._end_inbound(request_id, entry, RequestInput.ERROR, payload, "error")
+        return True
+
+    def _answers_input(
+        self,
+        request_id: RequestId,
+        result: dict[str, Any] | None,
+        error: tuple[int, str, Any] | None,
+    ) -> bool:
+        """Client hook: answers to 2026-07-28 input requests are collected, not sent."""
+        return False
+
+    def _withdraw(self, request_id: RequestId, reason: str) -> None:
+        """Server hook: the request ended while its questions were out; cancel them."""
+
+    def _check_error_code(self, code: int) -> None:
+        """Refuse codes this revision forbids, so a local bug never reaches the wire."""
+        if type(code) is not int:
+            raise LocalProtocolError("error codes are integers")
+        if -32099 <= code <= -32020 and code not in _SPEC_CODES:
+            raise LocalProtocolError(f"error code {code} is reserved for the MCP specification")
+        version = self.protocol_version
+        if code == URL_ELICITATION_REQUIRED and version != V2025_11_25:
+            raise LocalProtocolError("error -32042 exists only in revision 2025-11-25")
+        if code == RESOURCE_NOT_FOUND and self.era is Era.MODERN:
+            raise LocalProtocolError("2026-07-28 reports a missing resource as -32602")
+
+    def send_progress(
+        self,
+        request_id: RequestId,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+    ) -> bool:
+        """Report progress on a peer's request; False when the peer did not ask for it,
+        or the request no longer waits (cancelled, or the connection closed)."""
+        if self.state in _ENDED:
+            return False
+        entry = self._take_inbound(request_id)
+        if entry is None or entry.progress_token is None or entry.method == "subscriptions/listen":
+            return False  # not asked for; and a listen stream never carries progress
+        if entry.last_progress is not None and not progress > entry.last_progress:
+            raise LocalProtocolError("progress must increase with each notification")
+        entry.last_progress = progress
+        params: dict[str, Any] = {"progressToken": entry.progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None and self.protocol_version != V2024_11_05:
+            params["message"] = message
+        self._queue(
+            jr.encode_notification("notifications/progress", params),
+            "notification",
+            "notifications/progress",
+            None,
+            request_id,
+        )
+        return True
+
+    def cancel_request(self, request_id: RequestId, reason: str | None = None) -> None:
+        """Give up on one of our requests and tell the peer; a late answer is ignored."""
+        self._check_sending()
+        if self._drop_pending_inputs(request_id):
+            return
+        wire_id = self._wire_id(request_id)
+        entry = self._outbound.get(wire_id)
+        if entry is None:
+            if wire_id in self._ended_outbound:
+                return
+            raise LocalProtocolError(f"no request {request_id!r} of ours is in flight")
+        if entry.method == "initialize":
+            raise LocalProtocolError("initialize cannot be cancelled")
+        self._queue_cancel(wire_id, reason)
+        del self._outbound[wire_id]
+        self._ended(wire_id, entry, RequestInput.CANCEL)
+
+    def _wire_id(self, request_id: RequestId) -> RequestId:
+        """Client hook: the id a retried call currently travels under."""
+        return request_id
+
+    def _drop_pending_inputs(self, request_id: RequestId) -> bool:
+        """Client hook: cancel a call that waits on the application's input answers."""
+        return False
+
+    def _queue_cancel(self, request_id: RequestId, reason: str | None) -> None:
+        params: dict[str, Any] = {"requestId": request_id}
+        if reason is not None:
+            params["reason"] = reason
+        self._queue(
+            jr.encode_notification("notifications/cancelled", params),
+            "notification",
+            "notifications/cancelled",
+            None,
+            request_id,
+        )
+
+    # ------------------------------------------------------------------ time
+
+    def next_deadline(self) -> float | None:
+        """The earliest deadline of a request in flight, for the caller's timer."""
+        self._armed_epoch = self._deadline_epoch
+        return self._deadlines.next(self._outbound)
+
+    @property
+    def deadline_moved(self) -> bool:
+        """Whether a deadline was set since `next_deadline()` was last read.
+
+        A loop arms its timer from `next_deadline()`; a `send_request(deadline=...)`
+        (or `request_input(deadline=...)`, or a client answer that fails a call)
+        made outside event handling, from a callback or another task, may need an
+        earlier wake-up. Ask this after such a call and re-arm from
+        `next_deadline()` when it is True. Deadlines that go away never need it: an
+        early wake-up finds nothing due and `tick()` returns no events.
+        """
+        return self._deadline_epoch != self._armed_epoch
+
+    @property
+    def output_pending(self) -> bool:
+        """Whether `data_to_send()` / `messages_to_send()` has anything to give.
+
+        Receiving and ticking can queue output by themselves; a verb called outside
+        event handling queues it too: check this (or just drain) after either.
+        """
+        return bool(self._outgoing)
+
+    def tick(self, now: float) -> list[Event]:
+        """Fail every request whose deadline is at or before `now` (and tell the peer)."""
+        events: list[Event] = []
+        if self.state in _ENDED:
+            return events
+        for rid in self._deadlines.pop_expired(now, self._outbound):
+            entry = self._outbound.pop(rid)
+            self._ended(rid, entry, RequestInput.TIMEOUT)
+            try:
+                # Tell the peer (not for internal requests: initialize cannot be cancelled,
+                # and the probe may be talking to a server that knows no such notification;
+                # a server's questions, which belong to a request, are told).
+                # A full output buffer only costs the courtesy, never the terminal event.
+                if entry.handler is None or entry.related is not None:
+                    with contextlib.suppress(LocalProtocolError):
+                        self._queue_cancel(rid, "timed out")
+                self._resolve_failure(
+                    entry.logical, entry, REQUEST_TIMEOUT, "Request timed out", events
+                )
+            except Fatal as fatal:
+                events.extend(self._settle(fatal.error.message, fatal.error))
+                break
+        return events
+
+    # --------------------------------------------------------------- closing
+
+    def close(
+        self, reason: str = "closed locally", *, error: RemoteProtocolError | None = None
+    ) -> list[Event]:
+        """End the connection: every request in flight either way is settled.
+
+        `error` marks a failure found by the layer around this connection (a
+        broken WebSocket frame, say): the connection then ends in the ERROR state
+        and `ConnectionClosed.error` carries it.
+        """
+        if self.state in _ENDED:
+            return []  # nothing left to settle: the table has no move out of an end
+        return self._settle(reason, error)
+
+    def abandon_request(self, request_id: RequestId, reason: str | None = None) -> list[Event]:
+        """The transport lost the stream carrying a peer's request (HTTP disconnect).
+
+        In 2026-07-28 a closed response stream *is* the cancellation, so the
+        application is told as if the peer had cancelled.
+        """
+        entry = self._inbound.pop(request_id, None)
+        if entry is None:
+            return []
+        self._step(entry, "inbound", RequestInput.ABANDON)
+        self._ended_inbound.add(request_id)
+        self._inbound_ended(request_id, entry, answered=False)
+        if self._rounds:
+            self._withdraw(request_id, "the request's stream closed")
+        return [RequestCancelled(request_id, reason or "stream closed")]
+
+    def fail_request(
+        self,
+        request_id: RequestId,
+        code: int = CONNECTION_CLOSED,
+        message: str = "Connection closed",
+    ) -> list[Event]:
+        """The transport lost the answer to one of our requests (`request_id` is the
+        id it went out under): settle it locally with `RequestFailed`.
+
+        For HTTP streams that broke and cannot be resumed, a 202 to a request, or a
+        status with no JSON-RPC error in its body. Nothing is sent to the peer;
+        unknown or already settled ids are ignored. An internal request (the
+        handshake, the discovery probe) takes its failure path instead, as on a
+        timeout.
+        """
+        entry = self._outbound.pop(request_id, None)
+        if entry is None:
+            return []
+        self._ended(request_id, entry, RequestInput.LOST)
+        events: list[Event] = []
+        try:
+            self._resolve_failure(entry.logical, entry, code, message, events)
+        except Fatal as fatal:
+            events.extend(self._settle(fatal.error.message, fatal.error))
+        return events
+
+    def _settle(self, reason: str, error: RemoteProtocolError | None) -> list[Event]:
+        """End the connection: every request either way leaves its table, in the
+        order the events promise (ours failed, then the roles' own, then the end)."""
+        events: list[Event] = []
+        self._move(SessionInput.FAIL if error is not None else SessionInput.END)
+        outbound = self._outbound
+        self._outbound = {}
+        for rid, entry in outbound.items():
+            self._step(entry, "outbound", RequestInput.CLOSE)
+            self._ended_outbound.add(rid)
+            if entry.handler is None:
+                events.append(
+                    RequestFailed(
+                        entry.logical, entry.method, CONNECTION_CLOSED, "Connection closed"
+                    )
+                )
+        events.extend(self._settle_local())
+        self._progress_tokens.clear()
+        abandoned = tuple(self._inbound)
+        for theirs in self._inbound.values():
+            self._step(theirs, "inbound", RequestInput.CLOSE)
+        self._inbound.clear()
+        for rid in abandoned:
+            self._ended_inbound.add(rid)
+        events.append(ConnectionClosed(reason, abandoned, error))
+        return events
+
+    def _settle_local(self) -> list[Event]:
+        """Role hook: what ends with the connection besides the requests on the wire
+        (the client's calls waiting on input answers, the server's open questions)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ inspection
+
+    def awaiting(self, request_id: RequestId) -> bool:
+        """Whether our request that went out under `request_id` still waits for an answer."""
+        return request_id in self._outbound
+
+    @property
+    def requests_in_flight(self) -> tuple[int, int]:
+        """(ours waiting on the peer, the peer's waiting on us)."""
+        return len(self._outbound), len(self._inbound)
+
+    def check_invariants(self) -> None:
+        """Assert the engine's internal consistency (for tests and fuzzers)."""
+        assert len(self._inbound) <= self.limits.max_inbound_in_flight
+        assert len(self._outbound) <= self.limits.max_outbound_in_flight
+        assert self._outgoing_bytes <= self.limits.output_limit
+        assert self._outgoing_bytes == sum(len(m.payload) for m in self._outgoing)
+        assert self._lines.pending <= self.limits.max_message_bytes
+        logical_in_flight = {entry.logical for entry in self._outbound.values()}
+        for rid in self._progress_tokens.values():
+            assert rid in logical_in_flight or self._waiting_on_inputs(rid)
+        if self.state in _ENDED:
+            assert not self._outbound and not self._inbound
+        # The records agree with the tables they are in (see `_state.py`).
+        assert all(ours.state is RequestState.SENT for ours in self._outbound.values())
+        for rid, theirs in self._inbound.items():
+            asking = theirs.state is RequestState.ASKING
+            assert asking == (rid in self._rounds)
+            assert asking or theirs.state is RequestState.OPEN
+
+    def _waiting_on_inputs(self, request_id: RequestId) -> bool:
+        return False
