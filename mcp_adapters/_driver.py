@@ -101,6 +101,7 @@ class DriverCore:
 
     __slots__ = (
         "_carry",
+        "_finish_on_eof",
         "_hold_eof",
         "_on_finish",
         "broken",
@@ -122,6 +123,7 @@ class DriverCore:
         hold_eof: Callable[[], bool] | None = None,
         on_finish: Callable[[], None] | None = None,
         wall_clock: Callable[[], float] = time.time,
+        finish_on_eof: bool = True,
     ) -> None:
         self.connection = connection
         self.on_events = on_events
@@ -140,6 +142,9 @@ class DriverCore:
         self.woken = False
         self._hold_eof = hold_eof
         self._on_finish = on_finish
+        # An HTTP connection half-closed by its client may still owe it a response:
+        # there the layer, not the end of input, says when to finish.
+        self._finish_on_eof = finish_on_eof
         self._carry = b""
 
     # ---- input
@@ -173,7 +178,7 @@ class DriverCore:
             logger.exception("driver: processing input failed; closing")
             self.error = self.error or TransportError("internal error while processing input")
             self.finish()
-        if not data:
+        if not data and self._finish_on_eof:
             self.finish()
 
     # ---- time
@@ -219,6 +224,7 @@ class DriverCore:
         self.broken = True
         if not self.input_done:
             self.feed(b"")
+        self.finish()
 
     # ---- the end
 
@@ -249,9 +255,14 @@ class Driver:
         close_timeout: float = CLOSE_TIMEOUT,
         read_size: int = READ_SIZE,
         hold_eof: Callable[[], bool] | None = None,
+        finish_on_eof: bool = True,
     ) -> None:
         self.core = DriverCore(
-            connection, on_events, hold_eof=hold_eof, on_finish=self._start_close_timeout
+            connection,
+            on_events,
+            hold_eof=hold_eof,
+            on_finish=self._start_close_timeout,
+            finish_on_eof=finish_on_eof,
         )
         self._conn = connection
         self._stream = stream

@@ -114,7 +114,7 @@ class _ASGIDispatch(HTTPServer):
         # for as long as the client does not read (hypercorn shields it from
         # cancellation), so settle it here rather than there.
         for exchange in dropped:
-            self._handle(exchange.tick(anyio.current_time()))
+            self.handle_events(exchange.tick(anyio.current_time()))
 
     async def _shutdown(self) -> None:
         await super()._shutdown()  # ends every session and request: their writers wake
@@ -164,7 +164,7 @@ class ASGIApp:
 
     @property
     def running(self) -> bool:
-        return self._dispatch is not None and not self._dispatch._closing
+        return self._dispatch is not None and not self._dispatch.closing
 
     @property
     def running_handlers(self) -> int:
@@ -252,14 +252,14 @@ class ASGIApp:
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         dispatch = self._dispatch
-        if dispatch is None or dispatch._closing:
+        if dispatch is None or dispatch.closing:
             await _plain(send, 503, _NOT_RUNNING if dispatch is None else b"Shutting down")
             return
         exchange = dispatch.endpoint.new_exchange()
         request = _Request(exchange)
         dispatch.requests[exchange] = request
         try:
-            dispatch._handle(exchange.receive_head(_head(scope), now=anyio.current_time()))
+            dispatch.handle_events(exchange.receive_head(_head(scope), now=anyio.current_time()))
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._read, dispatch, request, receive)
                 await self._write(dispatch, request, send, scope.get("http_version", "1.1"))
@@ -269,10 +269,10 @@ class ASGIApp:
             try:
                 # What rode on the request: a 2026-07-28 call still running is cancelled.
                 now = anyio.current_time()
-                dispatch._handle(exchange.tick(now) + exchange.close("client went away"))
+                dispatch.handle_events(exchange.tick(now) + exchange.close("client went away"))
             except Exception:
                 logger.exception("settling a finished ASGI request failed")
-            if dispatch._closing and not dispatch.requests:
+            if dispatch.closing and not dispatch.requests:
                 dispatch.idle.set()
 
     async def _read(self, dispatch: _ASGIDispatch, request: _Request, receive: Receive) -> None:
@@ -288,10 +288,10 @@ class ASGIApp:
             more = bool(message.get("more_body", False))
             body = message.get("body", b"")
             if body:
-                dispatch._handle(exchange.receive_body(body, now=anyio.current_time()))
+                dispatch.handle_events(exchange.receive_body(body, now=anyio.current_time()))
             more = more and exchange.wants_body  # refused meanwhile: leave the rest unread
         now, wall = anyio.current_time(), time.time()
-        dispatch._handle(exchange.receive_end(now=now, wall_time=wall))
+        dispatch.handle_events(exchange.receive_end(now=now, wall_time=wall))
         request.wake()
         if exchange.finished:
             return  # nothing left to lose (and no `receive` to prompt a 100 Continue)
@@ -300,7 +300,7 @@ class ASGIApp:
         self._gone(dispatch, request)
 
     def _gone(self, dispatch: _ASGIDispatch, request: _Request) -> None:
-        dispatch._handle(request.exchange.close("client went away"))
+        dispatch.handle_events(request.exchange.close("client went away"))
         request.wake()
 
     async def _write(
@@ -320,7 +320,7 @@ class ASGIApp:
             now = anyio.current_time()
             deadline = exchange.next_deadline()
             if deadline is not None and deadline <= now:
-                dispatch._handle(exchange.tick(now))
+                dispatch.handle_events(exchange.tick(now))
             if exchange.closed:
                 return
             if not started:
