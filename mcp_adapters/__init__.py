@@ -15,8 +15,6 @@ code written on anyio (the high-level server and client) chooses.
 
 from __future__ import annotations
 
-from types import ModuleType
-
 from mcp_adapters._errors import (
     ConnectionClosedError,
     LimitExceededError,
@@ -25,18 +23,7 @@ from mcp_adapters._errors import (
     TransportError,
 )
 from mcp_adapters._process import StdioServerParameters
-
-
-def current_backend() -> ModuleType:
-    """`mcp_adapters.asyncio` or `mcp_adapters.trio`, whichever loop is running now."""
-    import importlib
-
-    import sniffio
-
-    library = sniffio.current_async_library()
-    if library not in ("asyncio", "trio"):
-        raise RuntimeError(f"no mcp_adapters backend for {library!r}")
-    return importlib.import_module(f"mcp_adapters.{library}")
+from mcp_adapters.backends import current_backend
 
 
 def __getattr__(name: str) -> object:

@@ -27,7 +27,7 @@ from mcp_adapters._resolve import (
     resolve_marker,
     wants_outcome,
 )
-from mcp_core._config import to_wire
+from mcp_core import to_wire
 
 if TYPE_CHECKING:
     from mcp_core import types

@@ -221,6 +221,27 @@ class HTTPSession:
 
     # --------------------------------------------------------------- lifetime
 
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Run the session's tasks and the handshake while the block runs (`connect_http`
+        uses this); leaving ends the session. What the block raises is re-raised
+        outside the task group, so the caller gets it as is, not in an ExceptionGroup."""
+        failure: BaseException | None = None
+        async with anyio.create_task_group() as tg:
+            await tg.start(self._run)
+            try:
+                await self._handshake()
+                yield
+            except BaseException as exc:
+                failure = exc
+            finally:
+                await self.aclose("handshake failed" if self.connected is None else "closed")
+        if failure is not None:
+            try:
+                raise failure
+            finally:
+                failure = None  # no reference cycle through the traceback
+
     async def _run(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         try:
             async with anyio.create_task_group() as tg:
@@ -586,23 +607,8 @@ async def connect_http(
         headers=headers,
         **options,
     )
-    # What the block raises is re-raised outside the task group, so the caller gets
-    # it as is rather than wrapped in an ExceptionGroup.
-    failure: BaseException | None = None
-    async with anyio.create_task_group() as tg:
-        await tg.start(session._run)
-        try:
-            await session._handshake()
-            yield session
-        except BaseException as exc:
-            failure = exc
-        finally:
-            await session.aclose("handshake failed" if session.connected is None else "closed")
-    if failure is not None:
-        try:
-            raise failure
-        finally:
-            failure = None  # no reference cycle through the traceback
+    async with session.running():
+        yield session
 
 
 __all__ = ["HTTPSession", "connect_http"]

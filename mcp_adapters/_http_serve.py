@@ -26,7 +26,7 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -60,7 +60,7 @@ from mcp_core.http import (
 
 if TYPE_CHECKING:
     from mcp_adapters.server import MCPServer
-    from mcp_core._http_headers import HeaderParam
+    from mcp_core.http import HeaderParam
 
 logger = logging.getLogger(__name__)
 
@@ -245,7 +245,7 @@ class _Scope:
         return await ask_in_place(self._core, self.connection, request_id, questions, self.wake)
 
     def wake(self) -> None:
-        self._server._pump(self.connection)
+        self._server.flush(self.connection)
 
     def wall_time(self) -> float:
         return time.time()
@@ -341,7 +341,7 @@ class HTTPServer:
                 told += sent
                 touched.append(conn)
         if touched:
-            self._pump(*touched)
+            self.flush(*touched)
         return told
 
     # ------------------------------------------------------------------ tasks
@@ -431,9 +431,10 @@ class HTTPServer:
                     event.status,
                     event.reason,
                 )
-        self._pump(*touched)
+        self.flush(*touched)
 
-    def _pump(self, *connections: ServerConnection) -> None:
+    def flush(self, *connections: ServerConnection) -> None:
+        """Route what these MCP connections queued and wake the sockets concerned."""
         self._wake_ready(self.endpoint.pump(*(connections or (self._nobody,))))
 
     def _wake_ready(self, ready: list[HTTPServerConnection | HTTPExchange]) -> None:
@@ -462,7 +463,7 @@ class HTTPServer:
             if modern:
                 self._modern.add(conn)
             else:  # a legacy session hears of changes from its first message on
-                self.server._attach(_Scope(self, conn, new))
+                self.server.attach(_Scope(self, conn, new))
         core.dispatch([event])
         self._retire(conn, core)
 
@@ -512,8 +513,39 @@ class HTTPServer:
         finally:
             self._handlers -= 1
             core.forget(rid)
-            self._pump(conn)
+            self.flush(conn)
             self._retire(conn, core)
+
+    # ------------------------------------------------------------- running
+
+    @contextlib.asynccontextmanager
+    async def serving(
+        self, listeners: Sequence[anyio.abc.SocketListener] = ()
+    ) -> AsyncIterator[None]:
+        """Run the endpoint's timer, and accept on `listeners`, while the block runs.
+
+        Leaving ends every session and request and closes every socket. What the
+        block raises is re-raised outside the task group, as is (not in a group).
+        """
+        failure: BaseException | None = None
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            for listener in listeners:
+                tg.start_soon(self._accept, listener)
+            tg.start_soon(self._timer)
+            try:
+                yield
+            except BaseException as exc:
+                failure = exc
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await self._shutdown()
+                tg.cancel_scope.cancel()
+        if failure is not None:
+            try:
+                raise failure
+            finally:
+                failure = None
 
     # ------------------------------------------------------------- shutdown
 
@@ -584,28 +616,10 @@ async def _listening(
         options.setdefault("tool_header_params", tool_header_params_of(server))
         endpoint = HTTPServerEndpoint(server.config, path=path, **options)
         running = HTTPServer(server, endpoint, host=host, port=bound, close_timeout=close_timeout)
-        # What the block raises is re-raised outside the task group, as is.
-        failure: BaseException | None = None
-        async with anyio.create_task_group() as tg:
-            running._tg = tg
-            for sub in listener.listeners:
-                assert isinstance(sub, anyio.abc.SocketListener)
-                tg.start_soon(running._accept, sub)
-            tg.start_soon(running._timer)
+        sockets = [sub for sub in listener.listeners if isinstance(sub, anyio.abc.SocketListener)]
+        async with running.serving(sockets):
             logger.info("serving %s on %s", server.config.name, running.url)
-            try:
-                yield running
-            except BaseException as exc:
-                failure = exc
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await running._shutdown()
-                tg.cancel_scope.cancel()
-        if failure is not None:
-            try:
-                raise failure
-            finally:
-                failure = None
+            yield running
     finally:
         await close_quietly(listener)
 

@@ -188,28 +188,13 @@ class ASGIApp:
             raise RuntimeError("this MCP application is already running")
         endpoint = HTTPServerEndpoint(self.server.config, path=self.path, **self._options)
         dispatch = _ASGIDispatch(self.server, endpoint, self._close_timeout)
-        failure: BaseException | None = None
         try:
-            async with anyio.create_task_group() as tg:
-                dispatch._tg = tg
-                tg.start_soon(dispatch._timer)
+            async with dispatch.serving():  # what the block raises is re-raised as is
                 self._dispatch = dispatch
                 logger.info("MCP application started (endpoint %s)", self.path)
-                try:
-                    yield
-                except BaseException as exc:  # re-raised outside the task group, as is
-                    failure = exc
-                finally:
-                    with anyio.CancelScope(shield=True):
-                        await dispatch._shutdown()
-                    tg.cancel_scope.cancel()
+                yield
         finally:
             self._dispatch = None
-        if failure is not None:
-            try:
-                raise failure
-            finally:
-                failure = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]

@@ -436,7 +436,8 @@ class TcpServer:
         self.port = 0
         self._closed = asyncio.Event()
 
-    async def _start(self, host: str, port: int) -> None:
+    async def listen(self, host: str, port: int) -> None:
+        """Start listening on `host:port` (`tcp_server` does; port 0 picks a free one)."""
         self._server = await listen_tcp(host, port, self._accepted)
         self.host, self.port = self._server.sockets[0].getsockname()[:2]
 
@@ -492,7 +493,7 @@ async def tcp_server(
 ) -> AsyncIterator[TcpServer]:
     """Listen for MCP connections (stdio framing over TCP); `server.port` is the bound port."""
     server = TcpServer(on_request, config, session_options)
-    await server._start(host, port)
+    await server.listen(host, port)
     try:
         yield server
     finally:

@@ -56,8 +56,8 @@ from mcp_core import (
     NotificationReceived,
     RequestReceived,
     SubscriptionAcknowledged,
+    to_wire,
 )
-from mcp_core._config import to_wire
 from mcp_core.types import (
     CallToolResult,
     ClientCapabilities,
@@ -163,7 +163,7 @@ class Client:
     # ------------------------------------------------------------- lifetime
 
     async def __aenter__(self) -> Client:
-        from mcp_adapters import current_backend
+        from mcp_adapters.backends import current_backend
         from mcp_adapters.server import MCPServer
 
         backend = current_backend()

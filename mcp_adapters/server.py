@@ -42,6 +42,7 @@ from mcp_adapters._lifespan import Lifespan, LifespanFactory, RequestContext
 from mcp_adapters._resolve import (
     Elicit,
     ElicitUrl,
+    InjectedContext,
     ListRoots,
     NeedInput,
     Question,
@@ -51,6 +52,7 @@ from mcp_adapters._resolve import (
     ToolFailure,
 )
 from mcp_core import (
+    ALL_REVISIONS,
     CONNECTION_CLOSED,
     INVALID_PARAMS,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -65,10 +67,9 @@ from mcp_core import (
     RequestReceived,
     ServerConfig,
     ServerConnection,
+    capability_problem,
+    to_wire,
 )
-from mcp_core._config import to_wire
-from mcp_core._connection import capability_problem
-from mcp_core._versions import ALL_REVISIONS
 
 if TYPE_CHECKING:
     from mcp_adapters.asgi import ASGIApp
@@ -266,7 +267,7 @@ def _covers(declared: Any, wanted: Any) -> bool:
     return all(key in declared and _covers(declared[key], value) for key, value in wanted.items())
 
 
-class Context(Generic[LifespanT]):
+class Context(InjectedContext, Generic[LifespanT]):
     """Injected into any tool, resource or prompt function that declares it.
 
     `Context[AppState]` (as in the official SDK) types
@@ -312,7 +313,7 @@ class Context(Generic[LifespanT]):
             self.request_id,
             self.request.context.meta,
             self.session,
-            self.server._lifespan.value,
+            self.server.lifespan_context,
             self.request,
         )
 
@@ -391,7 +392,7 @@ class Context(Generic[LifespanT]):
         `mime_type` and `meta`, as the official SDK returns them."""
         from mcp_adapters.resources import ReadResourceContents
 
-        result = await self.server._read(str(uri), self)
+        result = await self.server.read_with(str(uri), self)
         return [ReadResourceContents.of(part) for part in result.contents]
 
 
@@ -476,6 +477,11 @@ class MCPServer:
         """
         return self._lifespan.running()
 
+    @property
+    def lifespan_context(self) -> Any:
+        """What the lifespan yielded, for a handler (raises outside the lifespan)."""
+        return self._lifespan.value
+
     # ---- registration
 
     def _changed(self, kind: str | None = None) -> None:
@@ -486,8 +492,11 @@ class MCPServer:
 
     # ---- change notifications
 
-    def _attach(self, scope: RequestScope) -> None:
-        """Remember a live connection (weakly), so changes can be announced on it."""
+    def attach(self, scope: RequestScope) -> None:
+        """Remember a live connection (weakly), so changes can be announced on it.
+
+        Every transport calls this for a connection from its first message on; a
+        transport of your own should too."""
         scope.connection.__dict__[_WAKE] = scope.wake
         self._live.add(scope.connection)
 
@@ -715,7 +724,7 @@ class MCPServer:
         if handler is None:
             raise MCPError(-32601, f"Method not found: {request.method}")
         if scope.connection not in self._live:
-            self._attach(scope)
+            self.attach(scope)
         self._answer(request, scope, await handler(self, request, scope))
 
     def handle_now(
@@ -731,7 +740,7 @@ class MCPServer:
             tool = self._tools.get(request.params.name)
             if tool is not None and not tool.is_async and not tool.resolved:
                 if scope.connection not in self._live:
-                    self._attach(scope)
+                    self.attach(scope)
                 outcome = self._call_plain_tool(tool, request, scope)
                 if isinstance(outcome, _Later):
                     return functools.partial(self._answer_later, request, scope, outcome)
@@ -913,11 +922,13 @@ class MCPServer:
         asker = self._asker(request, scope)
         context: Context[Any] = Context(self, request, scope, asker, self.replay_elicitation)
         try:
-            return await self._read(request.params.uri, context)
+            return await self.read_with(request.params.uri, context)
         except NeedInput:
             return _asked(asker)
 
-    async def _read(self, uri: str, context: Context[Any]) -> types.ReadResourceResult:
+    async def read_with(self, uri: str, context: Context[Any]) -> types.ReadResourceResult:
+        """Read `uri` for a request already running (`ctx.read_resource`): the lookup of
+        resources/read, under that request's context."""
         for spec in (*self._resources.values(), *self._templates.values()):
             variables = spec.match(uri)
             if variables is None:

@@ -430,7 +430,8 @@ class TcpServer:
         """Where it listens, as `Client` takes it: tcp://host:port."""
         return f"tcp://{authority(self.host, self.port)}"
 
-    async def _serve(self, stream: trio.SocketStream) -> None:
+    async def serve_connection(self, stream: trio.SocketStream) -> None:
+        """Serve one accepted connection until it ends (`tcp_server` runs this per accept)."""
         stream.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
         # `new_connection` (a session option) lets a layer such as WebSocket wrap
         # the MCP connection: it returns (connection, layer the driver speaks).
@@ -470,7 +471,7 @@ async def tcp_server(
     listeners = await trio.open_tcp_listeners(port, host=host)
     server = TcpServer(on_request, config, listeners, session_options)
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(trio.serve_listeners, server._serve, listeners)
+        nursery.start_soon(trio.serve_listeners, server.serve_connection, listeners)
         try:
             yield server
         finally:

@@ -66,7 +66,7 @@ async def serve_websocket(
     the proxy forwards (or None). `limits` are the WebSocket layer's own (the
     message limit follows the server's `Limits` unless set); see docs/limits.md.
     """
-    from mcp_adapters import current_backend
+    from mcp_adapters.backends import current_backend
 
     backend = current_backend()
     bound: list[int] = []
@@ -112,7 +112,7 @@ async def connect_websocket(
     connection is the WebSocket layer's). `ssl_context` is for wss:// (default: the
     system's trust store, which `SSL_CERT_FILE` may point elsewhere); `limits` as for
     `serve_websocket`."""
-    from mcp_adapters import current_backend
+    from mcp_adapters.backends import current_backend
 
     parts = urlsplit(url)
     if parts.scheme not in ("ws", "wss") or not parts.hostname:

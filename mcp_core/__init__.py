@@ -7,7 +7,7 @@ See docs/architecture.md for the shape and docs/embedding.md for the driver loop
 from typing import TYPE_CHECKING
 
 from ._client import ClientConnection
-from ._config import ClientConfig, ServerConfig
+from ._config import ClientConfig, ServerConfig, to_wire
 from ._connection import (
     LOG_LEVELS,
     META_CLIENT_CAPABILITIES,
@@ -18,6 +18,7 @@ from ._connection import (
     META_SUBSCRIPTION_ID,
     OutgoingMessage,
     State,
+    capability_problem,
 )
 from ._errors import (
     CONNECTION_CLOSED,
@@ -144,7 +145,9 @@ __all__ = [
     "SessionStarted",
     "SubscriptionAcknowledged",
     "State",
+    "capability_problem",
     "era_of",
+    "to_wire",
 ]
 
 

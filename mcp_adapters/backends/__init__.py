@@ -23,7 +23,9 @@ beside each backend's stream type in its module.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Awaitable, Callable, Mapping
+from types import ModuleType
 from typing import Any, Protocol
 
 from mcp_adapters._errors import TransportError
@@ -110,4 +112,22 @@ class Backend(Protocol):
         ...
 
 
-__all__ = ["Backend", "ByteStream", "Event", "Limit", "TaskGroup", "Timer"]
+def current_backend() -> ModuleType:
+    """`mcp_adapters.asyncio` or `mcp_adapters.trio`, whichever loop is running now."""
+    import sniffio
+
+    library = sniffio.current_async_library()
+    if library not in ("asyncio", "trio"):
+        raise RuntimeError(f"no mcp_adapters backend for {library!r}")
+    return importlib.import_module(f"mcp_adapters.{library}")
+
+
+__all__ = [
+    "Backend",
+    "ByteStream",
+    "Event",
+    "Limit",
+    "TaskGroup",
+    "Timer",
+    "current_backend",
+]
