@@ -1,6 +1,7 @@
 """mcp_adapters: everything that waits. Thin drivers binding `mcp_core` to real I/O.
 
-One driver loop (see `mcp_adapters._driver`) spelled three ways:
+One driver loop, written once (`mcp_adapters._driver`) against a small backend
+seam (`mcp_adapters.backends`), offered three ways:
 
 - `mcp_adapters.asyncio`: native asyncio transports and tasks;
 - `mcp_adapters.trio`: trio streams, nurseries and cancel scopes;
@@ -22,8 +23,8 @@ from mcp_adapters._errors import (
     RequestTimeoutError,
     TransportError,
 )
-from mcp_adapters._process import StdioServerParameters
 from mcp_adapters.backends import current_backend
+from mcp_adapters.transports.process import StdioServerParameters
 
 
 def __getattr__(name: str) -> object:

@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 
 from mcp_adapters._driver import Driver, SansIOConnection
 from mcp_adapters._errors import TransportError
-from mcp_adapters._link import LinkDriver, LinkEnd
 from mcp_adapters._session import Connection, RequestId, SessionCore
 from mcp_adapters.backends import Backend
+from mcp_adapters.transports.link import LinkDriver, LinkEnd
 from mcp_core import Connected, NotificationReceived, RequestReceived, ServerConnection
 
 T = TypeVar("T")

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_adapters._driver import CLOSE_TIMEOUT
-from mcp_adapters._http_serve import HTTPServer, tool_header_params_of
+from mcp_adapters.transports.http_server import HTTPServer, tool_header_params_of
 from mcp_core.http import (
     HTTPExchange,
     HTTPServerConnection,

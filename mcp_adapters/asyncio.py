@@ -36,11 +36,8 @@ from mcp_adapters._errors import (
     RequestTimeoutError,
     to_transport_error,
 )
-from mcp_adapters._link import LinkEnd
-from mcp_adapters._process import ServerProcess, Sleep, StdioServerParameters, WaitExit
 from mcp_adapters._session import ANSWERED, Connection, RequestId
 from mcp_adapters._session_base import SessionBase
-from mcp_adapters._stdio import claim_stdio
 from mcp_adapters.backends.asyncio import (
     AsyncioStream,
     listen_tcp,
@@ -49,6 +46,9 @@ from mcp_adapters.backends.asyncio import (
     set_if_pending,
 )
 from mcp_adapters.backends.asyncio import backend as _backend
+from mcp_adapters.transports.link import LinkEnd
+from mcp_adapters.transports.process import ServerProcess, Sleep, StdioServerParameters, WaitExit
+from mcp_adapters.transports.stdio import claim_stdio
 from mcp_core import (
     METHOD_NOT_FOUND,
     REQUEST_TIMEOUT,
@@ -390,7 +390,7 @@ async def serve_stdio(
 
     While serving, `print()` and anything else written to fd 1 goes to stderr.
     stdin and stdout may be pipes, sockets, terminals, files, devices or closed
-    (see `mcp_adapters._stdio`). When stdin ends, the requests in flight are
+    (see `mcp_adapters.transports.stdio`). When stdin ends, the requests in flight are
     still answered (`drain_on_eof`), then serving returns.
     """
     options: dict[str, Any] = {"drain_on_eof": True, **session_options}

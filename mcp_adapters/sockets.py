@@ -48,10 +48,10 @@ from mcp_adapters._errors import (
     RequestTimeoutError,
     TransportError,
 )
-from mcp_adapters._process import ServerProcess, Sleep, StdioServerParameters, WaitExit
 from mcp_adapters._session import Connection, RequestId, SessionCore
-from mcp_adapters._stdio import claim_stdio
 from mcp_adapters.backends.blocking import Driver, FdStream, open_tcp_stream, tune_socket
+from mcp_adapters.transports.process import ServerProcess, Sleep, StdioServerParameters, WaitExit
+from mcp_adapters.transports.stdio import claim_stdio
 from mcp_core import (
     METHOD_NOT_FOUND,
     REQUEST_TIMEOUT,
@@ -532,7 +532,7 @@ def serve_stdio(
 
     While serving, `print()` and anything else written to fd 1 goes to stderr.
     stdin and stdout may be pipes, sockets, terminals, files, devices or closed
-    (see `mcp_adapters._stdio`). When stdin ends, the requests in flight are
+    (see `mcp_adapters.transports.stdio`). When stdin ends, the requests in flight are
     still answered (`drain_on_eof`), then serving returns.
     """
     options: dict[str, Any] = {"drain_on_eof": True, **session_options}

@@ -1,6 +1,6 @@
 """The seam between the one driver loop and a concrete loop: streams, waking, timers, tasks.
 
-`mcp_adapters._driver.Driver` (the async loop) and `mcp_adapters._link.LinkDriver`
+`mcp_adapters._driver.Driver` (the async loop) and `mcp_adapters.transports.link.LinkDriver`
 (the in-process link) are written once against these few interfaces, in the manner
 of httpcore's network backends; `backends.asyncio` and `backends.trio` implement
 them. `backends.blocking` is the selectors twin: it has no event loop to offer, so

@@ -34,9 +34,9 @@ import anyio.abc
 from anyio.abc import SocketAttribute
 
 from mcp_adapters._driver import CLOSE_TIMEOUT, READ_SIZE, Driver
-from mcp_adapters._serve import Waiter, ask_in_place
 from mcp_adapters._session import RequestId, SessionCore
 from mcp_adapters.backends.anyio import BACKEND as ANYIO
+from mcp_adapters.server._serve import Waiter, ask_in_place
 from mcp_core import (
     ConnectionClosed,
     Event,

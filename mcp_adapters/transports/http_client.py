@@ -39,8 +39,8 @@ from mcp_adapters._errors import (
     TransportError,
     to_transport_error,
 )
-from mcp_adapters._http_serve import Waiter, close_quietly
 from mcp_adapters._session import RequestId, SessionCore
+from mcp_adapters.transports.http_server import Waiter, close_quietly
 from mcp_core import (
     METHOD_NOT_FOUND,
     REQUEST_TIMEOUT,

@@ -20,7 +20,7 @@ import pydantic
 import pydantic_core
 
 from mcp_adapters._lazy import LazyModule
-from mcp_adapters._resolve import (
+from mcp_adapters.server._resolve import (
     Consumer,
     PlanBuilder,
     is_context_annotation,

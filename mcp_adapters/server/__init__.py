@@ -21,6 +21,12 @@ server's sealed state, or that do not fit the form, never reach a resolver or
   the retry the tool body runs again from the top, every question already
   answered returning its recorded answer. Code before the first unanswered
   question therefore runs again: keep side effects after the questions.
+
+The server API is this package: `MCPServer` and `Context` here; `_functions`
+(tools, prompts and resources from signatures), `_resolve` (resolvers and the
+questions they ask), `_lifespan` (entered once while anything serves it) and
+`_serve` (an `MCPServer` as a session's request handler); `mcp_adapters.elicitation`
+and `mcp_adapters.resources` are its public companions.
 """
 
 from __future__ import annotations
@@ -36,10 +42,10 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, over
 
 import pydantic
 
-from mcp_adapters._functions import FunctionPrompt, FunctionResource, FunctionTool
 from mcp_adapters._lazy import LazyModule
-from mcp_adapters._lifespan import Lifespan, LifespanFactory, RequestContext
-from mcp_adapters._resolve import (
+from mcp_adapters.server._functions import FunctionPrompt, FunctionResource, FunctionTool
+from mcp_adapters.server._lifespan import Lifespan, LifespanFactory, RequestContext
+from mcp_adapters.server._resolve import (
     Elicit,
     ElicitUrl,
     InjectedContext,
@@ -998,7 +1004,7 @@ class MCPServer:
         transport's own, `event_store` keeps the legacy HTTP streams' events for
         resumption (docs/limits.md).
         """
-        from mcp_adapters._serve import run_server
+        from mcp_adapters.server._serve import run_server
 
         run_server(
             self,
@@ -1016,7 +1022,7 @@ class MCPServer:
 
     async def run_stdio_async(self) -> None:
         """Serve this process's stdin/stdout until the input ends."""
-        from mcp_adapters._serve import serve_stdio
+        from mcp_adapters.server._serve import serve_stdio
 
         await serve_stdio(self)
 
@@ -1047,14 +1053,14 @@ class MCPServer:
         self, *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp", **options: Any
     ) -> None:
         """Serve WebSocket at ws://host:port/path (and at `/`) until cancelled."""
-        from mcp_adapters.websocket import serve_websocket
+        from mcp_adapters.transports.websocket import serve_websocket
 
         async with self.running():
             await serve_websocket(self, host=host, port=port, path=path, **options)
 
     async def run_tcp_async(self, *, host: str = "127.0.0.1", port: int = 8000) -> None:
         """Serve newline-delimited JSON at tcp://host:port until cancelled."""
-        from mcp_adapters._serve import serve_tcp
+        from mcp_adapters.server._serve import serve_tcp
 
         await serve_tcp(self, host, port)
 
