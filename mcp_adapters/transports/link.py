@@ -173,12 +173,12 @@ class LinkDriver:
         if self.framed and peer.framed:
             # Message by message: no newline joining and splitting between two engines.
             messages = self._conn.messages_to_send()  # type: ignore[attr-defined]
-            if messages and not peer.input_done:
+            if messages and not peer.core.input_done:
                 peer.feed_messages([m.payload for m in messages])
             sent = bool(messages)
         else:
             data = self._conn.data_to_send()
-            if data and not peer.input_done:
+            if data and not peer.core.input_done:
                 peer.feed(data)
             sent = bool(data)
         # What the peer no longer reads is dropped, as on a closed socket.
@@ -209,7 +209,7 @@ class LinkDriver:
             self.finish()
 
     def rearm(self) -> None:
-        if self.finished:
+        if self.core.finishing:  # (the attribute, not the property: this runs per delivery)
             if self._armed is not None:
                 self._armed = None
                 self._timer.arm(None)
