@@ -1,6 +1,7 @@
 """mcp_adapters: everything that waits. Thin drivers binding `mcp_core` to real I/O.
 
-One driver loop (see `mcp_adapters._driver`) spelled three ways:
+One driver loop, written once (`mcp_adapters._driver`) against a small backend
+seam (`mcp_adapters.backends`), offered three ways:
 
 - `mcp_adapters.asyncio`: native asyncio transports and tasks;
 - `mcp_adapters.trio`: trio streams, nurseries and cancel scopes;
@@ -15,8 +16,6 @@ code written on anyio (the high-level server and client) chooses.
 
 from __future__ import annotations
 
-from types import ModuleType
-
 from mcp_adapters._errors import (
     ConnectionClosedError,
     LimitExceededError,
@@ -24,19 +23,8 @@ from mcp_adapters._errors import (
     RequestTimeoutError,
     TransportError,
 )
-from mcp_adapters._process import StdioServerParameters
-
-
-def current_backend() -> ModuleType:
-    """`mcp_adapters.asyncio` or `mcp_adapters.trio`, whichever loop is running now."""
-    import importlib
-
-    import sniffio
-
-    library = sniffio.current_async_library()
-    if library not in ("asyncio", "trio"):
-        raise RuntimeError(f"no mcp_adapters backend for {library!r}")
-    return importlib.import_module(f"mcp_adapters.{library}")
+from mcp_adapters.backends import current_backend
+from mcp_adapters.transports.process import StdioServerParameters
 
 
 def __getattr__(name: str) -> object:

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from mcp_adapters._cli_limits import add_limit_options, limits_from_args
-from mcp_adapters._stdio import reserve_standard_fds
 from mcp_adapters.request_state_keys import configure_from_environment
+from mcp_adapters.transports.stdio import reserve_standard_fds
 
 
 def load_server(target: str) -> Any:
@@ -57,7 +57,7 @@ LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 def main(argv: list[str] | None = None) -> int:
     # First of all, before any descriptor is opened: a closed stdin or stdout
     # (`<&-`, `>&-`) is reopened on /dev/null, so no socket or epoll descriptor
-    # can take its number (see mcp_adapters._stdio).
+    # can take its number (see mcp_adapters.transports.stdio).
     reserve_standard_fds()
     parser = argparse.ArgumentParser(prog="python -m mcp_adapters", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)

@@ -1,14 +1,13 @@
-"""The shape every backend's driver follows, and the interfaces it binds.
+"""The one driver loop: `DriverCore` (its sans-IO bookkeeping) and `Driver` (the async loop).
 
-One loop, three spellings (asyncio.py, trio.py, sockets.py)::
+The loop, written once here and run by every backend::
 
-    reader:  data = read()                         # b"" at end of stream
-             events = conn.receive_data(data, wall_time=time.time())  # requestState expiry
-             on_events(events)                     # resolve waiters, start handlers
-             wake the writer
-    writer:  sleep until woken or until conn.next_deadline()
-             if the deadline passed: on_events(conn.tick(now()))  # the loop's clock
-             write(conn.data_to_send())            # one chunk at a time
+    reader:  data = await stream.receive_some(n)      # b"" at end of stream
+             core.received(data)                      # receive_data(data, wall_time=...)
+             wake the writer                          #   -> on_events(events)
+    writer:  sleep until woken or until core.sleep_deadline()
+             core.due(now)                            # tick(now) if due; a held end of input
+             await stream.send_all(core.take_output())
 
 The writer is the only thing that writes and the reader never waits for a
 write, so two peers that both send a lot cannot deadlock each other: what is not
@@ -16,6 +15,21 @@ yet written stays in the connection's bounded output buffer. Application code
 queues output through the connection (send_request, send_result ...) and then
 calls `wake()`; `await drain()` is the back-pressure point (it waits while a
 write is in progress).
+
+Who runs what:
+
+- `DriverCore` holds everything that is the same for every loop and touches no
+  I/O: the flags (input done, finishing, broken, woken, end of input held), the
+  transport error recorded once, "feed, and finish on end of input", "tick when
+  due", "take the output, carry what did not fit". The blocking backend
+  (`backends.blocking`) and the in-process link (`_link`) step it too.
+- `Driver` is the async reader and writer over a `ByteStream`, written once
+  against the small `backends.Backend` seam; `backends.asyncio` and
+  `backends.trio` supply only streams, events, a movable time limit, a task
+  group and a timer.
+- The performance tricks belong to the stream: a stream with `write_nowait`
+  (asyncio's transports) is written from `wake()` itself, without scheduling
+  the writer at all, whenever nothing is in the way.
 
 The driver knows nothing about MCP. It binds any sans-IO object with the four
 methods of `SansIOConnection`, so the HTTP and WebSocket layers can reuse it.
@@ -36,8 +50,15 @@ whose answer can no longer come.
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
 from typing import Any, Protocol
+
+from mcp_adapters._errors import TransportError, to_transport_error
+from mcp_adapters.backends import Backend, ByteStream, Event, Limit
+
+logger = logging.getLogger(__name__)
 
 #: Bytes asked for per read; the core's line buffer bounds what it keeps anyway.
 READ_SIZE = 64 * 1024
@@ -63,17 +84,321 @@ class SansIOConnection(Protocol):
     def tick(self, now: float) -> list[Any]: ...
 
 
-class AsyncByteStream(Protocol):
-    """The byte-stream interface the async drivers read and write (trio's `Stream` fits)."""
-
-    async def receive_some(self, max_bytes: int) -> bytes: ...
-
-    async def send_all(self, data: bytes) -> None: ...
-
-    async def aclose(self) -> None: ...
-
+#: Kept for the name the docs used: the async loop's stream.
+AsyncByteStream = ByteStream
 
 EventSink = Callable[[list[Any]], None]
+
+
+class DriverCore:
+    """The sans-IO half of every driver: what to feed, tick, write and when to stop.
+
+    It reads no stream and sleeps on nothing: its owner reads, writes and waits,
+    and tells it what happened. `on_finish` is called once, when finishing
+    begins (the owner starts its close timeout there); `wall_clock` is read
+    when input is fed (the expiry of sealed `requestState`).
+    """
+
+    __slots__ = (
+        "_carry",
+        "_finish_on_eof",
+        "_hold_eof",
+        "_on_finish",
+        "broken",
+        "connection",
+        "eof_held",
+        "error",
+        "finishing",
+        "input_done",
+        "on_events",
+        "wall_clock",
+        "woken",
+    )
+
+    def __init__(
+        self,
+        connection: SansIOConnection,
+        on_events: EventSink,
+        *,
+        hold_eof: Callable[[], bool] | None = None,
+        on_finish: Callable[[], None] | None = None,
+        wall_clock: Callable[[], float] = time.time,
+        finish_on_eof: bool = True,
+    ) -> None:
+        self.connection = connection
+        self.on_events = on_events
+        self.wall_clock = wall_clock
+        #: The first transport failure, translated (a later one adds nothing).
+        self.error: TransportError | None = None
+        #: No more input is fed (end of stream, or finishing).
+        self.input_done = False
+        #: End of stream was read but waits for `hold_eof()` to turn false.
+        self.eof_held = False
+        #: Closing: flush what is queued, then stop.
+        self.finishing = False
+        #: Writing failed or was given up: nothing more goes out.
+        self.broken = False
+        #: Someone asked the writer to look again before it sleeps.
+        self.woken = False
+        self._hold_eof = hold_eof
+        self._on_finish = on_finish
+        # An HTTP connection half-closed by its client may still owe it a response:
+        # there the layer, not the end of input, says when to finish.
+        self._finish_on_eof = finish_on_eof
+        self._carry = b""
+
+    # ---- input
+
+    @property
+    def reading(self) -> bool:
+        """Whether the owner should keep reading."""
+        return not self.input_done and not self.eof_held
+
+    def received(self, data: bytes) -> None:
+        """What a read returned (b"" at end of stream): fed now, or the end held back."""
+        if self.input_done:
+            return
+        if not data and self._hold_eof is not None and self._hold_eof():
+            self.eof_held = True  # `due()` feeds it once the answers are out
+            return
+        self.feed(data)
+
+    def read_failed(self, error: TransportError) -> None:
+        """A read failed: remember why (the owner then reports end of stream)."""
+        self.error = self.error or error
+
+    def feed(self, data: bytes) -> None:
+        """Give `data` to the connection and its events to the session; b"" ends input."""
+        if not data:
+            self.input_done = True
+            self.eof_held = False
+        try:
+            self.on_events(self.connection.receive_data(data, wall_time=self.wall_clock()))
+        except Exception:
+            logger.exception("driver: processing input failed; closing")
+            self.error = self.error or TransportError("internal error while processing input")
+            self.finish()
+        if not data and self._finish_on_eof:
+            self.finish()
+
+    # ---- time
+
+    def sleep_deadline(self) -> float | None:
+        """Until when the owner may sleep without news (a finishing driver has no timers)."""
+        return None if self.finishing else self.connection.next_deadline()
+
+    def due(self, now: float) -> None:
+        """On waking: tick the connection if its deadline passed; release a held end."""
+        if not self.finishing:
+            deadline = self.connection.next_deadline()
+            if deadline is not None and deadline <= now:
+                self.on_events(self.connection.tick(now))
+        if self.eof_held and not self.input_done:
+            assert self._hold_eof is not None
+            if not self._hold_eof():
+                self.feed(b"")  # nothing left to answer: now the input has ended
+
+    # ---- output
+
+    @property
+    def carrying(self) -> bool:
+        """Output was taken from the connection but not written yet."""
+        return bool(self._carry)
+
+    def take_output(self) -> bytes:
+        """What to write next: what was carried, then what the connection queued."""
+        data = self.connection.data_to_send()
+        if self._carry:
+            data, self._carry = self._carry + data, b""
+        if self.broken:
+            return b""  # nothing more goes out; the connection's buffer is emptied
+        return data
+
+    def carry(self, data: bytes) -> None:
+        """`data` was taken but not written: it goes first next time."""
+        self._carry = data + self._carry
+
+    def write_failed(self, error: TransportError) -> None:
+        """A write failed: nothing more goes out, and the input ends too."""
+        self.error = self.error or error
+        self.broken = True
+        if not self.input_done:
+            self.feed(b"")
+        self.finish()
+
+    # ---- the end
+
+    def finish(self) -> None:
+        """Take no more input; flush what is queued, then stop (see `done`)."""
+        self.input_done = True
+        if not self.finishing:
+            self.finishing = True
+            if self._on_finish is not None:
+                self._on_finish()
+
+    def abandon(self) -> None:
+        """The close timeout passed with output unwritten: give it up."""
+        self.broken = True
+        self._carry = b""
+
+
+class Driver:
+    """Runs one sans-IO connection over one async `ByteStream` on a `Backend`."""
+
+    def __init__(
+        self,
+        connection: SansIOConnection,
+        stream: ByteStream,
+        on_events: EventSink,
+        *,
+        backend: Backend,
+        close_timeout: float = CLOSE_TIMEOUT,
+        read_size: int = READ_SIZE,
+        hold_eof: Callable[[], bool] | None = None,
+        finish_on_eof: bool = True,
+    ) -> None:
+        self.core = DriverCore(
+            connection,
+            on_events,
+            hold_eof=hold_eof,
+            on_finish=self._start_close_timeout,
+            finish_on_eof=finish_on_eof,
+        )
+        self._conn = connection
+        self._stream = stream
+        self._backend = backend
+        self._close_timeout = close_timeout
+        self._read_size = read_size
+        self._errors = backend.errors
+        self._wakeup: Event = backend.event()
+        self._writing = False
+        self._drained: Event | None = None
+        self._limit: Limit | None = None
+        self._finish_by: float | None = None
+        # Streams over asyncio transports take a write at once unless paused: then
+        # `wake()` writes itself and the writer task is not scheduled at all.
+        self._write_nowait: Callable[[bytes], bool] | None = getattr(stream, "write_nowait", None)
+        self._armed: float | None = None  # the deadline the writer sleeps until
+
+    @property
+    def error(self) -> TransportError | None:
+        """The transport failure that ended (or is ending) the stream, if any."""
+        return self.core.error
+
+    def now(self) -> float:
+        return self._backend.now()
+
+    @property
+    def busy(self) -> bool:
+        """A write is in progress (answers should wait for `drain()`)."""
+        return self._writing
+
+    def wake(self) -> None:
+        """Output was queued (or a deadline moved): write it, or let the writer look again."""
+        core = self.core
+        if self._write_nowait is not None and not (
+            self._writing
+            or core.finishing
+            or core.broken
+            or core.carrying
+            or core.woken
+            or core.eof_held  # the writer decides when a held end of input is due
+        ):
+            data = self._conn.data_to_send()
+            if data and not self._write_nowait(data):
+                core.carry(data)  # paused: the writer waits for the transport
+            elif self._conn.next_deadline() == self._armed:
+                return  # written, and the writer's timer is still right
+        core.woken = True
+        self._wakeup.set()
+
+    def finish(self) -> None:
+        """Take no more input; write what is queued (within the close timeout), then close."""
+        self.core.finish()
+        self.wake()
+
+    def _start_close_timeout(self) -> None:
+        # A write may be stuck on a peer that does not read: bound the whole flush.
+        self._finish_by = self._backend.now() + self._close_timeout
+        if self._limit is not None:
+            self._limit.move_to(self._finish_by)
+
+    async def drain(self) -> None:
+        """Back-pressure: wait while a write is in progress."""
+        while self._writing and not self.core.broken:
+            if self._drained is None:
+                self._drained = self._backend.event()
+            await self._drained.wait()
+
+    async def run(self) -> None:
+        """Read and write until `finish()` (or end of stream); always closes the stream."""
+        try:
+            async with self._backend.task_group() as tasks:
+                tasks.start_soon(self._read_loop)
+                await self._write_loop()
+                tasks.cancel()
+        finally:
+            await self._backend.close_stream(self._stream, abort=self.core.broken)
+
+    # ---- the two halves
+
+    async def _read_loop(self) -> None:
+        core = self.core
+        while core.reading:
+            try:
+                data = await self._stream.receive_some(self._read_size)
+            except Exception as exc:
+                error = to_transport_error(exc, self._errors)
+                if error is None:
+                    raise
+                core.read_failed(error)
+                data = b""
+            core.received(bytes(data))
+            self.wake()
+
+    async def _write_loop(self) -> None:
+        limit = self._limit = self._backend.limit()
+        if self._finish_by is not None:
+            limit.move_to(self._finish_by)
+        try:
+            async with limit:
+                await self._write_until_done()
+        finally:
+            self._limit = None
+        if limit.expired:
+            self.core.abandon()  # the close timeout passed: what is buffered is dropped
+
+    async def _write_until_done(self) -> None:
+        core = self.core
+        backend = self._backend
+        while True:
+            if not core.woken:
+                deadline = self._armed = core.sleep_deadline()
+                wakeup = self._wakeup = backend.event()
+                await backend.wait(wakeup, deadline)
+            core.woken = False
+            core.due(backend.now())
+            data = core.take_output()
+            if data:
+                await self._write(data)
+                core.woken = True  # look for more before sleeping
+            elif core.finishing:
+                return
+
+    async def _write(self, data: bytes) -> None:
+        self._writing = True
+        try:
+            await self._stream.send_all(data)
+        except Exception as exc:
+            error = to_transport_error(exc, self._errors)
+            if error is None:
+                raise
+            self.core.write_failed(error)
+        finally:
+            self._writing = False
+            drained, self._drained = self._drained, None
+            if drained is not None:
+                drained.set()
 
 
 def authority(host: str, port: int) -> str:
@@ -87,6 +412,8 @@ __all__ = [
     "PROBE_TIMEOUT",
     "READ_SIZE",
     "AsyncByteStream",
+    "Driver",
+    "DriverCore",
     "EventSink",
     "SansIOConnection",
     "authority",

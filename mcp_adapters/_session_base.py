@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from mcp_adapters._driver import SansIOConnection
+from mcp_adapters._driver import Driver, SansIOConnection
 from mcp_adapters._errors import TransportError
-from mcp_adapters._link import LinkEnd
 from mcp_adapters._session import Connection, RequestId, SessionCore
+from mcp_adapters.backends import Backend
+from mcp_adapters.transports.link import LinkDriver, LinkEnd
 from mcp_core import Connected, NotificationReceived, RequestReceived, ServerConnection
 
 T = TypeVar("T")
@@ -37,8 +38,7 @@ class SessionBase:
         probe_timeout: float,
         close_timeout: float,
         layer: SansIOConnection | None,
-        driver: Callable[..., Any],
-        link_driver: Callable[..., Any],
+        backend: Backend,
         drain_on_eof: bool = False,
     ) -> None:
         # `layer`: a sans-IO object wrapping `connection` (the WebSocket layer, say)
@@ -58,13 +58,15 @@ class SessionBase:
             on_event=on_event,
         )
         sansio = layer if layer is not None else connection
+        self._driver: Driver | LinkDriver
         if isinstance(stream, LinkEnd):
-            self._driver: Any = link_driver(sansio, stream, self._on_events)
+            self._driver = LinkDriver(sansio, stream, self._on_events, backend=backend)
         else:
-            self._driver = driver(
+            self._driver = Driver(
                 sansio,
                 stream,
                 self._on_events,
+                backend=backend,
                 close_timeout=close_timeout,
                 hold_eof=self._core.answers_due if drain_on_eof else None,
             )
@@ -91,8 +93,7 @@ class SessionBase:
 
     @property
     def transport_error(self) -> TransportError | None:
-        error: TransportError | None = self._driver.error
-        return error
+        return self._driver.error
 
     # ---- sending
 

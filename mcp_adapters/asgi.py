@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_adapters._driver import CLOSE_TIMEOUT
-from mcp_adapters._http_serve import HTTPServer, tool_header_params_of
+from mcp_adapters.transports.http_server import HTTPServer, tool_header_params_of
 from mcp_core.http import (
     HTTPExchange,
     HTTPServerConnection,
@@ -115,7 +115,7 @@ class _ASGIDispatch(HTTPServer):
         # for as long as the client does not read (hypercorn shields it from
         # cancellation), so settle it here rather than there.
         for exchange in dropped:
-            self._handle(exchange.tick(anyio.current_time()))
+            self.handle_events(exchange.tick(anyio.current_time()))
 
     async def _shutdown(self) -> None:
         await super()._shutdown()  # ends every session and request: their writers wake
@@ -167,7 +167,7 @@ class ASGIApp:
 
     @property
     def running(self) -> bool:
-        return self._dispatch is not None and not self._dispatch._closing
+        return self._dispatch is not None and not self._dispatch.closing
 
     @property
     def running_handlers(self) -> int:
@@ -191,28 +191,13 @@ class ASGIApp:
             raise RuntimeError("this MCP application is already running")
         endpoint = HTTPServerEndpoint(self.server.config, path=self.path, **self._options)
         dispatch = _ASGIDispatch(self.server, endpoint, self._close_timeout)
-        failure: BaseException | None = None
         try:
-            async with anyio.create_task_group() as tg:
-                dispatch._tg = tg
-                tg.start_soon(dispatch._timer)
+            async with dispatch.serving():  # what the block raises is re-raised as is
                 self._dispatch = dispatch
                 logger.info("MCP application started (endpoint %s)", self.path)
-                try:
-                    yield
-                except BaseException as exc:  # re-raised outside the task group, as is
-                    failure = exc
-                finally:
-                    with anyio.CancelScope(shield=True):
-                        await dispatch._shutdown()
-                    tg.cancel_scope.cancel()
+                yield
         finally:
             self._dispatch = None
-        if failure is not None:
-            try:
-                raise failure
-            finally:
-                failure = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -255,14 +240,14 @@ class ASGIApp:
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         dispatch = self._dispatch
-        if dispatch is None or dispatch._closing:
+        if dispatch is None or dispatch.closing:
             await _plain(send, 503, _NOT_RUNNING if dispatch is None else b"Shutting down")
             return
         exchange = dispatch.endpoint.new_exchange()
         request = _Request(exchange)
         dispatch.requests[exchange] = request
         try:
-            dispatch._handle(exchange.receive_head(_head(scope), now=anyio.current_time()))
+            dispatch.handle_events(exchange.receive_head(_head(scope), now=anyio.current_time()))
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._read, dispatch, request, receive)
                 await self._write(dispatch, request, send, scope.get("http_version", "1.1"))
@@ -272,10 +257,10 @@ class ASGIApp:
             try:
                 # What rode on the request: a 2026-07-28 call still running is cancelled.
                 now = anyio.current_time()
-                dispatch._handle(exchange.tick(now) + exchange.close("client went away"))
+                dispatch.handle_events(exchange.tick(now) + exchange.close("client went away"))
             except Exception:
                 logger.exception("settling a finished ASGI request failed")
-            if dispatch._closing and not dispatch.requests:
+            if dispatch.closing and not dispatch.requests:
                 dispatch.idle.set()
 
     async def _read(self, dispatch: _ASGIDispatch, request: _Request, receive: Receive) -> None:
@@ -291,10 +276,10 @@ class ASGIApp:
             more = bool(message.get("more_body", False))
             body = message.get("body", b"")
             if body:
-                dispatch._handle(exchange.receive_body(body, now=anyio.current_time()))
+                dispatch.handle_events(exchange.receive_body(body, now=anyio.current_time()))
             more = more and exchange.wants_body  # refused meanwhile: leave the rest unread
         now, wall = anyio.current_time(), time.time()
-        dispatch._handle(exchange.receive_end(now=now, wall_time=wall))
+        dispatch.handle_events(exchange.receive_end(now=now, wall_time=wall))
         request.wake()
         if exchange.finished:
             return  # nothing left to lose (and no `receive` to prompt a 100 Continue)
@@ -303,7 +288,7 @@ class ASGIApp:
         self._gone(dispatch, request)
 
     def _gone(self, dispatch: _ASGIDispatch, request: _Request) -> None:
-        dispatch._handle(request.exchange.close("client went away"))
+        dispatch.handle_events(request.exchange.close("client went away"))
         request.wake()
 
     async def _write(
@@ -323,7 +308,7 @@ class ASGIApp:
             now = anyio.current_time()
             deadline = exchange.next_deadline()
             if deadline is not None and deadline <= now:
-                dispatch._handle(exchange.tick(now))
+                dispatch.handle_events(exchange.tick(now))
             if exchange.closed:
                 return
             if not started:

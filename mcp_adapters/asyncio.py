@@ -17,13 +17,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import socket
-import time
-from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
+from mcp_adapters import _driver
 from mcp_adapters._driver import (
     CLOSE_TIMEOUT,
     CONNECT_TIMEOUT,
@@ -37,14 +34,21 @@ from mcp_adapters._driver import (
 from mcp_adapters._errors import (
     ConnectionClosedError,
     RequestTimeoutError,
-    TransportError,
     to_transport_error,
 )
-from mcp_adapters._link import LinkDriver, LinkEnd
-from mcp_adapters._process import ServerProcess, Sleep, StdioServerParameters, WaitExit
 from mcp_adapters._session import ANSWERED, Connection, RequestId
 from mcp_adapters._session_base import SessionBase
-from mcp_adapters._stdio import claim_stdio
+from mcp_adapters.backends.asyncio import (
+    AsyncioStream,
+    listen_tcp,
+    open_pipe_stream,
+    open_tcp_stream,
+    set_if_pending,
+)
+from mcp_adapters.backends.asyncio import backend as _backend
+from mcp_adapters.transports.link import LinkEnd
+from mcp_adapters.transports.process import ServerProcess, Sleep, StdioServerParameters, WaitExit
+from mcp_adapters.transports.stdio import claim_stdio
 from mcp_core import (
     METHOD_NOT_FOUND,
     REQUEST_TIMEOUT,
@@ -69,212 +73,14 @@ RequestHandler = Callable[["Session", RequestReceived], Awaitable[Any]]
 NotificationHandler = Callable[["Session", NotificationReceived], None]
 EventObserver = Callable[[Event], None]
 
-# Pause reading when this much arrived but was not consumed yet.
-_HIGH_WATER = 256 * 1024
-
-
-# =========================================================================== streams
-
-
-class _StreamProtocol(asyncio.Protocol):
-    """One side of a transport as a pull-style stream, with flow control both ways."""
-
-    def __init__(self, on_connection: Callable[[_StreamProtocol], None] | None = None) -> None:
-        self.transport: asyncio.BaseTransport | None = None
-        self._on_connection = on_connection
-        self._buffer = bytearray()
-        self._eof = False
-        self._exc: BaseException | None = None
-        self._reading_paused = False
-        self._writing_paused = False
-        self._read_waiter: asyncio.Future[None] | None = None
-        self._drain_waiters: deque[asyncio.Future[None]] = deque()
-        self.lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-    # ---- asyncio callbacks
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport
-        if self._on_connection is not None:
-            self._on_connection(self)
-
-    def data_received(self, data: bytes) -> None:
-        self._buffer += data
-        if len(self._buffer) > _HIGH_WATER and not self._reading_paused:
-            assert isinstance(self.transport, asyncio.ReadTransport)
-            self._reading_paused = True
-            self.transport.pause_reading()
-        self._wake_reader()
-
-    def eof_received(self) -> bool:
-        self._eof = True
-        self._wake_reader()
-        return True  # keep the write side open: queued answers may still go out
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._eof = True
-        self._exc = exc
-        self._wake_reader()
-        while self._drain_waiters:
-            waiter = self._drain_waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-        if not self.lost.done():
-            self.lost.set_result(None)
-
-    def pause_writing(self) -> None:
-        self._writing_paused = True
-
-    def resume_writing(self) -> None:
-        self._writing_paused = False
-        while self._drain_waiters:
-            waiter = self._drain_waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-
-    def _wake_reader(self) -> None:
-        waiter = self._read_waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    # ---- the stream side
-
-    async def read(self, max_bytes: int) -> bytes:
-        while not self._buffer and not self._eof:
-            self._read_waiter = asyncio.get_running_loop().create_future()
-            try:
-                await self._read_waiter
-            finally:
-                self._read_waiter = None
-        if not self._buffer:
-            if self._exc is not None:
-                raise self._exc
-            return b""
-        data = bytes(self._buffer[:max_bytes])
-        del self._buffer[:max_bytes]
-        if self._reading_paused and len(self._buffer) <= _HIGH_WATER // 4:
-            assert isinstance(self.transport, asyncio.ReadTransport)
-            self._reading_paused = False
-            self.transport.resume_reading()
-        return data
-
-    async def write(self, data: bytes) -> None:
-        transport = self.transport
-        if self.lost.done() or transport is None or transport.is_closing():
-            raise self._exc or BrokenPipeError("the stream is closed")
-        assert isinstance(transport, asyncio.WriteTransport)
-        transport.write(data)
-        while self._writing_paused and not self.lost.done():
-            waiter = asyncio.get_running_loop().create_future()
-            self._drain_waiters.append(waiter)
-            await waiter
-        if self.lost.done() and self._exc is not None:
-            raise self._exc
-
-    def write_nowait(self, data: bytes) -> bool:
-        """Hand `data` to the transport now if nothing says wait; False: use `write`."""
-        transport = self.transport
-        if self._writing_paused or transport is None or self.lost.done() or transport.is_closing():
-            return False
-        transport.write(data)  # type: ignore[attr-defined]
-        return True
-
-    async def close(self, timeout: float) -> None:
-        """Close gracefully (queued bytes still go out), forcefully after `timeout`."""
-        transport = self.transport
-        if transport is None:
-            return
-        if not transport.is_closing():
-            transport.close()
-        try:
-            await asyncio.wait_for(asyncio.shield(self.lost), timeout)
-        except TimeoutError:
-            if isinstance(transport, asyncio.WriteTransport):
-                transport.abort()
-            await self.lost
-
-
-class AsyncioStream:
-    """A byte stream over one transport (a socket) or two (a pair of pipes)."""
-
-    def __init__(
-        self,
-        reader: _StreamProtocol,
-        writer: _StreamProtocol | None = None,
-        *,
-        close_timeout: float = CLOSE_TIMEOUT,
-    ) -> None:
-        self._reader = reader
-        self._writer = writer or reader
-        self._close_timeout = close_timeout
-
-    async def receive_some(self, max_bytes: int) -> bytes:
-        return await self._reader.read(max_bytes)
-
-    async def send_all(self, data: bytes) -> None:
-        await self._writer.write(data)
-
-    def write_nowait(self, data: bytes) -> bool:
-        """Write without waiting when the transport takes it at once (it never blocks)."""
-        return self._writer.write_nowait(data)
-
-    async def aclose(self) -> None:
-        await self._writer.close(self._close_timeout)
-        if self._reader is not self._writer:
-            await self._reader.close(self._close_timeout)
-
-    def abort(self) -> None:
-        """Close at once, dropping whatever the transports still buffer."""
-        for side in (self._writer, self._reader):
-            transport = side.transport
-            if isinstance(transport, asyncio.WriteTransport):
-                transport.abort()
-            elif transport is not None:
-                transport.close()
-
-
-async def open_pipe_stream(read_fd: int, write_fd: int) -> AsyncioStream:
-    """A stream over two pipe (or socket, or terminal) descriptors; it owns and closes them."""
-    loop = asyncio.get_running_loop()
-    read_file = os.fdopen(read_fd, "rb", buffering=0)
-    try:
-        write_file = os.fdopen(write_fd, "wb", buffering=0)
-    except BaseException:
-        read_file.close()
-        os.close(write_fd)
-        raise
-    reader = _StreamProtocol()
-    writer = _StreamProtocol()
-    try:
-        await loop.connect_read_pipe(lambda: reader, read_file)
-    except BaseException:
-        read_file.close()
-        write_file.close()
-        raise
-    try:
-        await loop.connect_write_pipe(lambda: writer, write_file)
-    except BaseException:
-        write_file.close()
-        await reader.close(0)
-        raise
-    return AsyncioStream(reader, writer)
-
-
-async def open_tcp_stream(host: str, port: int) -> AsyncioStream:
-    """A TCP connection as a stream (asyncio sets TCP_NODELAY itself)."""
-    loop = asyncio.get_running_loop()
-    transport, protocol = await loop.create_connection(_StreamProtocol, host, port)
-    sock = transport.get_extra_info("socket")
-    if sock is not None:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-    return AsyncioStream(protocol)
-
-
 # =========================================================================== driver
 
 
-class Driver:
-    """Runs one sans-IO connection over one byte stream (see `mcp_adapters._driver`)."""
+class Driver(_driver.Driver):
+    """Runs one sans-IO connection over one byte stream on the running asyncio loop.
+
+    The loop itself is `mcp_adapters._driver.Driver`; this binds the asyncio backend.
+    """
 
     def __init__(
         self,
@@ -286,236 +92,15 @@ class Driver:
         read_size: int = READ_SIZE,
         hold_eof: Callable[[], bool] | None = None,
     ) -> None:
-        self._conn = connection
-        self._stream = stream
-        self._on_events = on_events
-        self._close_timeout = close_timeout
-        self._read_size = read_size
-        self._loop = asyncio.get_running_loop()
-        self.error: TransportError | None = None
-        self._input_done = False
-        # See `_driver`: end of input waits while `hold_eof()` says answers are due.
-        self._hold_eof = hold_eof
-        self._eof_held = False
-        self._finishing = False
-        self._broken = False
-        self._woken = False
-        self._waiter: asyncio.Future[None] | None = None
-        self._writing = False
-        self._drained: list[asyncio.Future[None]] = []
-        self._writer: asyncio.Task[None] | None = None
-        self._give_up: asyncio.TimerHandle | None = None
-        # Streams over asyncio transports take a write at once unless paused: then
-        # `wake()` writes itself and the writer task is not scheduled at all.
-        self._write_nowait: Callable[[bytes], bool] | None = getattr(stream, "write_nowait", None)
-        self._carry = b""  # taken from the connection, not yet written
-        self._armed: float | None = None  # the deadline the writer sleeps until
-
-    def now(self) -> float:
-        return self._loop.time()
-
-    @property
-    def busy(self) -> bool:
-        """A write is in progress (answers should wait for `drain()`)."""
-        return self._writing
-
-    def wake(self) -> None:
-        """Output was queued (or a deadline moved): write it, or let the writer look again."""
-        if self._write_nowait is not None and not (
-            self._writing
-            or self._finishing
-            or self._broken
-            or self._carry
-            or self._woken
-            or self._eof_held  # the writer task decides when a held end of input is due
-        ):
-            conn = self._conn
-            data = conn.data_to_send()
-            if data and not self._write_nowait(data):
-                self._carry = data  # paused: the writer task waits for the transport
-            elif conn.next_deadline() == self._armed:
-                return  # written, and the writer's timer is still right
-        self._woken = True
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    def finish(self) -> None:
-        """Take no more input; write what is queued (within the close timeout), then close."""
-        self._input_done = True
-        if not self._finishing:
-            self._finishing = True
-            # A write may be stuck on a peer that does not read: bound the whole flush.
-            self._give_up = self._loop.call_later(self._close_timeout, self._abandon)
-        self.wake()
-
-    def _abandon(self) -> None:
-        self._broken = True
-        if self._writer is not None and not self._writer.done():
-            self._writer.cancel()
-
-    async def drain(self) -> None:
-        """Back-pressure: wait while a write is in progress."""
-        while self._writing and not self._broken:
-            waiter = self._loop.create_future()
-            self._drained.append(waiter)
-            await waiter
-
-    async def run(self) -> None:
-        """Read and write until `finish()` (or end of stream); always closes the stream."""
-        reader = self._loop.create_task(self._read_loop())
-        writer = self._writer = self._loop.create_task(self._write_loop())
-        try:
-            await asyncio.wait([writer])
-        finally:
-            if self._give_up is not None:
-                self._give_up.cancel()
-            reader.cancel()
-            writer.cancel()
-            await asyncio.wait([reader, writer])
-            for task in (reader, writer):
-                if not task.cancelled() and task.exception() is not None:
-                    logger.error("driver: %s failed", task.get_name(), exc_info=task.exception())
-            abort = getattr(self._stream, "abort", None)
-            if self._broken and abort is not None:
-                abort()  # what is still buffered will never be read
-            try:
-                await self._stream.aclose()
-            except Exception as exc:
-                if to_transport_error(exc) is None:
-                    raise
-
-    # ---- the two halves
-
-    async def _read_loop(self) -> None:
-        while not self._input_done:
-            try:
-                data = await self._stream.receive_some(self._read_size)
-            except Exception as exc:
-                error = to_transport_error(exc)
-                if error is None:
-                    raise
-                self.error = self.error or error
-                data = b""
-            if self._input_done:
-                break
-            if not data and self._hold_eof is not None and self._hold_eof():
-                self._eof_held = True  # the writer feeds it once the answers are out
-                self.wake()
-                return
-            self._feed(data)
-
-    def _feed(self, data: bytes) -> None:
-        if not data:
-            self._input_done = True
-            self._eof_held = False
-        try:
-            self._on_events(self._conn.receive_data(data, wall_time=time.time()))
-        except Exception:
-            logger.exception("driver: processing input failed; closing")
-            self.error = self.error or TransportError("internal error while processing input")
-            self.finish()
-        if not data:
-            self.finish()
-        self.wake()
-
-    async def _write_loop(self) -> None:
-        conn = self._conn
-        while True:
-            if not self._woken:
-                deadline = None if self._finishing else conn.next_deadline()
-                self._armed = deadline
-                waiter = self._waiter = self._loop.create_future()
-                timer = (
-                    self._loop.call_at(deadline, _set_if_pending, waiter)
-                    if deadline is not None
-                    else None
-                )
-                try:
-                    await waiter
-                finally:
-                    self._waiter = None
-                    if timer is not None:
-                        timer.cancel()
-            self._woken = False
-            if not self._finishing:
-                deadline = conn.next_deadline()
-                now = self._loop.time()
-                if deadline is not None and deadline <= now:
-                    self._on_events(conn.tick(now))
-            self._release_eof()
-            data = conn.data_to_send()
-            if self._carry:
-                data, self._carry = self._carry + data, b""
-            if data and not self._broken:
-                await self._write(data)
-                self._woken = True  # look for more before sleeping
-            elif self._finishing:
-                return
-
-    def _release_eof(self) -> None:
-        """Feed a held end of input once nothing is left to answer."""
-        if self._eof_held and not self._input_done:
-            assert self._hold_eof is not None
-            if not self._hold_eof():
-                self._feed(b"")
-
-    async def _write(self, data: bytes) -> None:
-        self._writing = True
-        try:
-            await self._stream.send_all(data)
-        except Exception as exc:
-            error = to_transport_error(exc)
-            if error is None:
-                raise
-            self.error = self.error or error
-            self._broken = True
-            if not self._input_done:
-                self._feed(b"")
-        finally:
-            self._writing = False
-            drained, self._drained = self._drained, []
-            for waiter in drained:
-                _set_if_pending(waiter)
-
-
-def _set_if_pending(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
-
-
-class _LinkDriver(LinkDriver):
-    """An in-process `LinkEnd` on asyncio: deadlines through `call_at`, no tasks."""
-
-    def __init__(self, connection: SansIOConnection, end: LinkEnd, on_events: EventSink) -> None:
-        super().__init__(connection, end, on_events)
-        self._loop = asyncio.get_running_loop()
-        self._timer: asyncio.TimerHandle | None = None
-        self._stopped: asyncio.Future[None] = self._loop.create_future()
-
-    def now(self) -> float:
-        return self._loop.time()
-
-    def _arm(self, deadline: float | None) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if deadline is not None:
-            self._timer = self._loop.call_at(deadline, self._fire)
-
-    def _fire(self) -> None:
-        self._timer = None
-        self.expire(self._loop.time())
-
-    def _done(self) -> None:
-        _set_if_pending(self._stopped)
-
-    async def run(self) -> None:
-        try:
-            await self._stopped
-        finally:
-            self.detach()
-            self._arm(None)
+        super().__init__(
+            connection,
+            stream,
+            on_events,
+            backend=_backend(),
+            close_timeout=close_timeout,
+            read_size=read_size,
+            hold_eof=hold_eof,
+        )
 
 
 # =========================================================================== session
@@ -594,8 +179,7 @@ class Session(SessionBase):
             probe_timeout=probe_timeout,
             close_timeout=close_timeout,
             layer=layer,
-            driver=Driver,
-            link_driver=_LinkDriver,
+            backend=_backend(),
             drain_on_eof=drain_on_eof,
         )
         self._handlers: set[asyncio.Task[None]] = set()
@@ -644,7 +228,7 @@ class Session(SessionBase):
                 task.cancel()
             if handlers:
                 await asyncio.wait(handlers)
-            _set_if_pending(self._done)
+            set_if_pending(self._done)
 
     async def aclose(self, reason: str = "closed locally") -> None:
         """Close the connection: waiters fail (the peer is told), handlers are cancelled,
@@ -787,7 +371,7 @@ async def _wait_exit(step: WaitExit) -> None:
             await asyncio.sleep(0.01)
         return
     exited = loop.create_future()
-    loop.add_reader(step.pidfd, _set_if_pending, exited)
+    loop.add_reader(step.pidfd, set_if_pending, exited)
     try:
         await asyncio.wait_for(exited, step.timeout)
     except TimeoutError:
@@ -806,7 +390,7 @@ async def serve_stdio(
 
     While serving, `print()` and anything else written to fd 1 goes to stderr.
     stdin and stdout may be pipes, sockets, terminals, files, devices or closed
-    (see `mcp_adapters._stdio`). When stdin ends, the requests in flight are
+    (see `mcp_adapters.transports.stdio`). When stdin ends, the requests in flight are
     still answered (`drain_on_eof`), then serving returns.
     """
     options: dict[str, Any] = {"drain_on_eof": True, **session_options}
@@ -852,9 +436,9 @@ class TcpServer:
         self.port = 0
         self._closed = asyncio.Event()
 
-    async def _start(self, host: str, port: int) -> None:
-        loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(lambda: _StreamProtocol(self._accepted), host, port)
+    async def listen(self, host: str, port: int) -> None:
+        """Start listening on `host:port` (`tcp_server` does; port 0 picks a free one)."""
+        self._server = await listen_tcp(host, port, self._accepted)
         self.host, self.port = self._server.sockets[0].getsockname()[:2]
 
     @property
@@ -862,11 +446,8 @@ class TcpServer:
         """Where it listens, as `Client` takes it: tcp://host:port."""
         return f"tcp://{authority(self.host, self.port)}"
 
-    def _accepted(self, protocol: _StreamProtocol) -> None:
-        sock = protocol.transport.get_extra_info("socket") if protocol.transport else None
-        if sock is not None:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-        task = asyncio.get_running_loop().create_task(self._serve(AsyncioStream(protocol)))
+    def _accepted(self, stream: AsyncioStream) -> None:
+        task = asyncio.get_running_loop().create_task(self._serve(stream))
         self._connections.add(task)
         task.add_done_callback(self._connections.discard)
 
@@ -912,7 +493,7 @@ async def tcp_server(
 ) -> AsyncIterator[TcpServer]:
     """Listen for MCP connections (stdio framing over TCP); `server.port` is the bound port."""
     server = TcpServer(on_request, config, session_options)
-    await server._start(host, port)
+    await server.listen(host, port)
     try:
         yield server
     finally:

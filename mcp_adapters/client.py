@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 import anyio
 
 from mcp_adapters._errors import TransportError
-from mcp_adapters._process import StdioServerParameters
+from mcp_adapters.transports.process import StdioServerParameters
 from mcp_core import (
     DEFAULT_LIMITS,
     LOG_LEVELS,
@@ -56,8 +56,8 @@ from mcp_core import (
     NotificationReceived,
     RequestReceived,
     SubscriptionAcknowledged,
+    to_wire,
 )
-from mcp_core._config import to_wire
 from mcp_core.types import (
     CallToolResult,
     ClientCapabilities,
@@ -163,7 +163,7 @@ class Client:
     # ------------------------------------------------------------- lifetime
 
     async def __aenter__(self) -> Client:
-        from mcp_adapters import current_backend
+        from mcp_adapters.backends import current_backend
         from mcp_adapters.server import MCPServer
 
         backend = current_backend()
@@ -502,7 +502,7 @@ def _connect_url(
 
         return connect_http(url, config, **options)
     if scheme in ("ws", "wss"):
-        from mcp_adapters.websocket import connect_websocket
+        from mcp_adapters.transports.websocket import connect_websocket
 
         return connect_websocket(url, config, **options)
     if scheme == "tcp":
@@ -524,8 +524,8 @@ async def _in_process(
     backend: Any, server: Any, config: ClientConfig, options: dict[str, Any]
 ) -> AsyncIterator[Any]:
     """Client and server in one process: two sessions joined by a direct link."""
-    from mcp_adapters._link import link_pair
-    from mcp_adapters._serve import request_handler
+    from mcp_adapters.server._serve import request_handler
+    from mcp_adapters.transports.link import link_pair
 
     client_stream, server_stream = link_pair()
     # The server end runs first: the client's handshake reaches it synchronously.

@@ -22,7 +22,7 @@ at a time; the legacy GET stream, resumption with `Last-Event-ID` after the serv
 connection.
 """
 
-from mcp_adapters._http_connect import HTTPSession, connect_http
-from mcp_adapters._http_serve import HTTPServer, http_server, serve_http
+from mcp_adapters.transports.http_client import HTTPSession, connect_http
+from mcp_adapters.transports.http_server import HTTPServer, http_server, serve_http
 
 __all__ = ["HTTPServer", "HTTPSession", "connect_http", "http_server", "serve_http"]

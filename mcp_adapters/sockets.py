@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import select
 import selectors
 import socket
@@ -42,20 +41,17 @@ from mcp_adapters._driver import (
     CLOSE_TIMEOUT,
     CONNECT_TIMEOUT,
     PROBE_TIMEOUT,
-    READ_SIZE,
-    EventSink,
-    SansIOConnection,
     authority,
 )
 from mcp_adapters._errors import (
     ConnectionClosedError,
     RequestTimeoutError,
     TransportError,
-    to_transport_error,
 )
-from mcp_adapters._process import ServerProcess, Sleep, StdioServerParameters, WaitExit
 from mcp_adapters._session import Connection, RequestId, SessionCore
-from mcp_adapters._stdio import claim_stdio
+from mcp_adapters.backends.blocking import Driver, FdStream, open_tcp_stream, tune_socket
+from mcp_adapters.transports.process import ServerProcess, Sleep, StdioServerParameters, WaitExit
+from mcp_adapters.transports.stdio import claim_stdio
 from mcp_core import (
     METHOD_NOT_FOUND,
     REQUEST_TIMEOUT,
@@ -82,249 +78,6 @@ EventObserver = Callable[[Event], None]
 
 #: How long `close()` waits for handler threads that ignore cancellation.
 HANDLER_GRACE = 5.0
-
-
-# =========================================================================== streams
-
-
-class FdStream:
-    """Two descriptors (or one socket), non-blocking while we own them, closed by `close()`."""
-
-    def __init__(self, read_fd: int, write_fd: int, *, sock: socket.socket | None = None) -> None:
-        self.read_fd = read_fd
-        self.write_fd = write_fd
-        self._sock = sock
-        self._blocking = {fd: os.get_blocking(fd) for fd in {read_fd, write_fd}}
-        for fd in self._blocking:
-            os.set_blocking(fd, False)
-        self._closed = False
-
-    @classmethod
-    def from_socket(cls, sock: socket.socket) -> FdStream:
-        return cls(sock.fileno(), sock.fileno(), sock=sock)
-
-    def read(self, max_bytes: int) -> bytes | None:
-        """Up to `max_bytes`; b"" at end of stream; None when nothing is there yet."""
-        try:
-            return os.read(self.read_fd, max_bytes)
-        except (BlockingIOError, InterruptedError):
-            return None
-
-    def write(self, data: bytes | bytearray) -> int:
-        """How many bytes the descriptor took (0 when it would block)."""
-        try:
-            return os.write(self.write_fd, data)
-        except (BlockingIOError, InterruptedError):
-            return 0
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        for fd, was_blocking in self._blocking.items():
-            with contextlib.suppress(OSError):
-                os.set_blocking(fd, was_blocking)
-        if self._sock is not None:
-            self._sock.close()
-        else:
-            for fd in self._blocking:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-
-
-def open_tcp_stream(host: str, port: int, timeout: float | None = CONNECT_TIMEOUT) -> FdStream:
-    try:
-        sock = socket.create_connection((host, port), timeout=timeout)
-    except OSError as exc:
-        error = to_transport_error(exc)
-        assert error is not None
-        raise error from exc
-    _tune(sock)
-    return FdStream.from_socket(sock)
-
-
-def _tune(sock: socket.socket) -> None:
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-    sock.setblocking(False)
-
-
-# =========================================================================== driver
-
-
-class Driver:
-    """One sans-IO connection over one `FdStream`, stepped by its caller.
-
-    `pump()` does what needs no waiting (due deadlines, writing what the
-    descriptor accepts); `poll(timeout)` waits for input, writability, a wake-up
-    or the next deadline. Only the driving thread calls these; `wake()` may be
-    called from any thread.
-    """
-
-    def __init__(
-        self,
-        connection: SansIOConnection,
-        stream: FdStream,
-        on_events: EventSink,
-        *,
-        close_timeout: float = CLOSE_TIMEOUT,
-        read_size: int = READ_SIZE,
-        hold_eof: Callable[[], bool] | None = None,
-    ) -> None:
-        self._conn = connection
-        self._stream = stream
-        self._on_events = on_events
-        self._close_timeout = close_timeout
-        self._read_size = read_size
-        self.error: TransportError | None = None
-        self.finished = threading.Event()
-        self._out = bytearray()
-        self._input_done = False
-        # See `_driver`: end of input waits while `hold_eof()` says answers are due.
-        self._hold_eof = hold_eof
-        self._eof_held = False
-        self._finishing = False
-        self._finish_by = 0.0
-        self._broken = False
-        self._selector = selectors.DefaultSelector()
-        self._wake_r, self._wake_w = socket.socketpair()
-        self._wake_r.setblocking(False)
-        self._wake_w.setblocking(False)
-        self._wake_lock = threading.Lock()
-        self._selector.register(self._wake_r, selectors.EVENT_READ)
-        self._interest: dict[int, int] = {}
-
-    def now(self) -> float:
-        return time.monotonic()
-
-    def wake(self) -> None:
-        """Interrupt a `poll()` in progress (thread-safe)."""
-        with self._wake_lock:
-            if not self.finished.is_set():
-                with contextlib.suppress(OSError):
-                    self._wake_w.send(b"\0")
-
-    def finish(self) -> None:
-        """Take no more input; write what is queued (within the close timeout), then close."""
-        self._input_done = True
-        if not self._finishing:
-            self._finishing = True
-            self._finish_by = time.monotonic() + self._close_timeout
-
-    @property
-    def pending_output(self) -> bool:
-        return bool(self._out)
-
-    def pump(self) -> None:
-        if self.finished.is_set():
-            return
-        now = time.monotonic()
-        if not self._finishing:
-            deadline = self._conn.next_deadline()
-            if deadline is not None and deadline <= now:
-                self._on_events(self._conn.tick(now))
-        if self._eof_held and not self._input_done:
-            assert self._hold_eof is not None
-            if not self._hold_eof():
-                self._feed(b"")  # nothing left to answer: now the input has ended
-        while not self._broken:
-            if not self._out:
-                # Keep at most one chunk out here; the rest stays in the bounded core buffer.
-                self._out += self._conn.data_to_send()
-            if not self._out or not self._write():
-                break
-        if self._broken:
-            self._out.clear()
-            self._conn.data_to_send()
-        if self._finishing and (not self._out or now >= self._finish_by):
-            self._close()
-
-    def poll(self, timeout: float | None) -> None:
-        if self.finished.is_set():
-            return
-        deadline = self._finish_by if self._finishing else self._conn.next_deadline()
-        if deadline is not None:
-            remaining = max(0.0, deadline - time.monotonic())
-            timeout = remaining if timeout is None else min(timeout, remaining)
-        self._update_interest()
-        for key, mask in self._selector.select(timeout):
-            if key.fileobj is self._wake_r:
-                with contextlib.suppress(OSError):
-                    while self._wake_r.recv(4096):
-                        pass
-                continue
-            if mask & selectors.EVENT_READ and not self._input_done and not self._eof_held:
-                self._read()
-            if mask & selectors.EVENT_WRITE and self._out and not self._broken:
-                self._write()
-
-    # ---- internals
-
-    def _update_interest(self) -> None:
-        want: dict[int, int] = {}
-        if not self._input_done and not self._eof_held:
-            want[self._stream.read_fd] = selectors.EVENT_READ
-        if self._out and not self._broken:
-            fd = self._stream.write_fd
-            want[fd] = want.get(fd, 0) | selectors.EVENT_WRITE
-        for fd in set(self._interest) | set(want):
-            old, new = self._interest.get(fd, 0), want.get(fd, 0)
-            if old == new:
-                continue
-            if not old:
-                self._selector.register(fd, new)
-            elif not new:
-                self._selector.unregister(fd)
-            else:
-                self._selector.modify(fd, new)
-        self._interest = want
-
-    def _read(self) -> None:
-        try:
-            data = self._stream.read(self._read_size)
-        except OSError as exc:
-            self.error = self.error or to_transport_error(exc)
-            data = b""
-        if data is None:
-            return
-        if not data and self._hold_eof is not None and self._hold_eof():
-            self._eof_held = True  # `pump()` feeds it once the answers are out
-            return
-        self._feed(data)
-
-    def _feed(self, data: bytes) -> None:
-        if not data:
-            self._input_done = True
-            self._eof_held = False
-        try:
-            self._on_events(self._conn.receive_data(data, wall_time=time.time()))
-        except Exception:
-            logger.exception("driver: processing input failed; closing")
-            self.error = self.error or TransportError("internal error while processing input")
-            self.finish()
-        if not data:
-            self.finish()
-
-    def _write(self) -> bool:
-        """Write from the chunk; True when all of it went out."""
-        try:
-            sent = self._stream.write(self._out)
-        except OSError as exc:
-            self.error = self.error or to_transport_error(exc)
-            self._broken = True
-            if not self._input_done:
-                self._feed(b"")
-            return False
-        del self._out[:sent]
-        return not self._out
-
-    def _close(self) -> None:
-        with self._wake_lock:
-            self._selector.close()
-            self._wake_r.close()
-            self._wake_w.close()
-            self._stream.close()
-            self.finished.set()
 
 
 # =========================================================================== session
@@ -779,7 +532,7 @@ def serve_stdio(
 
     While serving, `print()` and anything else written to fd 1 goes to stderr.
     stdin and stdout may be pipes, sockets, terminals, files, devices or closed
-    (see `mcp_adapters._stdio`). When stdin ends, the requests in flight are
+    (see `mcp_adapters.transports.stdio`). When stdin ends, the requests in flight are
     still answered (`drain_on_eof`), then serving returns.
     """
     options: dict[str, Any] = {"drain_on_eof": True, **session_options}
@@ -859,7 +612,7 @@ class TcpServer:
                     self._start(sock)
 
     def _start(self, sock: socket.socket) -> None:
-        _tune(sock)
+        tune_socket(sock)
         session = Session(
             ServerConnection(self._config),
             FdStream.from_socket(sock),

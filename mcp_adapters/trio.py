@@ -18,15 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
-import os
 import socket
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import trio
 
+from mcp_adapters import _driver
 from mcp_adapters._driver import (
     CLOSE_TIMEOUT,
     CONNECT_TIMEOUT,
@@ -39,14 +37,14 @@ from mcp_adapters._driver import (
 from mcp_adapters._errors import (
     ConnectionClosedError,
     RequestTimeoutError,
-    TransportError,
     to_transport_error,
 )
-from mcp_adapters._link import LinkDriver, LinkEnd
-from mcp_adapters._process import ServerProcess, Sleep, StdioServerParameters, WaitExit
 from mcp_adapters._session import ANSWERED, Connection, RequestId
 from mcp_adapters._session_base import SessionBase
-from mcp_adapters._stdio import claim_stdio
+from mcp_adapters.backends.trio import BACKEND, open_pipe_stream, open_tcp_stream
+from mcp_adapters.transports.link import LinkEnd
+from mcp_adapters.transports.process import ServerProcess, Sleep, StdioServerParameters, WaitExit
+from mcp_adapters.transports.stdio import claim_stdio
 from mcp_core import (
     METHOD_NOT_FOUND,
     REQUEST_TIMEOUT,
@@ -70,38 +68,14 @@ RequestHandler = Callable[["Session", RequestReceived], Awaitable[Any]]
 NotificationHandler = Callable[["Session", NotificationReceived], None]
 EventObserver = Callable[[Event], None]
 
-_TRIO_ERRORS: dict[type[BaseException], type[TransportError]] = {
-    trio.BrokenResourceError: ConnectionClosedError,
-    trio.ClosedResourceError: ConnectionClosedError,
-}
-
-
-# =========================================================================== streams
-
-
-def open_pipe_stream(read_fd: int, write_fd: int) -> trio.StapledStream[Any, Any]:
-    """A stream over two pipe (or socket, or terminal) descriptors; it owns and closes them."""
-    try:
-        receive = trio.lowlevel.FdStream(read_fd)
-    except BaseException:
-        os.close(read_fd)
-        os.close(write_fd)
-        raise
-    return trio.StapledStream(trio.lowlevel.FdStream(write_fd), receive)
-
-
-async def open_tcp_stream(host: str, port: int) -> trio.SocketStream:
-    """A TCP connection as a stream (trio sets TCP_NODELAY itself)."""
-    stream = await trio.open_tcp_stream(host, port)
-    stream.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-    return stream
-
-
 # =========================================================================== driver
 
 
-class Driver:
-    """Runs one sans-IO connection over one trio stream (see `mcp_adapters._driver`)."""
+class Driver(_driver.Driver):
+    """Runs one sans-IO connection over one trio stream.
+
+    The loop itself is `mcp_adapters._driver.Driver`; this binds the trio backend.
+    """
 
     def __init__(
         self,
@@ -113,181 +87,18 @@ class Driver:
         read_size: int = READ_SIZE,
         hold_eof: Callable[[], bool] | None = None,
     ) -> None:
-        self._conn = connection
-        self._stream = stream
-        self._on_events = on_events
-        self._close_timeout = close_timeout
-        self._read_size = read_size
-        self.error: TransportError | None = None
-        self._input_done = False
-        # See `_driver`: end of input waits while `hold_eof()` says answers are due.
-        self._hold_eof = hold_eof
-        self._eof_held = False
-        self._finishing = False
-        self._broken = False
-        self._woken = False
-        self._wakeup = trio.Event()
-        self._writing = False
-        self._drained = trio.Event()
-        self._write_scope: trio.CancelScope | None = None
-        self._finish_by = math.inf
-
-    def now(self) -> float:
-        return trio.current_time()
-
-    @property
-    def busy(self) -> bool:
-        """A write is in progress (answers should wait for `drain()`)."""
-        return self._writing
-
-    def wake(self) -> None:
-        """Output was queued (or a deadline moved): let the writer look again."""
-        self._woken = True
-        self._wakeup.set()
-
-    def finish(self) -> None:
-        """Take no more input; write what is queued (within the close timeout), then close."""
-        self._input_done = True
-        if not self._finishing:
-            self._finishing = True
-            # A write may be stuck on a peer that does not read: bound the whole flush.
-            self._finish_by = trio.current_time() + self._close_timeout
-            if self._write_scope is not None:
-                self._write_scope.deadline = self._finish_by
-        self.wake()
-
-    async def drain(self) -> None:
-        """Back-pressure: wait while a write is in progress."""
-        while self._writing and not self._broken:
-            await self._drained.wait()
-
-    async def run(self) -> None:
-        """Read and write until `finish()` (or end of stream); always closes the stream."""
-        try:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._read_loop)
-                await self._write_loop()
-                nursery.cancel_scope.cancel()
-        finally:
-            with trio.CancelScope(shield=True):
-                await trio.aclose_forcefully(self._stream)
-
-    # ---- the two halves
-
-    async def _read_loop(self) -> None:
-        while not self._input_done:
-            try:
-                data = bytes(await self._stream.receive_some(self._read_size))
-            except Exception as exc:
-                error = to_transport_error(exc, _TRIO_ERRORS)
-                if error is None:
-                    raise
-                self.error = self.error or error
-                data = b""
-            if self._input_done:
-                break
-            if not data and self._hold_eof is not None and self._hold_eof():
-                self._eof_held = True  # the writer feeds it once the answers are out
-                self.wake()
-                return
-            self._feed(data)
-
-    def _feed(self, data: bytes) -> None:
-        if not data:
-            self._input_done = True
-            self._eof_held = False
-        try:
-            self._on_events(self._conn.receive_data(data, wall_time=time.time()))
-        except Exception:
-            logger.exception("driver: processing input failed; closing")
-            self.error = self.error or TransportError("internal error while processing input")
-            self.finish()
-        if not data:
-            self.finish()
-        self.wake()
-
-    async def _write_loop(self) -> None:
-        conn = self._conn
-        while True:
-            if not self._woken:
-                self._wakeup = trio.Event()
-                deadline = None if self._finishing else conn.next_deadline()
-                with trio.move_on_at(math.inf if deadline is None else deadline):
-                    await self._wakeup.wait()
-            self._woken = False
-            if not self._finishing:
-                deadline = conn.next_deadline()
-                now = trio.current_time()
-                if deadline is not None and deadline <= now:
-                    self._on_events(conn.tick(now))
-            self._release_eof()
-            data = conn.data_to_send()
-            if data and not self._broken:
-                await self._write(data)
-                self._woken = True  # look for more before sleeping
-            elif self._finishing:
-                return
-
-    def _release_eof(self) -> None:
-        """Feed a held end of input once nothing is left to answer."""
-        if self._eof_held and not self._input_done:
-            assert self._hold_eof is not None
-            if not self._hold_eof():
-                self._feed(b"")
-
-    async def _write(self, data: bytes) -> None:
-        self._writing = True
-        try:
-            with trio.CancelScope(deadline=self._finish_by) as scope:
-                self._write_scope = scope
-                await self._stream.send_all(data)
-            if scope.cancelled_caught:
-                self._broken = True
-        except Exception as exc:
-            error = to_transport_error(exc, _TRIO_ERRORS)
-            if error is None:
-                raise
-            self.error = self.error or error
-            self._broken = True
-            if not self._input_done:
-                self._feed(b"")
-        finally:
-            self._write_scope = None
-            self._writing = False
-            self._drained.set()
-            self._drained = trio.Event()
+        super().__init__(
+            connection,
+            stream,
+            on_events,
+            backend=BACKEND,
+            close_timeout=close_timeout,
+            read_size=read_size,
+            hold_eof=hold_eof,
+        )
 
 
 # =========================================================================== session
-
-
-class _LinkDriver(LinkDriver):
-    """An in-process `LinkEnd` on trio; `run()` sleeps until the next deadline."""
-
-    def __init__(self, connection: SansIOConnection, end: LinkEnd, on_events: EventSink) -> None:
-        super().__init__(connection, end, on_events)
-        self._rearmed = trio.Event()
-
-    def now(self) -> float:
-        return trio.current_time()
-
-    def _arm(self, deadline: float | None) -> None:
-        self._rearmed.set()
-
-    def _done(self) -> None:
-        self._rearmed.set()
-
-    async def run(self) -> None:
-        try:
-            while not self.finished:
-                self._rearmed = trio.Event()
-                deadline = self._armed
-                with trio.move_on_at(math.inf if deadline is None else deadline) as scope:
-                    await self._rearmed.wait()
-                if scope.cancelled_caught:
-                    self.expire(trio.current_time())
-        finally:
-            self.detach()
 
 
 class _EventWaiter:
@@ -357,8 +168,7 @@ class Session(SessionBase):
             probe_timeout=probe_timeout,
             close_timeout=close_timeout,
             layer=layer,
-            driver=Driver,
-            link_driver=_LinkDriver,
+            backend=BACKEND,
             drain_on_eof=drain_on_eof,
         )
         self._stack = contextlib.AsyncExitStack()
@@ -567,7 +377,7 @@ async def serve_stdio(
 
     While serving, `print()` and anything else written to fd 1 goes to stderr.
     stdin and stdout may be pipes, sockets, terminals, files, devices or closed
-    (see `mcp_adapters._stdio`). When stdin ends, the requests in flight are
+    (see `mcp_adapters.transports.stdio`). When stdin ends, the requests in flight are
     still answered (`drain_on_eof`), then serving returns.
     """
     options: dict[str, Any] = {"drain_on_eof": True, **session_options}
@@ -620,7 +430,8 @@ class TcpServer:
         """Where it listens, as `Client` takes it: tcp://host:port."""
         return f"tcp://{authority(self.host, self.port)}"
 
-    async def _serve(self, stream: trio.SocketStream) -> None:
+    async def serve_connection(self, stream: trio.SocketStream) -> None:
+        """Serve one accepted connection until it ends (`tcp_server` runs this per accept)."""
         stream.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
         # `new_connection` (a session option) lets a layer such as WebSocket wrap
         # the MCP connection: it returns (connection, layer the driver speaks).
@@ -660,7 +471,7 @@ async def tcp_server(
     listeners = await trio.open_tcp_listeners(port, host=host)
     server = TcpServer(on_request, config, listeners, session_options)
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(trio.serve_listeners, server._serve, listeners)
+        nursery.start_soon(trio.serve_listeners, server.serve_connection, listeners)
         try:
             yield server
         finally:

@@ -16,9 +16,10 @@ from ._base import (
     META_SUBSCRIPTION_ID,
     OutgoingMessage,
     State,
+    capability_problem,
 )
 from ._client import ClientConnection
-from ._config import ClientConfig, ServerConfig
+from ._config import ClientConfig, ServerConfig, to_wire
 from ._errors import (
     CONNECTION_CLOSED,
     HEADER_MISMATCH,
@@ -144,7 +145,9 @@ __all__ = [
     "SessionStarted",
     "SubscriptionAcknowledged",
     "State",
+    "capability_problem",
     "era_of",
+    "to_wire",
 ]
 
 

@@ -15,6 +15,7 @@ from ._http_client import (
 )
 from ._http_headers import (
     ClientView,
+    HeaderParam,
     HostPolicy,
     InvalidToolHeaderAnnotation,
     TrustedProxies,
@@ -51,6 +52,7 @@ __all__ = [
     "HTTPRequestRejected",
     "HTTPServerConnection",
     "HTTPServerEndpoint",
+    "HeaderParam",
     "HostPolicy",
     "InMemoryEventStore",
     "InvalidToolHeaderAnnotation",

@@ -30,7 +30,6 @@ from typing import Annotated, Any, Literal
 import anyio
 from pydantic import BaseModel, Field
 
-from mcp_adapters._resolve import Question
 from mcp_adapters.http import HTTPServer, http_server
 from mcp_adapters.server import (
     AcceptedElicitation,
@@ -43,6 +42,7 @@ from mcp_adapters.server import (
     Resolve,
     Sample,
 )
+from mcp_adapters.server._resolve import Question
 from mcp_core import Era, InputReceived, ServerConnection, State, form_schema
 from mcp_core.types import (
     AudioContent,

@@ -22,8 +22,8 @@ from mcp_core.auth import (
 )
 
 if TYPE_CHECKING:
-    from mcp_adapters._http_serve import HTTPServer
     from mcp_adapters.server import MCPServer
+    from mcp_adapters.transports.http_server import HTTPServer
 
 __all__ = ["AuthSettings", "on_auth_event"]
 
@@ -64,7 +64,7 @@ class AuthSettings:
         resource = self.resource or default_resource
         if resource is None:
             raise ValueError("AuthSettings needs resource= (the server's public URL) here")
-        tool_scopes: dict[str, tuple[str, ...]] = server._tool_scopes
+        tool_scopes = server.tool_scopes
         supported = self.scopes_supported
         if supported is None:
             every = [*self.required_scopes, *(s for v in tool_scopes.values() for s in v)]
@@ -96,18 +96,16 @@ class AuthSettings:
 
 
 def on_auth_event(running: HTTPServer, event: TokenVerificationNeeded | AccessRefused) -> None:
-    """`HTTPServer._handle`'s branch for the endpoint's auth events: log a refusal,
+    """`HTTPServer.handle_events`'s branch for the endpoint's auth events: log a refusal,
     run a verification as a task of the server (the request waits meanwhile)."""
     if isinstance(event, AccessRefused):
         logger.info("refused %s %s: %d %s", event.method, event.target, event.status, event.reason)
         return
     settings = running.server.auth
-    tg = running._tg
-    if settings is None or tg is None or running._closing:
-        reason = "no verifier is configured" if settings is None else "the server is closing"
-        _answer(running, event, VerifierUnavailable(reason))
-        return
-    tg.start_soon(_verify, running, settings, event)
+    if settings is None:
+        _answer(running, event, VerifierUnavailable("no verifier is configured"))
+    elif not running.start_task(_verify, running, settings, event):
+        _answer(running, event, VerifierUnavailable("the server is closing"))
 
 
 async def _verify(
@@ -131,4 +129,4 @@ def _answer(
     events = event.exchange.receive_token_verification(
         result, now=anyio.current_time(), wall_time=time.time()
     )
-    running._handle(events)
+    running.handle_events(events)

@@ -233,7 +233,7 @@ class _Bus:
                 mine.discard(subscription)
                 if not mine:
                     del inboxes[self._store.process_id]
-            subscription._discard()
+            subscription.discard()
 
 
 class _FanOut:
@@ -255,7 +255,7 @@ class _FanOut:
             yield subscription
         finally:
             self._hub.listeners.discard(subscription)
-            subscription._discard()
+            subscription.discard()
 
 
 class InMemoryStore:

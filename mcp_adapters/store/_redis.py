@@ -249,7 +249,7 @@ return #streams
 class _Sessions:
     def __init__(self, store: RedisStore) -> None:
         self._store = store
-        client = store._client
+        client = store.client
         self._create = client.register_script(_CREATE)
         self._save = client.register_script(_SAVE)
         self._touch = client.register_script(_TOUCH)
@@ -271,7 +271,7 @@ class _Sessions:
         stored = SessionRecord(
             record.session_id, record.snapshot, record.owner, record.subscriptions, expires
         )
-        done = await self._store._script(
+        done = await self._store.script(
             "sessions.create",
             self._create,
             [self._key(record.session_id)],
@@ -280,8 +280,8 @@ class _Sessions:
         return stored if done == 1 else None
 
     async def get(self, session_id: str) -> SessionRecord | None:
-        client = self._store._client
-        body, owner, exp = await self._store._run(
+        client = self._store.client
+        body, owner, exp = await self._store.run(
             "sessions.get", client.hmget(self._key(session_id), ["body", "owner", "exp"])
         )
         if body is None or exp is None or not float(exp) > self._store.clock():
@@ -293,7 +293,7 @@ class _Sessions:
         stored = SessionRecord(
             record.session_id, record.snapshot, record.owner, record.subscriptions, expires
         )
-        done = await self._store._script(
+        done = await self._store.script(
             "sessions.save",
             self._save,
             [self._key(record.session_id)],
@@ -303,7 +303,7 @@ class _Sessions:
 
     async def touch(self, session_id: str) -> float | None:
         _, expires, argv = self._times()
-        done = await self._store._script(
+        done = await self._store.script(
             "sessions.touch", self._touch, [self._key(session_id)], argv
         )
         return expires if done == 1 else None
@@ -312,7 +312,7 @@ class _Sessions:
         self, session_id: str, owner: str | None, *, expected_owner: str | None
     ) -> SessionRecord | None:
         _, expires, argv = self._times()
-        body = await self._store._script(
+        body = await self._store.script(
             "sessions.claim",
             self._claim,
             [self._key(session_id)],
@@ -324,7 +324,7 @@ class _Sessions:
 
     async def delete(self, session_id: str) -> bool:
         now = repr(self._store.clock())
-        done = await self._store._script(
+        done = await self._store.script(
             "sessions.delete", self._delete, [self._key(session_id)], [now]
         )
         return bool(done == 1)
@@ -345,7 +345,7 @@ def _record(body: Any, owner: Any, expires_at: float) -> SessionRecord:
 class _Events:
     def __init__(self, store: RedisStore) -> None:
         self._store = store
-        client = store._client
+        client = store.client
         self._append = client.register_script(_APPEND)
         self._replay = client.register_script(_REPLAY)
         self._forget = client.register_script(_FORGET)
@@ -376,7 +376,7 @@ class _Events:
         now_ms, oldest = self._clock()
         age_ms = max(1, math.ceil(limits.max_event_age * 1000))
         try:
-            position = await self._store._script(
+            position = await self._store.script(
                 "events.append",
                 self._append,
                 [streams + member, index, counter],
@@ -410,7 +410,7 @@ class _Events:
         stream_id, after = parsed
         streams, _, _ = self._keys(session_id)
         _, oldest = self._clock()
-        reply = await self._store._script(
+        reply = await self._store.script(
             "events.replay",
             self._replay,
             [streams + _part(stream_id)],
@@ -429,7 +429,7 @@ class _Events:
 
     async def forget(self, session_id: str) -> None:
         streams, index, counter = self._keys(session_id)
-        await self._store._script("events.forget", self._forget, [index, counter], [streams])
+        await self._store.script("events.forget", self._forget, [index, counter], [streams])
 
 
 class _Bus:
@@ -442,14 +442,14 @@ class _Bus:
     async def send(self, owner: str, message: BusMessage) -> bool:
         if len(message.payload) > self._store.limits.max_message_bytes:
             raise ValueError("bus message payload over max_message_bytes")
-        client = self._store._client
-        received = await self._store._run(
+        client = self._store.client
+        received = await self._store.run(
             "bus.send", client.publish(self._channel(owner), message.encode())
         )
         return received > 0
 
     def inbox(self) -> contextlib.AbstractAsyncContextManager[Subscription[BusMessage]]:
-        return self._store._subscribe(self._channel(self._store.process_id), BusMessage.decode)
+        return self._store.subscribe(self._channel(self._store.process_id), BusMessage.decode)
 
 
 class _FanOut:
@@ -460,14 +460,14 @@ class _FanOut:
         return f"{self._store.prefix}:fanout"
 
     async def publish(self, notification: Notification) -> int:
-        client = self._store._client
-        received: int = await self._store._run(
+        client = self._store.client
+        received: int = await self._store.run(
             "fanout.publish", client.publish(self._channel(), notification.encode())
         )
         return received
 
     def listen(self) -> contextlib.AbstractAsyncContextManager[Subscription[Notification]]:
-        return self._store._subscribe(self._channel(), Notification.decode)
+        return self._store.subscribe(self._channel(), Notification.decode)
 
 
 # --------------------------------------------------------------------- store
@@ -517,9 +517,10 @@ class RedisStore:
         self._command_timeout = command_timeout
         self._operation_timeout = operation_timeout
         self._reconnect_max_delay = reconnect_max_delay
+        #: The coredis client; the store's facets (sessions, events, bus) share it.
         # One retry for a connection that died while idle in the pool; every
         # attempt is bounded by the timeouts, and the whole by operation_timeout.
-        self._client: coredis.Redis[bytes] = coredis.Redis.from_url(
+        self.client: coredis.Redis[bytes] = coredis.Redis.from_url(
             url,
             connect_timeout=connect_timeout,
             stream_timeout=command_timeout,
@@ -562,7 +563,7 @@ class RedisStore:
 
     async def __aenter__(self) -> Self:
         async with contextlib.AsyncExitStack() as stack:
-            await stack.enter_async_context(self._client)
+            await stack.enter_async_context(self.client)
             self._tasks = await stack.enter_async_context(anyio.create_task_group())
             self._exit = stack.pop_all()
         return self
@@ -587,18 +588,18 @@ class RedisStore:
             if exc is None or _leaves(group) != [exc]:
                 raise
 
-    async def _script(self, operation: str, script: Any, keys: list[str], args: list[Any]) -> Any:
+    async def script(self, operation: str, script: Any, keys: list[str], args: list[Any]) -> Any:
         """Run a registered Lua script (EVALSHA, loaded again after a Redis restart)."""
-        reply: Any = await self._run(operation, script(keys, args))
+        reply: Any = await self.run(operation, script(keys, args))
         return reply
 
     async def ping(self) -> None:
         """Raise `StoreUnavailable` unless Redis answers now (a readiness check)."""
-        await self._run("ping", self._client.ping())
+        await self.run("ping", self.client.ping())
 
     # ---------------------------------------------------------------- inside
 
-    async def _run(self, operation: str, command: Awaitable[T]) -> T:
+    async def run(self, operation: str, command: Awaitable[T]) -> T:
         """Await one command, bounded; Redis out of reach becomes `StoreUnavailable`."""
         try:
             with anyio.fail_after(self._operation_timeout):
@@ -609,7 +610,7 @@ class RedisStore:
             raise
 
     @contextlib.asynccontextmanager
-    async def _subscribe(
+    async def subscribe(
         self, channel: str, decode: Callable[[bytes], T]
     ) -> AsyncIterator[Subscription[T]]:
         """A subscription whose pump runs in the store's task group, so the
@@ -639,7 +640,7 @@ class RedisStore:
             # longer counts this subscriber (bounded: Redis may be gone).
             with anyio.move_on_after(self._command_timeout, shield=True):
                 await ended.wait()
-            subscription._discard()
+            subscription.discard()
 
     async def _pump(
         self,
@@ -666,7 +667,7 @@ class RedisStore:
             with scope:
                 while True:
                     try:
-                        async with self._client.pubsub(
+                        async with self.client.pubsub(
                             channels=[channel],
                             ignore_subscribe_messages=True,
                             retry_policy=NoRetryPolicy(),

@@ -52,6 +52,7 @@ class Subscription(Generic[T]):
         """End it: the reader sees the end after what was already buffered."""
         self._send.close()
 
-    def _discard(self) -> None:
+    def discard(self) -> None:
+        """End it at once, dropping what was buffered (the store shuts down)."""
         self._send.close()
         self._receive.close()

@@ -442,9 +442,9 @@ def test_tcp_resource_updated_reaches_exactly_the_subscribers(backend: str) -> N
     stdio, with several sessions at once: subscribed, never subscribed, unsubscribed,
     subscribed to another URI, and a 2026-07-28 listen stream. Each client also watches
     `barrier`, announced last: its arrival shows each stream everything sent before."""
-    from mcp_adapters._serve import request_handler
     from mcp_adapters.client import Client
     from mcp_adapters.server import MCPServer
+    from mcp_adapters.server._serve import request_handler
 
     watched, other, barrier = "file:///watched", "file:///other", "file:///barrier"
     mcp = MCPServer("subscriptions")

@@ -156,7 +156,7 @@ class SpyTransport:
     @contextlib.asynccontextmanager
     async def connect(self, config: Any, **options: Any) -> AsyncIterator[Any]:
         from mcp_adapters import current_backend
-        from mcp_adapters._serve import request_handler
+        from mcp_adapters.server._serve import request_handler
 
         backend = current_backend()
         client_stream, server_stream = memory_stream_pair()

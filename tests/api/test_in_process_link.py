@@ -14,10 +14,10 @@ import pytest
 
 from mcp_adapters import Client, current_backend
 from mcp_adapters._errors import ConnectionClosedError, RequestTimeoutError
-from mcp_adapters._functions import FunctionTool
-from mcp_adapters._link import link_pair
-from mcp_adapters._serve import request_handler
 from mcp_adapters.server import Context, MCPServer, ToolFailure
+from mcp_adapters.server._functions import FunctionTool
+from mcp_adapters.server._serve import request_handler
+from mcp_adapters.transports.link import link_pair
 from mcp_core import ClientConfig, ClientConnection, MCPError
 from mcp_core._config import to_wire
 from tests.timing import HANG

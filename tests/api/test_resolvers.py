@@ -6,7 +6,6 @@ import pytest
 from pydantic import BaseModel
 
 from mcp_adapters import Client
-from mcp_adapters._resolve import PlanBuilder
 from mcp_adapters.server import (
     AcceptedElicitation,
     AcceptedUrlElicitation,
@@ -22,6 +21,7 @@ from mcp_adapters.server import (
     Sample,
     UrlElicitationResult,
 )
+from mcp_adapters.server._resolve import PlanBuilder
 from mcp_core.types import (
     CreateMessageRequestParams,
     CreateMessageResult,

@@ -19,8 +19,6 @@ import anyio
 import pytest
 
 from mcp_adapters import Client, current_backend
-from mcp_adapters._link import link_pair
-from mcp_adapters._serve import request_handler
 from mcp_adapters.resources import (
     BinaryResource,
     FileResource,
@@ -29,6 +27,8 @@ from mcp_adapters.resources import (
     TextResource,
 )
 from mcp_adapters.server import Context, MCPServer
+from mcp_adapters.server._serve import request_handler
+from mcp_adapters.transports.link import link_pair
 from mcp_core import ClientConnection
 
 from .conftest import MODES

@@ -22,9 +22,9 @@ import pytest
 from anyio.streams.tls import TLSListener
 
 from mcp_adapters import Client, ConnectionClosedError, TransportError, current_backend
-from mcp_adapters._serve import request_handler
 from mcp_adapters.http import serve_http
 from mcp_adapters.server import MCPServer
+from mcp_adapters.server._serve import request_handler
 from mcp_adapters.websocket import serve_websocket
 from mcp_core.http import HostPolicy
 

@@ -122,7 +122,7 @@ class ServerHandler:
     def attach(self, session: Any) -> None:
         """A new session: the server must know it before its first request, so a
         change announced right after `initialize` reaches it."""
-        self.server._attach(SessionScope(session))
+        self.server.attach(SessionScope(session))
 
 
 def request_handler(server: MCPServer) -> ServerHandler:
@@ -131,7 +131,7 @@ def request_handler(server: MCPServer) -> ServerHandler:
 
 async def serve_stdio(server: MCPServer) -> None:
     """Serve `server` on this process's stdin/stdout, inside its lifespan."""
-    from mcp_adapters import current_backend
+    from mcp_adapters.backends import current_backend
 
     async with server.running():
         await current_backend().serve_stdio(request_handler(server), server.config)
@@ -139,7 +139,7 @@ async def serve_stdio(server: MCPServer) -> None:
 
 async def serve_tcp(server: MCPServer, host: str, port: int) -> None:
     """Serve `server` at tcp://host:port until cancelled, inside its lifespan."""
-    from mcp_adapters import current_backend
+    from mcp_adapters.backends import current_backend
 
     async with server.running():
         await current_backend().serve_tcp(request_handler(server), server.config, host, port)

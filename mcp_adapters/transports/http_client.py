@@ -39,8 +39,8 @@ from mcp_adapters._errors import (
     TransportError,
     to_transport_error,
 )
-from mcp_adapters._http_serve import Waiter, close_quietly
 from mcp_adapters._session import RequestId, SessionCore
+from mcp_adapters.transports.http_server import Waiter, close_quietly
 from mcp_core import (
     METHOD_NOT_FOUND,
     REQUEST_TIMEOUT,
@@ -220,6 +220,27 @@ class HTTPSession:
         return len(self._carrying) + len(self._idle)
 
     # --------------------------------------------------------------- lifetime
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Run the session's tasks and the handshake while the block runs (`connect_http`
+        uses this); leaving ends the session. What the block raises is re-raised
+        outside the task group, so the caller gets it as is, not in an ExceptionGroup."""
+        failure: BaseException | None = None
+        async with anyio.create_task_group() as tg:
+            await tg.start(self._run)
+            try:
+                await self._handshake()
+                yield
+            except BaseException as exc:
+                failure = exc
+            finally:
+                await self.aclose("handshake failed" if self.connected is None else "closed")
+        if failure is not None:
+            try:
+                raise failure
+            finally:
+                failure = None  # no reference cycle through the traceback
 
     async def _run(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         try:
@@ -586,23 +607,8 @@ async def connect_http(
         headers=headers,
         **options,
     )
-    # What the block raises is re-raised outside the task group, so the caller gets
-    # it as is rather than wrapped in an ExceptionGroup.
-    failure: BaseException | None = None
-    async with anyio.create_task_group() as tg:
-        await tg.start(session._run)
-        try:
-            await session._handshake()
-            yield session
-        except BaseException as exc:
-            failure = exc
-        finally:
-            await session.aclose("handshake failed" if session.connected is None else "closed")
-    if failure is not None:
-        try:
-            raise failure
-        finally:
-            failure = None  # no reference cycle through the traceback
+    async with session.running():
+        yield session
 
 
 __all__ = ["HTTPSession", "connect_http"]

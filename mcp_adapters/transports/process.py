@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from mcp_adapters._errors import TransportError
-from mcp_adapters._stdio import reserve_standard_fds
+from mcp_adapters.transports.stdio import reserve_standard_fds
 
 #: How long to wait for a group to die after SIGKILL before giving up on it.
 KILL_WAIT = 5.0

@@ -21,6 +21,12 @@ server's sealed state, or that do not fit the form, never reach a resolver or
   the retry the tool body runs again from the top, every question already
   answered returning its recorded answer. Code before the first unanswered
   question therefore runs again: keep side effects after the questions.
+
+The server API is this package: `MCPServer` and `Context` here; `_functions`
+(tools, prompts and resources from signatures), `_resolve` (resolvers and the
+questions they ask), `_lifespan` (entered once while anything serves it) and
+`_serve` (an `MCPServer` as a session's request handler); `mcp_adapters.elicitation`
+and `mcp_adapters.resources` are its public companions.
 """
 
 from __future__ import annotations
@@ -36,12 +42,13 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, over
 
 import pydantic
 
-from mcp_adapters._functions import FunctionPrompt, FunctionResource, FunctionTool
 from mcp_adapters._lazy import LazyModule
-from mcp_adapters._lifespan import Lifespan, LifespanFactory, RequestContext
-from mcp_adapters._resolve import (
+from mcp_adapters.server._functions import FunctionPrompt, FunctionResource, FunctionTool
+from mcp_adapters.server._lifespan import Lifespan, LifespanFactory, RequestContext
+from mcp_adapters.server._resolve import (
     Elicit,
     ElicitUrl,
+    InjectedContext,
     ListRoots,
     NeedInput,
     Question,
@@ -51,6 +58,7 @@ from mcp_adapters._resolve import (
     ToolFailure,
 )
 from mcp_core import (
+    ALL_REVISIONS,
     CONNECTION_CLOSED,
     INVALID_PARAMS,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -65,10 +73,9 @@ from mcp_core import (
     RequestReceived,
     ServerConfig,
     ServerConnection,
+    capability_problem,
+    to_wire,
 )
-from mcp_core._config import to_wire
-from mcp_core._connection import capability_problem
-from mcp_core._versions import ALL_REVISIONS
 
 if TYPE_CHECKING:
     from mcp_adapters.asgi import ASGIApp
@@ -267,7 +274,7 @@ def _covers(declared: Any, wanted: Any) -> bool:
     return all(key in declared and _covers(declared[key], value) for key, value in wanted.items())
 
 
-class Context(Generic[LifespanT]):
+class Context(InjectedContext, Generic[LifespanT]):
     """Injected into any tool, resource or prompt function that declares it.
 
     `Context[AppState]` (as in the official SDK) types
@@ -313,7 +320,7 @@ class Context(Generic[LifespanT]):
             self.request_id,
             self.request.context.meta,
             self.session,
-            self.server._lifespan.value,
+            self.server.lifespan_context,
             self.request,
         )
 
@@ -392,7 +399,7 @@ class Context(Generic[LifespanT]):
         `mime_type` and `meta`, as the official SDK returns them."""
         from mcp_adapters.resources import ReadResourceContents
 
-        result = await self.server._read(str(uri), self)
+        result = await self.server.read_with(str(uri), self)
         return [ReadResourceContents.of(part) for part in result.contents]
 
 
@@ -481,6 +488,11 @@ class MCPServer:
         """
         return self._lifespan.running()
 
+    @property
+    def lifespan_context(self) -> Any:
+        """What the lifespan yielded, for a handler (raises outside the lifespan)."""
+        return self._lifespan.value
+
     # ---- registration
 
     def _changed(self, kind: str | None = None) -> None:
@@ -491,8 +503,11 @@ class MCPServer:
 
     # ---- change notifications
 
-    def _attach(self, scope: RequestScope) -> None:
-        """Remember a live connection (weakly), so changes can be announced on it."""
+    def attach(self, scope: RequestScope) -> None:
+        """Remember a live connection (weakly), so changes can be announced on it.
+
+        Every transport calls this for a connection from its first message on; a
+        transport of your own should too."""
         scope.connection.__dict__[_WAKE] = scope.wake
         self._live.add(scope.connection)
 
@@ -593,6 +608,12 @@ class MCPServer:
             spec.description = None  # not the docstring of read()
         self._resources[uri] = spec
         self._changed("resources")
+
+    @property
+    def tool_scopes(self) -> Mapping[str, tuple[str, ...]]:
+        """The scopes each tool requires (`@mcp.tool(scopes=...)`), read live by the
+        resource server's guard: a tool added later is protected too."""
+        return self._tool_scopes
 
     def remove_tool(self, name: str) -> None:
         del self._tools[name]
@@ -727,7 +748,7 @@ class MCPServer:
         if handler is None:
             raise MCPError(-32601, f"Method not found: {request.method}")
         if scope.connection not in self._live:
-            self._attach(scope)
+            self.attach(scope)
         self._answer(request, scope, await handler(self, request, scope))
 
     def handle_now(
@@ -743,7 +764,7 @@ class MCPServer:
             tool = self._tools.get(request.params.name)
             if tool is not None and not tool.is_async and not tool.resolved:
                 if scope.connection not in self._live:
-                    self._attach(scope)
+                    self.attach(scope)
                 outcome = self._call_plain_tool(tool, request, scope)
                 if isinstance(outcome, _Later):
                     return functools.partial(self._answer_later, request, scope, outcome)
@@ -925,11 +946,13 @@ class MCPServer:
         asker = self._asker(request, scope)
         context: Context[Any] = Context(self, request, scope, asker, self.replay_elicitation)
         try:
-            return await self._read(request.params.uri, context)
+            return await self.read_with(request.params.uri, context)
         except NeedInput:
             return _asked(asker)
 
-    async def _read(self, uri: str, context: Context[Any]) -> types.ReadResourceResult:
+    async def read_with(self, uri: str, context: Context[Any]) -> types.ReadResourceResult:
+        """Read `uri` for a request already running (`ctx.read_resource`): the lookup of
+        resources/read, under that request's context."""
         for spec in (*self._resources.values(), *self._templates.values()):
             variables = spec.match(uri)
             if variables is None:
@@ -1007,7 +1030,7 @@ class MCPServer:
         loopback allow-list of the Host/Origin check, and `X-Forwarded-*` headers
         are believed only from `trusted_proxies` (addresses or networks).
         """
-        from mcp_adapters._serve import run_server
+        from mcp_adapters.server._serve import run_server
 
         run_server(
             self,
@@ -1028,7 +1051,7 @@ class MCPServer:
 
     async def run_stdio_async(self) -> None:
         """Serve this process's stdin/stdout until the input ends."""
-        from mcp_adapters._serve import serve_stdio
+        from mcp_adapters.server._serve import serve_stdio
 
         await serve_stdio(self)
 
@@ -1059,14 +1082,14 @@ class MCPServer:
         self, *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp", **options: Any
     ) -> None:
         """Serve WebSocket at ws://host:port/path (and at `/`) until cancelled."""
-        from mcp_adapters.websocket import serve_websocket
+        from mcp_adapters.transports.websocket import serve_websocket
 
         async with self.running():
             await serve_websocket(self, host=host, port=port, path=path, **options)
 
     async def run_tcp_async(self, *, host: str = "127.0.0.1", port: int = 8000) -> None:
         """Serve newline-delimited JSON at tcp://host:port until cancelled."""
-        from mcp_adapters._serve import serve_tcp
+        from mcp_adapters.server._serve import serve_tcp
 
         await serve_tcp(self, host, port)
 

@@ -7,7 +7,8 @@ queued straight into the other end's `receive_data()` and hands the events to
 its session, in the caller's stack. Nothing can block (the receiving engine
 takes the bytes synchronously), so there are no reader or writer tasks and no
 back-pressure; the only thing left for the loop is a timer for the next
-deadline, which each backend arms its own way (`LinkDriver._arm`).
+deadline, which each backend arms its own way (`Backend.timer`: a bare
+`call_at` on asyncio, a sleeping task on trio).
 
 The bytes still go through both engines exactly as on a socket: framing,
 parsing, validation and limits are the same, so in-process behaviour is
@@ -23,11 +24,11 @@ after everything queued before it.
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
-from mcp_adapters._driver import EventSink, SansIOConnection
+from mcp_adapters._driver import DriverCore, EventSink, SansIOConnection
 from mcp_adapters._errors import TransportError
+from mcp_adapters.backends import Backend
 
 logger = logging.getLogger(__name__)
 
@@ -92,25 +93,42 @@ def link_pair() -> tuple[LinkEnd, LinkEnd]:
 
 
 class LinkDriver:
-    """A driver (see `mcp_adapters._driver`) for one `LinkEnd`; backends add the timer."""
+    """A driver (see `mcp_adapters._driver`) for one `LinkEnd`; its timer comes from the backend."""
 
-    def __init__(self, connection: SansIOConnection, end: LinkEnd, on_events: EventSink) -> None:
+    def __init__(
+        self, connection: SansIOConnection, end: LinkEnd, on_events: EventSink, *, backend: Backend
+    ) -> None:
         if end.driver is not None:
             raise RuntimeError("this link end is already in use")
+        self.core = DriverCore(connection, on_events, on_finish=self._finished)
         self._conn = connection
         self._end = end
         self._link = end.link
-        self._on_events = on_events
+        self._backend = backend
+        self._timer = backend.timer(self.expire)
         end.driver = self
-        self.error: TransportError | None = None
-        self.input_done = False
-        self.finished = False
         self._eof_pending = False
         self._armed: float | None = None
-        # An MCP connection takes whole messages; other sans-IO objects get bytes.
-        self._framed = hasattr(connection, "messages_to_send") and hasattr(
+        #: An MCP connection takes whole messages; other sans-IO objects get bytes.
+        self.framed = hasattr(connection, "messages_to_send") and hasattr(
             connection, "receive_message"
         )
+
+    @property
+    def error(self) -> TransportError | None:
+        return self.core.error
+
+    @property
+    def input_done(self) -> bool:
+        return self.core.input_done
+
+    @property
+    def finished(self) -> bool:
+        """`finish()` was called: the peer's input ends after what is queued."""
+        return self.core.finishing
+
+    def now(self) -> float:
+        return self._backend.now()
 
     # ---- what the session calls
 
@@ -120,19 +138,26 @@ class LinkDriver:
 
     def finish(self) -> None:
         """Take no more input; deliver what is queued, then end the peer's input."""
-        self.input_done = True
-        if self.finished:
-            return
-        self.finished = True
+        self.core.finish()
+
+    def _finished(self) -> None:
         self._eof_pending = True
         self._link.pump()
-        self._done()
+        self._timer.close()
 
     #: Never writing: the peer takes every write at once.
     busy = False
 
     async def drain(self) -> None:
         """Nothing to wait for: the peer takes every write at once."""
+
+    async def run(self) -> None:
+        """Serve the deadline timer until the session ends."""
+        try:
+            await self._timer.serve()
+        finally:
+            self.detach()
+            self._timer.close()
 
     def detach(self) -> None:
         """The session has ended: let go of the link, so neither end keeps the other alive."""
@@ -145,15 +170,15 @@ class LinkDriver:
     def deliver_to(self, peer: LinkDriver | None) -> bool:
         if peer is None:
             return False  # not joined yet: it stays queued until the other end exists
-        if self._framed and peer._framed:
+        if self.framed and peer.framed:
             # Message by message: no newline joining and splitting between two engines.
             messages = self._conn.messages_to_send()  # type: ignore[attr-defined]
-            if messages and not peer.input_done:
+            if messages and not peer.core.input_done:
                 peer.feed_messages([m.payload for m in messages])
             sent = bool(messages)
         else:
             data = self._conn.data_to_send()
-            if data and not peer.input_done:
+            if data and not peer.core.input_done:
                 peer.feed(data)
             sent = bool(data)
         # What the peer no longer reads is dropped, as on a closed socket.
@@ -164,45 +189,35 @@ class LinkDriver:
         return sent
 
     def feed(self, data: bytes) -> None:
-        if self.input_done:
-            return
-        if not data:
-            self.input_done = True
-        try:
-            self._on_events(self._conn.receive_data(data, wall_time=time.time()))
-        except Exception:
-            self._failed()
-        if not data:
-            self.finish()
+        if not self.core.input_done:
+            self.core.feed(data)
 
     def feed_messages(self, payloads: list[bytes]) -> None:
         receive = self._conn.receive_message  # type: ignore[attr-defined]
-        wall_time = time.time()
+        core = self.core
+        wall_time = core.wall_clock()
         try:
             events: list[Any] = []
             for payload in payloads:
                 if self._conn.state in _ENDED:  # type: ignore[attr-defined]
                     break  # closed, or a fatal message ended it: nothing more is read
                 events.extend(receive(payload, wall_time=wall_time))
-            self._on_events(events)
+            core.on_events(events)
         except Exception:
-            self._failed()
-
-    def _failed(self) -> None:
-        logger.exception("link: processing input failed; closing")
-        self.error = self.error or TransportError("internal error while processing input")
-        self.finish()
+            logger.exception("link: processing input failed; closing")
+            core.error = core.error or TransportError("internal error while processing input")
+            self.finish()
 
     def rearm(self) -> None:
-        if self.finished:
+        if self.core.finishing:  # (the attribute, not the property: this runs per delivery)
             if self._armed is not None:
                 self._armed = None
-                self._arm(None)
+                self._timer.arm(None)
             return
         deadline = self._conn.next_deadline()
         if deadline != self._armed:
             self._armed = deadline
-            self._arm(deadline)
+            self._timer.arm(deadline)
 
     def expire(self, now: float) -> None:
         """The armed deadline passed (the backend's timer calls this)."""
@@ -210,19 +225,8 @@ class LinkDriver:
         if not self.finished:
             events: list[Any] = self._conn.tick(now)
             if events:
-                self._on_events(events)
+                self.core.on_events(events)
         self._link.pump()
-
-    # ---- what a backend provides
-
-    def now(self) -> float:  # pragma: no cover - every backend overrides it
-        raise NotImplementedError
-
-    def _arm(self, deadline: float | None) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def _done(self) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
 
 
 __all__ = ["Link", "LinkDriver", "LinkEnd", "link_pair"]

@@ -20,14 +20,14 @@ import pydantic
 import pydantic_core
 
 from mcp_adapters._lazy import LazyModule
-from mcp_adapters._resolve import (
+from mcp_adapters.server._resolve import (
     Consumer,
     PlanBuilder,
     is_context_annotation,
     resolve_marker,
     wants_outcome,
 )
-from mcp_core._config import to_wire
+from mcp_core import to_wire
 
 if TYPE_CHECKING:
     from mcp_core import types

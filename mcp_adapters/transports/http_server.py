@@ -26,17 +26,18 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
 from anyio.abc import SocketAttribute
 
-from mcp_adapters._driver import CLOSE_TIMEOUT, READ_SIZE
-from mcp_adapters._serve import Waiter, ask_in_place
+from mcp_adapters._driver import CLOSE_TIMEOUT, READ_SIZE, Driver
 from mcp_adapters._session import RequestId, SessionCore
 from mcp_adapters.auth._settings import on_auth_event
+from mcp_adapters.backends.anyio import BACKEND as ANYIO
+from mcp_adapters.server._serve import Waiter, ask_in_place
 from mcp_core import (
     ConnectionClosed,
     Era,
@@ -62,7 +63,7 @@ from mcp_core.http import (
 
 if TYPE_CHECKING:
     from mcp_adapters.server import MCPServer
-    from mcp_core._http_headers import HeaderParam
+    from mcp_core.http import HeaderParam
 
 logger = logging.getLogger(__name__)
 
@@ -134,27 +135,98 @@ def tool_header_params_of(server: MCPServer) -> Callable[[str], Mapping[str, Hea
 
 
 class _Socket:
-    """One accepted TCP connection: its HTTP state machine and how to wake its writer."""
+    """One accepted TCP connection: its HTTP state machine, as the one `Driver` runs it.
 
-    __slots__ = ("eof", "event", "http", "stream", "woken", "write_scope")
+    The driver's sans-IO side: the HTTP layer gets the loop's clock with each read,
+    and no timers once the server is closing. Its events go to the server, which
+    routes the output and wakes the sockets concerned.
+    """
 
-    def __init__(self, http: HTTPServerConnection, stream: anyio.abc.SocketStream) -> None:
+    __slots__ = ("driver", "eof", "http", "server")
+
+    def __init__(self, server: HTTPServer, http: HTTPServerConnection) -> None:
+        self.server = server
         self.http = http
-        self.stream = stream
         self.eof = False
-        self.woken = False
-        self.event = anyio.Event()
-        self.write_scope: anyio.CancelScope | None = None
+        self.driver: Driver | None = None
+
+    def receive_data(self, data: bytes, *, wall_time: float | None = None) -> list[Any]:
+        if not data:
+            self.eof = True
+        return self.http.receive_data(data, now=anyio.current_time(), wall_time=wall_time)
+
+    def data_to_send(self) -> bytes:
+        return self.http.data_to_send()
+
+    def next_deadline(self) -> float | None:
+        return None if self.server.closing else self.http.next_deadline()
+
+    def tick(self, now: float) -> list[Any]:
+        return self.http.tick(now)
+
+    def on_events(self, events: list[Event]) -> None:
+        self.server.handle_events(events)
+        self.wake()
 
     def wake(self) -> None:
-        self.woken = True
-        self.event.set()
+        """Let the writer look again; a closed connection (or server) finishes."""
+        driver = self.driver
+        if driver is None:
+            return
+        driver.wake()
+        if self.http.closed or self.server.closing:
+            driver.finish()  # flush within the close timeout, then close
 
-    def hurry(self, timeout: float) -> None:
-        """A write in progress gets `timeout` more seconds (the connection is ending)."""
-        scope = self.write_scope
-        if scope is not None and math.isinf(scope.deadline):
-            scope.deadline = anyio.current_time() + timeout
+    def lingers(self) -> bool:
+        """Whether closing should first let the client read our answer (see `_Stream`)."""
+        driver = self.driver
+        return (
+            driver is not None
+            and driver.error is None
+            and not driver.core.broken
+            and not self.eof
+            and not self.server.closing
+        )
+
+
+class _Stream:
+    """An anyio socket as the driver's `ByteStream`; closing lingers when asked to."""
+
+    __slots__ = ("_close_timeout", "_lingers", "_stream")
+
+    def __init__(
+        self, stream: anyio.abc.SocketStream, lingers: Callable[[], bool], close_timeout: float
+    ) -> None:
+        self._stream = stream
+        self._lingers = lingers
+        self._close_timeout = close_timeout
+
+    async def receive_some(self, max_bytes: int) -> bytes:
+        try:
+            return await self._stream.receive(max_bytes)
+        except anyio.EndOfStream:
+            return b""
+
+    async def send_all(self, data: bytes) -> None:
+        await self._stream.send(data)
+
+    async def aclose(self) -> None:
+        if self._lingers():
+            await self._linger()
+        await close_quietly(self._stream)
+
+    async def _linger(self) -> None:
+        """Closing while the client may still be sending (a refused upload, say): send
+        our FIN, then read and drop its bytes for a moment, so that closing with unread
+        input does not reset the connection before the client has read our answer."""
+        with anyio.move_on_after(min(self._close_timeout, 1.0)):
+            try:
+                await self._stream.send_eof()
+                budget = _LINGER_BYTES
+                while budget > 0:
+                    budget -= len(await self._stream.receive(READ_SIZE))
+            except _LINGER_ERRORS:
+                pass
 
 
 # ========================================================================= request scope
@@ -176,7 +248,7 @@ class _Scope:
         return await ask_in_place(self._core, self.connection, request_id, questions, self.wake)
 
     def wake(self) -> None:
-        self._server._pump(self.connection)
+        self._server.flush(self.connection)
 
     def wall_time(self) -> float:
         return time.time()
@@ -272,7 +344,7 @@ class HTTPServer:
                 told += sent
                 touched.append(conn)
         if touched:
-            self._pump(*touched)
+            self.flush(*touched)
         return told
 
     # ------------------------------------------------------------------ tasks
@@ -303,22 +375,25 @@ class HTTPServer:
             now = anyio.current_time()
             deadline = endpoint.next_deadline()
             if deadline is not None and deadline <= now:
-                self._handle(endpoint.tick(now))
+                self.handle_events(endpoint.tick(now))
 
     async def _serve_socket(self, stream: anyio.abc.SocketStream) -> None:
         if self._closing:
             await close_quietly(stream)
             return
         http = self.endpoint.new_connection(now=anyio.current_time(), peer=peer_address(stream))
-        sock = _Socket(http, stream)
+        sock = _Socket(self, http)
+        driver = sock.driver = Driver(
+            sock,
+            _Stream(stream, sock.lingers, self._close_timeout),
+            sock.on_events,
+            backend=ANYIO,
+            close_timeout=self._close_timeout,
+            finish_on_eof=False,  # a half-closed client may still be owed its response
+        )
         self._sockets[http] = sock
         try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._read_loop, sock)
-                flushed = await self._write_loop(sock)
-                tg.cancel_scope.cancel()
-            if flushed and not sock.eof and not self._closing:
-                await self._linger(sock)
+            await driver.run()
         except Exception:
             logger.exception("HTTP connection failed")
         finally:
@@ -326,86 +401,30 @@ class HTTPServer:
             try:
                 # Deferred events (a stream dropped for not reading) and the streams
                 # that rode on this connection (a 2026-07-28 request is cancelled).
-                self._handle(http.tick(anyio.current_time()) + http.close("connection closed"))
+                self.handle_events(
+                    http.tick(anyio.current_time()) + http.close("connection closed")
+                )
             except Exception:
                 logger.exception("settling a closed HTTP connection failed")
             if self._closing and not self._sockets:
                 self._all_closed.set()
-            await close_quietly(stream)
-
-    async def _linger(self, sock: _Socket) -> None:
-        """Closing while the client may still be sending (a refused upload, say): send
-        our FIN, then read and drop its bytes for a moment, so that closing with unread
-        input does not reset the connection before the client has read our answer."""
-        with anyio.move_on_after(min(self._close_timeout, 1.0)):
-            try:
-                await sock.stream.send_eof()
-                budget = _LINGER_BYTES
-                while budget > 0:
-                    budget -= len(await sock.stream.receive(READ_SIZE))
-            except _LINGER_ERRORS:
-                pass
-
-    async def _read_loop(self, sock: _Socket) -> None:
-        http = sock.http
-        while True:
-            try:
-                data = await sock.stream.receive(READ_SIZE)
-            except anyio.EndOfStream:
-                data = b""
-            except _STREAM_ERRORS:
-                data = b""
-            if not data:
-                sock.eof = True
-            self._handle(http.receive_data(data, now=anyio.current_time(), wall_time=time.time()))
-            self._wake(sock)
-            if not data or http.closed:
-                return
-
-    async def _write_loop(self, sock: _Socket) -> bool:
-        """Write until the connection is done; False when the socket broke."""
-        http = sock.http
-        while True:
-            if not sock.woken:
-                sock.event = anyio.Event()
-                deadline = None if self._closing else http.next_deadline()
-                with anyio.move_on_at(math.inf if deadline is None else deadline):
-                    await sock.event.wait()
-            sock.woken = False
-            if not self._closing:
-                now = anyio.current_time()
-                deadline = http.next_deadline()
-                if deadline is not None and deadline <= now:
-                    self._handle(http.tick(now))
-            data = http.data_to_send()
-            if data:
-                if not await self._write(sock, data):
-                    return False
-                sock.woken = True  # look again before sleeping
-            elif http.closed or self._closing:
-                return True
-
-    async def _write(self, sock: _Socket, data: bytes) -> bool:
-        with anyio.CancelScope() as scope:
-            sock.write_scope = scope
-            if sock.http.closed or self._closing:
-                scope.deadline = anyio.current_time() + self._close_timeout
-            try:
-                await sock.stream.send(data)
-            except _STREAM_ERRORS:
-                return False
-            finally:
-                sock.write_scope = None
-        return not scope.cancelled_caught
-
-    def _wake(self, sock: _Socket) -> None:
-        sock.wake()
-        if sock.http.closed or self._closing:
-            sock.hurry(self._close_timeout)
 
     # -------------------------------------------------------------- events
 
-    def _handle(self, events: list[Event]) -> None:
+    @property
+    def closing(self) -> bool:
+        """The server is shutting down: no new timers, every connection flushes and closes."""
+        return self._closing
+
+    def start_task(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> bool:
+        """Run `fn(*args)` as a task of this server (it ends with the server); False,
+        with nothing started, when the server is not running or is closing."""
+        if self._tg is None or self._closing:
+            return False
+        self._tg.start_soon(fn, *args)
+        return True
+
+    def handle_events(self, events: list[Event]) -> None:
         """Dispatch one batch from the HTTP layer, route the output, wake the writers."""
         touched: list[ServerConnection] = []
         for event in events:
@@ -425,11 +444,13 @@ class HTTPServer:
                 )
             elif isinstance(event, (TokenVerificationNeeded, AccessRefused)):
                 on_auth_event(self, event)
-        self._pump(*touched)
+        self.flush(*touched)
 
-    def _pump(self, *connections: ServerConnection) -> None:
-        # `now` stamps what the pump writes (the idle timer of a keep-alive connection
-        # whose response just ended), so its writer needs no extra tick to start it.
+    def flush(self, *connections: ServerConnection) -> None:
+        """Route what these MCP connections queued and wake the sockets concerned.
+
+        `now` stamps what the pump writes (the idle timer of a keep-alive connection
+        whose response just ended), so its writer needs no extra tick to start it."""
         self._wake_ready(
             self.endpoint.pump(*(connections or (self._nobody,)), now=anyio.current_time())
         )
@@ -438,7 +459,7 @@ class HTTPServer:
         for http in ready:
             sock = self._sockets.get(http) if isinstance(http, HTTPServerConnection) else None
             if sock is not None:
-                self._wake(sock)
+                sock.wake()
         if self.endpoint.deadline_moved:  # the endpoint timer re-arms only when it must
             self._timer_event.set()
 
@@ -461,7 +482,7 @@ class HTTPServer:
             if modern:
                 self._modern.add(conn)
             else:  # a legacy session hears of changes from its first message on
-                self.server._attach(_Scope(self, conn, new))
+                self.server.attach(_Scope(self, conn, new))
         core.dispatch([event])
         self._retire(conn, core)
 
@@ -481,7 +502,7 @@ class HTTPServer:
         if self._tg is None or self._closing:
             scope.cancel()
             return scope
-        # Answered where it arrived when nothing can suspend (`_handle` pumps it out).
+        # Answered where it arrived when nothing can suspend (`handle_events` pumps it out).
         try:
             work = self.server.handle_now(event, _Scope(self, conn, core))
         except Exception as exc:
@@ -511,8 +532,39 @@ class HTTPServer:
         finally:
             self._handlers -= 1
             core.forget(rid)
-            self._pump(conn)
+            self.flush(conn)
             self._retire(conn, core)
+
+    # ------------------------------------------------------------- running
+
+    @contextlib.asynccontextmanager
+    async def serving(
+        self, listeners: Sequence[anyio.abc.SocketListener] = ()
+    ) -> AsyncIterator[None]:
+        """Run the endpoint's timer, and accept on `listeners`, while the block runs.
+
+        Leaving ends every session and request and closes every socket. What the
+        block raises is re-raised outside the task group, as is (not in a group).
+        """
+        failure: BaseException | None = None
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            for listener in listeners:
+                tg.start_soon(self._accept, listener)
+            tg.start_soon(self._timer)
+            try:
+                yield
+            except BaseException as exc:
+                failure = exc
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await self._shutdown()
+                tg.cancel_scope.cancel()
+        if failure is not None:
+            try:
+                raise failure
+            finally:
+                failure = None
 
     # ------------------------------------------------------------- shutdown
 
@@ -521,11 +573,11 @@ class HTTPServer:
         self._closing = True
         self._accept_scope.cancel()
         try:
-            self._handle(self.endpoint.close("server shutting down"))
+            self.handle_events(self.endpoint.close("server shutting down"))
         except Exception:
             logger.exception("closing the HTTP endpoint failed")
         for sock in list(self._sockets.values()):
-            self._wake(sock)
+            sock.wake()
         if self._sockets:
             with anyio.move_on_after(self._close_timeout + 0.5):
                 await self._all_closed.wait()
@@ -588,28 +640,10 @@ async def _listening(
             )
         endpoint = HTTPServerEndpoint(server.config, path=path, **options)
         running = HTTPServer(server, endpoint, host=host, port=bound, close_timeout=close_timeout)
-        # What the block raises is re-raised outside the task group, as is.
-        failure: BaseException | None = None
-        async with anyio.create_task_group() as tg:
-            running._tg = tg
-            for sub in listener.listeners:
-                assert isinstance(sub, anyio.abc.SocketListener)
-                tg.start_soon(running._accept, sub)
-            tg.start_soon(running._timer)
+        sockets = [sub for sub in listener.listeners if isinstance(sub, anyio.abc.SocketListener)]
+        async with running.serving(sockets):
             logger.info("serving %s on %s", server.config.name, running.url)
-            try:
-                yield running
-            except BaseException as exc:
-                failure = exc
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await running._shutdown()
-                tg.cancel_scope.cancel()
-        if failure is not None:
-            try:
-                raise failure
-            finally:
-                failure = None
+            yield running
     finally:
         await close_quietly(listener)
 

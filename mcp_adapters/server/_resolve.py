@@ -140,7 +140,7 @@ class Sample(Question):
         self.options = options
 
     def params(self, revision: str) -> dict[str, Any]:
-        from mcp_core._config import to_wire
+        from mcp_core import to_wire
 
         params: dict[str, Any] = {
             "messages": [to_wire(m) for m in self.messages],
@@ -275,11 +275,17 @@ def wants_outcome(annotation: Any) -> bool:
 _UnionType = type(int | str)
 
 
-def is_context_annotation(annotation: Any) -> bool:
-    from mcp_adapters.server import Context
+class InjectedContext:
+    """The base of `mcp_adapters.server.Context`: a parameter annotated with a subclass
+    gets the request's context. Defined here so that analysing a function's signature
+    needs nothing of the server module (which itself builds on this one)."""
 
+    __slots__ = ()
+
+
+def is_context_annotation(annotation: Any) -> bool:
     target = get_origin(annotation) or annotation
-    return isinstance(target, type) and issubclass(target, Context)
+    return isinstance(target, type) and issubclass(target, InjectedContext)
 
 
 class PlanBuilder:

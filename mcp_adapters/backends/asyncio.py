@@ -1,0 +1,426 @@
+"""The asyncio backend of the driver seam: transports as pull streams, futures, timers.
+
+Native asyncio only (no anyio), so it runs on any asyncio loop. `AsyncioStream`
+keeps the write fast path (`write_nowait`: an asyncio transport takes bytes at
+once unless it paused us), which lets `Driver.wake()` write without scheduling
+the writer task; the link's timer is a bare `call_at`, with no task at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from mcp_adapters._errors import TransportError, to_transport_error
+
+logger = logging.getLogger(__name__)
+
+#: How long a closing stream waits for its transports by default.
+_CLOSE_TIMEOUT = 2.0
+
+# Pause reading when this much arrived but was not consumed yet.
+_HIGH_WATER = 256 * 1024
+
+
+# =========================================================================== streams
+
+
+class _StreamProtocol(asyncio.Protocol):
+    """One side of a transport as a pull-style stream, with flow control both ways."""
+
+    def __init__(self, on_connection: Callable[[_StreamProtocol], None] | None = None) -> None:
+        self.transport: asyncio.BaseTransport | None = None
+        self._on_connection = on_connection
+        self._buffer = bytearray()
+        self._eof = False
+        self._exc: BaseException | None = None
+        self._reading_paused = False
+        self._writing_paused = False
+        self._read_waiter: asyncio.Future[None] | None = None
+        self._drain_waiters: deque[asyncio.Future[None]] = deque()
+        self.lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    # ---- asyncio callbacks
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+        if self._on_connection is not None:
+            self._on_connection(self)
+
+    def data_received(self, data: bytes) -> None:
+        self._buffer += data
+        if len(self._buffer) > _HIGH_WATER and not self._reading_paused:
+            assert isinstance(self.transport, asyncio.ReadTransport)
+            self._reading_paused = True
+            self.transport.pause_reading()
+        self._wake_reader()
+
+    def eof_received(self) -> bool:
+        self._eof = True
+        self._wake_reader()
+        return True  # keep the write side open: queued answers may still go out
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._eof = True
+        self._exc = exc
+        self._wake_reader()
+        while self._drain_waiters:
+            waiter = self._drain_waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+        if not self.lost.done():
+            self.lost.set_result(None)
+
+    def pause_writing(self) -> None:
+        self._writing_paused = True
+
+    def resume_writing(self) -> None:
+        self._writing_paused = False
+        while self._drain_waiters:
+            waiter = self._drain_waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def _wake_reader(self) -> None:
+        waiter = self._read_waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    # ---- the stream side
+
+    async def read(self, max_bytes: int) -> bytes:
+        while not self._buffer and not self._eof:
+            self._read_waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._read_waiter
+            finally:
+                self._read_waiter = None
+        if not self._buffer:
+            if self._exc is not None:
+                raise self._exc
+            return b""
+        data = bytes(self._buffer[:max_bytes])
+        del self._buffer[:max_bytes]
+        if self._reading_paused and len(self._buffer) <= _HIGH_WATER // 4:
+            assert isinstance(self.transport, asyncio.ReadTransport)
+            self._reading_paused = False
+            self.transport.resume_reading()
+        return data
+
+    async def write(self, data: bytes) -> None:
+        transport = self.transport
+        if self.lost.done() or transport is None or transport.is_closing():
+            raise self._exc or BrokenPipeError("the stream is closed")
+        assert isinstance(transport, asyncio.WriteTransport)
+        transport.write(data)
+        while self._writing_paused and not self.lost.done():
+            waiter = asyncio.get_running_loop().create_future()
+            self._drain_waiters.append(waiter)
+            await waiter
+        if self.lost.done() and self._exc is not None:
+            raise self._exc
+
+    def write_nowait(self, data: bytes) -> bool:
+        """Hand `data` to the transport now if nothing says wait; False: use `write`."""
+        transport = self.transport
+        if self._writing_paused or transport is None or self.lost.done() or transport.is_closing():
+            return False
+        transport.write(data)  # type: ignore[attr-defined]
+        return True
+
+    async def close(self, timeout: float) -> None:
+        """Close gracefully (queued bytes still go out), forcefully after `timeout`."""
+        transport = self.transport
+        if transport is None:
+            return
+        if not transport.is_closing():
+            transport.close()
+        try:
+            await asyncio.wait_for(asyncio.shield(self.lost), timeout)
+        except TimeoutError:
+            if isinstance(transport, asyncio.WriteTransport):
+                transport.abort()
+            await self.lost
+
+
+class AsyncioStream:
+    """A byte stream over one transport (a socket) or two (a pair of pipes)."""
+
+    def __init__(
+        self,
+        reader: _StreamProtocol,
+        writer: _StreamProtocol | None = None,
+        *,
+        close_timeout: float = _CLOSE_TIMEOUT,
+    ) -> None:
+        self._reader = reader
+        self._writer = writer or reader
+        self._close_timeout = close_timeout
+
+    async def receive_some(self, max_bytes: int) -> bytes:
+        return await self._reader.read(max_bytes)
+
+    async def send_all(self, data: bytes) -> None:
+        await self._writer.write(data)
+
+    def write_nowait(self, data: bytes) -> bool:
+        """Write without waiting when the transport takes it at once (it never blocks)."""
+        return self._writer.write_nowait(data)
+
+    async def aclose(self) -> None:
+        await self._writer.close(self._close_timeout)
+        if self._reader is not self._writer:
+            await self._reader.close(self._close_timeout)
+
+    def abort(self) -> None:
+        """Close at once, dropping whatever the transports still buffer."""
+        for side in (self._writer, self._reader):
+            transport = side.transport
+            if isinstance(transport, asyncio.WriteTransport):
+                transport.abort()
+            elif transport is not None:
+                transport.close()
+
+
+async def open_pipe_stream(read_fd: int, write_fd: int) -> AsyncioStream:
+    """A stream over two pipe (or socket, or terminal) descriptors; it owns and closes them."""
+    loop = asyncio.get_running_loop()
+    read_file = os.fdopen(read_fd, "rb", buffering=0)
+    try:
+        write_file = os.fdopen(write_fd, "wb", buffering=0)
+    except BaseException:
+        read_file.close()
+        os.close(write_fd)
+        raise
+    reader = _StreamProtocol()
+    writer = _StreamProtocol()
+    try:
+        await loop.connect_read_pipe(lambda: reader, read_file)
+    except BaseException:
+        read_file.close()
+        write_file.close()
+        raise
+    try:
+        await loop.connect_write_pipe(lambda: writer, write_file)
+    except BaseException:
+        write_file.close()
+        await reader.close(0)
+        raise
+    return AsyncioStream(reader, writer)
+
+
+async def open_tcp_stream(host: str, port: int) -> AsyncioStream:
+    """A TCP connection as a stream (asyncio sets TCP_NODELAY itself)."""
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.create_connection(_StreamProtocol, host, port)
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    return AsyncioStream(protocol)
+
+
+async def listen_tcp(
+    host: str, port: int, on_stream: Callable[[AsyncioStream], None]
+) -> asyncio.Server:
+    """Listen on `host:port`; each accepted connection becomes a stream for `on_stream`."""
+
+    def accepted(protocol: _StreamProtocol) -> None:
+        sock = protocol.transport.get_extra_info("socket") if protocol.transport else None
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        on_stream(AsyncioStream(protocol))
+
+    loop = asyncio.get_running_loop()
+    return await loop.create_server(lambda: _StreamProtocol(accepted), host, port)
+
+
+# =========================================================================== the seam
+
+
+def set_if_pending(future: asyncio.Future[None]) -> None:
+    """Resolve `future` unless it already is (a timer and a wake-up may race)."""
+    if not future.done():
+        future.set_result(None)
+
+
+class _Event:
+    """A one-shot event on one future (an asyncio.Event carries a deque of its own)."""
+
+    __slots__ = ("future",)
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.future: asyncio.Future[None] = loop.create_future()
+
+    def set(self) -> None:
+        if not self.future.done():
+            self.future.set_result(None)
+
+    def is_set(self) -> bool:
+        return self.future.done()
+
+    async def wait(self) -> None:
+        # Shielded: one waiter cancelled must not cancel the future the others wait on.
+        await asyncio.shield(self.future)
+
+
+class _Limit:
+    """`asyncio.timeout` that reports expiry instead of raising it."""
+
+    __slots__ = ("_deadline", "_timeout", "expired")
+
+    def __init__(self) -> None:
+        self.expired = False
+        self._deadline: float | None = None
+        self._timeout: asyncio.Timeout | None = None
+
+    def move_to(self, deadline: float) -> None:
+        self._deadline = deadline
+        if self._timeout is not None:
+            self._timeout.reschedule(deadline)
+
+    async def __aenter__(self) -> _Limit:
+        self._timeout = asyncio.timeout(self._deadline)
+        await self._timeout.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> bool | None:
+        timeout, self._timeout = self._timeout, None
+        assert timeout is not None
+        try:
+            await timeout.__aexit__(*exc_info)
+            return None
+        except TimeoutError:
+            if not timeout.expired():
+                raise
+            self.expired = True
+            return True
+
+
+class _TaskGroup:
+    """Tasks that end with the block; a failure is logged, never lost or re-raised."""
+
+    __slots__ = ("_loop", "_tasks")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def start_soon(self, fn: Callable[[], Awaitable[None]]) -> None:
+        self._tasks.append(self._loop.create_task(fn()))  # type: ignore[arg-type]
+
+    def cancel(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+
+    async def __aenter__(self) -> _TaskGroup:
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        tasks = self._tasks
+        if not tasks:
+            return
+        if exc_info[0] is not None:
+            self.cancel()
+        await asyncio.wait(tasks)
+        for task in tasks:
+            if not task.cancelled() and task.exception() is not None:
+                logger.error("driver: %s failed", task.get_name(), exc_info=task.exception())
+
+
+class _Timer:
+    """A deadline callback on `call_at`: no task, nothing scheduled while disarmed."""
+
+    __slots__ = ("_fire", "_handle", "_loop", "_stopped")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, fire: Callable[[float], None]) -> None:
+        self._loop = loop
+        self._fire = fire
+        self._handle: asyncio.TimerHandle | None = None
+        self._stopped: asyncio.Future[None] = loop.create_future()
+
+    def arm(self, deadline: float | None) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        if deadline is not None:
+            self._handle = self._loop.call_at(deadline, self._fired)
+
+    def _fired(self) -> None:
+        self._handle = None
+        self._fire(self._loop.time())
+
+    def close(self) -> None:
+        self.arm(None)
+        set_if_pending(self._stopped)
+
+    async def serve(self) -> None:
+        await self._stopped
+
+
+class AsyncioBackend:
+    """The seam on the running asyncio loop (one per loop; see `backend()`)."""
+
+    errors: Mapping[type[BaseException], type[TransportError]] = {}
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+
+    def now(self) -> float:
+        return self._loop.time()
+
+    def event(self) -> _Event:
+        return _Event(self._loop)
+
+    async def wait(self, event: Any, deadline: float | None) -> None:
+        # The one waiter of the writer's own event: awaited bare, no shield needed.
+        future: asyncio.Future[None] = event.future
+        if future.done():
+            return
+        timer = (
+            self._loop.call_at(deadline, set_if_pending, future) if deadline is not None else None
+        )
+        try:
+            await future
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+    def limit(self) -> _Limit:
+        return _Limit()
+
+    def task_group(self) -> _TaskGroup:
+        return _TaskGroup(self._loop)
+
+    def timer(self, fire: Callable[[float], None]) -> _Timer:
+        return _Timer(self._loop, fire)
+
+    async def close_stream(self, stream: Any, *, abort: bool) -> None:
+        stop = getattr(stream, "abort", None)
+        if abort and stop is not None:
+            stop()  # what is still buffered will never be read
+        try:
+            await stream.aclose()
+        except Exception as exc:
+            if to_transport_error(exc) is None:
+                raise
+
+
+def backend() -> AsyncioBackend:
+    """The seam for the running loop."""
+    return AsyncioBackend(asyncio.get_running_loop())
+
+
+__all__ = [
+    "AsyncioBackend",
+    "AsyncioStream",
+    "backend",
+    "listen_tcp",
+    "open_pipe_stream",
+    "open_tcp_stream",
+    "set_if_pending",
+]
