@@ -36,6 +36,7 @@ from anyio.abc import SocketAttribute
 from mcp_adapters._driver import CLOSE_TIMEOUT, READ_SIZE
 from mcp_adapters._serve import Waiter, ask_in_place
 from mcp_adapters._session import RequestId, SessionCore
+from mcp_adapters.cluster import ClusterBinding, cluster_endpoint
 from mcp_core import (
     ConnectionClosed,
     Event,
@@ -214,6 +215,7 @@ class HTTPServer:
         self._timer_event = anyio.Event()
         self._all_closed = anyio.Event()
         self._closing = False
+        self.cluster: ClusterBinding | None = None  # with a store (mcp_adapters.cluster)
         # A connection owned by nobody: `endpoint.pump(idle)` collects the TCP
         # connections that became ready without draining every MCP connection.
         self._nobody = ServerConnection(endpoint.config)
@@ -409,6 +411,8 @@ class HTTPServer:
             if isinstance(event, MCPEvent):
                 self._mcp_event(event)
                 touched.append(event.connection)
+            elif self.cluster is not None and self.cluster.handle(event):
+                pass  # a session the store must be asked about first
             elif isinstance(event, HTTPRequestRejected):
                 # A body over a limit is worth an operator's eye (raise the limit?);
                 # the rest is clients being clients.
@@ -571,8 +575,10 @@ async def _listening(
                 options["host_policy"] = None
         options.setdefault("new_session_id", lambda: secrets.token_urlsafe(24))
         options.setdefault("tool_header_params", tool_header_params_of(server))
-        endpoint = HTTPServerEndpoint(server.config, path=path, **options)
+        shared = cluster_endpoint(server, path=path, **options)
+        endpoint = shared[0] if shared else HTTPServerEndpoint(server.config, path=path, **options)
         running = HTTPServer(server, endpoint, host=host, port=bound, close_timeout=close_timeout)
+        running.cluster = shared[1] if shared else None
         # What the block raises is re-raised outside the task group, as is.
         failure: BaseException | None = None
         async with anyio.create_task_group() as tg:
@@ -581,6 +587,8 @@ async def _listening(
                 assert isinstance(sub, anyio.abc.SocketListener)
                 tg.start_soon(running._accept, sub)
             tg.start_soon(running._timer)
+            if running.cluster is not None:
+                await tg.start(running.cluster.run, running)
             logger.info("serving %s on %s", server.config.name, running.url)
             try:
                 yield running

@@ -31,7 +31,7 @@ import inspect
 import logging
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Container, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, overload
 
 import pydantic
@@ -81,6 +81,7 @@ if TYPE_CHECKING:
         UrlElicitationResult,
     )
     from mcp_adapters.resources import ReadResourceContents
+    from mcp_adapters.store import Store
     from mcp_core import types
     from mcp_core.http import EventStore, HTTPLimits
     from mcp_core.websocket import WebSocketLimits
@@ -420,6 +421,7 @@ class MCPServer:
         limits: Limits | None = None,
         cache_ttl_ms: int = 0,
         cache_scope: Literal["public", "private"] = "private",
+        store: Store | None = None,
     ) -> None:
         if name is None and request_state_keys:
             # Sealed state names the server as its audience: with shared keys, two
@@ -467,6 +469,10 @@ class MCPServer:
         # keeping it here would keep every connection alive forever).
         self._live: weakref.WeakSet[ServerConnection] = weakref.WeakSet()
         self._lifespan = Lifespan(self, lifespan)
+        # Shared by the replicas of a deployment (docs/deploy.md): Streamable HTTP
+        # then keeps legacy sessions there; `_publish` is set while it serves.
+        self.store = store
+        self._publish: Callable[[str, Any], None] | None = None
 
     def running(self) -> contextlib.AbstractAsyncContextManager[Any]:
         """Inside the server's lifespan (entered here unless something else serves it).
@@ -503,8 +509,16 @@ class MCPServer:
     def _broadcast(self, method: str, params: Any) -> int:
         """Tell every live connection that asked: the core keeps who did (a legacy
         session's subscriptions, each 2026-07-28 listen stream's filter)."""
+        if self._publish is not None:  # a store: every replica passes it on (cluster.py)
+            self._publish(method, params)
+            return 0
+        return self._tell(method, params)
+
+    def _tell(self, method: str, params: Any, exclude: Container[object] = ()) -> int:
         told = 0
         for connection in list(self._live):
+            if connection in exclude:
+                continue
             wake = connection.__dict__.get(_WAKE, _nothing)
             try:
                 sent = connection.notify_subscribers(method, params) > 0

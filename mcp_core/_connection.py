@@ -342,6 +342,9 @@ class _Connection:
         # Client: its 2026-07-28 calls waiting on the application's input answers.
         self._pending_inputs: dict[RequestId, Any] = {}
         self._next_id = 0
+        # A prefix making our request ids strings unique across processes (set by
+        # `mcp_core.http.tag_request_ids`); None: plain integers.
+        self._id_tag: str | None = None
         # Bumped whenever a deadline is set; `_armed_epoch` is its value when the
         # caller last read next_deadline() (see `deadline_moved`).
         self._deadline_epoch = 0
@@ -877,9 +880,9 @@ class _Connection:
         if wire is not None and not isinstance(wire, dict):
             raise LocalProtocolError("params must be a model or a mapping")
         wire = self._prepare_request(spec, wire)
-        rid = self._next_id
+        rid = self._mint_id(self._next_id)
         self._next_id += 1
-        token: int | None = None
+        token: RequestId | None = None
         if progress:
             token = rid
             wire = dict(wire or {})
@@ -901,6 +904,11 @@ class _Connection:
         )
         return rid
 
+    def _mint_id(self, n: int) -> RequestId:
+        """The id our `n`th request goes out with (see `_id_tag`)."""
+        tag = self._id_tag
+        return n if tag is None else f"{tag}{n}"
+
     def _register_outbound(self, rid: RequestId, entry: Outbound) -> None:
         self._outbound[rid] = entry
         if entry.deadline is not None:
@@ -916,7 +924,7 @@ class _Connection:
         handler: Callable[[RequestId, dict[str, Any] | None, dict[str, Any] | None], None],
         deadline: float | None = None,
     ) -> None:
-        rid = self._next_id
+        rid = self._mint_id(self._next_id)
         self._next_id += 1
         self._queue(jr.encode_request(rid, method, params), "request", method, rid, None)
         self._register_outbound(rid, Outbound(method, deadline, None, handler, None, rid))
