@@ -85,6 +85,9 @@ STORE_URL_VARIABLE: Final = "MCP_STORE_URL"
 STORE_PREFIX_VARIABLE: Final = "MCP_STORE_PREFIX"
 #: A fan-out message of our own: a session was deleted, drop your copy.
 SESSION_ENDED: Final = "x-mcp-sansio/session-ended"
+LOST_STREAM: Final = (
+    "Bad Request: the stream of this Last-Event-ID was lost with the process that carried it"
+)
 #: Write-behind appends and fan-out publications waiting for the store, at most.
 QUEUE_BOUND: Final = 4096
 #: How often a request retries a claim another process won meanwhile.
@@ -234,6 +237,12 @@ class SharedEventStore:
         if fetched is None:
             return None
         return self._local_id(session_id, fetched[0]), fetched[1]
+
+    def knows(self, session_id: str, last_event_id: str) -> bool:
+        """Whether `last_event_id` names a stream this process keeps for the session."""
+        parsed = parse_event_id(last_event_id)
+        streams = self._local.get(session_id)
+        return parsed is not None and streams is not None and parsed[0] in streams
 
     def forget_session(self, session_id: str) -> None:
         """This process no longer holds the session; the shared log keeps its
@@ -514,6 +523,12 @@ class ClusterBinding:
             replay = await self.store.events.replay_after(event.session_id, cursor)
             if replay is not None:
                 self.events.prefetch(event.session_id, cursor, replay)
+            elif not self.events.knows(event.session_id, cursor):
+                # Written behind by a process that died before its events were
+                # kept: the call it carried is lost with it, and the client must
+                # hear so (400 fails that call, not the session).
+                self._emit(self._ep.refuse(event.exchange, 400, LOST_STREAM, code=INVALID_REQUEST))
+                return
         self._proceed(event)
 
     async def _delete(self, event: SessionNamed) -> None:

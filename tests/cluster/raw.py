@@ -45,9 +45,7 @@ class Raw:
         if self.session_id is None:
             self.session_id = response.getheader("mcp-session-id")
         if response.getheader("content-type", "").startswith("text/event-stream"):
-            found = [
-                json.loads(line[5:]) for line in body.splitlines() if line.startswith("data:")
-            ]
+            found = [json.loads(line[5:]) for line in body.splitlines() if line.startswith("data:")]
             return response.status, [m for m in found if m]
         return response.status, [json.loads(body)] if body else []
 
