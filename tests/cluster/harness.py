@@ -203,7 +203,8 @@ http {{
             return []
         hits = []
         for line in self.access_log.read_text(encoding="utf-8").splitlines():
-            replica, method, mcp_method, session, status = line.split(" ")
+            # `$upstream_addr` is "a, b" after a failed try: split from the right.
+            replica, method, mcp_method, session, status = line.rsplit(" ", 4)
             # After a failed try nginx lists every replica it tried: the last served.
             hits.append(
                 Hit(replica.split(",")[-1].strip(), method, mcp_method, session, int(status))
