@@ -160,7 +160,7 @@ class SharedSessionEndpoint(HTTPServerEndpoint):
         super().__init__(*args, **kwargs)
         self._parked: dict[HTTPExchange, _Parked] = {}
         self._admitted: set[HTTPExchange] = set()
-        self._held: dict[HTTPExchange, _Stream] = {}
+        self._held: dict[HTTPExchange, tuple[_Stream, RequestId]] = {}
         self._opening: _Stream | None = None
 
     # ------------------------------------------------------------ the adapter's word
@@ -225,11 +225,12 @@ class SharedSessionEndpoint(HTTPServerEndpoint):
             obj = parked.obj
             rid = obj.get("id") if type(obj) is dict and "method" in obj else None
             return exchange._refuse(_Refusal(status, message, code, request_id=rid))
-        stream = self._held.pop(exchange, None)
-        if stream is None or stream.session is None:
+        held = self._held.pop(exchange, None)
+        if held is None or held[0].session is None:
             return []
+        stream, rid = held
         session = stream.session
-        rid = next((r for r in stream.pending if r != _HELD), None)
+        assert session is not None
         self._release(stream)
         stream.state = _DONE
         events = exchange._refuse(_Refusal(status, message, code, request_id=rid))
@@ -237,8 +238,9 @@ class SharedSessionEndpoint(HTTPServerEndpoint):
 
     def release(self, exchange: HTTPExchange) -> list[Event]:
         """Let a held `initialize` answer go out (the session record is written)."""
-        stream = self._held.pop(exchange, None)
-        if stream is not None:
+        held = self._held.pop(exchange, None)
+        if held is not None:
+            stream = held[0]
             stream.pending.discard(_HELD)
             if not stream.pending and stream.state != _DONE:
                 self._finish(stream)
@@ -356,11 +358,11 @@ class SharedSessionEndpoint(HTTPServerEndpoint):
         session = stream.session if stream is not None else None
         if stream is None or session is None or self._sessions.get(session.id) is not session:
             return events
-        self._held[http] = stream
+        self._held[http] = (stream, obj["id"])
         return [*events, SessionOpened(http, session.id, session.conn)]
 
     def _end_session(self, session: _Session, reason: str) -> list[Event]:
-        for http, stream in list(self._held.items()):
+        for http, (stream, _) in list(self._held.items()):
             if stream.session is session:
                 del self._held[http]
         return super()._end_session(session, reason)
