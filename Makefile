@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit servers fuzz bench conformance clean
+.PHONY: demo cluster-demo test lint typecheck unit servers fuzz bench conformance clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,6 +15,11 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/python -m examples.demo
+
+# Redis, 3 replicas and nginx on loopback; the seed client through the balancer
+# in both eras, one replica killed midway (docs/deploy.md).
+cluster-demo: $(STAMP) servers
+	$(BIN)/python -m examples.cluster_demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check mcp_core mcp_adapters tests benchmarks examples

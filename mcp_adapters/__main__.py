@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_adapters._cli_limits import add_limit_options, limits_from_args
+from mcp_adapters.cluster import configure_store_from_environment
 from mcp_adapters.request_state_keys import configure_from_environment
 from mcp_adapters.transports.stdio import reserve_standard_fds
 
@@ -138,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         server.limits, run_options = limits_from_args(args, server.limits)
         # Replicas share their key ring and identity through the environment.
         configure_from_environment(server)
+        configure_store_from_environment(server)  # MCP_STORE_URL: legacy sessions shared
     except ValueError as exc:
         parser.error(str(exc))
     try:

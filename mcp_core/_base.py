@@ -385,6 +385,9 @@ class _Connection:
         self._armed_epoch = 0
         # The wall time given with the latest input: sealing falls back on it.
         self._wall_time: float | None = None
+        # A prefix making our request ids strings unique across processes (set by
+        # `mcp_core.http.tag_request_ids`); None: plain integers.
+        self._id_tag: str | None = None
 
     # ------------------------------------------------------------------ input
 
@@ -985,6 +988,11 @@ class _Connection:
         if self.state in _ENDED:
             raise LocalProtocolError(f"connection is {self.state}")
 
+    def _mint_id(self, n: int) -> RequestId:
+        """The id our `n`th request goes out with (see `_id_tag`)."""
+        tag = self._id_tag
+        return n if tag is None else f"{tag}{n}"
+
     def send_request(
         self,
         method: str,
@@ -1015,9 +1023,9 @@ class _Connection:
         if wire is not None and not isinstance(wire, dict):
             raise LocalProtocolError("params must be a model or a mapping")
         wire = self._prepare_request(spec, wire)
-        rid = self._next_id
+        rid = self._mint_id(self._next_id)
         self._next_id += 1
-        token: int | None = None
+        token: RequestId | None = None
         if progress:
             token = rid
             wire = dict(wire or {})
@@ -1061,7 +1069,7 @@ class _Connection:
         application's in-flight limit does not apply, and its answer goes to
         `handler`, not to an event.
         """
-        rid = self._next_id
+        rid = self._mint_id(self._next_id)
         self._next_id += 1
         self._queue(jr.encode_request(rid, method, params), "request", method, rid, None)
         self._register_outbound(rid, Outbound(method, deadline, None, handler, None, rid))

@@ -630,6 +630,14 @@ class HTTPExchange:
         """The request's credentials were granted: `head` carries its token."""
         self._head = head
 
+    def run_step(
+        self, now: float | None, wall: float | None, step: Callable[[], list[Event]]
+    ) -> list[Event]:
+        """Run `step` as this exchange's input would run (the clocks set, deferred
+        events returned with its own): for an endpoint that resumes a request it
+        had parked (mcp_core._session_routing)."""
+        return self._call(now, wall, lambda _: step(), None)
+
     def defer(self, events: list[Event]) -> None:
         """Events raised where none can be returned: the next call returns them."""
         self._deferred += events

@@ -888,7 +888,7 @@ class ServerConnection(_Connection):
             raise LocalProtocolError("too many requests in flight")
         first = self._next_id
         payloads = [
-            jr.encode_request(first + i, method, params)
+            jr.encode_request(self._mint_id(first + i), method, params)
             for i, (method, params) in enumerate(asked.values())
         ]
         size = sum(len(p) for p in payloads)
@@ -899,7 +899,7 @@ class ServerConnection(_Connection):
         self._step(entry, "inbound", RequestInput.ASK)
         self._rounds[request_id] = round_
         for payload, (key, (method, params)) in zip(payloads, asked.items(), strict=True):
-            wid = self._next_id
+            wid = self._mint_id(self._next_id)
             self._next_id += 1
             self._queue(payload, "request", method, wid, request_id)
             schema = params.get("requestedSchema") if params.get("mode", "form") == "form" else None

@@ -38,6 +38,14 @@ from ._http_server import (
     RequestHead,
     tool_header_params_from,
 )
+from ._session_routing import (
+    SessionNamed,
+    SessionOpened,
+    SharedSessionEndpoint,
+    apply_shared_state,
+    tag_request_ids,
+    tagged_origin,
+)
 
 __all__ = [
     "ClientOutbox",
@@ -59,13 +67,19 @@ __all__ = [
     "MCPEvent",
     "RequestHead",
     "SessionExpired",
+    "SessionNamed",
+    "SessionOpened",
+    "SharedSessionEndpoint",
     "ToolsFiltered",
     "TrustedProxies",
+    "apply_shared_state",
     "check_mirrored_headers",
     "decode_header_value",
     "encode_header_value",
     "filter_tools_with_valid_headers",
     "mirrored_request_headers",
+    "tag_request_ids",
+    "tagged_origin",
     "tool_header_params_from",
     "x_mcp_header_params",
 ]

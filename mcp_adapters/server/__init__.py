@@ -37,7 +37,7 @@ import inspect
 import logging
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Container, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, overload
 
 import pydantic
@@ -89,6 +89,7 @@ if TYPE_CHECKING:
         UrlElicitationResult,
     )
     from mcp_adapters.resources import ReadResourceContents
+    from mcp_adapters.store import Store
     from mcp_core import types
     from mcp_core.http import EventStore, HTTPLimits
     from mcp_core.websocket import WebSocketLimits
@@ -429,6 +430,7 @@ class MCPServer:
         cache_ttl_ms: int = 0,
         cache_scope: Literal["public", "private"] = "private",
         auth: AuthSettings | None = None,
+        store: Store | None = None,
     ) -> None:
         if name is None and request_state_keys:
             # Sealed state names the server as its audience: with shared keys, two
@@ -479,6 +481,10 @@ class MCPServer:
         # keeping it here would keep every connection alive forever).
         self._live: weakref.WeakSet[ServerConnection] = weakref.WeakSet()
         self._lifespan = Lifespan(self, lifespan)
+        # Shared by the replicas of a deployment (docs/deploy.md): Streamable HTTP
+        # then keeps legacy sessions there; `publish_through` is set while it serves.
+        self.store = store
+        self._publish: Callable[[str, Any], None] | None = None
 
     def running(self) -> contextlib.AbstractAsyncContextManager[Any]:
         """Inside the server's lifespan (entered here unless something else serves it).
@@ -523,8 +529,24 @@ class MCPServer:
     def _broadcast(self, method: str, params: Any) -> int:
         """Tell every live connection that asked: the core keeps who did (a legacy
         session's subscriptions, each 2026-07-28 listen stream's filter)."""
+        if self._publish is not None:  # a store: every replica passes it on (cluster.py)
+            self._publish(method, params)
+            return 0
+        return self.notify_local(method, params)
+
+    def publish_through(self, publish: Callable[[str, Any], None] | None) -> None:
+        """While set, change notifications go to `publish(method, params)` instead
+        of this process's connections: a store's fan-out, which every replica
+        (this one included) passes on with `notify_local` (mcp_adapters.cluster)."""
+        self._publish = publish
+
+    def notify_local(self, method: str, params: Any, exclude: Container[object] = ()) -> int:
+        """Pass a change notification on to this process's live connections that
+        asked for it (but those in `exclude`); how many were told."""
         told = 0
         for connection in list(self._live):
+            if connection in exclude:
+                continue
             wake = connection.__dict__.get(_WAKE, _nothing)
             try:
                 sent = connection.notify_subscribers(method, params) > 0

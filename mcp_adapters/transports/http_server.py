@@ -37,6 +37,7 @@ from mcp_adapters._driver import CLOSE_TIMEOUT, READ_SIZE, Driver
 from mcp_adapters._session import RequestId, SessionCore
 from mcp_adapters.auth._settings import on_auth_event
 from mcp_adapters.backends.anyio import BACKEND as ANYIO
+from mcp_adapters.cluster import ClusterBinding, cluster_endpoint
 from mcp_adapters.server._serve import Waiter, ask_in_place
 from mcp_core import (
     ConnectionClosed,
@@ -289,6 +290,7 @@ class HTTPServer:
         self._timer_event = anyio.Event()
         self._all_closed = anyio.Event()
         self._closing = False
+        self.cluster: ClusterBinding | None = None  # with a store (mcp_adapters.cluster)
         # A connection owned by nobody: `endpoint.pump(idle)` collects the TCP
         # connections that became ready without draining every MCP connection.
         self._nobody = ServerConnection(endpoint.config)
@@ -431,6 +433,8 @@ class HTTPServer:
             if isinstance(event, MCPEvent):
                 self._mcp_event(event)
                 touched.append(event.connection)
+            elif self.cluster is not None and self.cluster.handle(event):
+                pass  # a session the store must be asked about first
             elif isinstance(event, HTTPRequestRejected):
                 # A body over a limit is worth an operator's eye (raise the limit?);
                 # the rest is clients being clients.
@@ -552,6 +556,8 @@ class HTTPServer:
             for listener in listeners:
                 tg.start_soon(self._accept, listener)
             tg.start_soon(self._timer)
+            if self.cluster is not None:  # the store's inbox and fan-out, drained here
+                await tg.start(self.cluster.run, self)
             try:
                 yield
             except BaseException as exc:
@@ -638,8 +644,10 @@ async def _listening(
             options["auth"] = server.auth.guard(
                 server, default_resource=f"http://{here}:{bound}{path}"
             )
-        endpoint = HTTPServerEndpoint(server.config, path=path, **options)
+        shared = cluster_endpoint(server, path=path, **options)
+        endpoint = shared[0] if shared else HTTPServerEndpoint(server.config, path=path, **options)
         running = HTTPServer(server, endpoint, host=host, port=bound, close_timeout=close_timeout)
+        running.cluster = shared[1] if shared else None
         sockets = [sub for sub in listener.listeners if isinstance(sub, anyio.abc.SocketListener)]
         async with running.serving(sockets):
             logger.info("serving %s on %s", server.config.name, running.url)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mcp_adapters.request_state_keys import new_request_state_key
+from tests.store.redis_server import RedisServer
 from tests.timing import HANG, START
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -202,7 +203,8 @@ http {{
             return []
         hits = []
         for line in self.access_log.read_text(encoding="utf-8").splitlines():
-            replica, method, mcp_method, session, status = line.split(" ")
+            # `$upstream_addr` is "a, b" after a failed try: split from the right.
+            replica, method, mcp_method, session, status = line.rsplit(" ", 4)
             # After a failed try nginx lists every replica it tried: the last served.
             hits.append(
                 Hit(replica.split(",")[-1].strip(), method, mcp_method, session, int(status))
@@ -213,8 +215,28 @@ http {{
         _stop(self.process)
 
 
+def start_redis(directory: Path) -> RedisServer:
+    """A real redis-server on a free loopback port (a few tries: a free port can
+    be taken before redis binds it)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for attempt in range(3):
+        server = RedisServer(directory)
+        try:
+            server.start()
+            return server
+        except RuntimeError:
+            server.stop()
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
 class Cluster:
-    """`size` replicas of `app` sharing one key ring and identity, behind a balancer."""
+    """`size` replicas of `app` sharing one key ring and identity, behind a balancer.
+
+    With `store` (the default) they also share a real redis-server started for
+    the cluster (`MCP_STORE_URL`), so legacy sessions work across them.
+    """
 
     def __init__(
         self,
@@ -222,15 +244,19 @@ class Cluster:
         workdir: Path,
         size: int = 3,
         env: Mapping[str, str] | None = None,
+        *,
+        store: bool = True,
     ) -> None:
         workdir.mkdir(parents=True, exist_ok=True)
+        self.replicas: list[Replica] = []
+        self.balancer: Balancer | None = None
+        self.redis = start_redis(workdir / "redis") if store else None
         shared = {
             "MCP_REQUEST_STATE_KEYS": new_request_state_key(),
             "MCP_SERVER_IDENTITY": "https://mcp.example.test/mcp",
+            **({"MCP_STORE_URL": self.redis.url} if self.redis is not None else {}),
             **(env or {}),
         }
-        self.replicas: list[Replica] = []
-        self.balancer: Balancer | None = None
         port = free_port()
         # How an operator runs a replica behind a proxy: it answers to the name
         # clients use (the balancer's), and believes forwarded headers from the
@@ -261,3 +287,5 @@ class Cluster:
             self.balancer.stop()
         for replica in self.replicas:
             replica.stop()
+        if self.redis is not None:
+            self.redis.stop()

@@ -99,11 +99,13 @@ class HTTPServers(dict[str, HTTPServer]):
         self._workdir = workdir
         self._clusters: dict[str, Cluster] = {}
 
-    def balanced(self, script: str) -> Cluster:
-        cluster = self._clusters.get(script)
+    def balanced(self, script: str, name: str = "") -> Cluster:
+        """The module's cluster of `script` (`name` makes another, fresh one)."""
+        key = f"{script}{name}"
+        cluster = self._clusters.get(key)
         if cluster is None:
-            cluster = Cluster(SEEDS / script, self._workdir / script, size=2)
-            self._clusters[script] = cluster
+            cluster = Cluster(SEEDS / script, self._workdir / key, size=2)
+            self._clusters[key] = cluster
         return cluster
 
     def stop(self) -> None:

@@ -32,9 +32,11 @@ MODES = ["legacy", "2026-07-28"]
 TRANSPORTS = ["stdio", "http"]
 # Two replicas behind nginx doing plain round robin (tests/cluster/harness.py): a
 # 2026-07-28 retry lands on the other replica, which verifies the state the first
-# sealed (shared key ring from the environment). Legacy sessions across replicas
-# need the shared session store in the HTTP path, which is not there yet.
-BALANCED = [pytest.param("balanced", "2026-07-28", id="balanced-2026-07-28")]
+# sealed (shared key ring from the environment); a legacy session's requests
+# alternate between them, held through the shared Redis store (MCP_STORE_URL).
+BALANCED = [
+    pytest.param("balanced", mode, id=f"balanced-{mode}") for mode in ("legacy", "2026-07-28")
+]
 COMBINATIONS = [(t, m) for t in TRANSPORTS for m in MODES] + BALANCED
 
 
@@ -172,12 +174,12 @@ async def test_delete_folder_four_outcomes_and_no_round_trip_when_empty(
 ) -> None:
     # One server process for the whole sequence (it really deletes): stdio spawns a
     # fresh one; for HTTP start a dedicated one so other tests do not interfere.
-    # Through the balancer, each replica deletes in its own memory: this module's
-    # only use of those replicas.
+    # Through the balancer, each replica deletes in its own memory: a cluster of
+    # its own for each mode, used by nothing else.
     server = HTTPServer("delete_folder_server.py") if transport == "http" else None
     try:
         if transport == "balanced":
-            where: Any = http_servers.balanced("delete_folder_server.py").url
+            where: Any = http_servers.balanced("delete_folder_server.py", mode).url
         else:
             where = stdio("delete_folder_server.py") if server is None else server.url
         answer = Recorder(

@@ -1,0 +1,64 @@
+"""The server the cluster tests run as replicas: each tool says which process ran it.
+
+`touch` announces a resource update (published on the store's fan-out, so the
+replica holding the client's stream passes it on); `hang` reports its process
+id and then waits forever, so a test can `kill -9` the replica running it.
+"""
+
+from __future__ import annotations
+
+import os
+
+import anyio
+from pydantic import BaseModel
+
+from mcp_adapters.server import Context, MCPServer
+
+mcp = MCPServer("cluster-app")
+
+
+class Confirm(BaseModel):
+    ok: bool
+
+
+@mcp.resource("memo://pad")
+def pad() -> str:
+    """A resource clients subscribe to."""
+    return "pad"
+
+
+@mcp.tool()
+def whoami() -> str:
+    """The process id of the replica that ran this call."""
+    return str(os.getpid())
+
+
+@mcp.tool()
+def touch(uri: str) -> str:
+    """Announce that `uri` changed; returns the process id that announced it."""
+    mcp.notify_resource_updated(uri)
+    return str(os.getpid())
+
+
+@mcp.tool()
+async def ask(ctx: Context) -> str:
+    """Ask the client a question; returns who asked and what came back."""
+    result = await ctx.elicit(message="Sure?", schema=Confirm)
+    ok = result.action == "accept" and result.data.ok
+    return f"{os.getpid()} {ok}"
+
+
+@mcp.tool()
+async def chatter(ctx: Context) -> str:
+    """Log at info and at error (the session's log level decides what goes out)."""
+    await ctx.info("info line")
+    await ctx.error("error line")
+    return "done"
+
+
+@mcp.tool()
+async def hang(ctx: Context) -> str:
+    """Say which process runs this call, then never answer."""
+    await ctx.error(f"pid {os.getpid()}")
+    await anyio.sleep_forever()
+    return "never"
