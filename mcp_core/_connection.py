@@ -59,6 +59,7 @@ from ._events import (
 )
 from ._framing import LineBuffer, Oversized
 from ._requests import DeadlineHeap, Inbound, Outbound, RecentIds
+from ._tasks import is_task_augmented, wants_task
 from ._versions import (
     BATCH_REVISIONS,
     METHODS,
@@ -207,13 +208,21 @@ def describe(exc: pydantic.ValidationError) -> str:
 
 
 def has_capability(caps: Mapping[str, Any], path: str) -> bool:
+    """Whether `path` ("tasks.requests.tools.call") is declared: present and not
+    None or False at every step, so an empty object counts. Under `extensions`
+    the rest of the path is one extension id, dots and all."""
     head, _, tail = path.partition(".")
     value = caps.get(head)
     if value is None or value is False:
         return False
     if not tail:
         return True
-    return (type(value) is dict or isinstance(value, Mapping)) and bool(value.get(tail))
+    if not isinstance(value, Mapping):
+        return False
+    if head == "extensions":
+        found = value.get(tail)
+        return found is not None and found is not False
+    return has_capability(value, tail)
 
 
 _MISSING: Final = object()
@@ -255,6 +264,12 @@ def capability_problem(
     spec = METHODS.get(("server", method))
     cap = spec.client_capability if spec is not None else None
     if cap is None:
+        return None
+    if cap.startswith("tasks"):
+        # 2025-11-25 tasks the client hosts: tasks/get and tasks/result need the
+        # capability itself, tasks/list and tasks/cancel their own sub-field.
+        if not has_capability(declared_caps, cap):
+            return METHOD_NOT_FOUND, f"{cap} not supported"
         return None
     declared = declared_caps.get(cap)
     if declared is None:
@@ -619,7 +634,8 @@ class _Connection:
         if not jr.is_request_id(rid):
             return
         entry = self._inbound.get(rid)
-        if entry is None or entry.method == "initialize":
+        if entry is None or entry.method == "initialize" or is_task_augmented(entry.params):
+            # A task-augmented request is stopped with tasks/cancel, never this (2025-11-25).
             return
         del self._inbound[rid]
         self._ended_inbound.add(rid)
@@ -688,11 +704,14 @@ class _Connection:
     def _accept_result(
         self, rid: RequestId, entry: Outbound, result: dict[str, Any], events: list[Event]
     ) -> None:
-        spec = METHODS.get((self._role, entry.method))
+        spec = lookup(self._role, entry.method, self.protocol_version or "")
         value: Any = result
         if spec is not None and spec.result is not None:
+            # A task-augmented request (2025-11-25) is answered with the task, not
+            # with the method's result; the result comes later from tasks/result.
+            legacy_task = self.era is not Era.MODERN and wants_task(entry.params)
             try:
-                value = validator(spec.result)(result)
+                value = validator("CreateTaskResult" if legacy_task else spec.result)(result)
             except pydantic.ValidationError as exc:
                 events.append(
                     RequestFailed(
@@ -700,9 +719,15 @@ class _Connection:
                     )
                 )
                 return
-            if spec.result == "ElicitResult" and value.action != "accept" and value.content:
+            if (
+                not legacy_task
+                and spec.result == "ElicitResult"
+                and value.action != "accept"
+                and value.content
+            ):
                 # Content only means something on accept; never let it leak past a decline.
                 value = value.model_copy(update={"content": None})
+        self._observe_result(rid, entry, result)
         events.append(ResponseReceived(rid, entry.method, value))
 
     def _resolve_failure(
@@ -736,6 +761,15 @@ class _Connection:
 
     def _finish_result(self, method: str, result: dict[str, Any]) -> dict[str, Any]:
         return result
+
+    def _check_result(
+        self, request_id: RequestId, entry: Inbound, result: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Role hook: the rules a result to this request must follow (tasks)."""
+        return result
+
+    def _observe_result(self, rid: RequestId, entry: Outbound, result: dict[str, Any]) -> None:
+        """Role hook: a valid result to one of our requests arrived (task bookkeeping)."""
 
     def _prepare_request(
         self, spec: MethodSpec, params: dict[str, Any] | None
@@ -896,7 +930,9 @@ class _Connection:
                 None,
                 related_request_id,
                 rid,
-                wire if spec.input_required else None,
+                # Kept for a 2026-07-28 retry, and for a 2025-11-25 task-augmented
+                # request, whose answer is a CreateTaskResult (see `_accept_result`).
+                wire if spec.input_required or wants_task(wire) else None,
             ),
         )
         return rid
@@ -972,6 +1008,7 @@ class _Connection:
         entry = self._take_inbound(request_id)
         if entry is None:
             return False
+        wire = self._check_result(request_id, entry, wire)  # may refuse: before any change
         if self._rounds:
             self._withdraw(request_id, "answered without it")
         wire = self._finish_result(entry.method, wire)
