@@ -630,12 +630,10 @@ def validate_message(
     if extension is not None:
         name, definition = extension
         assert isinstance(message, dict)
-        target = message["result"] if "result" in message else message
+        target = message.get("result", message)
         errors = list(_extension_validator(name, definition).iter_errors(target))
         if errors:
-            raise _fail(
-                revision, f"{sender} {definition} ({name})", _format(errors, "$"), message
-            )
+            raise _fail(revision, f"{sender} {definition} ({name})", _format(errors, "$"), message)
         return
     if isinstance(message, list):
         _validate_batch(rev, message, sender)
