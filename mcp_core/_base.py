@@ -78,6 +78,7 @@ from ._state import (
     advance,
     advance_request,
 )
+from ._tasks import is_task_augmented, wants_task
 from ._versions import (
     BATCH_REVISIONS,
     META_CLIENT_CAPABILITIES,
@@ -238,9 +239,11 @@ def describe(exc: pydantic.ValidationError) -> str:
 
 
 def has_capability(caps: Mapping[str, Any], path: str) -> bool:
-    """Whether a wire capabilities object grants `path` ("tools" or
-    "tools.listChanged"). `false` and `null` deny as absence does: peers
-    write all three to mean "not offered".
+    """Whether a wire capabilities object grants `path` ("tools",
+    "tools.listChanged", "tasks.requests.tools.call"): present and not `false`
+    or `null` at every step (peers write all three to mean "not offered"), so
+    an empty object counts. Under `extensions` the rest of the path is one
+    extension id, dots and all.
     """
     head, _, tail = path.partition(".")
     value = caps.get(head)
@@ -248,7 +251,12 @@ def has_capability(caps: Mapping[str, Any], path: str) -> bool:
         return False
     if not tail:
         return True
-    return (type(value) is dict or isinstance(value, Mapping)) and bool(value.get(tail))
+    if not isinstance(value, Mapping):
+        return False
+    if head == "extensions":
+        found = value.get(tail)
+        return found is not None and found is not False
+    return has_capability(value, tail)
 
 
 _MISSING: Final = object()
@@ -290,6 +298,12 @@ def capability_problem(
     spec = METHODS.get(("server", method))
     cap = spec.client_capability if spec is not None else None
     if cap is None:
+        return None
+    if cap.startswith("tasks"):
+        # 2025-11-25 tasks the client hosts: tasks/get and tasks/result need the
+        # capability itself, tasks/list and tasks/cancel their own sub-field.
+        if not has_capability(declared_caps, cap):
+            return METHOD_NOT_FOUND, f"{cap} not supported"
         return None
     declared = declared_caps.get(cap)
     if declared is None:
@@ -688,7 +702,8 @@ class _Connection:
         if not jr.is_request_id(rid):
             return
         entry = self._inbound.get(rid)
-        if entry is None or entry.method == "initialize":
+        if entry is None or entry.method == "initialize" or is_task_augmented(entry.params):
+            # A task-augmented request is stopped with tasks/cancel, never this (2025-11-25).
             return
         # Every live state of theirs takes a cancel: no refusal to phrase here.
         self._step(entry, "inbound", RequestInput.PEER_CANCEL)
@@ -783,11 +798,14 @@ class _Connection:
         result model before the application sees it, so an event never carries a
         shape its type says it cannot have.
         """
-        spec = METHODS.get((self._role, entry.method))
+        spec = lookup(self._role, entry.method, self.protocol_version or "")
         value: Any = result
         if spec is not None and spec.result is not None:
+            # A task-augmented request (2025-11-25) is answered with the task, not
+            # with the method's result; the result comes later from tasks/result.
+            legacy_task = self.era is not Era.MODERN and wants_task(entry.params)
             try:
-                value = validator(spec.result)(result)
+                value = validator("CreateTaskResult" if legacy_task else spec.result)(result)
             except pydantic.ValidationError as exc:
                 self._step(entry, "outbound", RequestInput.LOST)
                 events.append(
@@ -796,9 +814,15 @@ class _Connection:
                     )
                 )
                 return
-            if spec.result == "ElicitResult" and value.action != "accept" and value.content:
+            if (
+                not legacy_task
+                and spec.result == "ElicitResult"
+                and value.action != "accept"
+                and value.content
+            ):
                 # Content only means something on accept; never let it leak past a decline.
                 value = value.model_copy(update={"content": None})
+        self._observe_result(rid, entry, result)
         self._step(entry, "outbound", RequestInput.RESPONSE)
         events.append(ResponseReceived(rid, entry.method, value))
 
@@ -857,6 +881,15 @@ class _Connection:
 
     def _finish_result(self, method: str, result: dict[str, Any]) -> dict[str, Any]:
         return result
+
+    def _check_result(
+        self, request_id: RequestId, entry: Inbound, result: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Role hook: the rules a result to this request must follow (tasks)."""
+        return result
+
+    def _observe_result(self, rid: RequestId, entry: Outbound, result: dict[str, Any]) -> None:
+        """Role hook: a valid result to one of our requests arrived (task bookkeeping)."""
 
     def _prepare_request(
         self, spec: MethodSpec, params: dict[str, Any] | None
@@ -1042,7 +1075,9 @@ class _Connection:
                 None,
                 related_request_id,
                 rid,
-                wire if spec.input_required else None,
+                # Kept for a 2026-07-28 retry, and for a 2025-11-25 task-augmented
+                # request, whose answer is a CreateTaskResult (see `_accept_result`).
+                wire if spec.input_required or wants_task(wire) else None,
             ),
         )
         return rid
@@ -1129,6 +1164,7 @@ class _Connection:
         entry = self._take_inbound(request_id)
         if entry is None:
             return False
+        wire = self._check_result(request_id, entry, wire)  # may refuse: before any change
         wire = self._finish_result(entry.method, wire)
         self._end_inbound(
             request_id, entry, RequestInput.RESULT, jr.encode_result(request_id, wire), "result"

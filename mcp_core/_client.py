@@ -48,10 +48,21 @@ from ._events import (
     RequestContext,
     RequestFailed,
     RequestReceived,
+    ResponseReceived,
     SubscriptionAcknowledged,
 )
 from ._requests import Outbound, PendingInputs, RecentIds
 from ._state import RequestInput, RequestState, SessionInput, follows
+from ._tasks import (
+    LEGACY_AUGMENTABLE,
+    MODERN_TASK_METHODS,
+    MODERN_TASK_REQUESTS,
+    RELATED_TASK_META_KEY,
+    LiveTasks,
+    extension_declared,
+    terminal_status,
+    wants_task,
+)
 from ._versions import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -99,6 +110,8 @@ class ClientConnection(_Connection):
         self._retry_wire: dict[RequestId, RequestId] = {}
         self._dead_slots = RecentIds(config.limits.max_remembered_ids)
         self._slot_numbers = count(1)
+        # 2025-11-25 tasks we created whose progress token outlives the request.
+        self._live_tasks = LiveTasks(config.limits.max_tasks)
 
     # ------------------------------------------------------------ handshake
 
@@ -440,6 +453,8 @@ class ClientConnection(_Connection):
                 if subscription is not None:
                     events.append(SubscriptionAcknowledged(subscription, model.notifications))
                 return
+        elif method == "notifications/tasks/status":
+            self._task_over(terminal_status(method, params))
         events.append(NotificationReceived(method, model, subscription))
 
     def _receive_cancel(self, params: dict[str, Any] | None, events: list[Event]) -> None:
@@ -476,6 +491,9 @@ class ClientConnection(_Connection):
             if result_type == "input_required" and METHODS[("client", entry.method)].input_required:
                 self._start_input_round(entry, result, events)
                 return
+            if result_type == "task":
+                self._accept_task(rid, entry, result, events)
+                return
             if result_type != "complete":
                 problem = (
                     f"{entry.method} may not answer with input_required"
@@ -488,6 +506,61 @@ class ClientConnection(_Connection):
                 )
                 return
         super()._accept_result(rid, entry, result, events)
+
+    # ----------------------------------------------------------------- tasks
+
+    def _accept_task(
+        self, rid: RequestId, entry: Outbound, result: dict[str, Any], events: list[Event]
+    ) -> None:
+        """A 2026-07-28 `resultType: "task"`: valid only for a method the extension
+        covers, on a request that declared the extension (every request of ours
+        carries the same capabilities)."""
+        if entry.method not in MODERN_TASK_METHODS:
+            problem = f"{entry.method} cannot answer with resultType 'task'"
+        elif not extension_declared(self.config.capabilities_wire):
+            problem = "resultType 'task', but the request did not declare the tasks extension"
+        else:
+            try:
+                value = validator("ExtCreateTaskResult")(result)
+            except pydantic.ValidationError as exc:
+                problem = describe(exc)
+            else:
+                events.append(ResponseReceived(rid, entry.method, value))
+                return
+        events.append(
+            RequestFailed(rid, entry.method, INTERNAL_ERROR, f"invalid result: {problem}")
+        )
+
+    def _observe_result(self, rid: RequestId, entry: Outbound, result: dict[str, Any]) -> None:
+        if self.era is Era.MODERN:
+            return
+        if wants_task(entry.params):
+            # The progress token of a task-augmented request stays valid until the
+            # task ends: keep routing it to the request's id.
+            task = result.get("task")
+            token = entry.progress_token
+            if (
+                token is not None
+                and type(task) is dict
+                and type(task.get("taskId")) is str
+                and self._live_tasks.start(task["taskId"], token, entry.logical)
+            ):
+                self._progress_tokens[token] = entry.logical
+            return
+        if entry.method == "tasks/result":
+            # Given only once the task ended; it names the task in its related-task _meta.
+            meta = result.get("_meta")
+            related = meta.get(RELATED_TASK_META_KEY) if type(meta) is dict else None
+            self._task_over(related.get("taskId") if type(related) is dict else None)
+        else:
+            self._task_over(terminal_status(entry.method, result))
+
+    def _task_over(self, task_id: Any) -> None:
+        if type(task_id) is not str:
+            return
+        live = self._live_tasks.end(task_id)
+        if live is not None and self._progress_tokens.get(live[0]) == live[1]:
+            del self._progress_tokens[live[0]]
 
     # ------------------------------------------------ multi-round-trip (2026)
 
@@ -689,6 +762,7 @@ class ClientConnection(_Connection):
         self._pending_inputs.clear()
         self._input_slots.clear()
         self._retry_wire.clear()
+        self._live_tasks.clear()
         return events
 
     # ---------------------------------------------------------------- sending
@@ -707,11 +781,35 @@ class ClientConnection(_Connection):
             and not has_capability(self._server_caps_wire, cap)
         ):
             raise LocalProtocolError(f"the server did not advertise the {cap} capability")
+        self._check_task_request(spec, params)
         if self.era is Era.MODERN:
             params = dict(params) if params else {}
             meta = params.get("_meta")
             params["_meta"] = {**self._envelope, **meta} if meta else self._envelope
         return params
+
+    def _check_task_request(self, spec: MethodSpec, params: dict[str, Any] | None) -> None:
+        """Only ask for a task where both sides declared it (LocalProtocolError)."""
+        if self.era is Era.MODERN:
+            if wants_task(params):
+                raise LocalProtocolError(
+                    "2026-07-28 has no task param: declare the tasks extension in the "
+                    "client capabilities and the server decides"
+                )
+            if spec.method in MODERN_TASK_REQUESTS and not extension_declared(
+                self.config.capabilities_wire
+            ):
+                raise LocalProtocolError(
+                    f"{spec.method} needs the tasks extension in the client capabilities"
+                )
+            return
+        if not wants_task(params):
+            return
+        cap = LEGACY_AUGMENTABLE.get(("client", spec.method))
+        if cap is None:
+            raise LocalProtocolError(f"{spec.method} cannot be task-augmented")
+        if self.server_capabilities is not None and not has_capability(self._server_caps_wire, cap):
+            raise LocalProtocolError(f"the server did not declare {cap}")
 
     def _check_notification_allowed(self, method: str) -> None:
         if method == "notifications/roots/list_changed":

@@ -64,7 +64,15 @@ MAX_SAFE_INTEGER: Final = 2**53 - 1
 """Largest integer a JavaScript peer can hold exactly; larger ones may not be mirrored."""
 
 NAME_BEARING_METHODS: Final[Mapping[str, str]] = MappingProxyType(
-    {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+    {
+        "tools/call": "name",
+        "prompts/get": "name",
+        "resources/read": "uri",
+        # the tasks extension (SEP-2663): routes a poll to the replica holding the task
+        "tasks/get": "taskId",
+        "tasks/update": "taskId",
+        "tasks/cancel": "taskId",
+    }
 )
 """Method -> the params key that `Mcp-Name` mirrors."""
 

@@ -80,6 +80,7 @@ class Limits:
     max_remembered_ids: int = 4096
     max_method_length: int = 256
     max_subscriptions: int = 1024
+    max_tasks: int = 1024
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_depth <= _FROM_JSON_MAX_DEPTH:
@@ -95,6 +96,7 @@ class Limits:
             "max_remembered_ids",
             "max_method_length",
             "max_subscriptions",
+            "max_tasks",
         ):
             value = getattr(self, name)
             if value is not None and value < 1:

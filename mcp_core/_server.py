@@ -61,6 +61,19 @@ from ._request_state import INVALID_REQUEST_STATE_MESSAGE, RequestStateError
 from ._requests import Inbound, Outbound
 from ._session_snapshot import SessionSnapshot, apply_snapshot, take_snapshot
 from ._state import RequestInput, SessionInput, classify_era, follows, follows_request
+from ._tasks import (
+    LEGACY_AUGMENTABLE,
+    MODERN_TASK_METHODS,
+    MODERN_TASK_REQUESTS,
+    LiveTasks,
+    extension_declared,
+    is_task_augmented,
+    missing_extension,
+    related_task_meta,
+    terminal_status,
+    wants_task,
+    with_related_task,
+)
 from ._versions import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -183,6 +196,8 @@ class ServerConnection(_Connection):
         self._needs_wall_time = config.request_state_sealer is not None
         # Legacy questions in flight: our request id -> the round it belongs to.
         self._asking: dict[RequestId, _Round] = {}
+        # 2025-11-25 tasks whose creating request's progress token is still valid.
+        self._live_tasks = LiveTasks(config.limits.max_tasks)
 
     # ------------------------------------------- moving a session (legacy)
 
@@ -308,6 +323,11 @@ class ServerConnection(_Connection):
             raise Reject(INVALID_REQUEST, "Session already initialized")
         self._check_offered(spec)
         model = self._validate_params(spec, params)
+        if is_task_augmented(model) and not has_capability(
+            self.config.capabilities_wire, LEGACY_AUGMENTABLE.get(("client", method), "-")
+        ):
+            # Task augmentation the server did not declare: served as a plain request.
+            model = model.model_copy(update={"task": None})
         if method == "logging/setLevel":
             self.log_level = model.level
             self._reply_result(rid, {}, method)
@@ -459,7 +479,11 @@ class ServerConnection(_Connection):
             self._reply_result(rid, self._finish_result(method, self._discover_result()), method)
             return
         self._check_offered(spec)
+        if method in MODERN_TASK_REQUESTS and not extension_declared(caps):
+            raise Reject(*missing_extension())
         model = self._validate_params(spec, params)
+        if is_task_augmented(model):
+            model = model.model_copy(update={"task": None})  # no such param in 2026-07-28
         if spec.input_required and (
             model.request_state is not None or model.input_responses is not None
         ):
@@ -607,9 +631,125 @@ class ServerConnection(_Connection):
             spec = METHODS.get(("client", method))
             if spec is None or not spec.input_required:
                 raise LocalProtocolError(f"{method} cannot answer with an InputRequiredResult")
+        elif result_type == "task":
+            pass  # checked against the request in `_check_result`
         else:
             raise LocalProtocolError(f"unknown resultType {result_type!r}")
         return result
+
+    def _check_result(
+        self, request_id: RequestId, entry: Inbound, result: dict[str, Any]
+    ) -> dict[str, Any]:
+        if self.era is Era.MODERN:
+            if result.get("resultType") != "task":
+                return result
+            if entry.method not in MODERN_TASK_METHODS:
+                raise LocalProtocolError(f"{entry.method} cannot answer with a task")
+            if not extension_declared(self.config.capabilities_wire):
+                raise LocalProtocolError(
+                    "a task needs the tasks extension in the server's capabilities"
+                )
+            if not extension_declared(entry.capabilities):
+                raise LocalProtocolError(
+                    "this request did not declare the tasks extension: no task for it "
+                    "(answer it, or refuse it with tasks.missing_extension())"
+                )
+            self._check_shape("ExtCreateTaskResult", result)
+            return result
+        if is_task_augmented(entry.params):
+            # The answer to a task-augmented request is the task; its result comes
+            # from tasks/result. Its progress token stays valid until the task ends.
+            self._check_shape("CreateTaskResult", result)
+            task_id = result["task"]["taskId"]
+            if entry.progress_token is not None and result["task"].get("status") not in (
+                "completed",
+                "failed",
+                "cancelled",
+            ):
+                self._live_tasks.start(task_id, entry.progress_token, request_id)
+            return result
+        if entry.method == "tasks/result":
+            task_id = entry.params.task_id
+            self._live_tasks.end(task_id)
+            return with_related_task(result, task_id)
+        if entry.method in ("tasks/get", "tasks/cancel"):
+            ended = terminal_status(entry.method, result)
+            if ended is not None:
+                self._live_tasks.end(ended)
+        return result
+
+    def _check_shape(self, type_name: str, result: dict[str, Any]) -> None:
+        try:
+            validator(type_name)(result)
+        except pydantic.ValidationError as exc:
+            raise LocalProtocolError(f"not a valid {type_name}: {describe(exc)}") from None
+
+    # ------------------------------------------------------------------ tasks
+
+    def send_task_progress(
+        self,
+        task_id: str,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+    ) -> bool:
+        """Progress on a 2025-11-25 task, under the token of the request that created it.
+
+        The token stays valid after the `CreateTaskResult` until the task reaches
+        a terminal status (seen in a `tasks/get`, `tasks/cancel` or `tasks/result`
+        answer, a `send_task_status`, or `task_ended`). False, with nothing sent,
+        when the request asked for no progress, the task ended, the table was full
+        (`Limits.max_tasks`) or the connection closed. The notification carries
+        the related-task `_meta`.
+        """
+        if self.state in _ENDED:
+            return False
+        live = self._live_tasks.get(task_id)
+        if live is None:
+            return False
+        if live[2] is not None and not progress > live[2]:
+            raise LocalProtocolError("progress must increase with each notification")
+        live[2] = progress
+        params: dict[str, Any] = {"progressToken": live[0], "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        params["_meta"] = related_task_meta(task_id)
+        self._queue(
+            jr.encode_notification("notifications/progress", params),
+            "notification",
+            "notifications/progress",
+            None,
+            live[1],
+        )
+        return True
+
+    def send_task_status(self, task: Any) -> None:
+        """Tell a legacy session a task's status changed (`notifications/tasks/status`).
+
+        `task` is a `Task` (or its wire mapping). A terminal status ends the
+        task's progress token. On 2026-07-28 status notifications travel on
+        `subscriptions/listen` streams; this raises LocalProtocolError there.
+        """
+        self._check_sending()
+        if self.era is Era.MODERN:
+            raise LocalProtocolError(
+                "2026-07-28 sends task status only on subscriptions/listen streams"
+            )
+        wire = to_wire(task)
+        if not isinstance(wire, dict):
+            raise LocalProtocolError("a task must be a model or a mapping")
+        self._check_shape("TaskStatusNotificationParams", wire)
+        self.send_notification("notifications/tasks/status", wire)
+        ended = terminal_status("notifications/tasks/status", wire)
+        if ended is not None:
+            self._live_tasks.end(ended)
+
+    def task_ended(self, task_id: str) -> None:
+        """A task reached a terminal status without a message saying so: its
+        progress token is no longer valid."""
+        self._live_tasks.end(task_id)
 
     def _sending_revision(self) -> str:
         """A 2026-07-28 server sends no requests or unsolicited notifications (it
@@ -633,6 +773,12 @@ class ServerConnection(_Connection):
         problem = capability_problem(self._client_caps_wire, spec.method, params)
         if problem is not None:
             raise LocalProtocolError(f"the client did not declare it: {problem[1]}")
+        if wants_task(params):
+            cap = LEGACY_AUGMENTABLE.get(("server", spec.method))
+            if cap is None:
+                raise LocalProtocolError(f"{spec.method} cannot be task-augmented")
+            if not has_capability(self._client_caps_wire, cap):
+                raise LocalProtocolError(f"the client did not declare {cap}")
         if spec.method == "elicitation/create" and params is not None:
             check_form(params, self.protocol_version or V2025_06_18)
             if self.protocol_version == V2025_06_18:
@@ -956,6 +1102,7 @@ class ServerConnection(_Connection):
                 self._queue_cancel(wid, reason)
 
     def _settle_local(self) -> list[Event]:
+        self._live_tasks.clear()
         # The connection is gone: its questions go with the requests they belong to,
         # which ConnectionClosed lists as abandoned.
         self._rounds.clear()

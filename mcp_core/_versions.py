@@ -72,6 +72,11 @@ _ALL = _L | _M
 _FROM_0618 = frozenset({V2025_06_18, V2025_11_25})
 _ONLY_1125 = frozenset({V2025_11_25})
 
+# The tasks extension of 2026-07-28 (SEP-2663): advertised under
+# `capabilities.extensions`, declared by the client on each request.
+TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
+_TASKS_EXT_CAP: Final = f"extensions.{TASKS_EXTENSION}"
+
 
 @dataclass(frozen=True, slots=True)
 class MethodSpec:
@@ -110,6 +115,32 @@ def _req(
 
 def _note(method: str, sender: Role, revisions: frozenset[str], params: str | None) -> MethodSpec:
     return MethodSpec(method, sender, False, revisions, params)
+
+
+def _legacy_task_rows(sender: Role) -> tuple[MethodSpec, ...]:
+    """The 2025-11-25 `tasks/*` requests sent by `sender`, each gated on what the
+    receiver (the task's host) declared under its `tasks` capability."""
+
+    def row(method: str, params: str, result: str, gate: str, required: bool) -> MethodSpec:
+        server_gate, client_gate = (gate, None) if sender == "client" else (None, gate)
+        return MethodSpec(
+            method,
+            sender,
+            True,
+            _ONLY_1125,
+            params,
+            result,
+            server_capability=server_gate,
+            client_capability=client_gate,
+            params_required=required,
+        )
+
+    return (
+        row("tasks/get", "GetTaskRequestParams", "GetTaskResult", "tasks", True),
+        row("tasks/result", "GetTaskPayloadRequestParams", "GetTaskPayloadResult", "tasks", True),
+        row("tasks/list", "PaginatedRequestParams", "ListTasksResult", "tasks.list", False),
+        row("tasks/cancel", "CancelTaskRequestParams", "CancelTaskResult", "tasks.cancel", True),
+    )
 
 
 _ROWS: tuple[MethodSpec, ...] = (
@@ -256,11 +287,43 @@ _ROWS: tuple[MethodSpec, ...] = (
         client_capability="elicitation",
         params_required=True,
     ),
+    # tasks, 2025-11-25 (SEP-1686): either side may host a task, so both send these
+    *_legacy_task_rows("client"),
+    *_legacy_task_rows("server"),
+    # tasks, 2026-07-28 extension (SEP-2663): only the client polls, the server hosts
+    _req(
+        "tasks/get",
+        "client",
+        _M,
+        "ExtGetTaskRequestParams",
+        "ExtGetTaskResult",
+        server_capability=_TASKS_EXT_CAP,
+        params_required=True,
+    ),
+    _req(
+        "tasks/update",
+        "client",
+        _M,
+        "ExtUpdateTaskRequestParams",
+        "EmptyResult",
+        server_capability=_TASKS_EXT_CAP,
+        params_required=True,
+    ),
+    _req(
+        "tasks/cancel",
+        "client",
+        _M,
+        "ExtCancelTaskRequestParams",
+        "EmptyResult",
+        server_capability=_TASKS_EXT_CAP,
+        params_required=True,
+    ),
     # client -> server notifications
     _note("notifications/initialized", "client", _L, None),
     _note("notifications/cancelled", "client", _ALL, "CancelledNotificationParams"),
     _note("notifications/progress", "client", _L, "ProgressNotificationParams"),
     _note("notifications/roots/list_changed", "client", _L, None),
+    _note("notifications/tasks/status", "client", _ONLY_1125, "TaskStatusNotificationParams"),
     # server -> client notifications
     _note("notifications/cancelled", "server", _ALL, "CancelledNotificationParams"),
     _note("notifications/progress", "server", _ALL, "ProgressNotificationParams"),
@@ -281,12 +344,22 @@ _ROWS: tuple[MethodSpec, ...] = (
         _M,
         "SubscriptionsAcknowledgedNotificationParams",
     ),
+    _note("notifications/tasks/status", "server", _ONLY_1125, "TaskStatusNotificationParams"),
+    _note("notifications/tasks", "server", _M, "ExtTaskNotificationParams"),
 )
 
-# (sender, method) -> spec. Requests and notifications never share a method name.
-METHODS: Final[dict[tuple[Role, str], MethodSpec]] = {
-    (row.sender, row.method): row for row in _ROWS
-}
+# (sender, method) -> every row of that method, one per disjoint set of revisions
+# (the tasks methods have one shape in 2025-11-25 and another in the 2026-07-28
+# extension). Requests and notifications never share a method name.
+_BY_KEY: Final[dict[tuple[Role, str], tuple[MethodSpec, ...]]] = {}
+for _row in _ROWS:
+    _BY_KEY[(_row.sender, _row.method)] = (*_BY_KEY.get((_row.sender, _row.method), ()), _row)
+del _row
+
+# (sender, method) -> its first row: what does not depend on the revision (who
+# sends it, request or notification, the flags). Use `lookup` for the params and
+# result of a given revision.
+METHODS: Final[dict[tuple[Role, str], MethodSpec]] = {key: rows[0] for key, rows in _BY_KEY.items()}
 
 # Every method name any revision knows, whoever sends it.
 KNOWN_METHOD_NAMES: Final = frozenset(row.method for row in _ROWS)
@@ -305,12 +378,18 @@ def needs_capability(spec: MethodSpec, revision: str) -> str | None:
 
 def lookup(sender: Role, method: str, revision: str) -> MethodSpec | None:
     """The row for `method` sent by `sender`, if `revision` has it."""
-    spec = METHODS.get((sender, method))
-    if spec is None or revision not in spec.revisions:
-        return None
-    return spec
+    for spec in _BY_KEY.get((sender, method), ()):
+        if revision in spec.revisions:
+            return spec
+    return None
 
 
 def known_in_any(sender: Role, method: str, revisions: frozenset[str] | tuple[str, ...]) -> bool:
-    spec = METHODS.get((sender, method))
-    return spec is not None and not spec.revisions.isdisjoint(revisions)
+    return any(
+        not spec.revisions.isdisjoint(revisions) for spec in _BY_KEY.get((sender, method), ())
+    )
+
+
+def all_rows() -> tuple[MethodSpec, ...]:
+    """Every row of the table, in order (a method may have one row per era)."""
+    return _ROWS

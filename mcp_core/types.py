@@ -1613,6 +1613,81 @@ class TaskStatusNotification(Notification):
     params: TaskStatusNotificationParams
 
 
+# ---- the 2026-07-28 tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663)
+#
+# Not wire-compatible with the 2025-11-25 shapes above: durations are `ttlMs` /
+# `pollIntervalMs`, a created task is the result itself (`resultType: "task"`),
+# and `tasks/get` inlines what the status implies (the questions, the result or
+# the error) instead of a separate `tasks/result`.
+
+TERMINAL_TASK_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
+
+
+class ExtTaskFields(MCPModel):
+    """What every extension task carries. `ttl_ms` is required and may be null."""
+
+    task_id: str
+    status: TaskStatus
+    status_message: str | None = None
+    created_at: str
+    last_updated_at: str
+    ttl_ms: Annotated[int, Strict()] | None
+    poll_interval_ms: Annotated[int, Strict()] | None = None
+
+    @model_serializer(mode="wrap")
+    def _keep_null_ttl(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> Any:
+        return _restore_required_null(self, handler, info, "ttl_ms", "ttlMs")
+
+
+class ExtDetailedTask(ExtTaskFields):
+    """A task as `tasks/get` and `notifications/tasks` show it: the status decides
+    which of `input_requests` (input_required), `result` (completed) and `error`
+    (failed) must be there."""
+
+    input_requests: "InputRequests | None" = None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _status_payload(self) -> Self:
+        needed = {"input_required": "input_requests", "completed": "result", "failed": "error"}
+        field = needed.get(self.status)
+        if field is not None and getattr(self, field) is None:
+            raise ValueError(f"a {self.status} task needs {to_camel(field)}")
+        return self
+
+
+class ExtCreateTaskResult(Result, ExtTaskFields):
+    """The answer to a `tools/call` the server chose to run as a task."""
+
+    result_type: Literal["task"] = "task"
+
+
+class ExtGetTaskRequestParams(RequestParams):
+    task_id: str
+
+
+class ExtGetTaskResult(Result, ExtDetailedTask):
+    pass
+
+
+class ExtUpdateTaskRequestParams(RequestParams):
+    """Answers to a task's `inputRequests`, by the keys the server gave them."""
+
+    task_id: str
+    input_responses: "InputResponses"
+
+
+class ExtCancelTaskRequestParams(RequestParams):
+    task_id: str
+
+
+class ExtTaskNotificationParams(NotificationParams, ExtDetailedTask):
+    pass
+
+
 def _restore_required_null(
     model: BaseModel,
     handler: SerializerFunctionWrapHandler,

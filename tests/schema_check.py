@@ -67,6 +67,21 @@ _INPUT_REQUIRED = "input_required"
 
 _MAX_REPORTED_ERRORS = 5
 
+# Extensions live outside the core schema of their revision: the 2026-07-28 tasks
+# extension (SEP-2663) has its own file, tests/spec/ext-tasks/schema.json (an
+# excerpt, see tests/spec/README.md). (sender, method) -> its definitions there.
+_EXTENSION_DIR = {"2026-07-28": "ext-tasks"}
+_EXT_REQUESTS: dict[tuple[str, str], tuple[str, str]] = {
+    ("client", "tasks/get"): ("GetTaskRequest", "GetTaskResult"),
+    ("client", "tasks/update"): ("UpdateTaskRequest", "UpdateTaskResult"),
+    ("client", "tasks/cancel"): ("CancelTaskRequest", "CancelTaskResult"),
+}
+_EXT_NOTIFICATIONS: dict[tuple[str, str], str] = {
+    ("server", "notifications/tasks"): "TaskStatusNotification",
+}
+# Requests the extension lets a server answer with `resultType: "task"`.
+_EXT_TASK_RESULT_METHODS = frozenset({"tools/call"})
+
 
 class SchemaViolation(AssertionError):
     """A message does not conform to the official schema of its revision."""
@@ -559,6 +574,41 @@ def _validate_batch(rev: _Revision, batch: list[Any], sender: Sender) -> None:
             raise SchemaViolation(f"batch element [{i}]: {exc}") from None
 
 
+@cache
+def _extension_validator(name: str, definition: str) -> Validator:
+    root = json.loads((spec_dir() / name / "schema.json").read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(root)
+    uri = f"urn:mcp-extension:{name}"
+    resource: Resource[Any] = specification_with(root["$schema"]).create_resource(root)
+    registry: Registry[Any] = Registry().with_resource(uri, resource)
+    return Draft202012Validator({"$ref": f"{uri}#/$defs/{definition}"}, registry=registry)
+
+
+def _extension_definition(
+    revision: str, message: Any, sender: Sender, request_method: str | None
+) -> tuple[str, str] | None:
+    """(extension dir, definition) when `message` belongs to an extension."""
+    name = _EXTENSION_DIR.get(revision)
+    if name is None or not isinstance(message, dict):
+        return None
+    method = message.get("method")
+    if isinstance(method, str):
+        if "id" in message:
+            found = _EXT_REQUESTS.get((sender, method))
+            return (name, found[0]) if found else None
+        note = _EXT_NOTIFICATIONS.get((sender, method))
+        return (name, note) if note else None
+    result = message.get("result")
+    if request_method is None or not isinstance(result, dict):
+        return None
+    found = _EXT_REQUESTS.get((_peer(sender), request_method))
+    if found is not None:
+        return (name, found[1])
+    if request_method in _EXT_TASK_RESULT_METHODS and result.get("resultType") == "task":
+        return (name, "CreateTaskResult")
+    return None
+
+
 def validate_message(
     message: dict[str, Any] | list[Any],
     revision: str,
@@ -576,6 +626,15 @@ def validate_message(
     if sender not in ("client", "server"):
         raise ValueError(f"sender must be 'client' or 'server', not {sender!r}")
     rev = _load(revision)
+    extension = _extension_definition(revision, message, sender, request_method)
+    if extension is not None:
+        name, definition = extension
+        assert isinstance(message, dict)
+        target = message.get("result", message)
+        errors = list(_extension_validator(name, definition).iter_errors(target))
+        if errors:
+            raise _fail(revision, f"{sender} {definition} ({name})", _format(errors, "$"), message)
+        return
     if isinstance(message, list):
         _validate_batch(rev, message, sender)
     else:

@@ -54,7 +54,9 @@ from .._versions import (
     V2025_11_25,
     Era,
     MethodSpec,
+    all_rows,
     era_of,
+    lookup,
 )
 
 __all__ = [
@@ -432,6 +434,42 @@ def _acknowledged(revision: str) -> SearchStrategy[dict[str, JSON]]:
     return st.fixed_dictionaries({"notifications": _subscription_filter()})
 
 
+def _task_id(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    return st.fixed_dictionaries({"taskId": _texts(min_size=1)})
+
+
+def _task_fields(revision: str) -> dict[str, SearchStrategy[Any]]:
+    """What every task carries: 2025-11-25 names its durations `ttl` / `pollInterval`,
+    the 2026-07-28 extension `ttlMs` / `pollIntervalMs`."""
+    ttl = "ttl" if revision == V2025_11_25 else "ttlMs"
+    return {
+        "taskId": _texts(min_size=1),
+        "createdAt": st.just("2025-11-25T10:30:00Z"),
+        "lastUpdatedAt": st.just("2025-11-25T10:40:00Z"),
+        ttl: st.none() | st.integers(0, 10**9),
+    }
+
+
+def _task(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """A task in a status that needs nothing inlined (2026-07-28 inlines the
+    result, error or questions of the other statuses)."""
+    poll = "pollInterval" if revision == V2025_11_25 else "pollIntervalMs"
+    return st.fixed_dictionaries(
+        {**_task_fields(revision), "status": st.sampled_from(("working", "cancelled"))},
+        optional={poll: st.integers(1, 60_000), "statusMessage": _texts()},
+    )
+
+
+def _update_task(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    answer = st.fixed_dictionaries({"action": st.sampled_from(("decline", "cancel"))})
+    return st.fixed_dictionaries(
+        {
+            "taskId": _texts(min_size=1),
+            "inputResponses": st.dictionaries(_texts(min_size=1, max_size=8), answer, max_size=2),
+        }
+    )
+
+
 # Keyed by the params model name in the method table.
 _PARAM_BODIES: dict[str | None, _Body] = {
     None: _no_params,
@@ -453,6 +491,14 @@ _PARAM_BODIES: dict[str | None, _Body] = {
     "ResourceUpdatedNotificationParams": _uri_only,
     "ElicitationCompleteNotificationParams": _elicitation_complete,
     "SubscriptionsAcknowledgedNotificationParams": _acknowledged,
+    "GetTaskRequestParams": _task_id,
+    "GetTaskPayloadRequestParams": _task_id,
+    "CancelTaskRequestParams": _task_id,
+    "TaskStatusNotificationParams": _task,
+    "ExtGetTaskRequestParams": _task_id,
+    "ExtUpdateTaskRequestParams": _update_task,
+    "ExtCancelTaskRequestParams": _task_id,
+    "ExtTaskNotificationParams": _task,
 }
 
 # Server notifications that 2026-07-28 delivers only on a listen stream, where
@@ -470,8 +516,8 @@ _LISTEN_STREAM_NOTIFICATIONS = frozenset(
 
 def _spec(revision: str, method: str, sender: Sender) -> MethodSpec:
     _check_revision(revision)
-    spec = METHODS.get((sender, method))
-    if spec is None or revision not in spec.revisions:
+    spec = lookup(sender, method, revision)
+    if spec is None:
         raise ValueError(f"{method!r} is not sent by the {sender} in revision {revision}")
     return spec
 
@@ -514,8 +560,8 @@ def _methods(
     _check_revision(revision)
     found = [
         spec.method
-        for (who, _), spec in METHODS.items()
-        if who == sender and spec.is_request == requests and revision in spec.revisions
+        for spec in all_rows()
+        if spec.sender == sender and spec.is_request == requests and revision in spec.revisions
     ]
     if methods is not None:
         unknown = set(methods) - set(found)
@@ -692,6 +738,25 @@ def _result_bodies(revision: str, result: str) -> SearchStrategy[dict[str, JSON]
                 },
             ),
         ),
+        "GetTaskResult": lambda: _task(revision),
+        "CancelTaskResult": lambda: _task(revision),
+        "ExtGetTaskResult": lambda: _task(revision),
+        "ListTasksResult": lambda: st.fixed_dictionaries(
+            {"tasks": st.lists(_task(revision), max_size=2)}, optional=paginated
+        ),
+        # The original request's result; a tools/call's, with the related-task _meta.
+        "GetTaskPayloadResult": lambda: st.fixed_dictionaries(
+            {
+                "content": st.lists(_text_content(), max_size=2),
+                "_meta": st.fixed_dictionaries(
+                    {
+                        "io.modelcontextprotocol/related-task": st.fixed_dictionaries(
+                            {"taskId": _texts(min_size=1)}
+                        )
+                    }
+                ),
+            }
+        ),
     }
     return bodies[result]()
 
@@ -703,10 +768,10 @@ def valid_results(revision: str, method: str) -> SearchStrategy[dict[str, JSON]]
     and, where the method is cacheable, `ttlMs` and `cacheScope`.
     """
     _check_revision(revision)
-    spec = METHODS.get(("client", method))
-    if spec is None or not spec.is_request or revision not in spec.revisions:
-        spec = METHODS.get(("server", method))
-    if spec is None or not spec.is_request or revision not in spec.revisions:
+    spec = lookup("client", method, revision)
+    if spec is None or not spec.is_request:
+        spec = lookup("server", method, revision)
+    if spec is None or not spec.is_request:
         raise ValueError(f"{method!r} is not a request in revision {revision}")
     assert spec.result is not None
     body = _result_bodies(revision, spec.result)
@@ -785,8 +850,8 @@ def valid_messages(
     notifications and responses (results and errors)."""
     options = [valid_notifications(revision, sender), valid_responses(revision, sender, ids=ids)]
     if any(
-        who == sender and spec.is_request and revision in spec.revisions
-        for (who, _), spec in METHODS.items()
+        spec.sender == sender and spec.is_request and revision in spec.revisions
+        for spec in all_rows()
     ):
         options.insert(0, valid_requests(revision, sender, ids=ids))
     return st.one_of(options)

@@ -278,6 +278,8 @@ def test_application_cannot_invent_result_types() -> None:
     conn = modern_server()
     feed(conn, request(1, "tools/list", modern_params()), request(2, "tools/list", modern_params()))
     with pytest.raises(LocalProtocolError, match="unknown resultType"):
+        conn.send_result(1, {"tools": [], "resultType": "bogus"})
+    with pytest.raises(LocalProtocolError, match="tools/list cannot answer with a task"):
         conn.send_result(1, {"tools": [], "resultType": "task"})
     with pytest.raises(LocalProtocolError, match="InputRequiredResult"):
         conn.send_result(2, {"resultType": "input_required", "requestState": "s"})

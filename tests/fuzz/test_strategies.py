@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from mcp_core import ALL_REVISIONS
 from mcp_core._connection import validator
-from mcp_core._versions import METHODS
+from mcp_core._versions import all_rows, lookup
 from mcp_core.testing.strategies import (
     chunked,
     invalid_messages,
@@ -44,7 +44,8 @@ def _check_valid(message: dict[str, Any], revision: str, sender: str) -> None:
     validate_message(message, revision, sender=sender)  # type: ignore[arg-type]
     assert json.loads(json.dumps(message)) == message
     if "method" in message:
-        spec = METHODS[(sender, message["method"])]  # type: ignore[index]
+        spec = lookup(sender, message["method"], revision)  # type: ignore[arg-type]
+        assert spec is not None
         if spec.params is not None:
             validator(spec.params)(message.get("params") or {})
 
@@ -68,11 +69,11 @@ def test_results_fit_their_method() -> None:
     for revision in ALL_REVISIONS:
         for sender in ("client", "server"):
             peer = "server" if sender == "client" else "client"
-            for (who, method), spec in METHODS.items():
-                if who != peer or not spec.is_request or revision not in spec.revisions:
+            for spec in all_rows():
+                if spec.sender != peer or not spec.is_request or revision not in spec.revisions:
                     continue
 
-                _result_case(revision, sender, method, spec.result)
+                _result_case(revision, sender, spec.method, spec.result)
 
 
 def _result_case(revision: str, sender: str, method: str, result: str | None) -> None:

@@ -113,8 +113,18 @@ CLIENT_CAPABILITIES: dict[str, Any] = {
     "roots": {"listChanged": True},
     "sampling": {"tools": {}, "context": {}},
     "elicitation": {"form": {}, "url": {}},
+    # 2025-11-25: the client hosts tasks too (the server may ask tasks/get etc.).
+    "tasks": {"list": {}, "cancel": {}, "requests": {"elicitation": {"create": {}}}},
 }
-SERVER_CONFIG = default_server_config()
+# Every feature, tasks included (2025-11-25 tasks/* and the 2026-07-28 extension),
+# so that every message of the schemas has a session in which it is legal.
+SERVER_CONFIG = default_server_config(
+    capabilities={
+        **default_server_config().capabilities_wire,
+        "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
+        "extensions": {"io.modelcontextprotocol/tasks": {}},
+    }
+)
 
 # Valid params for the requests a target sends so that a result can answer them.
 SEND_PARAMS: dict[str, dict[str, Any] | None] = {
@@ -131,6 +141,11 @@ SEND_PARAMS: dict[str, dict[str, Any] | None] = {
     "subscriptions/listen": {"notifications": {"toolsListChanged": True}},
     "sampling/createMessage": {"messages": [], "maxTokens": 1},
     "elicitation/create": {"message": "m", "requestedSchema": {"type": "object", "properties": {}}},
+    "tasks/get": {"taskId": "t1"},
+    "tasks/result": {"taskId": "t1"},
+    "tasks/cancel": {"taskId": "t1"},
+    "tasks/list": {},
+    "tasks/update": {"taskId": "t1", "inputResponses": {}},
 }
 INTERNAL = frozenset({"initialize", "server/discover"})
 
@@ -525,10 +540,28 @@ def _check_reply_shape(reply: dict[str, Any]) -> None:
             raise Failure(f"malformed error object in a reply: {reply}")
 
 
+_CREATED_TASK: Final = {
+    "task": {
+        "taskId": "fuzz-task",
+        "status": "working",
+        "createdAt": "2025-11-25T00:00:00Z",
+        "lastUpdatedAt": "2025-11-25T00:00:00Z",
+        "ttl": 1000,
+    }
+}
+
+
+def result_for(conn: Connection, event: RequestReceived) -> dict[str, Any]:
+    """The application's (empty) result; a task-augmented request (2025-11-25
+    `task`) is answered with its task, as the core insists."""
+    task = getattr(event.params, "task", None) if conn.era is not Era.MODERN else None
+    return dict(_CREATED_TASK) if task is not None else {}
+
+
 def _answer(conn: Connection, event: RequestReceived) -> None:
     """The application answers everything it is shown (result or error, by id hash)."""
     if hash(repr(event.request_id)) % 3:
-        sent = conn.send_result(event.request_id, {})
+        sent = conn.send_result(event.request_id, result_for(conn, event))
     else:
         sent = conn.send_error(event.request_id, -32603, "fuzz says no")
     if not sent:

@@ -56,6 +56,7 @@ from .type_confusion import (
     _readable,
     envelope,
     failure,
+    result_for,
 )
 
 ACCEPT = "application/json, text/event-stream"
@@ -125,7 +126,9 @@ def _answer(event: MCPEvent) -> None:
     inner = event.event
     if isinstance(inner, RequestReceived):
         if hash(repr(inner.request_id)) % 3:
-            sent = event.connection.send_result(inner.request_id, {})
+            sent = event.connection.send_result(
+                inner.request_id, result_for(event.connection, inner)
+            )
         else:
             sent = event.connection.send_error(inner.request_id, -32603, "fuzz says no")
         if not sent:
