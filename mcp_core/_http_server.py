@@ -88,12 +88,12 @@ from typing import Any, Final, Literal
 
 from . import _http_auth
 from . import _jsonrpc as jr
-from ._config import ServerConfig
-from ._connection import (
+from ._base import (
     OutgoingMessage,
     RequestId,
     State,
 )
+from ._config import ServerConfig
 from ._errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,

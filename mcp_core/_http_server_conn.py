@@ -40,7 +40,7 @@ import h11
 
 from . import _http_auth
 from . import _jsonrpc as jr
-from ._connection import missing_wall_time
+from ._base import missing_wall_time
 from ._errors import INVALID_REQUEST, LocalProtocolError, RemoteProtocolError
 from ._events import Event
 from ._framing import Ends

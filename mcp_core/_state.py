@@ -30,7 +30,8 @@ What is *not* a state here, and why:
   calls) always agrees with it (`check_invariants` asserts so).
 
 The same kind of value, a `StrEnum`, names every state in the core: the two
-lifecycles here, a Streamable HTTP response stream (`StreamState`) and a
+lifecycles here, a Streamable HTTP response stream (`StreamState`), an HTTP
+response (`ResponseState`) and TCP connection (`HTTPConnectionState`), and a
 WebSocket (`WebSocketState`). A `StrEnum` member *is* a string equal to its
 value, so `conn.state == "ready"` and `f"state {conn.state}"` read as they did
 when the states were plain strings, and the members print as their values.
