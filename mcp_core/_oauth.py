@@ -1052,7 +1052,9 @@ class OAuthClientFlow:
             if attempt.resource is not None:
                 pairs.append(("resource", attempt.resource))
             self._go("request_token")
-            return self._token_request(metadata.token_endpoint, metadata.issuer, client, pairs, wall_time)
+            return self._token_request(
+                metadata.token_endpoint, metadata.issuer, client, pairs, wall_time
+            )
         redirect_uri = self.config.redirect_uri
         endpoint = metadata.authorization_endpoint
         assert redirect_uri is not None and endpoint is not None
