@@ -5,6 +5,7 @@ HTTP never load h11. See `_http_server` and `_http_client` for the driving loop.
 """
 
 from ._http_client import (
+    AuthorizationChallenged,
     ClientOutbox,
     HTTPClientConnection,
     HTTPClientEndpoint,
@@ -39,6 +40,7 @@ from ._http_server import (
 )
 
 __all__ = [
+    "AuthorizationChallenged",
     "ClientOutbox",
     "ClientView",
     "EventStore",
