@@ -19,12 +19,13 @@ browser step, persists the record, and wires it all to one HTTP session:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import math
 import ssl
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Protocol
 
 import anyio
@@ -218,7 +219,8 @@ class SessionAuth:
                 return
             if self.failure is None and flow.needs_refresh(time.time()):
                 try:
-                    await self.provider.run_flow(flow, flow.refresh(wall_time=time.time()))
+                    with self._handshake_paused():  # a refused refresh may need a login
+                        await self.provider.run_flow(flow, flow.refresh(wall_time=time.time()))
                 except Exception as exc:
                     # Send what we have: the server's 401 will start a full flow.
                     logger.warning("refreshing the access token failed: %s", exc)
@@ -232,12 +234,26 @@ class SessionAuth:
         self._running = True
         self._session.spawn(self._authorize(event))
 
-    async def _authorize(self, event: AuthorizationChallenged) -> None:
+    @contextlib.contextmanager
+    def _handshake_paused(self) -> Iterator[None]:
+        """Stop the handshake's clock while a flow runs (it may need the user)."""
         scope = self.handshake_scope
-        remaining = None
-        if scope is not None and not scope.cancel_called:
-            remaining = scope.deadline - anyio.current_time()
-            scope.deadline = math.inf
+        if scope is None or scope.cancel_called or scope.deadline == math.inf:
+            yield
+            return
+        remaining = scope.deadline - anyio.current_time()
+        scope.deadline = math.inf
+        try:
+            yield
+        finally:
+            scope.deadline = anyio.current_time() + remaining
+
+    async def _authorize(self, event: AuthorizationChallenged) -> None:
+        with self._handshake_paused():
+            await self._authorize_now(event)
+        self._session.wake()
+
+    async def _authorize_now(self, event: AuthorizationChallenged) -> None:
         try:
             async with self._lock:
                 if self.failure is not None:
@@ -266,9 +282,6 @@ class SessionAuth:
             self._endpoint.retry_challenged()
         finally:
             self._running = False
-            if scope is not None and remaining is not None:
-                scope.deadline = anyio.current_time() + remaining
-        self._session.wake()
 
     def raise_failure(self, error: BaseException, *, handshake: bool = False) -> None:
         """Re-raise `error` as `AuthorizationFailedError` if the flow's failure caused
