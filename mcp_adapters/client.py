@@ -21,6 +21,10 @@ answers attached, `requestState` echoed) runs inside the engine, bounded by
 - a transport object with an async context manager method
   `connect(config, **session_options)` yielding a session.
 
+`auth` (an `mcp_adapters.oauth.OAuthProvider`, http(s) URLs only) authorizes
+the client with OAuth: bearer tokens on every request, the flow on a 401 or a 403
+`insufficient_scope`, refresh before expiry (docs/authorization.md).
+
 `limits` (`mcp_core.Limits`) bound what the server may send us; the HTTP body,
 SSE event and WebSocket message limits follow `limits.max_message_bytes`. A
 response over them fails its call alone with `LimitExceededError`, which names
@@ -121,11 +125,13 @@ class Client:
         max_input_rounds: int = 10,
         elicitation_modes: tuple[str, ...] = ("form", "url"),
         limits: Limits | None = None,
+        auth: Any = None,
     ) -> None:
         if log_level is not None and log_level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {log_level!r}")
         self.target = target
         self.mode = mode
+        self.auth = auth  # an mcp_adapters.oauth.OAuthProvider (http/https URLs only)
         self._elicitation_callback = elicitation_callback
         self._sampling_callback = sampling_callback
         self._list_roots_callback = list_roots_callback
@@ -173,6 +179,10 @@ class Client:
             "on_event": self._on_event,
         }
         target = self.target
+        if self.auth is not None:
+            if not (isinstance(target, str) and target.lower().startswith(("http:", "https:"))):
+                raise ValueError("auth= needs an http:// or https:// URL target")
+            options["auth"] = self.auth
         connection: contextlib.AbstractAsyncContextManager[Any]
         if isinstance(target, MCPServer):
             connection = _in_process(backend, target, self.config, options)

@@ -61,6 +61,14 @@ Decisions:
   past its 5 s, fires before the socket is read. Browsers resend in this case for the
   same reason. What went out on a new connection, or got any byte of an answer, is
   never sent twice: the server may have acted on it (RFC 9110 9.2.2).
+* Authorization (`hold_challenges=True`, set by an adapter that runs the OAuth
+  flow): a 401, or a 403 whose Bearer challenge says `insufficient_scope`, does not
+  fail the request: it is held and `AuthorizationChallenged` comes out. The adapter
+  runs `mcp_core.oauth`'s flow, sets `authorization` (the header every request
+  carries from then on, set as the request is started, so queued and resent ones
+  get the new token too) and calls `retry_challenged()`, or `fail_challenged()`.
+  A request is retried at most once after a 401 and once after a 403, so a server
+  that keeps refusing ends in a failure, not a loop of consent screens.
 * In 2026-07-28 a cancelled request is not announced with a POST: its TCP connection
   is closed (`ClientOutbox.aborts`), which the server treats as the cancellation.
 * `tools/list` results of 2026-07-28 are filtered before the connection sees them:
@@ -110,11 +118,13 @@ from ._http_headers import (
     mirrored_request_headers,
     x_mcp_header_params,
 )
+from ._oauth import is_authorization_challenge
 from ._sse import SSEDecoder
 from ._state import classify_era
 from ._versions import Era
 
 __all__ = [
+    "AuthorizationChallenged",
     "ClientOutbox",
     "HTTPClientConnection",
     "HTTPClientEndpoint",
@@ -161,6 +171,24 @@ class HTTPErrorReceived(Event):
     message: str
 
 
+@dataclass(frozen=True, slots=True)
+class AuthorizationChallenged(Event):
+    """The server refused an HTTP request with an authorization challenge (a 401, or
+    a 403 `insufficient_scope`); only with `hold_challenges`.
+
+    The request is held, not failed. Give `status` and `headers` (the response's,
+    with its `WWW-Authenticate`) to `OAuthClientFlow.handle_challenge`, then set
+    `HTTPClientEndpoint.authorization` and call `retry_challenged()`; or call
+    `fail_challenged()`. `method` and `request_id` name the MCP message refused
+    (None for the GET stream).
+    """
+
+    status: int
+    headers: Headers = field(repr=False)
+    method: str | None = None
+    request_id: RequestId | None = None
+
+
 # ========================================================================= requests
 
 
@@ -169,6 +197,7 @@ class _ClientStream:
 
     __slots__ = (
         "attempts",
+        "auth_retries",
         "cancelled",
         "completed",
         "got_events",
@@ -196,6 +225,7 @@ class _ClientStream:
         self.last_event_id: str | None = None
         self.retry_ms: int | None = None
         self.attempts = 0
+        self.auth_retries: set[int] = set()  # the challenge statuses retried after
         self.got_events = False
         self.completed = False
         self.cancelled = False
@@ -251,8 +281,10 @@ class HTTPClientEndpoint:
     """The shared half of the HTTP client: one per server endpoint and `ClientConnection`.
 
     `host` is the `Host` header (`host[:port]`), `path` the MCP endpoint path; extra
-    `headers` (authorization, user agent ...) go on every request. `listen=False`
-    skips the legacy GET stream.
+    `headers` (user agent ...) go on every request. `listen=False` skips the legacy
+    GET stream. `authorization`, when set, is the `Authorization` header value put
+    on every request as it is started; `hold_challenges` holds the requests an
+    authorization challenge refuses (see `AuthorizationChallenged`).
     """
 
     def __init__(
@@ -269,6 +301,7 @@ class HTTPClientEndpoint:
         max_sse_event_bytes: int | None = None,
         max_header_bytes: int = 64 * 1024,
         max_tools: int = 10_000,
+        hold_challenges: bool = False,
     ) -> None:
         self.mcp = connection
         self.host = host
@@ -293,6 +326,9 @@ class HTTPClientEndpoint:
         )
         self.max_header_bytes = max_header_bytes
         self.max_tools = max_tools
+        self.hold_challenges = hold_challenges
+        self.authorization: str | None = None
+        self._held: list[_ClientStream] = []
         self.session_id: str | None = None
         self._extra = [(k, v) for k, v in headers]
         self._streams: dict[RequestId, _ClientStream] = {}
@@ -358,6 +394,62 @@ class HTTPClientEndpoint:
                 )
             )
         return events
+
+    def retry_challenged(self) -> None:
+        """Send the requests held on an authorization challenge again (with the
+        current `authorization`); the next `pump()` hands them over."""
+        held, self._held = self._held, []
+        for stream in held:
+            request = stream.request
+            if request is None or stream.cancelled or stream.completed:
+                continue
+            if self._closing or self._expired:
+                break
+            again = HTTPRequest(
+                request.method,
+                request.target,
+                request.headers,
+                request.body,
+                request.purpose,
+                request.request_id,
+                _stream=stream,
+            )
+            stream.request = again
+            self._queue.append(again)
+
+    def fail_challenged(self, message: str, code: int = INTERNAL_ERROR) -> None:
+        """Fail the requests held on an authorization challenge (the flow could not
+        get a token) with `code`; the next `pump()` hands over their events."""
+        held, self._held = self._held, []
+        for stream in held:
+            if stream.cancelled or stream.completed:
+                continue
+            if stream.kind == "listen":
+                self._want_listen = False
+                self._listen = None
+                self._events.append(HTTPErrorReceived("listen", None, message))
+            elif stream.request_id is None:
+                self._events.append(HTTPErrorReceived(stream.kind, None, message))
+            else:
+                self._events += self._fail(stream, code, message)
+
+    def _challenged(self, stream: _ClientStream, status: int, headers: Headers) -> list[Event]:
+        """Hold `stream` on an authorization challenge, if it may be retried."""
+        if (
+            not self.hold_challenges
+            or self._closing
+            or self._expired
+            or stream.kind == "terminate"
+            or stream.cancelled
+            or stream.completed
+            or status in stream.auth_retries
+            or not is_authorization_challenge(status, headers)
+        ):
+            return []
+        stream.auth_retries.add(status)
+        stream.http = None
+        self._held.append(stream)
+        return [AuthorizationChallenged(status, headers, stream.method, stream.request_id)]
 
     # --------------------------------------------------------------- outgoing
 
@@ -772,6 +864,7 @@ class HTTPClientConnection:
         self._reused = False  # an exchange completed on it before the current one
         self._received = 0  # bytes of the current exchange's response so far
         self._status: int | None = None
+        self._challenge: Headers | None = None  # a 401/403's headers
         self._mode = "other"
         self._body: list[bytes] = []
         self._body_len = 0
@@ -795,9 +888,16 @@ class HTTPClientConnection:
         stream = request._stream
         if request.cancelled or stream is None or stream.cancelled:
             return False
+        headers = request.headers
+        authorization = self.endpoint.authorization
+        if authorization is not None:
+            # The current token, whenever the request was queued: a refresh or a new
+            # authorization between queueing and sending must not send a stale one.
+            headers = [h for h in headers if h[0].lower() != "authorization"]
+            headers.append(("authorization", authorization))
         self._emit(
             self._h11.send(
-                h11.Request(method=request.method, target=request.target, headers=request.headers)
+                h11.Request(method=request.method, target=request.target, headers=headers)
             )
         )
         if request.body:
@@ -807,6 +907,7 @@ class HTTPClientConnection:
         stream.http = self
         self._received = 0
         self._status = None
+        self._challenge = None
         self._mode = "other"
         self._body = []
         self._body_len = 0
@@ -877,6 +978,8 @@ class HTTPClientConnection:
         else:
             self._mode = "other"
             self._limit = _MAX_ERROR_BODY
+            if status in (401, 403) and endpoint.hold_challenges:
+                self._challenge = headers
         return events
 
     def _on_data(self, data: bytes) -> list[Event]:
@@ -925,7 +1028,11 @@ class HTTPClientConnection:
         self._stream = None
         body = b"".join(self._body) if self._mode != "sse" else None
         self._body = []
-        events = self.endpoint._ended(stream, self._status, self._mode, body, "stream ended")
+        events: list[Event] = []
+        if self._challenge is not None and self._status is not None:
+            events = self.endpoint._challenged(stream, self._status, self._challenge)
+        if not events:
+            events = self.endpoint._ended(stream, self._status, self._mode, body, "stream ended")
         h = self._h11
         if h.our_state is h11.DONE and h.their_state is h11.DONE:
             h.start_next_cycle()

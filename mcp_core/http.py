@@ -5,6 +5,7 @@ HTTP never load h11. See `_http_server` and `_http_client` for the driving loop.
 """
 
 from ._http_client import (
+    AuthorizationChallenged,
     ClientOutbox,
     HTTPClientConnection,
     HTTPClientEndpoint,
@@ -48,6 +49,7 @@ from ._session_routing import (
 )
 
 __all__ = [
+    "AuthorizationChallenged",
     "ClientOutbox",
     "ClientView",
     "EventStore",

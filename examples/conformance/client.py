@@ -9,6 +9,14 @@ scenario), `MCP_CONFORMANCE_PROTOCOL_VERSION` (the revision to speak: through
 scenarios, `MCP_CONFORMANCE_CONTEXT` (a JSON object, e.g. the tool calls to
 make). Each scenario is a short function below; the exit code is 0 when the
 client did what the scenario asks without an error.
+
+The `auth/*` scenarios put the server behind an authorization server: the client
+gets `auth=OAuthProvider(...)` and does the whole flow itself (mcp_adapters.oauth).
+The suite's authorization server approves at once, answering the authorization
+URL with a redirect; `headless_browser` stands in for the user's browser and
+hands that redirect back, so the redirect URI is never listened on. Scenarios
+where the client must refuse (a resource or issuer mismatch, a bad `iss`) end
+with `AuthorizationFailedError` and exit code 1, which the suite expects.
 """
 
 from __future__ import annotations
@@ -21,7 +29,9 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from mcp_adapters.auth._fetch import fetch
 from mcp_adapters.client import Client, ClientRequestContext
+from mcp_adapters.oauth import OAuthProvider, PreRegisteredClient
 from mcp_core import Era, era_of
 from mcp_core.types import (
     CreateMessageResult,
@@ -90,7 +100,44 @@ async def on_list_roots(context: ClientRequestContext) -> ListRootsResult:
     return ListRootsResult(roots=[Root(uri="file:///tmp/conformance", name="conformance")])
 
 
-def connect(url: str, version: str) -> Client:
+# ------------------------------------------------------------------ auth
+
+#: The Client ID Metadata Document URL the suite's authorization servers expect
+#: (they check the client_id, and never fetch it).
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+#: Never listened on: `headless_browser` catches the redirect to it.
+REDIRECT_URI = "http://localhost:3000/callback"
+
+
+async def headless_browser(url: str) -> str:
+    """The user's part: open the authorization URL, approve, come back. The suite's
+    authorization server approves at once with a redirect, which is the answer."""
+    answer = await fetch("GET", url)
+    location = dict(answer.headers).get("location")
+    if answer.status not in (301, 302, 303, 307) or location is None:
+        raise RuntimeError(f"the authorization endpoint answered {answer.status}, not a redirect")
+    return location
+
+
+def oauth_provider(context: dict[str, Any]) -> OAuthProvider:
+    """The client's OAuth configuration: pre-registered credentials when the scenario
+    gives some, else a Client ID Metadata Document URL, else (the core falls back by
+    itself) dynamic registration."""
+    client = None
+    if context.get("client_id"):
+        client = PreRegisteredClient(
+            context["client_id"], context.get("client_secret"), issuer=context.get("issuer")
+        )
+    return OAuthProvider(
+        redirect_uri=REDIRECT_URI,
+        client_name=CLIENT_INFO["name"],
+        client=client,
+        client_metadata_url=CLIENT_METADATA_URL,
+        authorize=headless_browser,
+    )
+
+
+def connect(url: str, version: str, auth: OAuthProvider | None = None) -> Client:
     """A client speaking `version`: pinned for the handshake revisions; for 2026-07-28,
     "auto" (a `server/discover` probe at 2026-07-28 first), because a pinned modern
     client does not retry a request refused with UnsupportedProtocolVersionError.
@@ -105,6 +152,7 @@ def connect(url: str, version: str) -> Client:
         elicitation_callback=on_elicitation,
         sampling_callback=on_sampling,
         list_roots_callback=on_list_roots,
+        auth=auth,
     )
 
 
@@ -207,13 +255,24 @@ async def request_state(client: Client, context: dict[str, Any]) -> None:
     await client.call_tool("test_mrtr_no_result_type", {})
 
 
+async def authorized(client: Client, context: dict[str, Any]) -> None:
+    """Every auth scenario: connected (authorized on the first 401), list the tools and
+    call each (a tool may need more scope: the 403 step-up)."""
+    for tool in await list_tools(client):
+        result = await client.call_tool(tool.name, _arguments_for(tool))
+        log.info("%s: %s", tool.name, result.content)
+
+
 async def run(url: str) -> None:
     name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "2025-11-25")
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     play = SCENARIOS.get(name, just_list)
+    auth = None
+    if name.startswith("auth/"):
+        auth, play = oauth_provider(context), authorized
     log.info("scenario %r at %s against %s", name, version, url)
-    async with connect(url, version) as client:
+    async with connect(url, version, auth) as client:
         log.info("connected: %s", client.protocol_version)
         await play(client, context)
 

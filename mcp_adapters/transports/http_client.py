@@ -54,7 +54,13 @@ from mcp_core import (
     ProgressReceived,
     RequestReceived,
 )
-from mcp_core.http import HTTPClientConnection, HTTPClientEndpoint, HTTPRequest, ToolsFiltered
+from mcp_core.http import (
+    AuthorizationChallenged,
+    HTTPClientConnection,
+    HTTPClientEndpoint,
+    HTTPRequest,
+    ToolsFiltered,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -133,6 +139,7 @@ class HTTPSession:
         max_header_bytes: int = 64 * 1024,
         max_reconnects: int = 3,
         max_tools: int = 10_000,
+        auth: Any = None,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -161,6 +168,8 @@ class HTTPSession:
             max_reconnects=max_reconnects,
             max_tools=max_tools,
         )
+        # An `mcp_adapters.oauth.OAuthProvider`: bearer tokens, challenges, refresh.
+        self._auth = None if auth is None else auth.attach(self, self._http)
         self._on_request = on_request
         self._on_notification = on_notification
         self._core = SessionCore(
@@ -270,7 +279,9 @@ class HTTPSession:
         self._core.connect(waiter, deadline=None if probe is None else anyio.current_time() + probe)
         self.wake()
         try:
-            with anyio.fail_after(self._connect_timeout):
+            with anyio.fail_after(self._connect_timeout) as scope:
+                if self._auth is not None:
+                    self._auth.handshake_scope = scope  # paused while the user logs in
                 await waiter.wait()
         except TimeoutError:
             raise RequestTimeoutError(
@@ -278,8 +289,10 @@ class HTTPSession:
                 REQUEST_TIMEOUT,
                 f"{self.url} did not complete the handshake in {self._connect_timeout} s",
             ) from self._error
-        except ConnectionClosedError:
-            if self._error is not None:
+        except Exception as exc:
+            if self._auth is not None:
+                self._auth.raise_failure(exc, handshake=True)
+            if isinstance(exc, ConnectionClosedError) and self._error is not None:
                 raise ConnectionClosedError(
                     f"cannot connect to {self.url}: {self._error}"
                 ) from self._error
@@ -347,6 +360,10 @@ class HTTPSession:
             if exc.__cause__ is None and self._error is not None:
                 exc.__cause__ = self._error
             raise
+        except Exception as exc:
+            if self._auth is not None:
+                self._auth.raise_failure(exc)
+            raise
 
     async def notify(
         self, method: str, params: Any = None, *, related_request_id: RequestId | None = None
@@ -412,6 +429,8 @@ class HTTPSession:
             if isinstance(event, ToolsFiltered):
                 for name, why in event.dropped:
                     logger.warning("dropped tool %r from tools/list: %s", name, why)
+            elif isinstance(event, AuthorizationChallenged) and self._auth is not None:
+                self._auth.challenged(event)
         self._core.dispatch(events)
         if self._core.closed is not None:
             self._closed_event.set()
@@ -494,6 +513,8 @@ class HTTPSession:
             return
         if request.fresh:
             logger.debug("%s dropped a request unread on an idle connection; resending", self.url)
+        if self._auth is not None:
+            await self._auth.before_request()
         try:
             conn = await self._connection(fresh=request.fresh)
         except Exception as exc:
