@@ -15,6 +15,12 @@ NODE_VERSION="22.23.5"
 say() { printf 'node-env: %s\n' "$*" >&2; }
 
 command -v npm >/dev/null || { say "npm is needed (Debian: apt-get install npm)"; exit 2; }
+# One installer at a time: the test workers call this at once on a fresh clone,
+# and two npm runs in one folder rename each other's files away (ENOENT).
+if command -v flock >/dev/null; then
+    exec 9>"$DIR/.node-env.lock"
+    flock 9
+fi
 if [[ ! -d "$DIR/node_modules/@modelcontextprotocol/sdk" || "$DIR/package-lock.json" -nt "$DIR/node_modules/.package-lock.json" ]]; then
     say "npm ci in node/"
     (cd "$DIR" && npm ci --no-audit --no-fund --loglevel=error >&2)
