@@ -265,7 +265,9 @@ def test_a_stored_registration_is_reused_with_its_issuer_only() -> None:
     record = OAuthRecord.from_dict(json.loads(json.dumps(first.record.to_dict())))
     # Same server: the stored client id is used again, no new registration.
     flow = new_flow(record=record)
-    step = flow.handle_challenge(403, bearer(error="insufficient_scope", scope="more"), wall_time=NOW)
+    step = flow.handle_challenge(
+        403, bearer(error="insufficient_scope", scope="more"), wall_time=NOW
+    )
     drive(flow, world, step)
     assert len(server.registrations) == 1
     assert server.authorizations[-1]["client_id"] == first.record.client.client_id
@@ -278,7 +280,9 @@ def test_a_stored_registration_is_reused_with_its_issuer_only() -> None:
         FakeResourceServer(authorization_servers=["https://as2.example.com"]), [new_server]
     )
     flow = new_flow(record=record)
-    step = flow.handle_challenge(403, bearer(error="insufficient_scope", scope="more"), wall_time=NOW)
+    step = flow.handle_challenge(
+        403, bearer(error="insufficient_scope", scope="more"), wall_time=NOW
+    )
     result = drive(flow, world2, step)
     assert len(new_server.registrations) == 1
     assert first.record.client.client_id not in {a["client_id"] for a in new_server.authorizations}
@@ -729,7 +733,10 @@ def test_step_up_scopes_per_revision(revision: str, second: str) -> None:
     first = drive(flow, world, flow.handle_challenge(401, bearer(scope="mcp:basic"), wall_time=NOW))
     assert first.record.requested_scope == "mcp:basic"
     step = flow.handle_challenge(
-        403, bearer(error="insufficient_scope", scope="mcp:write"), wall_time=NOW, operation="tools/call"
+        403,
+        bearer(error="insufficient_scope", scope="mcp:write"),
+        wall_time=NOW,
+        operation="tools/call",
     )
     result = drive(flow, world, step)
     assert [a.get("scope") for a in world.auth.authorizations] == ["mcp:basic", second]
@@ -781,7 +788,9 @@ def test_step_up_counters_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     # The oldest counts were dropped: operation 0 may step up again, 4 may not.
     with pytest.raises(StepUpLimitExceeded):
         flow.handle_challenge(403, challenge, wall_time=NOW, operation=4)
-    assert isinstance(flow.handle_challenge(403, challenge, wall_time=NOW, operation=0), OAuthHTTPRequest)
+    assert isinstance(
+        flow.handle_challenge(403, challenge, wall_time=NOW, operation=0), OAuthHTTPRequest
+    )
 
 
 @pytest.mark.parametrize(
@@ -837,7 +846,9 @@ def test_a_401_after_the_resource_moved_registers_with_the_new_server() -> None:
     world = World(servers=[old, new])
     flow, first = authorized(world)
     world.resource.authorization_servers = ["https://as2.example.com"]
-    result = drive(flow, world, flow.handle_challenge(401, bearer(scope="mcp:basic"), wall_time=NOW))
+    result = drive(
+        flow, world, flow.handle_challenge(401, bearer(scope="mcp:basic"), wall_time=NOW)
+    )
     assert [f["grant_type"] for f in old.token_requests] == ["authorization_code"]
     assert len(new.registrations) == 1
     assert first.record.client.client_id not in {a["client_id"] for a in new.authorizations}
