@@ -335,7 +335,8 @@ def missing_wall_time() -> NoReturn:
     """
     raise LocalProtocolError(
         "this server seals requestState (request_state_keys): pass "
-        "wall_time=time.time() with every input, or no retry can be verified"
+        "wall_time=<the wall clock, seconds since the epoch> with every input, or no "
+        "retry can be verified"
     )
 
 
@@ -410,8 +411,8 @@ class _Connection:
     def receive_data(self, data: bytes, *, wall_time: float | None = None) -> list[Event]:
         """Feed bytes of a newline-delimited stream; `b""` means the stream ended.
 
-        `wall_time` is the wall-clock time (`time.time()`, seconds since the
-        epoch), for the one check that needs it: the expiry of a sealed
+        `wall_time` is the wall-clock time (seconds since the epoch, what the
+        standard library's time() gives), for the one check that needs it: the expiry of a sealed
         `requestState`, which other processes must judge alike. A server with
         `request_state_keys` cannot judge a retry without it, so it refuses
         bytes that come without it (`LocalProtocolError`, before reading any);

@@ -38,7 +38,7 @@ class TokenVerificationNeeded(Event):
     """A request carries a token the endpoint's guard has not verified yet.
 
     Verify `token` (a JWT against the issuer's keys, an RFC 7662 introspection ...),
-    then call `exchange.receive_token_verification(result, wall_time=time.time())`
+    then call `exchange.receive_token_verification(result, wall_time=...)` (the wall clock)
     with an `AccessToken`, `InvalidToken` or `VerifierUnavailable`, and act on the
     events it returns as on any others. Until then the request waits. Keep `token`
     out of logs, and never send it anywhere but to the verifier.
@@ -75,7 +75,7 @@ def authorize(
     wall = endpoint.moment.wall
     if wall is None:
         raise LocalProtocolError(
-            "this endpoint checks access tokens (auth=): pass wall_time=time.time() with "
+            "this endpoint checks access tokens (auth=): pass wall_time=<the wall clock> with "
             "the end of every request, or no token's expiry can be judged"
         )
     outcome = guard.authenticate(head.headers, target=head.target, wall_time=wall)
@@ -97,7 +97,9 @@ def resume(http: HTTPExchange, result: VerificationResult) -> list[Event]:
     assert guard is not None
     wall = endpoint.moment.wall
     if wall is None:
-        raise LocalProtocolError("receive_token_verification() needs wall_time=time.time()")
+        raise LocalProtocolError(
+            "receive_token_verification() needs wall_time=<the wall clock, seconds since the epoch>"
+        )
     return _go_on(endpoint, http, head, body, guard.judge(token, result, wall_time=wall))
 
 

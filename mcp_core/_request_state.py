@@ -176,7 +176,7 @@ class RequestStateSealer:
     "prepend the new key, drop the old one after the TTL". Servers that share
     keys must use distinct `audience` values unless they should accept each
     other's state. Pure: time comes in as `wall_time` (seconds since the epoch,
-    as `time.time()` gives: every process that shares the keys must agree on it).
+    as the wall clock gives: every process that shares the keys must agree on it).
     """
 
     def __init__(
