@@ -85,6 +85,13 @@ def _fds() -> dict[int, str]:
     return found
 
 
+def _pooled(thread: threading.Thread) -> bool:
+    """A worker of trio's thread cache (`trio.to_thread`, name resolution): trio
+    keeps an idle one for 10 s by design, to serve the next call, and it ends on
+    its own. Waiting it out cost every trio test that touched a thread 10 s."""
+    return thread.name.startswith("Trio thread ")
+
+
 @pytest.fixture(autouse=True)
 def no_leaks() -> Iterator[None]:
     fds_before = _fds()
@@ -95,7 +102,7 @@ def no_leaks() -> Iterator[None]:
     deadline = time.monotonic() + SETTLE
     while True:
         fds = {fd: t for fd, t in _fds().items() if fds_before.get(fd) != t}
-        threads = [t for t in threading.enumerate() if t not in threads_before]
+        threads = [t for t in threading.enumerate() if t not in threads_before and not _pooled(t)]
         children = _children() - children_before
         processes = _test_processes() - processes_before
         if not (fds or threads or children or processes) or time.monotonic() > deadline:
