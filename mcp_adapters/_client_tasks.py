@@ -84,12 +84,16 @@ class TaskLink:
     """What a `TaskHandle` needs of its Client, and nothing more.
 
     `request(method, params)` sends a request (the Client's read timeout);
+    `wait(method, params)` sends one that may take as long as the task does
+    (the 2025-11-25 `tasks/result`, which blocks until the task ends; a
+    human may be answering its question meanwhile);
     `answer_input(key, method, params)` runs the Client's callback for one of
     a 2026-07-28 task's input requests; `ended(handle)` forgets a handle whose
     task is over; `poll_bounds` are (floor, ceiling) in seconds.
     """
 
     request: Callable[[str, Any], Awaitable[Any]]
+    wait: Callable[[str, Any], Awaitable[Any]]
     answer_input: Callable[[str, str, Any], Awaitable[Any]]
     ended: Callable[[TaskHandle], None]
     poll_bounds: tuple[float, float]
@@ -118,6 +122,7 @@ class TaskHandle:
         *,
         modern: bool,
         result: CallToolResult | None = None,
+        known: bool = True,
     ) -> None:
         self._link = link
         self.task = task
@@ -132,6 +137,8 @@ class TaskHandle:
         # 2026-07-28: whether `task` carries the inline payload (tasks/get or a
         # notification), which the creating result never does.
         self._detailed = False
+        # False for a handle made from an id alone: its first look is a tasks/get.
+        self._known = known
 
     @property
     def status_value(self) -> str:
@@ -180,6 +187,8 @@ class TaskHandle:
         if self._result is not None:
             return self._result
         assert self.task_id is not None
+        if not self._known:
+            await self.status()
         while True:
             task = self.task
             status = task.status
@@ -216,7 +225,7 @@ class TaskHandle:
 
     async def _fetch_legacy_result(self) -> CallToolResult:
         try:
-            payload = await self._link.request("tasks/result", {"taskId": self.task_id})
+            payload = await self._link.wait("tasks/result", {"taskId": self.task_id})
         finally:
             self._link.ended(self)
         wire = to_wire(payload) or {}
@@ -279,6 +288,7 @@ class TaskHandle:
         if task is None or getattr(task, "task_id", None) != self.task_id:
             return
         self.task = task
+        self._known = True
         if detailed:
             self._detailed = True
         changed, self._changed = self._changed, anyio.Event()

@@ -77,7 +77,9 @@ from mcp_core import (
     Limits,
     MCPError,
     NotificationReceived,
+    ProgressReceived,
     RequestReceived,
+    ResponseReceived,
     SubscriptionAcknowledged,
     to_wire,
 )
@@ -85,6 +87,7 @@ from mcp_core.types import (
     CallToolResult,
     ClientCapabilities,
     CompleteResult,
+    CreateTaskResult,
     ElicitRequestParams,
     ErrorData,
     GetPromptResult,
@@ -176,6 +179,10 @@ class Client:
         self._task_status_callback = task_status_callback
         # The handles of tasks not seen to end yet, by task id: notifications reach them.
         self._task_handles: dict[str, TaskHandle] = {}
+        # 2025-11-25: a task call's progress token outlives its CreateTaskResult, so
+        # its progress goes on after call_tool returned: by the call's request id.
+        self._progress_task_calls = 0
+        self._task_progress: dict[int | str, _TaskProgress] = {}
         capabilities: dict[str, Any] = {}
         if elicitation_callback is not None:
             capabilities["elicitation"] = {mode_: {} for mode_ in elicitation_modes}
@@ -215,7 +222,11 @@ class Client:
         limit = (limits or DEFAULT_LIMITS).max_tasks
         self._hosted = HostedTasks(self._spawn, self._notify, limit) if tasks else None
         self._task_link = TaskLink(
-            self._request, self._answer_task_input, self._task_ended, self.task_poll_bounds
+            self._request,
+            self._request_unbounded,
+            self._answer_task_input,
+            self._task_ended,
+            self.task_poll_bounds,
         )
 
     # ------------------------------------------------------------- lifetime
@@ -261,6 +272,7 @@ class Client:
         if self._hosted is not None:
             self._hosted.cancel_all()
         self._task_handles.clear()
+        self._task_progress.clear()
         context, self._context = self._context, None
         if context is not None:
             await context.__aexit__(None, None, None)
@@ -308,6 +320,10 @@ class Client:
     async def _request(self, method: str, params: Any = None, **options: Any) -> Any:
         options.setdefault("timeout", self.read_timeout)
         return await self.session.request(method, params, **options)
+
+    async def _request_unbounded(self, method: str, params: Any = None) -> Any:
+        """A request the read timeout does not bound (a task's blocking `tasks/result`)."""
+        return await self.session.request(method, params)
 
     @overload
     async def call_tool(
@@ -376,12 +392,19 @@ class Client:
             def on_progress(event: Any) -> None:
                 progress_callback(event.progress, event.total, event.message)
 
-        result: Any = await self._request(
-            "tools/call",
-            params,
-            timeout=read_timeout if read_timeout is not None else self.read_timeout,
-            on_progress=on_progress,
-        )
+        follow_progress = on_progress is not None and task and not modern
+        if follow_progress:
+            self._progress_task_calls += 1
+        try:
+            result: Any = await self._request(
+                "tools/call",
+                params,
+                timeout=read_timeout if read_timeout is not None else self.read_timeout,
+                on_progress=on_progress,
+            )
+        finally:
+            if follow_progress:
+                self._progress_task_calls -= 1
         # Log and other notifications of this call arrived before its result: let
         # their callbacks run first, as they would have in a synchronous client.
         if self._delivering and self._idle is not None:
@@ -393,7 +416,14 @@ class Client:
         # A task: CreateTaskResult (2025-11-25) or resultType "task" (2026-07-28).
         handle = TaskHandle(self._task_link, result if modern else result.task, modern=modern)
         assert handle.task_id is not None
+        if len(self._task_handles) >= self.config.limits.max_tasks:
+            # Bounded: the oldest handle only stops being woken by notifications.
+            del self._task_handles[next(iter(self._task_handles))]
         self._task_handles[handle.task_id] = handle
+        if follow_progress:
+            for entry in self._task_progress.values():
+                if entry.task_id == handle.task_id and entry.callback is None:
+                    entry.attach(on_progress)
         if task:
             return handle
         return await handle.result()
@@ -411,7 +441,9 @@ class Client:
         """
         handle = self._task_handles.get(task_id)
         if handle is None:
-            handle = TaskHandle(self._task_link, _Unknown(task_id), modern=self._modern())
+            handle = TaskHandle(
+                self._task_link, _Unknown(task_id), modern=self._modern(), known=False
+            )
             self._task_handles[task_id] = handle
         return handle
 
@@ -425,6 +457,9 @@ class Client:
     def _task_ended(self, handle: TaskHandle) -> None:
         if handle.task_id is not None and self._task_handles.get(handle.task_id) is handle:
             del self._task_handles[handle.task_id]
+        if self._task_progress:
+            for rid in [r for r, e in self._task_progress.items() if e.task_id == handle.task_id]:
+                del self._task_progress[rid]
 
     async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
         result: ListToolsResult = await self._request("tools/list", _cursor(cursor))
@@ -632,7 +667,20 @@ class Client:
                 self._idle.set()
 
     def _on_event(self, event: Event) -> None:
-        if isinstance(event, SubscriptionAcknowledged) and self._unbound_listeners:
+        if isinstance(event, ProgressReceived):
+            if self._task_progress:
+                entry = self._task_progress.get(event.request_id)
+                if entry is not None:
+                    entry.deliver(event)
+        elif (
+            isinstance(event, ResponseReceived)
+            and self._progress_task_calls
+            and isinstance(event.result, CreateTaskResult)
+            and len(self._task_progress) < self.config.limits.max_tasks
+        ):
+            # Seen before call_tool resumes: progress arriving meanwhile is kept for it.
+            self._task_progress[event.request_id] = _TaskProgress(event.result.task.task_id)
+        elif isinstance(event, SubscriptionAcknowledged) and self._unbound_listeners:
             listener = self._unbound_listeners.pop(0)
             listener.request_id = event.request_id
             self._listeners[event.request_id] = listener
@@ -651,6 +699,34 @@ class Client:
             spawner(awaitable)
         else:  # pragma: no cover - every backend session has spawn()
             raise RuntimeError("session cannot run callbacks")
+
+
+class _TaskProgress:
+    """Where the progress of one 2025-11-25 task call goes after its CreateTaskResult."""
+
+    __slots__ = ("callback", "early", "task_id")
+    #: Progress kept between the CreateTaskResult and call_tool taking the handle.
+    EARLY_BOUND = 64
+
+    def __init__(self, task_id: str) -> None:
+        self.task_id = task_id
+        self.callback: Callable[[Any], None] | None = None
+        self.early: list[Any] = []
+
+    def deliver(self, event: Any) -> None:
+        if self.callback is not None:
+            try:
+                self.callback(event)
+            except Exception:
+                logger.exception("progress callback failed")
+        elif len(self.early) < self.EARLY_BOUND:
+            self.early.append(event)
+
+    def attach(self, callback: Callable[[Any], None]) -> None:
+        self.callback = callback
+        early, self.early = self.early, []
+        for event in early:
+            self.deliver(event)
 
 
 class _Unknown:

@@ -147,11 +147,11 @@ class Board:
             return {"content": [{"type": "text", "text": f"done: {task.get('answer')}"}]}
         raise MCPError(-32601, f"Method not found: {method}")
 
-    async def push_status(self, task_id: str, status: str) -> None:
+    def push_status(self, task_id: str, status: str) -> None:
         """A 2025-11-25 `notifications/tasks/status` for a task, its status changed."""
         task = self.tasks[task_id]
         task["status"] = status
-        await self.session.notify("notifications/tasks/status", self._fields(task))
+        self.session.apply(lambda conn: conn.send_task_status(self._fields(task)))
 
     # ---- the transport: an object with connect(config, **options), for Client(...)
 
@@ -317,7 +317,7 @@ async def test_legacy_status_notification_wakes_the_poller(anyio_backend: str) -
 
                 group.start_soon(wait)
                 await anyio.sleep(0)
-                await board.push_status("t1", "completed")
+                board.push_status("t1", "completed")
     assert outcome[0].content[0].text == "done: None"
     assert board.gets == 0  # no poll was needed
     assert seen == ["completed"]
@@ -410,3 +410,41 @@ async def test_legacy_client_without_tasks_answers_plainly_and_refuses_tasks_req
                 await board.session.request("elicitation/create", {**QUESTION, "task": {}})
             answer = await board.session.request("elicitation/create", QUESTION)
             assert answer.action == "accept"
+
+
+async def test_legacy_progress_goes_on_after_the_task_was_created(anyio_backend: str) -> None:
+    board = Board("legacy")
+    seen: list[tuple[float, float | None, str | None]] = []
+    got_two = anyio.Event()
+
+    def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+        if len(seen) == 2:
+            got_two.set()
+
+    with anyio.fail_after(HANG):
+        async with client(board) as c:
+            handle = await c.call_tool("slow", task=True, progress_callback=on_progress)
+            send = board.session.apply
+            assert send(lambda conn: conn.send_task_progress("t1", 1, 2, "half"))
+            assert send(lambda conn: conn.send_task_progress("t1", 2, 2, "all"))
+            await got_two.wait()
+            board.push_status("t1", "completed")  # the token ends with the task
+            assert not send(lambda conn: conn.send_task_progress("t1", 3, 3))
+            await handle.result()
+    assert seen == [(1, 2, "half"), (2, 2, "all")]
+
+
+async def test_a_handle_by_id_follows_a_task_another_handle_created(anyio_backend: str) -> None:
+    for era in (MODERN, "legacy"):
+        board = Board(era)
+        with anyio.fail_after(HANG):
+            async with client(board, elicitation_callback=Asked()) as c:
+                first = await c.call_tool("research", {"topic": "rome"}, task=True)
+                assert c.task("t1") is first  # the client's own handle
+            async with client(board, elicitation_callback=Asked()) as c:
+                again = c.task("t1")  # a new connection knows the task by id only
+                assert again.status_value == "working"
+                result = await again.result()
+        expected = "Rome: the city" if era == MODERN else "done: the city"
+        assert result.content[0].text == expected
