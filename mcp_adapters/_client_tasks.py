@@ -89,7 +89,9 @@ class TaskLink:
     human may be answering its question meanwhile);
     `answer_input(key, method, params)` runs the Client's callback for one of
     a 2026-07-28 task's input requests; `ended(handle)` forgets a handle whose
-    task is over; `poll_bounds` are (floor, ceiling) in seconds.
+    task is over; `poll_bounds` are (floor, ceiling) in seconds;
+    `max_input_rounds` bounds the `tasks/update`s of one 2026-07-28 task, as
+    it bounds the retries of an `InputRequiredResult`.
     """
 
     request: Callable[[str, Any], Awaitable[Any]]
@@ -97,6 +99,7 @@ class TaskLink:
     answer_input: Callable[[str, str, Any], Awaitable[Any]]
     ended: Callable[[TaskHandle], None]
     poll_bounds: tuple[float, float]
+    max_input_rounds: int
 
 
 def poll_delay(interval_ms: int | None, floor: float, ceiling: float) -> float:
@@ -134,6 +137,7 @@ class TaskHandle:
         # unique for the task's whole life, so a poll that still shows it before
         # the server took our update must not ask the user twice).
         self._answered: set[str] = set()
+        self._rounds = 0  # tasks/update sent (2026-07-28)
         # 2026-07-28: whether `task` carries the inline payload (tasks/get or a
         # notification), which the creating result never does.
         self._detailed = False
@@ -157,6 +161,7 @@ class TaskHandle:
         if self.task_id is None:
             return None
         task = await self._link.request("tasks/get", {"taskId": self.task_id})
+        self._check_id("tasks/get", task)
         self._seen(task, detailed=True)
         return task
 
@@ -171,6 +176,7 @@ class TaskHandle:
             return None
         answer = await self._link.request("tasks/cancel", {"taskId": self.task_id})
         if not self.modern:
+            self._check_id("tasks/cancel", answer)
             self._seen(answer, detailed=False)
         return answer
 
@@ -254,22 +260,30 @@ class TaskHandle:
         """2026-07-28: answer the questions not answered yet with one `tasks/update`.
 
         False when there was nothing new to answer (wait for the server to
-        take the last answers). A question the Client has no callback for, or
+        take the last answers). Past `max_input_rounds` updates the task is
+        cancelled and the call fails, as a retry loop would. A question the Client has no callback for, or
         that its callback refuses, cancels the task and fails the call: the
         extension has no way to send a refusal in `inputResponses`.
         """
+        asked = [(k, r) for k, r in (requests or {}).items() if k not in self._answered]
+        if not asked:
+            return False
+        if self._rounds >= self._link.max_input_rounds:
+            # Refused before anyone is asked: a server that never stops asking.
+            await self._cancel_quietly()
+            raise MCPError(
+                INTERNAL_ERROR,
+                f"the server kept asking for input: {self._link.max_input_rounds} rounds exceeded",
+            )
         responses: dict[str, Any] = {}
-        for key, request in (requests or {}).items():
-            if key in self._answered:
-                continue
+        for key, request in asked:
             try:
                 answer = await self._link.answer_input(key, request.method, request.params)
             except MCPError:
                 await self._cancel_quietly()
                 raise
             responses[key] = to_wire(answer)
-        if not responses:
-            return False
+        self._rounds += 1
         await self._link.request(
             "tasks/update", {"taskId": self.task_id, "inputResponses": responses}
         )
@@ -282,6 +296,16 @@ class TaskHandle:
             with contextlib.suppress(Exception):
                 await self._link.request("tasks/cancel", {"taskId": self.task_id})
         self._link.ended(self)
+
+    def _check_id(self, method: str, task: Any) -> None:
+        """The server's answer must be about this task: acting on another's state
+        would show the wrong result (or poll forever for a state never seen)."""
+        if task.task_id != self.task_id:
+            raise MCPError(
+                INTERNAL_ERROR,
+                f"invalid result: {method} for task {self.task_id!r} "
+                f"answered about {task.task_id!r}",
+            )
 
     def _seen(self, task: Any, *, detailed: bool) -> None:
         """A newer state of the task: from a poll, a cancel or a notification."""

@@ -227,6 +227,7 @@ class Client:
             self._answer_task_input,
             self._task_ended,
             self.task_poll_bounds,
+            max_input_rounds,
         )
 
     # ------------------------------------------------------------- lifetime

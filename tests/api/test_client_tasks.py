@@ -46,7 +46,9 @@ class Board:
     """The server's tasks, by id, and what the client sent about them.
 
     Tools: `research` (asks one question, then completes with the answer),
-    `slow` (works until cancelled), `broken` (fails), `quick` (no task).
+    `slow` (works until cancelled), `broken` (fails), `quick` (no task),
+    `confused` (its tasks/get answers about another task), `nosy` (2026-07-28:
+    asks a new question after every answer).
     A task advances one step per `tasks/get`, so a test sees each status.
     """
 
@@ -79,8 +81,9 @@ class Board:
         if self.era != MODERN:
             return body
         if task["status"] == "input_required":
+            key = f"q{task['asks']}" if task["tool"] == "nosy" else "topic"
             body["inputRequests"] = {
-                "topic": {
+                key: {
                     "method": "elicitation/create",
                     "params": {
                         "mode": "form",
@@ -106,6 +109,8 @@ class Board:
         if status != "working":
             return
         task["steps"] += 1
+        if tool == "nosy":  # asks again after every answer
+            task["status"] = "input_required"
         if tool == "research" and task["steps"] == 2 and task.get("answer") is None:
             task["status"] = "input_required"
         elif tool == "research" and task["steps"] >= 2:
@@ -121,7 +126,7 @@ class Board:
             if params["name"] == "quick":
                 return {"content": [{"type": "text", "text": "at once"}]}
             task = {"id": f"t{len(self.tasks) + 1}", "tool": params["name"]}
-            task |= {"status": "working", "steps": 0}
+            task |= {"status": "working", "steps": 0, "asks": 0}
             self.tasks[task["id"]] = task
             if self.era == MODERN:
                 return {"resultType": "task", **self._fields(task)}
@@ -132,9 +137,15 @@ class Board:
         if method == "tasks/get":
             self.gets += 1
             self._step(task)
+            if task["tool"] == "confused":  # answers about another task
+                return self._detailed({**task, "id": "elsewhere"})
             return self._detailed(task)
         if method == "tasks/update":
             self.updates.append(params["inputResponses"])
+            task["status"] = "working"
+            if task["tool"] == "nosy":
+                task["asks"] += 1
+                return {}
             task["answer"] = params["inputResponses"]["topic"]["content"]["which"]
             task["status"] = "working"
             return {}
@@ -448,3 +459,27 @@ async def test_a_handle_by_id_follows_a_task_another_handle_created(anyio_backen
                 result = await again.result()
         expected = "Rome: the city" if era == MODERN else "done: the city"
         assert result.content[0].text == expected
+
+
+@pytest.mark.parametrize("era", [MODERN, "legacy"])
+async def test_an_answer_about_another_task_fails_the_wait(anyio_backend: str, era: str) -> None:
+    board = Board(era)
+    with anyio.fail_after(HANG):
+        async with client(board) as c:
+            handle = await c.call_tool("confused", task=True)
+            with pytest.raises(MCPError, match="answered about 'elsewhere'"):
+                await handle.result()
+    assert board.gets == 1
+
+
+async def test_modern_a_task_that_keeps_asking_is_cancelled_after_max_input_rounds(
+    anyio_backend: str,
+) -> None:
+    board, asked = Board(MODERN), Asked()
+    with anyio.fail_after(HANG):
+        async with client(board, elicitation_callback=asked, max_input_rounds=2) as c:
+            handle = await c.call_tool("nosy", task=True)
+            with pytest.raises(MCPError, match="2 rounds exceeded"):
+                await handle.result()
+    assert len(asked.messages) == 2 and [list(u) for u in board.updates] == [["q0"], ["q1"]]
+    assert board.tasks["t1"]["status"] == "cancelled"
