@@ -174,15 +174,16 @@ class Client:
             raise ValueError(
                 f"task_poll_bounds must be 0 < floor <= ceiling, not {task_poll_bounds}"
             )
-        self.task_poll_bounds = (float(floor), float(ceiling))
+        self.task_poll_bounds = task_poll_bounds
         self.tasks = tasks
         self._task_status_callback = task_status_callback
         # The handles of tasks not seen to end yet, by task id: notifications reach them.
-        self._task_handles: dict[str, TaskHandle] = {}
+        # Made on first use, like the rest of the task state: most clients run no task.
+        self._task_handles: dict[str, TaskHandle] | None = None
         # 2025-11-25: a task call's progress token outlives its CreateTaskResult, so
         # its progress goes on after call_tool returned: by the call's request id.
         self._progress_task_calls = 0
-        self._task_progress: dict[int | str, _TaskProgress] = {}
+        self._task_progress: dict[int | str, _TaskProgress] | None = None
         capabilities: dict[str, Any] = {}
         if elicitation_callback is not None:
             capabilities["elicitation"] = {mode_: {} for mode_ in elicitation_modes}
@@ -221,14 +222,7 @@ class Client:
         self._unbound_listeners: list[_Listener] = []
         limit = (limits or DEFAULT_LIMITS).max_tasks
         self._hosted = HostedTasks(self._spawn, self._notify, limit) if tasks else None
-        self._task_link = TaskLink(
-            self._request,
-            self._request_unbounded,
-            self._answer_task_input,
-            self._task_ended,
-            self.task_poll_bounds,
-            max_input_rounds,
-        )
+        self._link: TaskLink | None = None
 
     # ------------------------------------------------------------- lifetime
 
@@ -272,8 +266,7 @@ class Client:
     async def __aexit__(self, *exc_info: Any) -> None:
         if self._hosted is not None:
             self._hosted.cancel_all()
-        self._task_handles.clear()
-        self._task_progress.clear()
+        self._task_handles = self._task_progress = None
         context, self._context = self._context, None
         if context is not None:
             await context.__aexit__(None, None, None)
@@ -417,11 +410,12 @@ class Client:
         # A task: CreateTaskResult (2025-11-25) or resultType "task" (2026-07-28).
         handle = TaskHandle(self._task_link, result if modern else result.task, modern=modern)
         assert handle.task_id is not None
-        if len(self._task_handles) >= self.config.limits.max_tasks:
+        handles = self._handles()
+        if len(handles) >= self.config.limits.max_tasks:
             # Bounded: the oldest handle only stops being woken by notifications.
-            del self._task_handles[next(iter(self._task_handles))]
-        self._task_handles[handle.task_id] = handle
-        if follow_progress:
+            del handles[next(iter(handles))]
+        handles[handle.task_id] = handle
+        if follow_progress and self._task_progress:
             for entry in self._task_progress.values():
                 if entry.task_id == handle.task_id and entry.callback is None:
                     entry.attach(on_progress)
@@ -440,13 +434,33 @@ class Client:
         Its first `status()` or `result()` asks the server; on 2026-07-28 the
         Client must be made with `tasks=True`.
         """
-        handle = self._task_handles.get(task_id)
+        handles = self._handles()
+        handle = handles.get(task_id)
         if handle is None:
             handle = TaskHandle(
                 self._task_link, _Unknown(task_id), modern=self._modern(), known=False
             )
-            self._task_handles[task_id] = handle
+            handles[task_id] = handle
         return handle
+
+    def _handles(self) -> dict[str, TaskHandle]:
+        if self._task_handles is None:
+            self._task_handles = {}
+        return self._task_handles
+
+    @property
+    def _task_link(self) -> TaskLink:
+        """What the task handles need of this Client (made on first use)."""
+        if self._link is None:
+            self._link = TaskLink(
+                self._request,
+                self._request_unbounded,
+                self._answer_task_input,
+                self._task_ended,
+                self.task_poll_bounds,
+                self.config.max_input_rounds,
+            )
+        return self._link
 
     async def _notify(self, method: str, params: Any) -> None:
         await self.session.notify(method, params)
@@ -456,8 +470,9 @@ class Client:
         return connected is not None and connected.era is Era.MODERN
 
     def _task_ended(self, handle: TaskHandle) -> None:
-        if handle.task_id is not None and self._task_handles.get(handle.task_id) is handle:
-            del self._task_handles[handle.task_id]
+        handles = self._task_handles
+        if handle.task_id is not None and handles and handles.get(handle.task_id) is handle:
+            del handles[handle.task_id]
         if self._task_progress:
             for rid in [r for r, e in self._task_progress.items() if e.task_id == handle.task_id]:
                 del self._task_progress[rid]
@@ -624,7 +639,8 @@ class Client:
 
     def _on_notification(self, session: Any, event: NotificationReceived) -> None:
         if event.method in _TASK_NOTIFICATIONS:
-            handle = self._task_handles.get(getattr(event.params, "task_id", None) or "")
+            handles = self._task_handles
+            handle = handles.get(getattr(event.params, "task_id", None) or "") if handles else None
             if handle is not None:
                 handle.notified(event.params)
             if self._task_status_callback is not None:
@@ -677,9 +693,11 @@ class Client:
             isinstance(event, ResponseReceived)
             and self._progress_task_calls
             and isinstance(event.result, CreateTaskResult)
-            and len(self._task_progress) < self.config.limits.max_tasks
+            and len(self._task_progress or ()) < self.config.limits.max_tasks
         ):
             # Seen before call_tool resumes: progress arriving meanwhile is kept for it.
+            if self._task_progress is None:
+                self._task_progress = {}
             self._task_progress[event.request_id] = _TaskProgress(event.result.task.task_id)
         elif isinstance(event, SubscriptionAcknowledged) and self._unbound_listeners:
             listener = self._unbound_listeners.pop(0)
