@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
+import pydantic
 
 from mcp_core import (
     INTERNAL_ERROR,
@@ -203,8 +204,8 @@ class TaskHandle:
                     await self.status()
                     continue
                 if status == "completed":
-                    self._result = CallToolResult.model_validate(task.result or {})
                     self._link.ended(self)
+                    self._result = _tool_result(task.result or {})
                     return self._result
                 if status == "failed":
                     self._link.ended(self)
@@ -232,8 +233,10 @@ class TaskHandle:
     async def _fetch_legacy_result(self) -> CallToolResult:
         try:
             payload = await self._link.wait("tasks/result", {"taskId": self.task_id})
-        finally:
-            self._link.ended(self)
+        except MCPError:
+            self._link.ended(self)  # the task's own error: it is over
+            raise
+        self._link.ended(self)
         wire = to_wire(payload) or {}
         meta = wire.get("_meta")
         if isinstance(meta, dict):
@@ -243,7 +246,7 @@ class TaskHandle:
                 wire["_meta"] = meta
             else:
                 del wire["_meta"]
-        self._result = CallToolResult.model_validate(wire)
+        self._result = _tool_result(wire)
         return self._result
 
     async def _pause(self, task: Any) -> bool:
@@ -321,6 +324,19 @@ class TaskHandle:
     def notified(self, params: Any) -> None:
         """A status notification about this task (either era); the Client calls this."""
         self._seen(params, detailed=self.modern)
+
+
+def _tool_result(wire: dict[str, Any]) -> CallToolResult:
+    """The task's outcome as the tool's result; a malformed one is the server's error."""
+    try:
+        return CallToolResult.model_validate(wire)
+    except pydantic.ValidationError as exc:
+        problem = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'result'}: {e['msg']}" for e in exc.errors()
+        )
+        raise MCPError(
+            INTERNAL_ERROR, f"invalid result: the task's CallToolResult: {problem}"
+        ) from None
 
 
 def _task_error(error: Any) -> MCPError:

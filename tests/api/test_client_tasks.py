@@ -47,8 +47,9 @@ class Board:
 
     Tools: `research` (asks one question, then completes with the answer),
     `slow` (works until cancelled), `broken` (fails), `quick` (no task),
-    `confused` (its tasks/get answers about another task), `nosy` (2026-07-28:
-    asks a new question after every answer).
+    `confused` (its tasks/get answers about another task), `garbled`
+    (completes with a malformed result), `nosy` (2026-07-28: asks a new
+    question after every answer).
     A task advances one step per `tasks/get`, so a test sees each status.
     """
 
@@ -118,6 +119,9 @@ class Board:
             task["result"] = {"content": [{"type": "text", "text": f"Rome: {task['answer']}"}]}
         elif tool == "broken" and task["steps"] == 2:
             task["status"] = "failed"
+        elif tool == "garbled":  # completes with a result that is no CallToolResult
+            task["status"] = "completed"
+            task["result"] = {"content": "not a list"}
 
     async def handle(self, session: Any, event: Any) -> Any:
         method, params = event.method, to_wire(event.params) or {}
@@ -483,3 +487,14 @@ async def test_modern_a_task_that_keeps_asking_is_cancelled_after_max_input_roun
                 await handle.result()
     assert len(asked.messages) == 2 and [list(u) for u in board.updates] == [["q0"], ["q1"]]
     assert board.tasks["t1"]["status"] == "cancelled"
+
+
+async def test_modern_a_malformed_result_is_the_servers_error(anyio_backend: str) -> None:
+    board = Board(MODERN)
+    with anyio.fail_after(HANG):
+        async with client(board) as c:
+            handle = await c.call_tool("garbled", task=True)
+            with pytest.raises(
+                MCPError, match="invalid result: the task's CallToolResult: content"
+            ):
+                await handle.result()
