@@ -369,7 +369,7 @@ class _Hosted:
         "updated_at",
     )
 
-    def __init__(self, task_id: str, method: str, ttl_ms: int | None, expires: float) -> None:
+    def __init__(self, task_id: str, method: str, ttl_ms: int, expires: float) -> None:
         self.task_id = task_id
         self.method = method
         self.ttl_ms = ttl_ms
@@ -426,10 +426,12 @@ class HostedTasks:
             raise MCPError(
                 INTERNAL_ERROR, f"the client hosts {self._limit} tasks already (Limits.max_tasks)"
             )
-        ttl = task.get("ttl")
-        ttl_ms = ttl if type(ttl) is int and ttl >= 0 else None
-        life = HOSTED_TTL_CEILING if ttl_ms is None else min(ttl_ms / 1000.0, HOSTED_TTL_CEILING)
-        record = _Hosted(uuid.uuid4().hex, method, ttl_ms, anyio.current_time() + life)
+        # The TTL we grant, which the task then shows: the one asked for, at most
+        # the ceiling (an unlimited one gets the ceiling too: the record holds an answer).
+        ceiling_ms = int(HOSTED_TTL_CEILING * 1000)
+        asked = task.get("ttl")
+        ttl_ms = min(asked, ceiling_ms) if type(asked) is int and asked >= 0 else ceiling_ms
+        record = _Hosted(uuid.uuid4().hex, method, ttl_ms, anyio.current_time() + ttl_ms / 1000)
         self._tasks[record.task_id] = record
         self._spawn(self._run(record, run))
         return {"task": record.wire()}

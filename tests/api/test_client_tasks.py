@@ -395,6 +395,7 @@ async def test_legacy_client_runs_the_servers_elicitation_as_a_task(anyio_backen
             assert [t.task_id for t in listed.tasks] == [task_id]
             # A second task, cancelled by the server: its callback stops.
             other = await ask_server("elicitation/create", {**QUESTION, "task": {}})
+            assert other.task.ttl == 3_600_000  # no TTL asked: the client's ceiling
             # The limit (Limits.max_tasks) refuses a third.
             with pytest.raises(MCPError, match="max_tasks"):
                 await ask_server("elicitation/create", {**QUESTION, "task": {}})
