@@ -25,6 +25,15 @@ answers attached, `requestState` echoed) runs inside the engine, bounded by
 the client with OAuth: bearer tokens on every request, the flow on a 401 or a 403
 `insufficient_scope`, refresh before expiry (docs/authorization.md).
 
+`tasks=True` declares tasks (docs/tasks.md): the 2025-11-25 `tasks`
+capability (the server may run our elicitation and sampling callbacks as
+tasks it polls, and knows we can follow a task of its own) and the 2026-07-28
+extension `io.modelcontextprotocol/tasks` (the server may answer any
+`tools/call` with a task). `call_tool(..., task=True)` returns a `TaskHandle`;
+a plain `call_tool` that the server answers with a task follows it to the end.
+`task_status_callback` gets every task status notification (either era);
+`task_poll_bounds` clamp the server's suggested poll interval (seconds).
+
 `limits` (`mcp_core.Limits`) bound what the server may send us; the HTTP body,
 SSE event and WebSocket message limits follow `limits.max_message_bytes`. A
 response over them fails its call alone with `LimitExceededError`, which names
@@ -38,17 +47,27 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, overload
 from urllib.parse import urlsplit
 
 import anyio
 
+from mcp_adapters._client_tasks import (
+    POLL_CEILING,
+    POLL_FLOOR,
+    HostedTasks,
+    TaskCancelledError,
+    TaskHandle,
+    TaskLink,
+    ttl_ms,
+)
 from mcp_adapters._errors import TransportError
 from mcp_adapters.transports.process import StdioServerParameters
 from mcp_core import (
     DEFAULT_LIMITS,
     LOG_LEVELS,
     METHOD_NOT_FOUND,
+    TASKS_EXTENSION,
     ClientConfig,
     ClientConnection,
     Connected,
@@ -58,7 +77,9 @@ from mcp_core import (
     Limits,
     MCPError,
     NotificationReceived,
+    ProgressReceived,
     RequestReceived,
+    ResponseReceived,
     SubscriptionAcknowledged,
     to_wire,
 )
@@ -66,12 +87,14 @@ from mcp_core.types import (
     CallToolResult,
     ClientCapabilities,
     CompleteResult,
+    CreateTaskResult,
     ElicitRequestParams,
     ErrorData,
     GetPromptResult,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
+    ListTasksResult,
     ListToolsResult,
     LoggingMessageNotificationParams,
     ReadResourceResult,
@@ -87,6 +110,10 @@ ListRootsCallback = Callable[["ClientRequestContext"], Awaitable[Any]]
 LoggingCallback = Callable[[LoggingMessageNotificationParams], Awaitable[None]]
 IncomingMessage = Any  # a ServerNotification model, or an Exception from the transport
 MessageHandler = Callable[[IncomingMessage], Awaitable[None]]
+# Params of notifications/tasks/status (2025-11-25) or notifications/tasks (2026-07-28).
+TaskStatusCallback = Callable[[Any], Awaitable[None]]
+_TASK_NOTIFICATIONS = ("notifications/tasks/status", "notifications/tasks")
+_HOSTED_TASK_METHODS = ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel")
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +153,9 @@ class Client:
         elicitation_modes: tuple[str, ...] = ("form", "url"),
         limits: Limits | None = None,
         auth: Any = None,
+        tasks: bool = False,
+        task_status_callback: TaskStatusCallback | None = None,
+        task_poll_bounds: tuple[float, float] = (POLL_FLOOR, POLL_CEILING),
     ) -> None:
         if log_level is not None and log_level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {log_level!r}")
@@ -139,6 +169,21 @@ class Client:
         self._message_handler = message_handler
         self.log_level = log_level
         self.read_timeout = read_timeout
+        floor, ceiling = task_poll_bounds
+        if not 0 < floor <= ceiling:
+            raise ValueError(
+                f"task_poll_bounds must be 0 < floor <= ceiling, not {task_poll_bounds}"
+            )
+        self.task_poll_bounds = task_poll_bounds
+        self.tasks = tasks
+        self._task_status_callback = task_status_callback
+        # The handles of tasks not seen to end yet, by task id: notifications reach them.
+        # Made on first use, like the rest of the task state: most clients run no task.
+        self._task_handles: dict[str, TaskHandle] | None = None
+        # 2025-11-25: a task call's progress token outlives its CreateTaskResult, so
+        # its progress goes on after call_tool returned: by the call's request id.
+        self._progress_task_calls = 0
+        self._task_progress: dict[int | str, _TaskProgress] | None = None
         capabilities: dict[str, Any] = {}
         if elicitation_callback is not None:
             capabilities["elicitation"] = {mode_: {} for mode_ in elicitation_modes}
@@ -146,6 +191,16 @@ class Client:
             capabilities["sampling"] = to_wire(sampling_capabilities) or {}
         if list_roots_callback is not None:
             capabilities["roots"] = {"listChanged": True} if roots_list_changed else {}
+        if tasks:
+            # 2025-11-25: what we host (our callbacks, run as tasks the server polls).
+            hosted: dict[str, Any] = {}
+            if elicitation_callback is not None:
+                hosted["elicitation"] = {"create": {}}
+            if sampling_callback is not None:
+                hosted["sampling"] = {"createMessage": {}}
+            capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": hosted}
+            # 2026-07-28: the extension, on every request's capabilities.
+            capabilities["extensions"] = {TASKS_EXTENSION: {}}
         info = to_wire(client_info) or {"name": "mcp-sansio-client", "version": "0.1.0"}
         self.config = ClientConfig(
             name=info.get("name", "mcp-sansio-client"),
@@ -165,6 +220,9 @@ class Client:
         self._delivering = False
         self._idle: anyio.Event | None = None
         self._unbound_listeners: list[_Listener] = []
+        limit = (limits or DEFAULT_LIMITS).max_tasks
+        self._hosted = HostedTasks(self._spawn, self._notify, limit) if tasks else None
+        self._link: TaskLink | None = None
 
     # ------------------------------------------------------------- lifetime
 
@@ -206,6 +264,9 @@ class Client:
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
+        if self._hosted is not None:
+            self._hosted.cancel_all()
+        self._task_handles = self._task_progress = None
         context, self._context = self._context, None
         if context is not None:
             await context.__aexit__(None, None, None)
@@ -254,6 +315,11 @@ class Client:
         options.setdefault("timeout", self.read_timeout)
         return await self.session.request(method, params, **options)
 
+    async def _request_unbounded(self, method: str, params: Any = None) -> Any:
+        """A request the read timeout does not bound (a task's blocking `tasks/result`)."""
+        return await self.session.request(method, params)
+
+    @overload
     async def call_tool(
         self,
         name: str,
@@ -262,29 +328,154 @@ class Client:
         read_timeout: float | None = None,
         progress_callback: Callable[[float, float | None, str | None], Any] | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> CallToolResult:
+        task: Literal[False] = False,
+        ttl: None = None,
+    ) -> CallToolResult: ...
+
+    @overload
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        read_timeout: float | None = None,
+        progress_callback: Callable[[float, float | None, str | None], Any] | None = None,
+        meta: dict[str, Any] | None = None,
+        task: Literal[True],
+        ttl: float | None = None,
+    ) -> TaskHandle: ...
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        read_timeout: float | None = None,
+        progress_callback: Callable[[float, float | None, str | None], Any] | None = None,
+        meta: dict[str, Any] | None = None,
+        task: bool = False,
+        ttl: float | None = None,
+    ) -> CallToolResult | TaskHandle:
+        """Call a tool; with `task=True`, as a task: a `TaskHandle` at once.
+
+        `ttl` (seconds, with `task=True`) asks a 2025-11-25 server to keep the
+        task that long. On 2026-07-28 the server decides whether a call becomes
+        a task (the Client must be made with `tasks=True`); one it answers at
+        once gives a handle that already holds the result. Without `task=True`
+        a task the 2026-07-28 server chose is followed to its end here.
+        """
+        if ttl is not None and not task:
+            raise ValueError("ttl= is the TTL of a task: pass task=True too")
+        modern = self._modern()
+        if task and modern and not self.tasks:
+            raise ValueError(
+                "a 2026-07-28 server runs tasks only for clients that declare the "
+                "tasks extension: make the Client with tasks=True"
+            )
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
         if meta:
             params["_meta"] = meta
+        if task and not modern:
+            wanted_ttl = ttl_ms(ttl)
+            params["task"] = {"ttl": wanted_ttl} if wanted_ttl is not None else {}
         on_progress = None
         if progress_callback is not None:
 
             def on_progress(event: Any) -> None:
                 progress_callback(event.progress, event.total, event.message)
 
-        result: CallToolResult = await self._request(
-            "tools/call",
-            params,
-            timeout=read_timeout if read_timeout is not None else self.read_timeout,
-            on_progress=on_progress,
-        )
+        follow_progress = on_progress is not None and task and not modern
+        if follow_progress:
+            self._progress_task_calls += 1
+        try:
+            result: Any = await self._request(
+                "tools/call",
+                params,
+                timeout=read_timeout if read_timeout is not None else self.read_timeout,
+                on_progress=on_progress,
+            )
+        finally:
+            if follow_progress:
+                self._progress_task_calls -= 1
         # Log and other notifications of this call arrived before its result: let
         # their callbacks run first, as they would have in a synchronous client.
         if self._delivering and self._idle is not None:
             await self._idle.wait()
+        if isinstance(result, CallToolResult):
+            return (
+                TaskHandle(self._task_link, None, modern=modern, result=result) if task else result
+            )
+        # A task: CreateTaskResult (2025-11-25) or resultType "task" (2026-07-28).
+        handle = TaskHandle(self._task_link, result if modern else result.task, modern=modern)
+        assert handle.task_id is not None
+        handles = self._handles()
+        if len(handles) >= self.config.limits.max_tasks:
+            # Bounded: the oldest handle only stops being woken by notifications.
+            del handles[next(iter(handles))]
+        handles[handle.task_id] = handle
+        if follow_progress and self._task_progress:
+            for entry in self._task_progress.values():
+                if entry.task_id == handle.task_id and entry.callback is None:
+                    entry.attach(on_progress)
+        if task:
+            return handle
+        return await handle.result()
+
+    async def list_tasks(self, cursor: str | None = None) -> ListTasksResult:
+        """The server's tasks (`tasks/list`; 2025-11-25 only, the extension has none)."""
+        result: ListTasksResult = await self._request("tasks/list", _cursor(cursor))
         return result
+
+    def task(self, task_id: str) -> TaskHandle:
+        """A handle on a task known by id (one this client, or another, created).
+
+        Its first `status()` or `result()` asks the server; on 2026-07-28 the
+        Client must be made with `tasks=True`.
+        """
+        handles = self._handles()
+        handle = handles.get(task_id)
+        if handle is None:
+            handle = TaskHandle(
+                self._task_link, _Unknown(task_id), modern=self._modern(), known=False
+            )
+            handles[task_id] = handle
+        return handle
+
+    def _handles(self) -> dict[str, TaskHandle]:
+        if self._task_handles is None:
+            self._task_handles = {}
+        return self._task_handles
+
+    @property
+    def _task_link(self) -> TaskLink:
+        """What the task handles need of this Client (made on first use)."""
+        if self._link is None:
+            self._link = TaskLink(
+                self._request,
+                self._request_unbounded,
+                self._answer_task_input,
+                self._task_ended,
+                self.task_poll_bounds,
+                self.config.max_input_rounds,
+            )
+        return self._link
+
+    async def _notify(self, method: str, params: Any) -> None:
+        await self.session.notify(method, params)
+
+    def _modern(self) -> bool:
+        connected = self.connected
+        return connected is not None and connected.era is Era.MODERN
+
+    def _task_ended(self, handle: TaskHandle) -> None:
+        handles = self._task_handles
+        if handle.task_id is not None and handles and handles.get(handle.task_id) is handle:
+            del handles[handle.task_id]
+        if self._task_progress:
+            for rid in [r for r, e in self._task_progress.items() if e.task_id == handle.task_id]:
+                del self._task_progress[rid]
 
     async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
         result: ListToolsResult = await self._request("tools/list", _cursor(cursor))
@@ -399,19 +590,61 @@ class Client:
             self, event.request_id, event.context.meta, event.context.related_request_id
         )
         method = event.method
-        if method == "elicitation/create" and self._elicitation_callback is not None:
-            answer = await self._elicitation_callback(context, event.params)
-        elif method == "sampling/createMessage" and self._sampling_callback is not None:
-            answer = await self._sampling_callback(context, event.params)
-        elif method == "roots/list" and self._list_roots_callback is not None:
-            answer = await self._list_roots_callback(context)
-        else:
+        hosted = self._hosted
+        if hosted is not None:
+            if method in _HOSTED_TASK_METHODS:
+                return await hosted.handle(method, event.params)
+            task = getattr(event.params, "task", None)
+            if task is not None and method in ("elicitation/create", "sampling/createMessage"):
+                # 2025-11-25: the server asks us to run this as a task it will poll.
+                self._callback_for(method)  # no callback: refused now, not later
+                return hosted.create(
+                    method,
+                    to_wire(task) or {},
+                    lambda: self._answer(method, context, event.params),
+                )
+        return await self._answer(method, context, event.params)
+
+    async def _answer_task_input(self, key: str, method: str, params: Any) -> Any:
+        """A 2026-07-28 task's input request: `request_id` is its key in `inputRequests`."""
+        meta = (to_wire(params) or {}).get("_meta") if params is not None else None
+        return await self._answer(method, ClientRequestContext(self, key, meta), params)
+
+    def _callback_for(self, method: str) -> Callable[..., Awaitable[Any]]:
+        callback: Callable[..., Awaitable[Any]] | None = None
+        if method == "elicitation/create":
+            callback = self._elicitation_callback
+        elif method == "sampling/createMessage":
+            callback = self._sampling_callback
+        elif method == "roots/list":
+            callback = self._list_roots_callback
+        if callback is None:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        return callback
+
+    async def _answer(self, method: str, context: ClientRequestContext, params: Any) -> Any:
+        """One of the server's questions, answered by the matching callback.
+
+        The same for a legacy server's request, a 2026-07-28 input request
+        (the engine's retry loop) and a 2026-07-28 task's `inputRequests`.
+        """
+        callback = self._callback_for(method)
+        if method == "roots/list":
+            answer = await callback(context)
+        else:
+            answer = await callback(context, params)
         if isinstance(answer, ErrorData):
             raise MCPError(answer.code, answer.message, answer.data)
         return answer
 
     def _on_notification(self, session: Any, event: NotificationReceived) -> None:
+        if event.method in _TASK_NOTIFICATIONS:
+            handles = self._task_handles
+            handle = handles.get(getattr(event.params, "task_id", None) or "") if handles else None
+            if handle is not None:
+                handle.notified(event.params)
+            if self._task_status_callback is not None:
+                self._deliver(self._task_status_callback, event.params)
         if event.subscription_id is not None:
             listener = self._listeners.get(event.subscription_id)
             if listener is not None:
@@ -451,7 +684,22 @@ class Client:
                 self._idle.set()
 
     def _on_event(self, event: Event) -> None:
-        if isinstance(event, SubscriptionAcknowledged) and self._unbound_listeners:
+        if isinstance(event, ProgressReceived):
+            if self._task_progress:
+                entry = self._task_progress.get(event.request_id)
+                if entry is not None:
+                    entry.deliver(event)
+        elif (
+            isinstance(event, ResponseReceived)
+            and self._progress_task_calls
+            and isinstance(event.result, CreateTaskResult)
+            and len(self._task_progress or ()) < self.config.limits.max_tasks
+        ):
+            # Seen before call_tool resumes: progress arriving meanwhile is kept for it.
+            if self._task_progress is None:
+                self._task_progress = {}
+            self._task_progress[event.request_id] = _TaskProgress(event.result.task.task_id)
+        elif isinstance(event, SubscriptionAcknowledged) and self._unbound_listeners:
             listener = self._unbound_listeners.pop(0)
             listener.request_id = event.request_id
             self._listeners[event.request_id] = listener
@@ -470,6 +718,47 @@ class Client:
             spawner(awaitable)
         else:  # pragma: no cover - every backend session has spawn()
             raise RuntimeError("session cannot run callbacks")
+
+
+class _TaskProgress:
+    """Where the progress of one 2025-11-25 task call goes after its CreateTaskResult."""
+
+    __slots__ = ("callback", "early", "task_id")
+    #: Progress kept between the CreateTaskResult and call_tool taking the handle.
+    EARLY_BOUND = 64
+
+    def __init__(self, task_id: str) -> None:
+        self.task_id = task_id
+        self.callback: Callable[[Any], None] | None = None
+        self.early: list[Any] = []
+
+    def deliver(self, event: Any) -> None:
+        if self.callback is not None:
+            try:
+                self.callback(event)
+            except Exception:
+                logger.exception("progress callback failed")
+        elif len(self.early) < self.EARLY_BOUND:
+            self.early.append(event)
+
+    def attach(self, callback: Callable[[Any], None]) -> None:
+        self.callback = callback
+        early, self.early = self.early, []
+        for event in early:
+            self.deliver(event)
+
+
+class _Unknown:
+    """The state of a task known only by id, before the first `tasks/get`."""
+
+    __slots__ = ("task_id",)
+    status = "working"
+    status_message = None
+    poll_interval = None
+    poll_interval_ms = None
+
+    def __init__(self, task_id: str) -> None:
+        self.task_id = task_id
 
 
 class _Listener:
@@ -552,4 +841,6 @@ __all__ = [
     "ClientCapabilities",
     "ClientRequestContext",
     "IncomingMessage",
+    "TaskCancelledError",
+    "TaskHandle",
 ]

@@ -65,6 +65,7 @@ from ._jsonrpc import DEFAULT_LIMITS, PEEK_BYTES, Limits
 from ._request_state import INVALID_REQUEST_STATE_MESSAGE, RequestStateError, RequestStateSealer
 from ._server import ServerConnection
 from ._session_snapshot import SessionSnapshot
+from ._tasks import RELATED_TASK_META_KEY, TASKS_EXTENSION, TERMINAL_STATUSES
 from ._versions import (
     ALL_REVISIONS,
     LATEST,
@@ -89,6 +90,9 @@ __all__ = [
     "LEGACY_REVISIONS",
     "LIMIT_EXCEEDED",
     "LOG_LEVELS",
+    "RELATED_TASK_META_KEY",
+    "TASKS_EXTENSION",
+    "TERMINAL_STATUSES",
     "META_CLIENT_CAPABILITIES",
     "META_CLIENT_INFO",
     "META_LOG_LEVEL",
