@@ -103,7 +103,7 @@ class TcpServer(tcp.TcpServer):
     session_type = Session
 
 
-_transports = Transports(Session, TcpServer)
+_transports = Transports(Session, TcpServer, logger)
 connect_stdio = _transports.connect_stdio
 serve_stdio = _transports.serve_stdio
 connect_tcp = _transports.connect_tcp

@@ -9,6 +9,7 @@ fixes those, so a backend module publishes `connect_stdio`, `serve_stdio`,
 from __future__ import annotations
 
 import contextlib
+import logging
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from mcp_adapters.transports import stdio, tcp
@@ -25,9 +26,11 @@ T = TypeVar("T", bound=tcp.TcpServer)
 class Transports(Generic[S, T]):
     """`connect_stdio` ... `serve_tcp` for sessions of `session_type` and servers of `server_type`."""
 
-    def __init__(self, session_type: type[S], server_type: type[T]) -> None:
+    def __init__(self, session_type: type[S], server_type: type[T], log: logging.Logger) -> None:
         self._session_type = session_type
         self._server_type = server_type
+        # "serving ... on ..." is said in the backend module's name, as before the move.
+        self._log = log
 
     def connect_stdio(
         self,
@@ -51,7 +54,9 @@ class Transports(Generic[S, T]):
         (see `mcp_adapters.transports.stdio`). When stdin ends, the requests in flight
         are still answered (`drain_on_eof`), then serving returns.
         """
-        await stdio.serve_stdio(self._session_type, on_request, config, **session_options)
+        await stdio.serve_stdio(
+            self._session_type, on_request, config, log=self._log, **session_options
+        )
 
     def connect_tcp(
         self,
@@ -83,7 +88,9 @@ class Transports(Generic[S, T]):
         **session_options: Any,
     ) -> None:
         """Serve MCP over TCP until cancelled."""
-        await tcp.serve_tcp(self._server_type, on_request, config, host, port, **session_options)
+        await tcp.serve_tcp(
+            self._server_type, on_request, config, host, port, log=self._log, **session_options
+        )
 
 
 __all__ = ["Transports"]

@@ -252,9 +252,11 @@ async def serve_stdio(
     session_type: type[Session],
     on_request: RequestHandler | None,
     config: ServerConfig,
+    *,
+    log: logging.Logger = logger,
     **session_options: Any,
 ) -> None:
-    """Serve one connection on this process's stdin/stdout until stdin ends.
+    """Serve one connection on this process's stdin/stdout until stdin ends (`log` says so).
 
     While serving, `print()` and anything else written to fd 1 goes to stderr.
     stdin and stdout may be pipes, sockets, terminals, files, devices or closed
@@ -268,7 +270,7 @@ async def serve_stdio(
         session = session_type(
             ServerConnection(config), stream, on_request=on_request, backend=backend, **options
         )
-        logger.info("serving %s on stdio", config.name)
+        log.info("serving %s on stdio", config.name)
         async with session:
             await session.wait_closed()
 

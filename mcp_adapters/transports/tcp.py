@@ -148,11 +148,13 @@ async def serve_tcp(
     config: ServerConfig,
     host: str = "127.0.0.1",
     port: int = 0,
+    *,
+    log: logging.Logger = logger,
     **session_options: Any,
 ) -> None:
-    """Serve MCP over TCP until cancelled."""
+    """Serve MCP over TCP until cancelled (`log` says where)."""
     async with tcp_server(server_type, on_request, config, host, port, **session_options) as server:
-        logger.info("serving %s on %s", config.name, server.url)
+        log.info("serving %s on %s", config.name, server.url)
         await server.serve_forever()
 
 
