@@ -22,8 +22,15 @@ from mcp_adapters._driver import (
     Driver,
     SansIOConnection,
 )
-from mcp_adapters._errors import RequestTimeoutError, TransportError
-from mcp_adapters._session import ANSWERED, Cancellable, Connection, RequestId, SessionCore
+from mcp_adapters._errors import RequestTimeoutError
+from mcp_adapters._session import (
+    ANSWERED,
+    Cancellable,
+    Connection,
+    RequestId,
+    SessionCore,
+    SessionState,
+)
 from mcp_adapters.backends import SessionBackend
 from mcp_adapters.transports.link import LinkDriver, LinkEnd
 from mcp_adapters.transports.process import ServerProcess
@@ -31,7 +38,6 @@ from mcp_core import (
     METHOD_NOT_FOUND,
     REQUEST_TIMEOUT,
     ClientConnection,
-    Connected,
     Event,
     MCPError,
     NotificationReceived,
@@ -50,7 +56,7 @@ NotificationHandler = Callable[[Any, NotificationReceived], None]
 EventObserver = Callable[[Event], None]
 
 
-class Session:
+class Session(SessionState):
     """One MCP connection, client or server, over one byte stream (or a link end).
 
     Use it as an async context manager: entering starts the driver and, for a
@@ -188,23 +194,7 @@ class Session:
         """Wait until the connection ends (the peer closed it, or `aclose`)."""
         await self._done.wait()
 
-    # ---- state
-
-    @property
-    def connection(self) -> Connection:
-        return self._core.connection
-
-    @property
-    def connected(self) -> Connected | None:
-        return self._core.connected
-
-    @property
-    def closed(self) -> bool:
-        return self._core.closed is not None
-
-    @property
-    def transport_error(self) -> TransportError | None:
-        return self._driver.error
+    # ---- state: `connection`, `connected`, `closed`, `transport_error` (SessionState)
 
     # ---- sending
 

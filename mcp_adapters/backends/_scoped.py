@@ -1,9 +1,9 @@
-"""The pieces trio and anyio share: a movable time limit on a cancel scope, a timer task.
+"""The pieces trio and anyio share: a movable time limit, a timer task, an event's waiter.
 
 trio and anyio have the same cancel scopes (`deadline`, `cancelled_caught`,
-`move_on_at`) and events, so `backends.trio` and `backends.anyio` build their
-`Limit` and `Timer` from these two classes, each passing its own library's
-scope, event and clock.
+`move_on_at`) and events, so `backends.trio` and `backends.anyio` (and the
+HTTP layers on anyio) build their `Limit`, `Timer` and `Waiter` from these
+classes, each passing its own library's scope, event and clock.
 """
 
 from __future__ import annotations
@@ -95,4 +95,31 @@ class TaskTimer:
                 self._fire(self._clock())
 
 
-__all__ = ["CancelScope", "ScopeLimit", "TaskTimer"]
+class EventWaiter:
+    """One outcome (a result or an exception) handed over through an event."""
+
+    __slots__ = ("_event", "_exception", "_value")
+
+    def __init__(self, event: Event) -> None:
+        self._event = event
+        self._value: Any = None
+        self._exception: BaseException | None = None
+
+    def set_result(self, value: Any) -> None:
+        if not self._event.is_set():
+            self._value = value
+            self._event.set()
+
+    def set_exception(self, exc: BaseException) -> None:
+        if not self._event.is_set():
+            self._exception = exc
+            self._event.set()
+
+    async def wait(self) -> Any:
+        await self._event.wait()
+        if self._exception is not None:
+            raise self._exception
+        return self._value
+
+
+__all__ = ["CancelScope", "EventWaiter", "ScopeLimit", "TaskTimer"]

@@ -18,7 +18,7 @@ from typing import Any
 import trio
 
 from mcp_adapters._errors import ConnectionClosedError, TransportError
-from mcp_adapters.backends._scoped import ScopeLimit, TaskTimer
+from mcp_adapters.backends._scoped import EventWaiter, ScopeLimit, TaskTimer
 
 #: trio's own stream failures, as ours.
 ERRORS: Mapping[type[BaseException], type[TransportError]] = {
@@ -74,33 +74,6 @@ class _TaskGroup:
 
     async def __aexit__(self, *exc_info: Any) -> bool | None:
         return await self._manager.__aexit__(*exc_info)
-
-
-class _Waiter:
-    """A request's outcome, delivered through a trio event."""
-
-    __slots__ = ("_error", "_event", "_value")
-
-    def __init__(self) -> None:
-        self._event = trio.Event()
-        self._value: Any = None
-        self._error: BaseException | None = None
-
-    def set_result(self, value: Any) -> None:
-        if not self._event.is_set():
-            self._value = value
-            self._event.set()
-
-    def set_exception(self, exc: BaseException) -> None:
-        if not self._event.is_set():
-            self._error = exc
-            self._event.set()
-
-    async def wait(self) -> Any:
-        await self._event.wait()
-        if self._error is not None:
-            raise self._error
-        return self._value
 
 
 class _Tasks:
@@ -227,8 +200,8 @@ class TrioBackend:
 
     # ---- what a session and its transports add
 
-    def waiter(self) -> _Waiter:
-        return _Waiter()
+    def waiter(self) -> EventWaiter:
+        return EventWaiter(trio.Event())
 
     def tasks(self) -> _Tasks:
         return _Tasks()
