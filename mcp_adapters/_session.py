@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from mcp_adapters._errors import ConnectionClosedError, error_for_event
+from mcp_adapters._errors import ConnectionClosedError, TransportError, error_for_event
 from mcp_core import (
     INTERNAL_ERROR,
     ClientConnection,
@@ -385,4 +385,41 @@ _ROUTES: dict[type, Callable[[SessionCore, Any, ConnectionClosed | None], None]]
     ConnectionClosed: SessionCore._closed,
 }
 
-__all__ = ["ANSWERED", "Cancellable", "ProgressCallback", "SessionCore", "Waiter"]
+
+class _HasError(Protocol):
+    @property
+    def error(self) -> TransportError | None: ...
+
+
+class SessionState:
+    """The state every stream session shows (async and blocking), read from its
+    `SessionCore` (`_core`) and its driver (`_driver`), which the session sets."""
+
+    _core: SessionCore
+    _driver: _HasError
+
+    @property
+    def connection(self) -> Connection:
+        return self._core.connection
+
+    @property
+    def connected(self) -> Connected | None:
+        return self._core.connected
+
+    @property
+    def closed(self) -> bool:
+        return self._core.closed is not None
+
+    @property
+    def transport_error(self) -> TransportError | None:
+        return self._driver.error
+
+
+__all__ = [
+    "ANSWERED",
+    "Cancellable",
+    "ProgressCallback",
+    "SessionCore",
+    "SessionState",
+    "Waiter",
+]

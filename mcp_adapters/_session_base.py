@@ -1,48 +1,102 @@
-"""`SessionBase`: the half of a backend session that does not depend on the backend.
+"""The one async `Session`: an MCP connection over one stream, on any `SessionBackend`.
 
-The asyncio and trio sessions differ in how they wait (futures or events), run
-handlers (tasks or a nursery) and shut down. Everything else (the core and the
-driver they own, the state properties, the send verbs, routing a batch of
-events, the fast path for requests answered where they arrive) is the same
-code, kept here once. No I/O happens here beyond what the driver is told.
+`mcp_adapters.asyncio.Session` and `mcp_adapters.trio.Session` are this class
+bound to their backend. What differs between the loops (how an outcome is
+awaited, how tasks run and are cancelled, how a wait survives cancellation)
+comes from `backends.SessionBackend`; the rest (the core and the driver it
+owns, the state properties, the send verbs, routing a batch of events, the fast
+path for requests answered where they arrive, the handshake, handlers and
+shutdown) is written here once.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
-from mcp_adapters._driver import Driver, SansIOConnection
-from mcp_adapters._errors import TransportError
-from mcp_adapters._session import Connection, RequestId, SessionCore
-from mcp_adapters.backends import Backend
+from mcp_adapters._driver import (
+    CLOSE_TIMEOUT,
+    CONNECT_TIMEOUT,
+    PROBE_TIMEOUT,
+    Driver,
+    SansIOConnection,
+)
+from mcp_adapters._errors import RequestTimeoutError
+from mcp_adapters._session import (
+    ANSWERED,
+    Cancellable,
+    Connection,
+    RequestId,
+    SessionCore,
+    SessionState,
+)
+from mcp_adapters.backends import SessionBackend
 from mcp_adapters.transports.link import LinkDriver, LinkEnd
-from mcp_core import Connected, NotificationReceived, RequestReceived, ServerConnection
+from mcp_adapters.transports.process import ServerProcess
+from mcp_core import (
+    METHOD_NOT_FOUND,
+    REQUEST_TIMEOUT,
+    ClientConnection,
+    Event,
+    MCPError,
+    NotificationReceived,
+    ProgressReceived,
+    RequestReceived,
+    ServerConnection,
+    State,
+)
+
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Work = Callable[[], Awaitable[None]]
+RequestHandler = Callable[[Any, RequestReceived], Awaitable[Any]]
+NotificationHandler = Callable[[Any, NotificationReceived], None]
+EventObserver = Callable[[Event], None]
 
 
-class SessionBase:
-    """Shared by `mcp_adapters.asyncio.Session` and `mcp_adapters.trio.Session`."""
+class Session(SessionState):
+    """One MCP connection, client or server, over one byte stream (or a link end).
+
+    Use it as an async context manager: entering starts the driver and, for a
+    client, runs the handshake (`session.connected` holds the `Connected` event);
+    leaving closes the connection, settles everything in flight and closes the
+    stream. Inbound requests run as tasks calling `on_request(session, request)`:
+    its return value is the result, an `MCPError` it raises is the error, and
+    the task is cancelled when the peer cancels or the connection ends.
+    `on_notification` and `on_event` are plain callbacks run in the reader;
+    they must not block. Not thread-safe: use it from its loop only.
+    `drain_on_eof=True` (a server's option): when the input ends, the requests
+    in flight are still answered before the connection closes.
+    """
 
     def __init__(
         self,
         connection: Connection,
         stream: Any,
         *,
-        on_request: Any,
-        on_notification: Any,
-        on_event: Any,
-        connect_timeout: float,
-        probe_timeout: float,
-        close_timeout: float,
-        layer: SansIOConnection | None,
-        backend: Backend,
+        on_request: RequestHandler | None = None,
+        on_notification: NotificationHandler | None = None,
+        on_event: EventObserver | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        probe_timeout: float = PROBE_TIMEOUT,
+        close_timeout: float = CLOSE_TIMEOUT,
+        layer: SansIOConnection | None = None,
         drain_on_eof: bool = False,
+        backend: SessionBackend | None = None,
     ) -> None:
         # `layer`: a sans-IO object wrapping `connection` (the WebSocket layer, say)
         # that the driver reads and writes instead of the connection itself.
+        # `backend`: None takes the one the class is bound to (see `loop_backend`).
+        if backend is None:
+            backend = self.loop_backend()
+        self._backend = backend
+        self._cancelled = backend.cancelled
+        self._tasks = backend.tasks()
+        self._done = backend.event()
+        #: The server process, for a session made by `connect_stdio`.
+        self.process: ServerProcess | None = None
         self._on_request = on_request
         # A handler's fast path for requests it can answer without a task.
         self._now: Callable[[Any, RequestReceived], Work | None] | None = getattr(
@@ -70,6 +124,7 @@ class SessionBase:
                 close_timeout=close_timeout,
                 hold_eof=self._core.answers_due if drain_on_eof else None,
             )
+        self._attach_to_server()
 
     def _attach_to_server(self) -> None:
         """Let a server that announces changes know of this session from the start."""
@@ -77,23 +132,69 @@ class SessionBase:
         if attach is not None:
             attach(self)
 
-    # ---- state
+    @staticmethod
+    def loop_backend() -> SessionBackend:
+        """The backend of the running loop; `asyncio.Session` and `trio.Session` say which."""
+        raise TypeError("this Session is bound to no backend: pass backend=")
 
-    @property
-    def connection(self) -> Connection:
-        return self._core.connection
+    # ---- lifetime
 
-    @property
-    def connected(self) -> Connected | None:
-        return self._core.connected
+    async def __aenter__(self) -> Self:
+        await self._tasks.__aenter__()
+        self._tasks.start_main(self._run)
+        try:
+            connection = self._core.connection
+            if isinstance(connection, ClientConnection) and connection.state == State.IDLE:
+                await self._handshake()
+        except BaseException:
+            await self._shutdown("handshake failed")
+            raise
+        return self
 
-    @property
-    def closed(self) -> bool:
-        return self._core.closed is not None
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self._shutdown()
 
-    @property
-    def transport_error(self) -> TransportError | None:
-        return self._driver.error
+    async def _shutdown(self, reason: str = "closed locally") -> None:
+        try:
+            await self.aclose(reason)
+        finally:
+            # Every task of ours has ended, so a nursery closes without the body's
+            # exception: the caller sees it as raised, not wrapped in a group.
+            await self._tasks.__aexit__(None, None, None)
+
+    async def _handshake(self) -> None:
+        waiter = self._backend.waiter()
+        self._core.connect(waiter, deadline=self._driver.now() + self._probe_timeout)
+        self._driver.wake()
+        limit = self._backend.limit()
+        limit.move_to(self._driver.now() + self._connect_timeout)
+        async with limit:
+            await waiter.wait()
+        if limit.expired:
+            raise RequestTimeoutError(
+                "initialize", REQUEST_TIMEOUT, "the server did not complete the handshake"
+            )
+
+    async def _run(self) -> None:
+        try:
+            await self._driver.run()
+        finally:
+            self._core.close("transport closed")  # settles anything still waiting
+            await self._tasks.stop()  # what is left of the handlers and callbacks
+            self._done.set()
+
+    async def aclose(self, reason: str = "closed locally") -> None:
+        """Close the connection: waiters fail (the peer is told), handlers are cancelled,
+        the stream is closed."""
+        self._core.close(reason, tell_peer=True)
+        self._driver.finish()
+        await self._tasks.join_main()
+
+    async def wait_closed(self) -> None:
+        """Wait until the connection ends (the peer closed it, or `aclose`)."""
+        await self._done.wait()
+
+    # ---- state: `connection`, `connected`, `closed`, `transport_error` (SessionState)
 
     # ---- sending
 
@@ -150,6 +251,46 @@ class SessionBase:
         self._driver.wake()
         return sent
 
+    def spawn(self, awaitable: Awaitable[Any]) -> None:
+        """Run a callback coroutine alongside the session; it ends with the session."""
+        self._tasks.start(_logged, awaitable)
+
+    async def request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        timeout: float | None = None,
+        on_progress: Callable[[ProgressReceived], None] | None = None,
+        related_request_id: RequestId | None = None,
+    ) -> Any:
+        """Send a request and return its validated result model.
+
+        Raises `MCPError` for the peer's error, `RequestTimeoutError` once
+        `timeout` seconds pass (the peer is told to cancel), `ConnectionClosedError`
+        when the connection ends first. Cancelling the caller cancels the request.
+        """
+        driver = self._driver
+        if driver.busy:
+            await driver.drain()
+        waiter = self._backend.waiter()
+        deadline = None if timeout is None else driver.now() + timeout
+        rid = self._core.start_request(
+            method,
+            params,
+            waiter,
+            deadline=deadline,
+            on_progress=on_progress,
+            related_request_id=related_request_id,
+        )
+        driver.wake()
+        try:
+            return await waiter.wait()
+        except self._cancelled:
+            self._core.cancel_request(rid, "cancelled by the caller")
+            driver.wake()
+            raise
+
     # ---- asking (a legacy server's handler waiting in place for its answers)
 
     def expect_input(self, request_id: RequestId, waiter: Any) -> None:
@@ -186,8 +327,44 @@ class SessionBase:
             return True, None
         return False, work
 
-    def _spawn(self, event: RequestReceived) -> Any:  # pragma: no cover - overridden
-        raise NotImplementedError
+    def _spawn(self, event: RequestReceived) -> Cancellable | None:
+        answered, work = self._start_now(event)
+        if answered:
+            return None
+        return self._tasks.start(self._handle, event, work)
+
+    async def _handle(self, event: RequestReceived, work: Work | None) -> None:
+        rid = event.request_id
+        try:
+            if work is not None:
+                await work()
+                result = ANSWERED
+            elif self._on_request is None:
+                raise MCPError(METHOD_NOT_FOUND, f"Method not found: {event.method}")
+            else:
+                result = await self._on_request(self, event)
+            await self._driver.drain()
+        except self._cancelled:
+            self._core.forget(rid)  # the peer gave up, or the connection ended
+            raise
+        except Exception as exc:
+            self._core.answer_exception(rid, exc)
+        else:
+            if result is ANSWERED:
+                self._core.forget(rid)
+            else:
+                self._core.answer(rid, result)
+        self._driver.wake()
 
 
-__all__ = ["SessionBase"]
+async def _logged(awaitable: Awaitable[Any]) -> None:
+    try:
+        await awaitable
+    except Exception:
+        logger.exception("callback failed")
+
+
+#: The old name of the shared half, now the whole session.
+SessionBase = Session
+
+__all__ = ["EventObserver", "NotificationHandler", "RequestHandler", "Session", "SessionBase"]

@@ -109,7 +109,7 @@ class _ASGIDispatch(HTTPServer):
                 if item.closed:
                     dropped.append(item)
         if self.endpoint.deadline_moved:  # the endpoint timer re-arms only when it must
-            self._timer_event.set()
+            self._rearm_timer()
         # An exchange dropped for not reading holds what that means (a 2026-07-28 call
         # cancelled) until its next tick. Its writer may be stuck in the server's `send`
         # for as long as the client does not read (hypercorn shields it from

@@ -48,7 +48,7 @@ from mcp_adapters._errors import (
     RequestTimeoutError,
     TransportError,
 )
-from mcp_adapters._session import Connection, RequestId, SessionCore
+from mcp_adapters._session import Connection, RequestId, SessionCore, SessionState
 from mcp_adapters.backends.blocking import Driver, FdStream, open_tcp_stream, tune_socket
 from mcp_adapters.transports.process import ServerProcess, Sleep, StdioServerParameters, WaitExit
 from mcp_adapters.transports.stdio import claim_stdio
@@ -136,7 +136,7 @@ class _Flag:
         self.event.set()
 
 
-class Session:
+class Session(SessionState):
     """One MCP connection, client or server, over one `FdStream`; see the module docstring.
 
     Use it as a context manager: entering runs a client's handshake
@@ -174,7 +174,7 @@ class Session:
             on_notification=self._notification if on_notification is not None else None,
             on_event=on_event,
         )
-        self._driver = Driver(
+        self._driver: Driver = Driver(
             connection,
             stream,
             self._on_events,
@@ -191,23 +191,7 @@ class Session:
         #: The server process, for a session made by `connect_stdio`.
         self.process: ServerProcess | None = None
 
-    # ---- state
-
-    @property
-    def connection(self) -> Connection:
-        return self._core.connection
-
-    @property
-    def connected(self) -> Connected | None:
-        return self._core.connected
-
-    @property
-    def closed(self) -> bool:
-        return self._core.closed is not None
-
-    @property
-    def transport_error(self) -> TransportError | None:
-        return self._driver.error
+    # ---- state: `connection`, `connected`, `closed`, `transport_error` (SessionState)
 
     # ---- lifetime
 

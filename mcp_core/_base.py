@@ -419,25 +419,41 @@ class _Connection:
         elsewhere it may be left out. Deadlines use the other clock, the one you
         give `tick(now)`; the two are never mixed.
         """
-        if wall_time is not None:
-            self._wall_time = wall_time
-        elif self._needs_wall_time and data:
-            missing_wall_time()
         if not data:
+            if wall_time is not None:
+                self._wall_time = wall_time
             if self.state in _ENDED:
                 return []
             return self._settle("end of stream", None)
+        return self._receiving(self._receive_lines, data, wall_time)
+
+    def _receiving(
+        self,
+        receive: Callable[[Any, list[Event]], None],
+        item: Any,
+        wall_time: float | None,
+    ) -> list[Event]:
+        """What every input entry point does around `receive(item, events)`: take the
+        wall time (refused without one where sealing needs it), check that input is
+        still read, and settle the connection on a fatal error."""
+        if wall_time is not None:
+            self._wall_time = wall_time
+        elif self._needs_wall_time:
+            missing_wall_time()
         self._check_receiving()
         events: list[Event] = []
         try:
-            for item in self._lines.feed(data):
-                if isinstance(item, Oversized):
-                    self._receive_one(self._too_big(item.size, item.head, item.tail), events)
-                else:
-                    self._receive_one(item, events)
+            receive(item, events)
         except Fatal as fatal:
             events.extend(self._settle(fatal.error.message, fatal.error))
         return events
+
+    def _receive_lines(self, data: bytes, events: list[Event]) -> None:
+        for item in self._lines.feed(data):
+            if isinstance(item, Oversized):
+                self._receive_one(self._too_big(item.size, item.head, item.tail), events)
+            else:
+                self._receive_one(item, events)
 
     def receive_message(
         self, data: bytes | bytearray | str, *, wall_time: float | None = None
@@ -446,17 +462,7 @@ class _Connection:
 
         `wall_time` as for `receive_data`.
         """
-        if wall_time is not None:
-            self._wall_time = wall_time
-        elif self._needs_wall_time:
-            missing_wall_time()
-        self._check_receiving()
-        events: list[Event] = []
-        try:
-            self._receive_one(data, events)
-        except Fatal as fatal:
-            events.extend(self._settle(fatal.error.message, fatal.error))
-        return events
+        return self._receiving(self._receive_one, data, wall_time)
 
     def receive_parsed(self, message: Any, *, wall_time: float | None = None) -> list[Event]:
         """`receive_message` for a message its transport already parsed.
@@ -466,17 +472,7 @@ class _Connection:
         request ids): `message` is what `jr.parse` returned for it under this
         connection's limits, and it is read exactly as those bytes would be, without
         a second parse. `wall_time` as for `receive_data`."""
-        if wall_time is not None:
-            self._wall_time = wall_time
-        elif self._needs_wall_time:
-            missing_wall_time()
-        self._check_receiving()
-        events: list[Event] = []
-        try:
-            self._receive_object(message, events)
-        except Fatal as fatal:
-            events.extend(self._settle(fatal.error.message, fatal.error))
-        return events
+        return self._receiving(self._receive_object, message, wall_time)
 
     def receive_oversized(
         self,
@@ -499,18 +495,9 @@ class _Connection:
         fails that request (`RequestFailed` with `LIMIT_EXCEEDED`), and the
         connection goes on. `wall_time` as for `receive_data`.
         """
-        if wall_time is not None:
-            self._wall_time = wall_time
-        elif self._needs_wall_time:
-            missing_wall_time()
-        self._check_receiving()
-        events: list[Event] = []
         limit = self.limits.max_message_bytes if limit is None else limit
-        try:
-            self._receive_one(jr.too_big(size, limit, head, tail, setting, self.limits), events)
-        except Fatal as fatal:
-            events.extend(self._settle(fatal.error.message, fatal.error))
-        return events
+        refusal = jr.too_big(size, limit, head, tail, setting, self.limits)
+        return self._receiving(self._receive_one, refusal, wall_time)
 
     def _too_big(self, size: int, head: bytes, tail: bytes) -> jr.LimitExceeded:
         limits = self.limits

@@ -17,8 +17,11 @@ What a backend supplies, and nothing more:
   the in-process link), how a stream is closed after the loop (`close_stream`),
   and the backend's own I/O exception types (`errors`).
 
-The transports' openers (`open_tcp_stream`, `open_pipe_stream`, listening) live
-beside each backend's stream type in its module.
+A backend a `Session` runs on (asyncio, trio) supplies a little more, the
+`SessionBackend`: a waiter for one outcome, the session's tasks, how to wait
+through cancellation, and the transports' openers (pipes, TCP, listening) and
+sleeps. With those, the session (`_session_base`) and the stdio and TCP
+transports (`transports.stdio`, `transports.tcp`) are written once.
 """
 
 from __future__ import annotations
@@ -112,6 +115,91 @@ class Backend(Protocol):
         ...
 
 
+class Waiter(Protocol):
+    """The one outcome of a request: set once (later settings are ignored), awaited once."""
+
+    def set_result(self, value: Any) -> None: ...
+
+    def set_exception(self, exc: BaseException) -> None: ...
+
+    def wait(self) -> Awaitable[Any]: ...
+
+
+class Cancellable(Protocol):
+    """A task as its starter holds it: cancellable, nothing more."""
+
+    def cancel(self) -> object: ...
+
+
+class Tasks(Protocol):
+    """A session's tasks: its main task (the driver) and the handlers beside it.
+
+    Entered when the session is, left when it is: leaving waits for whatever
+    still runs. `stop()` is the main task's last step: the others are cancelled
+    (on asyncio also awaited; trio's nursery awaits them on leaving).
+    """
+
+    def start_main(self, fn: Callable[[], Awaitable[None]]) -> None: ...
+
+    def start(self, fn: Callable[..., Awaitable[None]], *args: Any) -> Cancellable: ...
+
+    async def stop(self) -> None: ...
+
+    async def join_main(self) -> None:
+        """Wait for the main task to end, even when the waiter is cancelled meanwhile."""
+        ...
+
+    async def __aenter__(self) -> Tasks: ...
+
+    async def __aexit__(self, *exc_info: Any) -> bool | None: ...
+
+
+class Listener(Protocol):
+    """Listening TCP: each accepted connection's stream is served in a task of its own.
+
+    Leaving the block stops accepting and ends the connections' tasks (they are
+    expected to have been closed by then).
+    """
+
+    #: The bound (host, port).
+    address: tuple[str, int]
+
+    def stop_accepting(self) -> None: ...
+
+    async def __aenter__(self) -> Listener: ...
+
+    async def __aexit__(self, *exc_info: Any) -> bool | None: ...
+
+
+class SessionBackend(Backend, Protocol):
+    """What a `Session` and the stdio and TCP transports need beyond the loop's seam."""
+
+    #: The exception a cancelled task sees (asyncio.CancelledError, trio.Cancelled).
+    cancelled: type[BaseException]
+
+    def waiter(self) -> Waiter: ...
+
+    def tasks(self) -> Tasks: ...
+
+    async def shielded(self, fn: Callable[[], Awaitable[None]]) -> None:
+        """Run `fn()` to its end even if the caller is cancelled meanwhile (then re-raise)."""
+        ...
+
+    async def sleep(self, seconds: float) -> None: ...
+
+    async def wait_readable(self, fd: int, timeout: float) -> None:
+        """Until `fd` is readable or `timeout` seconds passed."""
+        ...
+
+    async def open_pipe_stream(self, read_fd: int, write_fd: int) -> ByteStream: ...
+
+    async def open_tcp_stream(self, host: str, port: int) -> ByteStream: ...
+
+    def listen_tcp(
+        self, host: str, port: int, handle: Callable[[Any], Awaitable[None]]
+    ) -> Listener: ...
+
+
 def current_backend() -> ModuleType:
     """`mcp_adapters.asyncio` or `mcp_adapters.trio`, whichever loop is running now."""
     import sniffio
@@ -125,9 +213,14 @@ def current_backend() -> ModuleType:
 __all__ = [
     "Backend",
     "ByteStream",
+    "Cancellable",
     "Event",
     "Limit",
+    "Listener",
+    "SessionBackend",
     "TaskGroup",
+    "Tasks",
     "Timer",
+    "Waiter",
     "current_backend",
 ]

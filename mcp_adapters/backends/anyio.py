@@ -16,34 +16,13 @@ import anyio
 import anyio.abc
 
 from mcp_adapters._errors import ConnectionClosedError, TransportError
+from mcp_adapters.backends._scoped import ScopeLimit, TaskTimer
 
 #: anyio's own stream failures, as ours.
 ERRORS: Mapping[type[BaseException], type[TransportError]] = {
     anyio.BrokenResourceError: ConnectionClosedError,
     anyio.ClosedResourceError: ConnectionClosedError,
 }
-
-
-class _Limit:
-    """An anyio `CancelScope` entered as an async block; expiry is reported, not raised."""
-
-    __slots__ = ("_scope", "expired")
-
-    def __init__(self) -> None:
-        self.expired = False
-        self._scope = anyio.CancelScope()
-
-    def move_to(self, deadline: float) -> None:
-        self._scope.deadline = deadline
-
-    async def __aenter__(self) -> _Limit:
-        self._scope.__enter__()
-        return self
-
-    async def __aexit__(self, *exc_info: Any) -> bool | None:
-        suppressed = self._scope.__exit__(*exc_info)
-        self.expired = self._scope.cancelled_caught
-        return suppressed
 
 
 class _TaskGroup:
@@ -68,36 +47,6 @@ class _TaskGroup:
         return await self._group.__aexit__(*exc_info)
 
 
-class _Timer:
-    """A deadline callback served by a task (`serve()`) that sleeps until the armed time."""
-
-    __slots__ = ("_changed", "_closed", "_deadline", "_fire")
-
-    def __init__(self, fire: Callable[[float], None]) -> None:
-        self._fire = fire
-        self._deadline: float | None = None
-        self._closed = False
-        self._changed = anyio.Event()
-
-    def arm(self, deadline: float | None) -> None:
-        self._deadline = deadline
-        self._changed.set()
-
-    def close(self) -> None:
-        self._closed = True
-        self._changed.set()
-
-    async def serve(self) -> None:
-        while not self._closed:
-            self._changed = anyio.Event()
-            deadline = self._deadline
-            with anyio.move_on_at(math.inf if deadline is None else deadline) as scope:
-                await self._changed.wait()
-            if scope.cancelled_caught:
-                self._deadline = None
-                self._fire(anyio.current_time())
-
-
 class AnyioBackend:
     """The seam on anyio (stateless: one instance serves every run)."""
 
@@ -113,14 +62,16 @@ class AnyioBackend:
         with anyio.move_on_at(math.inf if deadline is None else deadline):
             await event.wait()
 
-    def limit(self) -> _Limit:
-        return _Limit()
+    def limit(self) -> ScopeLimit:
+        return ScopeLimit(anyio.CancelScope())
 
     def task_group(self) -> _TaskGroup:
         return _TaskGroup()
 
-    def timer(self, fire: Callable[[float], None]) -> _Timer:
-        return _Timer(fire)
+    def timer(self, fire: Callable[[float], None]) -> TaskTimer:
+        return TaskTimer(
+            fire, event=anyio.Event, move_on_at=anyio.move_on_at, clock=anyio.current_time
+        )
 
     async def close_stream(self, stream: Any, *, abort: bool) -> None:
         with anyio.CancelScope(shield=True):

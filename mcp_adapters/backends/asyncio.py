@@ -284,7 +284,7 @@ class _Limit:
             self._timeout.reschedule(deadline)
 
     async def __aenter__(self) -> _Limit:
-        self._timeout = asyncio.timeout(self._deadline)
+        self._timeout = asyncio.timeout_at(self._deadline)  # a deadline on the loop clock
         await self._timeout.__aenter__()
         return self
 
@@ -362,10 +362,130 @@ class _Timer:
         await self._stopped
 
 
+async def finish_uncancelled(task: asyncio.Future[Any]) -> None:
+    """Wait for `task` even through cancellation (it is bounded); re-raise that afterwards.
+
+    A cancellation while waiting is passed on to `task`, so that it ends sooner.
+    """
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.done():
+                break
+            cancelled = True
+            task.cancel()
+        except Exception:
+            break
+    if cancelled:
+        raise asyncio.CancelledError
+
+
+class _Waiter:
+    """A request's outcome into a future, unless the caller stopped waiting.
+
+    `wait()` hands out the future itself: awaiting it costs no coroutine of ours.
+    """
+
+    __slots__ = ("future",)
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.future: asyncio.Future[Any] = loop.create_future()
+
+    def set_result(self, value: Any) -> None:
+        if not self.future.done():
+            self.future.set_result(value)
+
+    def set_exception(self, exc: BaseException) -> None:
+        if not self.future.done():
+            self.future.set_exception(exc)
+
+    def wait(self) -> asyncio.Future[Any]:
+        return self.future
+
+
+class _Tasks:
+    """A session's tasks on the loop: a set of its own (no nursery to enter or leave)."""
+
+    __slots__ = ("_loop", "_main", "_tasks")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._main: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def start_main(self, fn: Callable[[], Awaitable[None]]) -> None:
+        self._main = self._loop.create_task(fn())  # type: ignore[arg-type]
+
+    def start(self, fn: Callable[..., Awaitable[None]], *args: Any) -> asyncio.Task[None]:
+        task: asyncio.Task[None] = self._loop.create_task(fn(*args))  # type: ignore[arg-type]
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def stop(self) -> None:
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+
+    async def join_main(self) -> None:
+        if self._main is not None:
+            await finish_uncancelled(self._main)
+
+    async def __aenter__(self) -> _Tasks:
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        return None  # the main task awaited the others in `stop()`
+
+
+class _Listener:
+    """An `asyncio.Server` whose connections run as tasks, awaited on leaving."""
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        host: str,
+        port: int,
+        handle: Callable[[AsyncioStream], Awaitable[None]],
+    ) -> None:
+        self._loop = loop
+        self._where = (host, port)
+        self._handle = handle
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+        self.address: tuple[str, int] = ("", 0)
+
+    def _accepted(self, stream: AsyncioStream) -> None:
+        task: asyncio.Task[None] = self._loop.create_task(self._handle(stream))  # type: ignore[arg-type]
+        self._connections.add(task)
+        task.add_done_callback(self._connections.discard)
+
+    def stop_accepting(self) -> None:
+        if self._server is not None:
+            self._server.close()
+
+    async def __aenter__(self) -> _Listener:
+        self._server = await listen_tcp(*self._where, self._accepted)
+        self.address = self._server.sockets[0].getsockname()[:2]
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        self.stop_accepting()
+        if self._connections:
+            await asyncio.wait(list(self._connections))
+        if self._server is not None:
+            await self._server.wait_closed()
+
+
 class AsyncioBackend:
     """The seam on the running asyncio loop (one per loop; see `backend()`)."""
 
     errors: Mapping[type[BaseException], type[TransportError]] = {}
+    cancelled: type[BaseException] = asyncio.CancelledError
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -399,6 +519,41 @@ class AsyncioBackend:
     def timer(self, fire: Callable[[float], None]) -> _Timer:
         return _Timer(self._loop, fire)
 
+    # ---- what a session and its transports add
+
+    def waiter(self) -> _Waiter:
+        return _Waiter(self._loop)
+
+    def tasks(self) -> _Tasks:
+        return _Tasks(self._loop)
+
+    async def shielded(self, fn: Callable[[], Awaitable[None]]) -> None:
+        await finish_uncancelled(asyncio.ensure_future(fn()))
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+    async def wait_readable(self, fd: int, timeout: float) -> None:
+        readable = self._loop.create_future()
+        self._loop.add_reader(fd, set_if_pending, readable)
+        try:
+            await asyncio.wait_for(readable, timeout)
+        except TimeoutError:
+            pass
+        finally:
+            self._loop.remove_reader(fd)
+
+    async def open_pipe_stream(self, read_fd: int, write_fd: int) -> AsyncioStream:
+        return await open_pipe_stream(read_fd, write_fd)
+
+    async def open_tcp_stream(self, host: str, port: int) -> AsyncioStream:
+        return await open_tcp_stream(host, port)
+
+    def listen_tcp(
+        self, host: str, port: int, handle: Callable[[Any], Awaitable[None]]
+    ) -> _Listener:
+        return _Listener(self._loop, host, port, handle)
+
     async def close_stream(self, stream: Any, *, abort: bool) -> None:
         stop = getattr(stream, "abort", None)
         if abort and stop is not None:
@@ -419,6 +574,7 @@ __all__ = [
     "AsyncioBackend",
     "AsyncioStream",
     "backend",
+    "finish_uncancelled",
     "listen_tcp",
     "open_pipe_stream",
     "open_tcp_stream",

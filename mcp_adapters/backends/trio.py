@@ -8,6 +8,7 @@ the armed deadline: trio has no callbacks without a task).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import socket
@@ -17,6 +18,7 @@ from typing import Any
 import trio
 
 from mcp_adapters._errors import ConnectionClosedError, TransportError
+from mcp_adapters.backends._scoped import EventWaiter, ScopeLimit, TaskTimer
 
 #: trio's own stream failures, as ours.
 ERRORS: Mapping[type[BaseException], type[TransportError]] = {
@@ -49,28 +51,6 @@ async def open_tcp_stream(host: str, port: int) -> trio.SocketStream:
 # =========================================================================== the seam
 
 
-class _Limit:
-    """A `trio.CancelScope` entered as an async block; expiry is reported, not raised."""
-
-    __slots__ = ("_scope", "expired")
-
-    def __init__(self) -> None:
-        self.expired = False
-        self._scope = trio.CancelScope()
-
-    def move_to(self, deadline: float) -> None:
-        self._scope.deadline = deadline
-
-    async def __aenter__(self) -> _Limit:
-        self._scope.__enter__()
-        return self
-
-    async def __aexit__(self, *exc_info: Any) -> bool | None:
-        suppressed = self._scope.__exit__(*exc_info)
-        self.expired = self._scope.cancelled_caught
-        return suppressed
-
-
 class _TaskGroup:
     """A nursery: leaving waits for the tasks, a failure propagates as trio's does."""
 
@@ -96,40 +76,106 @@ class _TaskGroup:
         return await self._manager.__aexit__(*exc_info)
 
 
-class _Timer:
-    """A deadline callback served by a task (`serve()`) that sleeps until the armed time."""
+class _Tasks:
+    """A session's nursery; each handler runs under a cancel scope of its own."""
 
-    __slots__ = ("_changed", "_closed", "_deadline", "_fire")
+    __slots__ = ("_main_done", "_manager", "_nursery", "_scopes")
 
-    def __init__(self, fire: Callable[[float], None]) -> None:
-        self._fire = fire
-        self._deadline: float | None = None
-        self._closed = False
-        self._changed = trio.Event()
+    def __init__(self) -> None:
+        self._manager = trio.open_nursery()
+        self._nursery: trio.Nursery | None = None
+        self._scopes: set[trio.CancelScope] = set()
+        self._main_done = trio.Event()
 
-    def arm(self, deadline: float | None) -> None:
-        self._deadline = deadline
-        self._changed.set()
+    def _running(self) -> trio.Nursery:
+        if self._nursery is None:
+            raise RuntimeError("the session is not running")
+        return self._nursery
 
-    def close(self) -> None:
-        self._closed = True
-        self._changed.set()
+    def start_main(self, fn: Callable[[], Awaitable[None]]) -> None:
+        async def main() -> None:
+            try:
+                await fn()
+            finally:
+                self._main_done.set()
 
-    async def serve(self) -> None:
-        while not self._closed:
-            self._changed = trio.Event()
-            deadline = self._deadline
-            with trio.move_on_at(math.inf if deadline is None else deadline) as scope:
-                await self._changed.wait()
-            if scope.cancelled_caught:
-                self._deadline = None
-                self._fire(trio.current_time())
+        self._running().start_soon(main)
+
+    def start(self, fn: Callable[..., Awaitable[None]], *args: Any) -> trio.CancelScope:
+        scope = trio.CancelScope()
+        scopes = self._scopes
+
+        async def run() -> None:
+            try:
+                with scope:
+                    await fn(*args)
+            finally:
+                scopes.discard(scope)
+
+        self._running().start_soon(run)
+        scopes.add(scope)
+        return scope
+
+    async def stop(self) -> None:
+        for scope in list(self._scopes):
+            scope.cancel()  # the nursery waits for them when the session is left
+
+    async def join_main(self) -> None:
+        if self._nursery is not None:
+            with trio.CancelScope(shield=True):
+                await self._main_done.wait()
+
+    async def __aenter__(self) -> _Tasks:
+        self._nursery = await self._manager.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> bool | None:
+        return await self._manager.__aexit__(*exc_info)
+
+
+class _Listener:
+    """`trio.serve_listeners` in a nursery; the connections run in the same nursery."""
+
+    def __init__(self, host: str, port: int, handle: Callable[[Any], Awaitable[None]]) -> None:
+        self._where = (host, port)
+        self._handle = handle
+        self._stack = contextlib.AsyncExitStack()
+        self._accepting = trio.CancelScope()
+        self.address: tuple[str, int] = ("", 0)
+
+    async def _serve(self, stream: trio.SocketStream) -> None:
+        stream.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        await self._handle(stream)
+
+    async def _accept(
+        self, listeners: list[trio.SocketListener], connections: trio.Nursery
+    ) -> None:
+        with self._accepting:
+            await trio.serve_listeners(self._serve, listeners, handler_nursery=connections)
+
+    def stop_accepting(self) -> None:
+        self._accepting.cancel()
+
+    async def __aenter__(self) -> _Listener:
+        host, port = self._where
+        listeners = await trio.open_tcp_listeners(port, host=host)
+        self.address = listeners[0].socket.getsockname()[:2]
+        nursery = await self._stack.enter_async_context(trio.open_nursery())
+        nursery.start_soon(self._accept, listeners, nursery)
+        self._nursery = nursery
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        self.stop_accepting()
+        self._nursery.cancel_scope.cancel()  # the sessions were closed: end what is left
+        await self._stack.aclose()
 
 
 class TrioBackend:
     """The seam on trio (stateless: one instance serves every run)."""
 
     errors = ERRORS
+    cancelled: type[BaseException] = trio.Cancelled
 
     def now(self) -> float:
         return trio.current_time()
@@ -141,14 +187,46 @@ class TrioBackend:
         with trio.move_on_at(math.inf if deadline is None else deadline):
             await event.wait()
 
-    def limit(self) -> _Limit:
-        return _Limit()
+    def limit(self) -> ScopeLimit:
+        return ScopeLimit(trio.CancelScope())
 
     def task_group(self) -> _TaskGroup:
         return _TaskGroup()
 
-    def timer(self, fire: Callable[[float], None]) -> _Timer:
-        return _Timer(fire)
+    def timer(self, fire: Callable[[float], None]) -> TaskTimer:
+        return TaskTimer(
+            fire, event=trio.Event, move_on_at=trio.move_on_at, clock=trio.current_time
+        )
+
+    # ---- what a session and its transports add
+
+    def waiter(self) -> EventWaiter:
+        return EventWaiter(trio.Event())
+
+    def tasks(self) -> _Tasks:
+        return _Tasks()
+
+    async def shielded(self, fn: Callable[[], Awaitable[None]]) -> None:
+        with trio.CancelScope(shield=True):
+            await fn()
+
+    async def sleep(self, seconds: float) -> None:
+        await trio.sleep(seconds)
+
+    async def wait_readable(self, fd: int, timeout: float) -> None:
+        with trio.move_on_after(timeout):
+            await trio.lowlevel.wait_readable(fd)
+
+    async def open_pipe_stream(self, read_fd: int, write_fd: int) -> trio.abc.Stream:
+        return open_pipe_stream(read_fd, write_fd)
+
+    async def open_tcp_stream(self, host: str, port: int) -> trio.SocketStream:
+        return await open_tcp_stream(host, port)
+
+    def listen_tcp(
+        self, host: str, port: int, handle: Callable[[Any], Awaitable[None]]
+    ) -> _Listener:
+        return _Listener(host, port, handle)
 
     async def close_stream(self, stream: Any, *, abort: bool) -> None:
         # trio closes forcefully either way: what a stream still buffers is the kernel's.

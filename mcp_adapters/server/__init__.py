@@ -599,11 +599,22 @@ class MCPServer:
             return self.tool()(name)
         scopes = tuple(options.pop("scopes", None) or ())
 
-        def decorate(fn: F) -> F:
+        def store(fn: Callable[..., Any]) -> None:
             spec = FunctionTool.build(fn, name=name, **options)
             self._tools[spec.name] = spec
             self._tool_scopes[spec.name] = scopes
-            self._changed("tools")
+
+        return self._registering("tools", store)
+
+    def _registering(
+        self, kind: str | None, store: Callable[[Callable[..., Any]], None]
+    ) -> Callable[[F], F]:
+        """The decorator every registration returns: `store(fn)`, then the change is
+        announced (`kind`: which list changed) and `fn` is given back as it was."""
+
+        def decorate(fn: F) -> F:
+            store(fn)
+            self._changed(kind)
             return fn
 
         return decorate
@@ -659,15 +670,13 @@ class MCPServer:
         description: str | None = None,
         icons: Any = None,
     ) -> Callable[[F], F]:
-        def decorate(fn: F) -> F:
+        def store(fn: Callable[..., Any]) -> None:
             spec = FunctionPrompt.build(
                 fn, name=name, title=title, description=description, icons=icons
             )
             self._prompts[spec.name] = spec
-            self._changed("prompts")
-            return fn
 
-        return decorate
+        return self._registering("prompts", store)
 
     def resource(
         self,
@@ -681,7 +690,7 @@ class MCPServer:
     ) -> Callable[[F], F]:
         """A resource; a URI with `{variables}` registers a template."""
 
-        def decorate(fn: F) -> F:
+        def store(fn: Callable[..., Any]) -> None:
             spec = FunctionResource.build(
                 fn,
                 uri,
@@ -692,20 +701,16 @@ class MCPServer:
                 icons=icons,
             )
             (self._templates if spec.pattern is not None else self._resources)[uri] = spec
-            self._changed("resources")
-            return fn
 
-        return decorate
+        return self._registering("resources", store)
 
     def completion(self) -> Callable[[F], F]:
         """The completion handler: `fn(ref, argument, context) -> list[str] | Completion`."""
 
-        def decorate(fn: F) -> F:
+        def store(fn: Callable[..., Any]) -> None:
             self._completion = fn
-            self._changed()
-            return fn
 
-        return decorate
+        return self._registering(None, store)
 
     # ---- configuration
 

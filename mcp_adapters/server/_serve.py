@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_adapters._session import ANSWERED
+from mcp_adapters.backends._scoped import EventWaiter
 from mcp_core import INTERNAL_ERROR, InputReceived, MCPError, RequestReceived, ServerConnection
 from mcp_core.http import HostPolicy
 
@@ -25,31 +26,13 @@ if TYPE_CHECKING:
 RequestId = int | str
 
 
-class Waiter:
+class Waiter(EventWaiter):
     """One outcome (a result or an exception) handed from a dispatch to an awaiting task."""
 
-    __slots__ = ("_event", "_exception", "_value")
+    __slots__ = ()
 
     def __init__(self) -> None:
-        self._event = anyio.Event()
-        self._value: Any = None
-        self._exception: BaseException | None = None
-
-    def set_result(self, value: Any) -> None:
-        if not self._event.is_set():
-            self._value = value
-            self._event.set()
-
-    def set_exception(self, exc: BaseException) -> None:
-        if not self._event.is_set():
-            self._exception = exc
-            self._event.set()
-
-    async def wait(self) -> Any:
-        await self._event.wait()
-        if self._exception is not None:
-            raise self._exception
-        return self._value
+        super().__init__(anyio.Event())
 
 
 async def ask_in_place(

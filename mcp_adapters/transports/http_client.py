@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import select
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
@@ -40,6 +39,7 @@ from mcp_adapters._errors import (
     to_transport_error,
 )
 from mcp_adapters._session import RequestId, SessionCore
+from mcp_adapters.backends.anyio import BACKEND as ANYIO
 from mcp_adapters.transports.http_server import Waiter, close_quietly
 from mcp_core import (
     METHOD_NOT_FOUND,
@@ -194,7 +194,10 @@ class HTTPSession:
         self._stop = anyio.Event()
         self._finished = anyio.Event()
         self._closed_event = anyio.Event()
-        self._timer_event = anyio.Event()
+        # The connection's deadlines (request timeouts, the discovery probe, events
+        # its own calls left waiting: an answered input request's retry), on the
+        # seam's timer, re-armed by every `wake()`.
+        self._timer = ANYIO.timer(self._timer_fired)
         self._flushing = False
         self._again = False
         self._closing = False
@@ -255,7 +258,7 @@ class HTTPSession:
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
-                tg.start_soon(self._timer)
+                tg.start_soon(self._timer.serve)
                 task_status.started()
                 await self._stop.wait()
                 tg.cancel_scope.cancel()
@@ -408,7 +411,7 @@ class HTTPSession:
                     break
         finally:
             self._flushing = False
-        self._timer_event.set()
+        self._timer.arm(None if self.closed else self._mcp.next_deadline())
 
     def spawn(self, awaitable: Awaitable[Any]) -> None:
         """Run a callback coroutine in the session's task group (errors are logged)."""
@@ -462,22 +465,11 @@ class HTTPSession:
         if scope.cancelled_caught:
             self._core.forget(rid)
 
-    async def _timer(self) -> None:
-        """The connection's deadlines: request timeouts, the discovery probe, and
-        events its own calls left waiting (an answered input request's retry)."""
-        mcp = self._mcp
-        while True:
-            self._timer_event = anyio.Event()
-            deadline = None if self.closed else mcp.next_deadline()
-            with anyio.move_on_at(math.inf if deadline is None else deadline):
-                await self._timer_event.wait()
-            if self.closed:
-                continue
-            now = anyio.current_time()
-            deadline = mcp.next_deadline()
-            if deadline is not None and deadline <= now:
-                self._dispatch(mcp.tick(now))
-                self.wake()
+    def _timer_fired(self, now: float) -> None:
+        deadline = None if self.closed else self._mcp.next_deadline()
+        if deadline is not None and deadline <= now:
+            self._dispatch(self._mcp.tick(now))
+        self.wake()  # which re-arms the timer
 
     # --------------------------------------------------------------- exchanges
 

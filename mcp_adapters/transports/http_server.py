@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import logging
-import math
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
@@ -287,7 +286,9 @@ class HTTPServer:
         self._handlers = 0
         self._tg: anyio.abc.TaskGroup | None = None
         self._accept_scope = anyio.CancelScope()
-        self._timer_event = anyio.Event()
+        # The endpoint's own timers (session expiry, server-to-client request
+        # deadlines), on the seam's timer: armed when the endpoint says they moved.
+        self._timer = ANYIO.timer(self._timer_fired)
         self._all_closed = anyio.Event()
         self._closing = False
         self.cluster: ClusterBinding | None = None  # with a store (mcp_adapters.cluster)
@@ -364,20 +365,17 @@ class HTTPServer:
                     continue
                 tg.start_soon(self._serve_socket, stream)
 
-    async def _timer(self) -> None:
-        """The endpoint's own timers: session expiry, server-to-client request deadlines."""
+    def _timer_fired(self, now: float) -> None:
+        if self._closing:
+            return
         endpoint = self.endpoint
-        while True:
-            self._timer_event = anyio.Event()
-            deadline = endpoint.next_deadline()
-            with anyio.move_on_at(math.inf if deadline is None else deadline):
-                await self._timer_event.wait()
-            if self._closing:
-                return
-            now = anyio.current_time()
-            deadline = endpoint.next_deadline()
-            if deadline is not None and deadline <= now:
-                self.handle_events(endpoint.tick(now))
+        deadline = endpoint.next_deadline()
+        if deadline is not None and deadline <= now:
+            self.handle_events(endpoint.tick(now))
+        self._rearm_timer()
+
+    def _rearm_timer(self) -> None:
+        self._timer.arm(self.endpoint.next_deadline())
 
     async def _serve_socket(self, stream: anyio.abc.SocketStream) -> None:
         if self._closing:
@@ -465,7 +463,7 @@ class HTTPServer:
             if sock is not None:
                 sock.wake()
         if self.endpoint.deadline_moved:  # the endpoint timer re-arms only when it must
-            self._timer_event.set()
+            self._rearm_timer()
 
     def _mcp_event(self, wrapped: MCPEvent) -> None:
         conn, event = wrapped.connection, wrapped.event
@@ -555,7 +553,8 @@ class HTTPServer:
             self._tg = tg
             for listener in listeners:
                 tg.start_soon(self._accept, listener)
-            tg.start_soon(self._timer)
+            self._rearm_timer()
+            tg.start_soon(self._timer.serve)
             if self.cluster is not None:  # the store's inbox and fan-out, drained here
                 await tg.start(self.cluster.run, self)
             try:
@@ -577,6 +576,7 @@ class HTTPServer:
     async def _shutdown(self) -> None:
         """Stop accepting, end every session and request, flush, close every socket."""
         self._closing = True
+        self._timer.close()
         self._accept_scope.cancel()
         try:
             self.handle_events(self.endpoint.close("server shutting down"))

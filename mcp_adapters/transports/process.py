@@ -34,7 +34,35 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from mcp_adapters._errors import TransportError
-from mcp_adapters.transports.stdio import reserve_standard_fds
+
+
+def is_open(fd: int) -> bool:
+    """Whether `fd` is an open descriptor."""
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def reserve_standard_fds() -> tuple[bool, bool, bool]:
+    """Reopen whichever of fds 0, 1, 2 is closed on /dev/null; which ones were closed.
+
+    Python starts with a closed standard descriptor left closed, and the next
+    `os.pipe()` or socket takes its number: a server's stdin pipe on fd 1 would
+    receive every `print`. A stdio client calls this before it spawns a server,
+    `claim_stdio` before it takes stdin and stdout.
+    """
+    closed = tuple(not is_open(fd) for fd in (0, 1, 2))
+    for fd, was_closed in enumerate(closed):
+        if was_closed:
+            null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            os.set_inheritable(fd, True)
+    return closed[0], closed[1], closed[2]
+
 
 #: How long to wait for a group to die after SIGKILL before giving up on it.
 KILL_WAIT = 5.0
@@ -332,5 +360,7 @@ __all__ = [
     "StdioServerParameters",
     "Step",
     "WaitExit",
+    "is_open",
     "live_group_members",
+    "reserve_standard_fds",
 ]

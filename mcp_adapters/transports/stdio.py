@@ -32,40 +32,30 @@ import os
 import stat
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mcp_adapters.backends import SessionBackend
+from mcp_adapters.transports.process import (
+    ServerProcess,
+    Sleep,
+    StdioServerParameters,
+    WaitExit,
+    is_open,
+    reserve_standard_fds,
+)
+from mcp_core import ClientConfig, ClientConnection, ServerConfig, ServerConnection
+
+if TYPE_CHECKING:
+    from mcp_adapters._session_base import RequestHandler, Session
+
+S = TypeVar("S", bound="Session")
 
 logger = logging.getLogger(__name__)
 
 #: How long the end of serving waits for the copy of the answers into a file.
 FLUSH_TIMEOUT = 30.0
 _CHUNK = 64 * 1024
-
-
-def _is_open(fd: int) -> bool:
-    try:
-        os.fstat(fd)
-    except OSError:
-        return False
-    return True
-
-
-def reserve_standard_fds() -> tuple[bool, bool, bool]:
-    """Reopen whichever of fds 0, 1, 2 is closed on /dev/null; which ones were closed.
-
-    Python starts with a closed standard descriptor left closed, and the next
-    `os.pipe()` or socket takes its number: a server's stdin pipe on fd 1 would
-    receive every `print`. A stdio client calls this before it spawns a server,
-    `claim_stdio` before it takes stdin and stdout.
-    """
-    closed = tuple(not _is_open(fd) for fd in (0, 1, 2))
-    for fd, was_closed in enumerate(closed):
-        if was_closed:
-            null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
-            if null != fd:
-                os.dup2(null, fd)
-                os.close(null)
-            os.set_inheritable(fd, True)
-    return closed[0], closed[1], closed[2]
 
 
 def _pollable(fd: int) -> bool:
@@ -117,7 +107,7 @@ class _Copier:
 
 def _gone(fd: int, stream: object) -> bool:
     """Whether standard descriptor `fd` was closed when Python started (or is now)."""
-    return stream is None or not _is_open(fd)
+    return stream is None or not is_open(fd)
 
 
 def _input_end(closed: bool) -> tuple[int, _Copier | None]:
@@ -205,4 +195,90 @@ def claim_stdio() -> Iterator[tuple[int, int]]:
                 logger.error("stdout: answers still not written after %.0f s", FLUSH_TIMEOUT)
 
 
-__all__ = ["claim_stdio", "reserve_standard_fds"]
+# =========================================================================== the transport
+
+
+@contextlib.asynccontextmanager
+async def connect_stdio(
+    session_type: type[S],
+    params: StdioServerParameters,
+    config: ClientConfig | None = None,
+    **session_options: Any,
+) -> AsyncIterator[S]:
+    """Start a stdio server, connect to it, and on exit stop it and its children.
+
+    Written once for every async backend: `session_type` (`asyncio.Session`,
+    `trio.Session`) names the backend, whose seam opens the pipes and waits.
+    """
+    backend = session_type.loop_backend()
+    process = ServerProcess(params)
+    try:
+        stream = await backend.open_pipe_stream(*process.take_pipes())
+        session = session_type(
+            ClientConnection(config or ClientConfig()), stream, backend=backend, **session_options
+        )
+        session.process = process
+        async with session:
+            yield session
+    finally:
+        await backend.shielded(lambda: stop_process(backend, process))
+
+
+async def stop_process(backend: SessionBackend, process: ServerProcess) -> None:
+    """Carry out the server process's shutdown steps on `backend`; kill it if interrupted."""
+    try:
+        for step in process.shutdown():
+            if isinstance(step, Sleep):
+                await backend.sleep(step.seconds)
+            elif isinstance(step, WaitExit):
+                await _wait_exit(backend, step)
+    finally:
+        process.release()  # kills at once if we were interrupted
+
+
+async def _wait_exit(backend: SessionBackend, step: WaitExit) -> None:
+    if step.process.poll() is not None:
+        return
+    if step.pidfd is None:
+        end = backend.now() + step.timeout
+        while step.process.poll() is None and backend.now() < end:
+            await backend.sleep(0.01)
+        return
+    await backend.wait_readable(step.pidfd, step.timeout)
+    step.process.poll()
+
+
+async def serve_stdio(
+    session_type: type[Session],
+    on_request: RequestHandler | None,
+    config: ServerConfig,
+    *,
+    log: logging.Logger = logger,
+    **session_options: Any,
+) -> None:
+    """Serve one connection on this process's stdin/stdout until stdin ends (`log` says so).
+
+    While serving, `print()` and anything else written to fd 1 goes to stderr.
+    stdin and stdout may be pipes, sockets, terminals, files, devices or closed
+    (see the module docstring). When stdin ends, the requests in flight are
+    still answered (`drain_on_eof`), then serving returns.
+    """
+    backend = session_type.loop_backend()
+    options: dict[str, Any] = {"drain_on_eof": True, **session_options}
+    with claim_stdio() as (fd_in, fd_out):
+        stream = await backend.open_pipe_stream(fd_in, fd_out)
+        session = session_type(
+            ServerConnection(config), stream, on_request=on_request, backend=backend, **options
+        )
+        log.info("serving %s on stdio", config.name)
+        async with session:
+            await session.wait_closed()
+
+
+__all__ = [
+    "claim_stdio",
+    "connect_stdio",
+    "reserve_standard_fds",
+    "serve_stdio",
+    "stop_process",
+]
