@@ -22,7 +22,7 @@ they would to a deployed one. What it implements is what MCP authorization uses:
 
 The knobs make it misbehave for the negative tests: `pkce_methods` (advertise no
 S256), `redirect_iss` (another `iss` on the redirect), `redirect_origin` (send the
-browser to another origin).
+browser to another origin), `metadata_issuer` (metadata naming another issuer).
 """
 
 from __future__ import annotations
@@ -85,6 +85,7 @@ class AuthServer:
         pkce_methods: Sequence[str] = ("S256",),
         redirect_iss: str | None = None,
         redirect_origin: str | None = None,
+        metadata_issuer: str | None = None,
     ) -> None:
         self.subject = subject
         self.scopes = tuple(scopes)
@@ -92,6 +93,7 @@ class AuthServer:
         self.pkce_methods = tuple(pkce_methods)
         self.redirect_iss = redirect_iss
         self.redirect_origin = redirect_origin
+        self.metadata_issuer = metadata_issuer
         self.key = ec.generate_private_key(ec.SECP256R1())
         self.kid = "k1"
         self.clients: dict[str, _Client] = {
@@ -129,7 +131,7 @@ class AuthServer:
     def metadata(self) -> dict[str, Any]:
         i = self.issuer
         return {
-            "issuer": i,
+            "issuer": self.metadata_issuer or i,
             "authorization_endpoint": f"{i}/authorize",
             "token_endpoint": f"{i}/token",
             "registration_endpoint": f"{i}/register",
