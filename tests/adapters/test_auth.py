@@ -81,6 +81,14 @@ def build_server(auth: AuthServer, *, introspect: bool = False) -> MCPServer:
     def write(path: str) -> str:
         return f"wrote {path}"
 
+    @mcp.tool()
+    def inspect(ctx: Context) -> str:
+        """Everything about the request a handler can reach, as text."""
+        request = ctx.request_context.request
+        seen = [repr(ctx.request_context), repr(request), repr(ctx.client_info)]
+        seen += [repr(getattr(request, name, None)) for name in dir(request) if name[0] != "_"]
+        return "\n".join(seen)
+
     @mcp.tool(replay_elicitation=True)
     async def confirm(ctx: Context) -> str:
         answer = await ctx.elicit("Sure?", Confirmation)
@@ -324,6 +332,24 @@ async def test_a_sealed_retry_of_one_principal_is_not_anothers() -> None:
         error = json.loads(stolen.body)["error"]
         assert error["data"] == {"reason": "invalid_request_state"}
         assert text(await call(server, "confirm", alice, **retry)) == "accept"
+
+
+@pytest.mark.anyio
+async def test_the_token_never_reaches_a_handler() -> None:
+    """No token passthrough (MCP "Token Handling"): a handler cannot forward the
+    client's token upstream, because nothing it can reach carries it; the server
+    and a legacy session alike."""
+    async with running() as (auth, server):
+        token = auth.mint(audience=server.url)
+        seen = text(await call(server, "inspect", token))
+        assert "RequestReceived" in seen  # the handler did see its request
+        assert token not in seen and "Bearer" not in seen
+        async with connect_http(
+            server.url, ClientConfig(mode="legacy"), headers={"authorization": f"Bearer {token}"}
+        ) as session:
+            result = await session.request("tools/call", {"name": "inspect", "arguments": {}})
+        seen = result.content[0].text
+        assert token not in seen and "Bearer" not in seen
 
 
 # ===================================================== introspection (RFC 7662)
