@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import functools
 import json
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import pytest
@@ -29,13 +31,21 @@ from wsproto import events as wse
 from wsproto.connection import Connection as WSFrames
 from wsproto.connection import ConnectionType
 
+from mcp_adapters import Client
 from mcp_adapters._errors import ConnectionClosedError
 from mcp_adapters.auth import AuthSettings, JWTVerifier
+from mcp_adapters.oauth import (
+    AuthorizationFailedError,
+    InMemoryTokenStorage,
+    OAuthProvider,
+    OAuthRecord,
+)
 from mcp_adapters.server import Context, MCPServer
 from mcp_adapters.websocket import connect_websocket, serve_websocket
 from mcp_core import ClientConfig, MCPError
-from mcp_core.oauth import bearer_challenge
-from tests.auth_server import AuthServer
+from mcp_core.oauth import PKCENotSupported, PreRegisteredClient, bearer_challenge
+from tests.adapters.test_oauth_client import REDIRECT, Browser, calls, never, text
+from tests.auth_server import MACHINE_CLIENT, AuthServer
 from tests.timing import HANG
 
 pytestmark = pytest.mark.anyio
@@ -296,6 +306,79 @@ async def test_a_sealed_retry_of_one_principal_is_refused_on_anothers_connection
             async with RawWebSocket.open(port, alice) as ws:
                 own = await ws.call(confirm_call(**retry))
             assert own["result"]["content"][0]["text"] == "accept"
+
+
+# ======================================================= Client(ws://..., auth=)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+async def test_the_client_authorizes_before_the_upgrade() -> None:
+    async with running() as (auth, port):
+        url = f"ws://127.0.0.1:{port}/mcp"
+        browser, storage = Browser(), InMemoryTokenStorage()
+        provider = OAuthProvider(
+            redirect_uri=REDIRECT, client_name="ws", authorize=browser, storage=storage
+        )
+        async with Client(url, auth=provider) as client:
+            assert text(await client.call_tool("read", {"path": "a"})) == "contents of a"
+            # Asked for what the metadata lists (no challenge to go by): write too.
+            assert text(await client.call_tool("write", {"path": "b"})) == "wrote b"
+        assert len(browser.visits) == 1
+        query = parse_qs(urlsplit(browser.visits[0]).query)
+        assert query["resource"] == [resource(port)]  # RFC 8707: the http spelling
+        # Another client with the stored token: no login, no token request.
+        tokens = calls(auth, "/token")
+        again = OAuthProvider(
+            redirect_uri=REDIRECT, client_name="ws", authorize=never, storage=storage
+        )
+        async with Client(url, auth=again) as client:
+            assert text(await client.call_tool("read", {"path": "c"})) == "contents of c"
+        assert calls(auth, "/token") == tokens
+
+
+async def test_the_client_refreshes_a_stale_token_before_the_upgrade() -> None:
+    async with running() as (auth, port):
+        url = f"ws://127.0.0.1:{port}/mcp"
+        storage = InMemoryTokenStorage()
+        first = OAuthProvider(
+            redirect_uri=REDIRECT, client_name="ws", authorize=Browser(), storage=storage
+        )
+        async with Client(url, auth=first):
+            pass
+        record = storage.record
+        assert record is not None
+        data = record.to_dict()
+        data["tokens"]["expires_at"] = time.time() - 10
+        storage.record = OAuthRecord.from_dict(data)
+        tokens = calls(auth, "/token")
+        again = OAuthProvider(
+            redirect_uri=REDIRECT, client_name="ws", authorize=never, storage=storage
+        )
+        async with Client(url, auth=again) as client:
+            assert text(await client.call_tool("read", {"path": "c"})) == "contents of c"
+        assert calls(auth, "/token") == tokens + 1  # one refresh
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+async def test_a_machine_client_over_websocket() -> None:
+    async with running() as (_, port):
+        provider = OAuthProvider(
+            grant_type="client_credentials", client=PreRegisteredClient(*MACHINE_CLIENT)
+        )
+        async with Client(f"ws://127.0.0.1:{port}/mcp", auth=provider) as client:
+            assert text(await client.call_tool("read", {"path": "a"})) == "contents of a"
+
+
+async def test_a_refused_flow_fails_before_any_upgrade() -> None:
+    with AuthServer(pkce_methods=("plain",)) as auth:
+        async with anyio.create_task_group() as group:
+            port = await group.start(functools.partial(serve_websocket, build_server(auth), port=0))
+            provider = OAuthProvider(redirect_uri=REDIRECT, authorize=never)
+            with pytest.raises(AuthorizationFailedError) as caught:
+                async with Client(f"ws://127.0.0.1:{port}/mcp", auth=provider):
+                    pass
+            assert isinstance(caught.value.error, PKCENotSupported)
+            group.cancel_scope.cancel()
 
 
 # ================================================================ tcp
