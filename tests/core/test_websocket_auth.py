@@ -10,12 +10,21 @@ JSON-RPC error on the open socket, and the close (1008) once the token expired.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from mcp_core import LocalProtocolError, RequestReceived, SessionStarted, State
+from mcp_core import (
+    LocalProtocolError,
+    RemoteProtocolError,
+    RequestReceived,
+    SessionStarted,
+    State,
+)
 from mcp_core.auth import (
     AccessToken,
     InvalidToken,
@@ -32,7 +41,15 @@ from mcp_core.websocket import (
     WebSocketServerConnection,
     WebSocketTokenVerificationNeeded,
 )
-from tests.core.test_websocket import Reader, of_type, one, split_response, text, upgrade_request
+from tests.core.test_websocket import (
+    Reader,
+    frame_soup,
+    of_type,
+    one,
+    split_response,
+    text,
+    upgrade_request,
+)
 
 RESOURCE = "http://127.0.0.1:8000/mcp"
 ISSUER = "https://auth.example.com"
@@ -275,3 +292,68 @@ def test_a_message_after_the_token_expired_closes_with_1008() -> None:
     assert frames.texts == [] and frames.close is not None
     assert frames.close[0] == CLOSE_POLICY_VIOLATION and "expired" in frames.close[1]
     assert ws.mcp.state in (State.CLOSED, State.ERROR)
+
+
+# ======================================================================= robustness
+
+auth_soup = st.lists(
+    st.one_of(
+        frame_soup.map(b"".join),
+        st.sampled_from(
+            [
+                text(
+                    {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "write"}}
+                ),
+                text(
+                    [
+                        {
+                            "jsonrpc": "2.0",
+                            "id": 2,
+                            "method": "tools/call",
+                            "params": {"name": "write"},
+                        }
+                    ]
+                ),
+                text({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": "write"}),
+                text({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "write"}}),
+            ]
+        ),
+    ),
+    max_size=10,
+)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(auth_soup, st.sampled_from([0.0, 400.0]))
+def test_arbitrary_input_to_an_authenticated_connection_never_raises(
+    chunks: list[bytes], later: float
+) -> None:
+    """Whatever arrives after the upgrade (scoped calls, batches, garbage, after the
+    token expired or not), only `RemoteProtocolError` may escape and the layer stays
+    consistent."""
+    ws = server()
+    opened(ws)
+    for chunk in chunks:
+        with contextlib.suppress(RemoteProtocolError):
+            ws.receive_data(chunk, wall_time=NOW + later)
+        ws.data_to_send()
+        ws.check_invariants()
+    ws.receive_data(b"", wall_time=NOW)
+    ws.data_to_send()
+    assert ws.mcp.state in (State.CLOSED, State.ERROR)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.binary(max_size=80), max_size=6), st.booleans())
+def test_arbitrary_bytes_while_the_verdict_is_awaited_never_raise(
+    chunks: list[bytes], granted: bool
+) -> None:
+    ws = server()
+    ws.receive_data(upgrade(), wall_time=NOW)
+    for chunk in chunks:
+        with contextlib.suppress(RemoteProtocolError):
+            ws.receive_data(chunk, wall_time=NOW)
+    with contextlib.suppress(RemoteProtocolError):
+        ws.receive_token_verification(claims() if granted else InvalidToken("no"), wall_time=NOW)
+    ws.data_to_send()
+    ws.check_invariants()
