@@ -847,11 +847,7 @@ class WebSocketServerConnection(_WebSocket):
 
     def _refuse(self, answer: AuthResponse) -> list[Event]:
         """An authentication refusal: the guard's own answer (its challenge), then close."""
-        headers = [(n, v) for n, v in answer.headers if n != "content-length"]
-        headers += [("content-length", str(len(answer.body))), ("connection", "close")]
-        self._out.append(_response_bytes(self._h11, answer.status, headers, answer.body))
-        self._phase = _DONE
-        self._timer = None
+        self._send_answer(answer)
         return [
             WebSocketRejected(answer.status, answer.reason),
             *self._close_mcp(f"WebSocket upgrade refused with HTTP {answer.status}"),
@@ -859,12 +855,16 @@ class WebSocketServerConnection(_WebSocket):
 
     def _answer(self, answer: AuthResponse) -> list[Event]:
         """A plain HTTP answer instead of an upgrade (the metadata document), then close."""
+        self._send_answer(answer)
+        return self._close_mcp("served the protected resource metadata")
+
+    def _send_answer(self, answer: AuthResponse) -> None:
+        """Queue the guard's HTTP answer as the last thing on this connection."""
         headers = [*answer.headers, ("content-length", str(len(answer.body)))]
         headers.append(("connection", "close"))
         self._out.append(_response_bytes(self._h11, answer.status, headers, answer.body))
         self._phase = _DONE
         self._timer = None
-        return self._close_mcp("served the protected resource metadata")
 
     def _admit(self, payload: bytearray, events: list[Event]) -> bool:
         """Whether a complete message may reach the MCP connection (with `auth=`): the

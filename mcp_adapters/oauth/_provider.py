@@ -119,8 +119,7 @@ class OAuthProvider:
         WebSocket upgrade. `url` is the resource's http(s) URL; `mode` the client's
         (it picks the revision's discovery rules). Raises `AuthorizationFailedError`.
         """
-        version = LATEST if mode == "auto" else LATEST_LEGACY if mode == "legacy" else mode
-        revision = version if version in AUTHORIZATION_RULES else LATEST
+        revision = _revision(mode)
         try:
             record = await self.storage.load()
         except Exception as exc:  # a broken store: authorize afresh
@@ -171,6 +170,13 @@ class OAuthProvider:
         return step
 
 
+def _revision(mode: str) -> str:
+    """The revision whose discovery rules apply for a client `mode` (or a negotiated
+    version): the one it proposes first, the latest when it has no rules."""
+    version = LATEST if mode == "auto" else LATEST_LEGACY if mode == "legacy" else mode
+    return version if version in AUTHORIZATION_RULES else LATEST
+
+
 class _Session(Protocol):
     """What `SessionAuth` uses of an `HTTPSession`."""
 
@@ -208,10 +214,7 @@ class SessionAuth:
         the client proposes first."""
         mcp = self._session.connection
         version: str | None = mcp.protocol_version
-        if version is None:
-            mode = mcp.config.mode
-            version = LATEST if mode == "auto" else LATEST_LEGACY if mode == "legacy" else mode
-        return version if version in AUTHORIZATION_RULES else LATEST
+        return _revision(mcp.config.mode if version is None else version)
 
     async def _get_flow(self) -> OAuthClientFlow:
         if self._flow is None:
