@@ -301,6 +301,13 @@ class Session(SessionState):
 
     # ---- inbound
 
+    def receive_events(self, events: list[Any]) -> None:
+        """Route events the layer gave outside a read, then flush: the WebSocket
+        layer's answer to a token verification (its 101 or refusal, and the frames
+        that waited behind it) comes back through the application, not the socket."""
+        self._on_events(events)
+        self._driver.wake()
+
     def _on_events(self, events: list[Any]) -> None:
         if self._driver.error is not None and self._core.cause is None:
             self._core.cause = self._driver.error

@@ -161,7 +161,7 @@ class Client:
             raise ValueError(f"unknown log level {log_level!r}")
         self.target = target
         self.mode = mode
-        self.auth = auth  # an mcp_adapters.oauth.OAuthProvider (http/https URLs only)
+        self.auth = auth  # an mcp_adapters.oauth.OAuthProvider (http(s) and ws(s) URLs)
         self._elicitation_callback = elicitation_callback
         self._sampling_callback = sampling_callback
         self._list_roots_callback = list_roots_callback
@@ -238,9 +238,18 @@ class Client:
         }
         target = self.target
         if self.auth is not None:
-            if not (isinstance(target, str) and target.lower().startswith(("http:", "https:"))):
-                raise ValueError("auth= needs an http:// or https:// URL target")
-            options["auth"] = self.auth
+            scheme = target.partition("://")[0].lower() if isinstance(target, str) else ""
+            if scheme in ("http", "https"):
+                options["auth"] = self.auth
+            elif scheme in ("ws", "wss"):
+                # A WebSocket carries credentials once, on the upgrade: get the token
+                # first (the resource is the URL's http(s) spelling, as the server's
+                # metadata names it). A 1008 close once it expires ends the client.
+                resource = ("https" if scheme == "wss" else "http") + target[len(scheme) :]
+                header = await self.auth.upfront_header(resource, mode=self.mode)
+                options["headers"] = [header]
+            else:
+                raise ValueError("auth= needs an http(s):// or ws(s):// URL target")
         connection: contextlib.AbstractAsyncContextManager[Any]
         if isinstance(target, MCPServer):
             connection = _in_process(backend, target, self.config, options)

@@ -465,10 +465,20 @@ class ClusterBinding:
     # ----------------------------------------------------- answers, notifications
 
     def _principal_ok(self, event: SessionNamed, record: SessionRecord) -> bool:
+        """Whether the request's principal is the one the session is bound to, named
+        as the endpoint names it: the verified token's with `auth=` (then
+        `principal_of` is not used), else `principal_of`'s."""
         ep = self._ep
-        if ep.principal_of is None:
+        head = event.exchange.head
+        if head is None:
+            return False  # no request head to judge: refuse rather than guess
+        if ep.auth is not None:
+            principal = head.token.principal if head.token is not None else None
+        elif ep.principal_of is not None:
+            principal = ep.principal_of(head)
+        else:
             return True
-        return ep.principal_of(event.exchange.head) == record.snapshot.principal  # type: ignore[arg-type]
+        return principal == record.snapshot.principal
 
     def _destination(self, event: SessionNamed, record: SessionRecord) -> str | None:
         """Which process waits for these messages: a response's id or a progress
@@ -512,7 +522,7 @@ class ClusterBinding:
 
     async def _stream(self, event: SessionNamed) -> None:
         record = await self.store.sessions.get(event.session_id)
-        if record is None:
+        if record is None or not self._principal_ok(event, record):
             self._gone(event)
             return
         await self.store.sessions.touch(event.session_id)

@@ -87,8 +87,8 @@ import base64
 import binascii
 import math
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass
-from typing import Final
+from dataclasses import dataclass, field
+from typing import Any, Final
 
 import h11
 from wsproto import events as wse
@@ -96,6 +96,7 @@ from wsproto.connection import Connection as FrameConnection
 from wsproto.connection import ConnectionState, ConnectionType
 from wsproto.utilities import generate_accept_token
 
+from . import _jsonrpc as jr
 from ._base import State, missing_wall_time
 from ._client import ClientConnection
 from ._config import ClientConfig, ServerConfig
@@ -114,6 +115,15 @@ from ._http import (
 from ._http_headers import HostPolicy
 from ._http_server import DEFAULT_HOST_POLICY, RequestHead
 from ._jsonrpc import PEEK_BYTES
+from ._resource_auth import (
+    AccessToken,
+    AuthResponse,
+    Granted,
+    NeedsVerification,
+    ProtectedResource,
+    ResourceGuard,
+    VerificationResult,
+)
 from ._server import ServerConnection
 from ._state import WebSocketState
 
@@ -134,6 +144,7 @@ __all__ = [
     "WebSocketLimits",
     "WebSocketRejected",
     "WebSocketServerConnection",
+    "WebSocketTokenVerificationNeeded",
 ]
 
 MCP_SUBPROTOCOL: Final = "mcp"
@@ -189,6 +200,22 @@ class WebSocketRejected(Event):
 
     status: int
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class WebSocketTokenVerificationNeeded(Event):
+    """Server with `auth=`: the upgrade request carries a token the guard has not
+    verified yet, and the handshake waits for the verdict.
+
+    Verify `token` (a JWT against the issuer's keys, an RFC 7662 introspection ...),
+    then call `connection.receive_token_verification(result, wall_time=...)` with an
+    `AccessToken`, `InvalidToken` or `VerifierUnavailable`, and act on the events it
+    returns (then write `data_to_send()`: the 101, or the refusal). Keep `token` out
+    of logs, and never send it anywhere but to the verifier.
+    """
+
+    connection: WebSocketServerConnection
+    token: str = field(repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -520,7 +547,8 @@ class _WebSocket:
             )
         else:
             payload, self._message = self._message, bytearray()  # handed over, not copied
-            events += self.mcp.receive_message(payload, wall_time=self._wall)
+            if self._admit(payload, events):
+                events += self.mcp.receive_message(payload, wall_time=self._wall)
         events += self._sync(events)
 
     def _reset_message(self) -> None:
@@ -614,6 +642,10 @@ class _WebSocket:
 
     # ---- role hooks
 
+    def _admit(self, payload: bytearray, events: list[Event]) -> bool:
+        """Whether a complete message goes to the MCP connection (the server's auth)."""
+        return True
+
     def _receive_handshake(self, data: bytes) -> list[Event]:
         raise NotImplementedError
 
@@ -638,6 +670,21 @@ class WebSocketServerConnection(_WebSocket):
     the `Origin` check is what stops another site's page from connecting.
     `principal_of(head)` names who the handshake authenticated (from your own
     headers); a sealed 2026-07-28 `requestState` is bound to it.
+
+    `auth` (a `ProtectedResource`, or a `ResourceGuard` for per-request scopes) makes
+    the endpoint an OAuth resource server, as `HTTPServerEndpoint(auth=)` does over
+    HTTP, and replaces `principal_of`. The upgrade request is judged like any HTTP
+    request: the metadata document is served at its well-known path (a plain GET,
+    no upgrade); no token is 401 with the `WWW-Authenticate` challenge, a bad one
+    401 `invalid_token`, one short of the required scopes 403 `insufficient_scope`,
+    a verifier that cannot decide 503. A token the guard has not seen is
+    `WebSocketTokenVerificationNeeded`: the 101 waits for
+    `receive_token_verification`. Once open, the connection runs as the token's
+    principal (`token`, `mcp.principal`); a request needing a scope the token lacks
+    (`@mcp.tool(scopes=)`) is answered with a JSON-RPC error carrying the 403's
+    challenge, as there is no HTTP status to give; and a message arriving after the
+    token expired closes the WebSocket with 1008 (a long-lived socket must not
+    outlive its credentials: the client reconnects with a fresh token).
     """
 
     mcp: ServerConnection
@@ -651,20 +698,67 @@ class WebSocketServerConnection(_WebSocket):
         limits: WebSocketLimits | None = None,
         principal_of: Callable[[RequestHead], str | None] | None = None,
         aliases: Collection[str] = (),
+        auth: ProtectedResource | ResourceGuard | None = None,
     ) -> None:
         limits = limits or WebSocketLimits()
         super().__init__(ServerConnection(config), limits)
         self.path = path
         self._paths = frozenset((path, *aliases))
         self.host_policy = host_policy
+        if auth is not None and principal_of is not None:
+            raise LocalProtocolError("auth= names the principal itself: drop principal_of=")
         self.principal_of = principal_of
+        self.auth = ResourceGuard(auth) if isinstance(auth, ProtectedResource) else auth
+        #: The verified token the connection runs as (with `auth=`), once accepted.
+        self.token: AccessToken | None = None
+        self._verifying: str | None = None  # the token whose verdict the 101 waits for
         self.request: RequestHead | None = None
         self._h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=limits.max_header_bytes)
         # The upgrade request is the connection's first bytes: measured as they come,
         # before h11 parses them (h11 alone lets a head that arrives whole through).
         self._scanner: HeadScanner | None = HeadScanner(limits.max_header_bytes)
 
+    def receive_data(self, data: bytes, *, wall_time: float | None = None) -> list[Event]:
+        if wall_time is None and data and self.auth is not None and self._phase == _HANDSHAKE:
+            raise LocalProtocolError(
+                "this endpoint checks access tokens (auth=): pass wall_time=<the wall clock> "
+                "with the handshake's bytes, or no token's expiry can be judged"
+            )
+        return super().receive_data(data, wall_time=wall_time)
+
+    def receive_token_verification(
+        self, result: VerificationResult, *, wall_time: float
+    ) -> list[Event]:
+        """The verifier's answer to `WebSocketTokenVerificationNeeded`: the upgrade is
+        accepted (101, with the frames that came behind it) or refused. After the
+        handshake ended otherwise (the client left, the handshake timed out) it does
+        nothing."""
+        token, self._verifying = self._verifying, None
+        if self._phase == _DONE:
+            return []
+        if token is None:
+            raise LocalProtocolError("no token verification is pending on this WebSocket")
+        guard = self.auth
+        assert guard is not None
+        events, self._deferred = self._deferred, []
+        self._wall = wall_time
+        try:
+            events += self._go_on(guard.judge(token, result, wall_time=wall_time))
+        finally:
+            self._wall = None
+        return events
+
     def _receive_handshake(self, data: bytes) -> list[Event]:
+        if self._verifying is not None:
+            # Nothing but the verdict moves the handshake on. A client must wait for
+            # the 101 (RFC 6455 4.1); what it sends anyway waits, within the head limit.
+            self._h11.receive_data(data)
+            if len(self._h11.trailing_data[0]) > self.limits.max_header_bytes:
+                self._verifying = None
+                return self._reject(
+                    _Refusal(400, "Bad Request: data sent before the upgrade was accepted")
+                )
+            return []
         scanner = self._scanner
         if scanner is not None:
             try:
@@ -687,11 +781,16 @@ class WebSocketServerConnection(_WebSocket):
                     decode_headers(event.headers),
                 )
                 self.request = head
+                guard = self.auth
+                if guard is not None and guard.is_metadata_path(head.target.split("?", 1)[0]):
+                    policy = self.host_policy
+                    if policy is None or policy.check_headers(head.headers) is None:
+                        return self._answer(guard.metadata_response(head.method))
                 refusal = self._check(head, event.http_version)
                 if refusal is not None:
                     return self._reject(refusal)
             elif event is h11.PAUSED:
-                return self._accept()
+                return self._authenticate()
             elif isinstance(event, h11.Data) and event.data:
                 return self._reject(_Refusal(400, "Bad Request: a WebSocket upgrade has no body"))
             # EndOfMessage (the upgrade request carries no body): PAUSED comes next.
@@ -725,6 +824,84 @@ class WebSocketServerConnection(_WebSocket):
         ):
             return _Refusal(400, "Bad Request: a WebSocket upgrade has no body")
         return None
+
+    def _authenticate(self) -> list[Event]:
+        """The upgrade request passed every WebSocket check: judge its credentials."""
+        guard = self.auth
+        if guard is None:
+            return self._accept()
+        head = self.request
+        assert head is not None and self._wall is not None
+        outcome = guard.authenticate(head.headers, target=head.target, wall_time=self._wall)
+        if isinstance(outcome, NeedsVerification):
+            self._verifying = outcome.token
+            return [WebSocketTokenVerificationNeeded(self, outcome.token)]
+        return self._go_on(outcome)
+
+    def _go_on(self, outcome: Granted | AuthResponse) -> list[Event]:
+        if isinstance(outcome, AuthResponse):
+            return self._refuse(outcome)
+        self.token = outcome.token
+        self.mcp.principal = outcome.token.principal
+        return self._accept()
+
+    def _refuse(self, answer: AuthResponse) -> list[Event]:
+        """An authentication refusal: the guard's own answer (its challenge), then close."""
+        self._send_answer(answer)
+        return [
+            WebSocketRejected(answer.status, answer.reason),
+            *self._close_mcp(f"WebSocket upgrade refused with HTTP {answer.status}"),
+        ]
+
+    def _answer(self, answer: AuthResponse) -> list[Event]:
+        """A plain HTTP answer instead of an upgrade (the metadata document), then close."""
+        self._send_answer(answer)
+        return self._close_mcp("served the protected resource metadata")
+
+    def _send_answer(self, answer: AuthResponse) -> None:
+        """Queue the guard's HTTP answer as the last thing on this connection."""
+        headers = [*answer.headers, ("content-length", str(len(answer.body)))]
+        headers.append(("connection", "close"))
+        self._out.append(_response_bytes(self._h11, answer.status, headers, answer.body))
+        self._phase = _DONE
+        self._timer = None
+
+    def _admit(self, payload: bytearray, events: list[Event]) -> bool:
+        """Whether a complete message may reach the MCP connection (with `auth=`): the
+        token must still be valid, and carry the scopes the message's requests need."""
+        guard, token = self.auth, self.token
+        if guard is None or token is None:
+            return True
+        wall = self._wall
+        problem = None if wall is None else guard.check(token, wall_time=wall)
+        if problem is not None:
+            self._fail(CLOSE_POLICY_VIOLATION, problem, events)
+            return False
+        if guard.scopes_for is None:
+            return True
+        try:
+            message: Any = jr.parse(payload, self.mcp.limits)
+        except RemoteProtocolError:
+            return True  # the MCP connection answers what does not parse
+        refusal = guard.check_scopes(token, message)
+        if refusal is None:
+            return True
+        challenge = next((v for n, v in refusal.headers if n == "www-authenticate"), "")
+        data = {"error": "insufficient_scope", "status": 403, "www_authenticate": challenge}
+        items = message if type(message) is list else [message]
+        answers = [
+            error_body(item["id"], INVALID_REQUEST, refusal.reason, data)
+            for item in items
+            if type(item) is dict and "id" in item and "method" in item
+        ]
+        self._flush_messages()
+        ws = self._ws
+        assert ws is not None
+        if type(message) is list and answers:
+            answers = [b"[" + b",".join(answers) + b"]"]
+        for body in answers:
+            self._out.append(ws.send(wse.TextMessage(data=body.decode("utf-8"))))
+        return False
 
     def _accept(self) -> list[Event]:
         head = self.request

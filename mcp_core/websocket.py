@@ -22,6 +22,7 @@ from ._websocket import (
     WebSocketLimits,
     WebSocketRejected,
     WebSocketServerConnection,
+    WebSocketTokenVerificationNeeded,
 )
 
 __all__ = [
@@ -41,4 +42,5 @@ __all__ = [
     "WebSocketLimits",
     "WebSocketRejected",
     "WebSocketServerConnection",
+    "WebSocketTokenVerificationNeeded",
 ]

@@ -15,7 +15,12 @@
 # Environment: PYTHON (default .venv/bin/python), CONFORMANCE_PORT (default: a
 # free port), CONFORMANCE_SPECS (default "2025-11-25 2026-07-28"),
 # CONFORMANCE_MODES (default "server client"), CONFORMANCE_TIMEOUT (ms per
-# scenario, default 300000), CONFORMANCE_SCENARIO (run just this scenario).
+# scenario, default 300000), CONFORMANCE_SCENARIO (run just this scenario),
+# CONFORMANCE_EXTENSIONS (extension scenarios to run too, once each, in client
+# mode: `--spec-version` never selects them; default the two of the
+# io.modelcontextprotocol/oauth-client-credentials extension, machine-to-machine
+# client_credentials with client_secret_basic and with private_key_jwt, which
+# this project implements; "" for none).
 #
 # The timeout is a hang guard, not a speed limit: the client suite starts all
 # its ~30 clients at once, and on a loaded machine a Python client can take a
@@ -38,6 +43,7 @@ PYTHON="${PYTHON:-$ROOT/.venv/bin/python}"
 SPECS="${CONFORMANCE_SPECS:-2025-11-25 2026-07-28}"
 MODES="${CONFORMANCE_MODES:-server client}"
 TIMEOUT_MS="${CONFORMANCE_TIMEOUT:-300000}"
+EXTENSIONS="${CONFORMANCE_EXTENSIONS-auth/client-credentials-basic auth/client-credentials-jwt}"
 EXPECTED="$ROOT/examples/conformance/expected-failures.txt"
 
 now() { date +%s.%N; }
@@ -165,12 +171,29 @@ run_suite() {
     RUNS+=("$mode:$spec:$out")
 }
 
+run_extensions() {
+    local out="$RUN_DIR/client-extensions" t0 scenario
+    mkdir -p "$out"
+    t0=$(now)
+    say "client extension scenarios: $EXTENSIONS"
+    : >"$out/suite.log"
+    for scenario in $EXTENSIONS; do
+        "${CONFORMANCE[@]}" client --command "exec $PYTHON $ROOT/examples/conformance/client.py" \
+            --scenario "$scenario" --timeout "$TIMEOUT_MS" -o "$out" >>"$out/suite.log" 2>&1 || true
+    done
+    TIMINGS+=("client extensions: $(since "$t0")")
+    RUNS+=("client:extension:$out")
+}
+
 for mode in $MODES; do
     if [[ "$mode" == server ]]; then start_server; fi
     for spec in $SPECS; do
         run_suite "$mode" "$spec"
     done
     if [[ "$mode" == server ]]; then stop_server; fi
+    if [[ "$mode" == client && -n "$EXTENSIONS" && -z "${CONFORMANCE_SCENARIO:-}" ]]; then
+        run_extensions
+    fi
 done
 
 status=0

@@ -13,13 +13,16 @@ they would to a deployed one. What it implements is what MCP authorization uses:
 * a token endpoint: `authorization_code` (the PKCE check; codes are one-time, and a
   replayed code revokes what it issued, RFC 6749 section 4.1.2), `refresh_token`
   (rotated), `client_credentials`; client auth `none`, `client_secret_basic`,
-  `client_secret_post`;
-* dynamic client registration (RFC 7591) and introspection (RFC 7662, for the
-  pre-registered resource server client `RESOURCE_CLIENT`).
+  `client_secret_post`, and `private_key_jwt` (RFC 7523: an ES256 assertion checked
+  against the client's registered public key, `iss`/`sub` the client, `aud` the
+  issuer or the token endpoint, unexpired, each `jti` once);
+* dynamic client registration (RFC 7591; a `private_key_jwt` client registers its
+  `jwks`), `register_key_client` for a pre-registered one, and introspection (RFC
+  7662, for the pre-registered resource server client `RESOURCE_CLIENT`).
 
 The knobs make it misbehave for the negative tests: `pkce_methods` (advertise no
 S256), `redirect_iss` (another `iss` on the redirect), `redirect_origin` (send the
-browser to another origin).
+browser to another origin), `metadata_issuer` (metadata naming another issuer).
 """
 
 from __future__ import annotations
@@ -46,12 +49,17 @@ RESOURCE_CLIENT = ("mcp-server", "mcp-server-secret")
 MACHINE_CLIENT = ("bot", "bot-secret")
 
 
+#: RFC 7523 section 2.2: the `client_assertion_type` of a `private_key_jwt` client.
+JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+
+
 @dataclass
 class _Client:
     client_id: str
     secret: str | None
     redirect_uris: tuple[str, ...] = ()
     auth_method: str = "client_secret_basic"
+    public_key: Any = None  # private_key_jwt: the key its assertions are checked with
 
 
 @dataclass
@@ -77,6 +85,7 @@ class AuthServer:
         pkce_methods: Sequence[str] = ("S256",),
         redirect_iss: str | None = None,
         redirect_origin: str | None = None,
+        metadata_issuer: str | None = None,
     ) -> None:
         self.subject = subject
         self.scopes = tuple(scopes)
@@ -84,6 +93,7 @@ class AuthServer:
         self.pkce_methods = tuple(pkce_methods)
         self.redirect_iss = redirect_iss
         self.redirect_origin = redirect_origin
+        self.metadata_issuer = metadata_issuer
         self.key = ec.generate_private_key(ec.SECP256R1())
         self.kid = "k1"
         self.clients: dict[str, _Client] = {
@@ -93,6 +103,7 @@ class AuthServer:
         self.codes: dict[str, _Code] = {}
         self.refresh_tokens: dict[str, tuple[str, str, str, str]] = {}  # -> client, sub, scope, aud
         self.revoked: set[str] = set()
+        self.assertion_ids: set[str] = set()  # jti of the client assertions seen
         self.requests: list[tuple[str, str]] = []  # (method, path), for assertions
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -120,7 +131,7 @@ class AuthServer:
     def metadata(self) -> dict[str, Any]:
         i = self.issuer
         return {
-            "issuer": i,
+            "issuer": self.metadata_issuer or i,
             "authorization_endpoint": f"{i}/authorize",
             "token_endpoint": f"{i}/token",
             "registration_endpoint": f"{i}/register",
@@ -133,7 +144,9 @@ class AuthServer:
                 "none",
                 "client_secret_basic",
                 "client_secret_post",
+                "private_key_jwt",
             ],
+            "token_endpoint_auth_signing_alg_values_supported": ["ES256"],
             "introspection_endpoint_auth_methods_supported": ["client_secret_basic"],
             "scopes_supported": list(self.scopes),
             "authorization_response_iss_parameter_supported": True,
@@ -172,6 +185,14 @@ class AuthServer:
         headers = {"kid": kid or self.kid, "typ": "at+jwt"}
         return jwt.encode(claims, key or self.key, algorithm="ES256", headers=headers)
 
+    def register_key_client(self, client_id: str, public_key: Any) -> None:
+        """Pre-register a `private_key_jwt` client (no secret; its assertions are
+        checked with `public_key`)."""
+        with self._lock:
+            self.clients[client_id] = _Client(
+                client_id, None, auth_method="private_key_jwt", public_key=public_key
+            )
+
     # ------------------------------------------------------------ endpoints
 
     def authorize(self, query: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
@@ -206,7 +227,40 @@ class AuthServer:
             )
         return back(code=code)
 
+    def _asserted_client(self, form: dict[str, str]) -> _Client | None:
+        """RFC 7523 section 3: the client whose key signed `client_assertion`."""
+        if form.get("client_assertion_type") != JWT_BEARER:
+            return None
+        assertion = form.get("client_assertion", "")
+        try:
+            unverified = jwt.decode(assertion, options={"verify_signature": False})
+        except jwt.PyJWTError:
+            return None
+        client = self.clients.get(str(unverified.get("iss", "")))
+        if client is None or client.public_key is None:
+            return None
+        if form.get("client_id", client.client_id) != client.client_id:
+            return None
+        try:
+            claims = jwt.decode(
+                assertion,
+                client.public_key,
+                algorithms=["ES256"],
+                audience=[self.issuer, f"{self.issuer}/token"],
+                issuer=client.client_id,
+                options={"require": ["exp", "jti", "sub"]},
+            )
+        except jwt.PyJWTError:
+            return None
+        with self._lock:
+            if claims["sub"] != client.client_id or claims["jti"] in self.assertion_ids:
+                return None  # another subject, or a replayed assertion
+            self.assertion_ids.add(claims["jti"])
+        return client
+
     def _client(self, headers: Any, form: dict[str, str]) -> _Client | None:
+        if "client_assertion" in form or "client_assertion_type" in form:
+            return self._asserted_client(form)
         auth = headers.get("authorization")
         if auth and auth.lower().startswith("basic "):
             try:
@@ -216,8 +270,8 @@ class AuthServer:
             client = self.clients.get(cid)
             return client if client and client.secret == secret else None
         client = self.clients.get(form.get("client_id", ""))
-        if client is None:
-            return None
+        if client is None or client.public_key is not None:
+            return None  # a key client must sign an assertion
         if client.secret is None:
             return client  # a public client: PKCE is its proof
         return client if form.get("client_secret") == client.secret else None
@@ -257,8 +311,8 @@ class AuthServer:
             answer.pop("_jti")
             return 200, answer
         if grant == "client_credentials":
-            if client.secret is None:
-                return 400, {"error": "unauthorized_client"}
+            if client.secret is None and client.public_key is None:
+                return 400, {"error": "unauthorized_client"}  # a public client
             resource = form.get("resource")
             if not resource:
                 return 400, {"error": "invalid_target"}
@@ -296,12 +350,23 @@ class AuthServer:
         if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
             return 400, {"error": "invalid_redirect_uri"}
         method = doc.get("token_endpoint_auth_method", "client_secret_basic")
-        if method not in ("none", "client_secret_basic", "client_secret_post"):
+        if method not in ("none", "client_secret_basic", "client_secret_post", "private_key_jwt"):
             return 400, {"error": "invalid_client_metadata"}
+        public_key = None
+        if method == "private_key_jwt":
+            keys = (
+                (doc.get("jwks") or {}).get("keys") if isinstance(doc.get("jwks"), dict) else None
+            )
+            if not isinstance(keys, list) or len(keys) != 1:
+                return 400, {"error": "invalid_client_metadata", "error_description": "jwks"}
+            try:
+                public_key = jwt.algorithms.ECAlgorithm.from_jwk(json.dumps(keys[0]))
+            except (jwt.PyJWTError, ValueError, KeyError):
+                return 400, {"error": "invalid_client_metadata", "error_description": "jwks"}
         cid = "dcr-" + secrets.token_urlsafe(8)
-        secret = None if method == "none" else secrets.token_urlsafe(16)
+        secret = None if method in ("none", "private_key_jwt") else secrets.token_urlsafe(16)
         with self._lock:
-            self.clients[cid] = _Client(cid, secret, tuple(uris), method)
+            self.clients[cid] = _Client(cid, secret, tuple(uris), method, public_key)
         answer = {**doc, "client_id": cid, "token_endpoint_auth_method": method}
         if secret is not None:
             answer["client_secret"] = secret

@@ -33,6 +33,7 @@ from mcp_adapters.auth._fetch import fetch
 from mcp_adapters.client import Client, ClientRequestContext
 from mcp_adapters.oauth import OAuthProvider, PreRegisteredClient
 from mcp_core import Era, era_of
+from mcp_core.oauth import JWTSigner
 from mcp_core.types import (
     CreateMessageResult,
     ElicitRequestParams,
@@ -119,10 +120,37 @@ async def headless_browser(url: str) -> str:
     return location
 
 
-def oauth_provider(context: dict[str, Any]) -> OAuthProvider:
+def es256_signer(private_key_pem: str) -> JWTSigner:
+    """A `private_key_jwt` signer over the PEM key a scenario gives (ES256: the raw
+    `r || s` signature RFC 7518 asks for, not cryptography's DER)."""
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+
+    key = serialization.load_pem_private_key(private_key_pem.encode(), password=None)
+    if not isinstance(key, ec.EllipticCurvePrivateKey):
+        raise ValueError("the scenario's key is not an EC key")
+
+    def sign(data: bytes) -> bytes:
+        r, s = decode_dss_signature(key.sign(data, ec.ECDSA(hashes.SHA256())))
+        return r.to_bytes(32, "big") + s.to_bytes(32, "big")
+
+    return JWTSigner("ES256", sign)
+
+
+def oauth_provider(name: str, context: dict[str, Any]) -> OAuthProvider:
     """The client's OAuth configuration: pre-registered credentials when the scenario
     gives some, else a Client ID Metadata Document URL, else (the core falls back by
-    itself) dynamic registration."""
+    itself) dynamic registration. The `auth/client-credentials-*` scenarios (the
+    io.modelcontextprotocol/oauth-client-credentials extension) are a machine
+    client: `client_credentials`, with its secret or its key (`private_key_jwt`)."""
+    if name.startswith("auth/client-credentials-"):
+        pem = context.get("private_key_pem")
+        return OAuthProvider(
+            grant_type="client_credentials",
+            client=PreRegisteredClient(context["client_id"], context.get("client_secret")),
+            signer=es256_signer(pem) if pem else None,
+        )
     client = None
     if context.get("client_id"):
         client = PreRegisteredClient(
@@ -270,7 +298,7 @@ async def run(url: str) -> None:
     play = SCENARIOS.get(name, just_list)
     auth = None
     if name.startswith("auth/"):
-        auth, play = oauth_provider(context), authorized
+        auth, play = oauth_provider(name, context), authorized
     log.info("scenario %r at %s against %s", name, version, url)
     async with connect(url, version, auth) as client:
         log.info("connected: %s", client.protocol_version)

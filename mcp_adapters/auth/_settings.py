@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from mcp_adapters.server import MCPServer
     from mcp_adapters.transports.http_server import HTTPServer
 
-__all__ = ["AuthSettings", "on_auth_event"]
+__all__ = ["AuthSettings", "on_auth_event", "verify_token"]
 
 logger = logging.getLogger("mcp_adapters.auth")
 
@@ -108,19 +108,23 @@ def on_auth_event(running: HTTPServer, event: TokenVerificationNeeded | AccessRe
         _answer(running, event, VerifierUnavailable("the server is closing"))
 
 
+async def verify_token(settings: AuthSettings, token: str) -> VerificationResult:
+    """The verifier's verdict on `token`, bounded by `verify_timeout`; a verifier that
+    times out or fails is `VerifierUnavailable` (503), never a refusal of the token."""
+    try:
+        with anyio.fail_after(settings.verify_timeout):
+            return await settings.verifier.verify(token)
+    except TimeoutError:
+        return VerifierUnavailable("the verification timed out")
+    except Exception:
+        logger.exception("the token verifier failed")
+        return VerifierUnavailable("the verifier failed")
+
+
 async def _verify(
     running: HTTPServer, settings: AuthSettings, event: TokenVerificationNeeded
 ) -> None:
-    result: VerificationResult
-    try:
-        with anyio.fail_after(settings.verify_timeout):
-            result = await settings.verifier.verify(event.token)
-    except TimeoutError:
-        result = VerifierUnavailable("the verification timed out")
-    except Exception:
-        logger.exception("the token verifier failed")
-        result = VerifierUnavailable("the verifier failed")
-    _answer(running, event, result)
+    _answer(running, event, await verify_token(settings, event.token))
 
 
 def _answer(

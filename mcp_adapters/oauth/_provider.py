@@ -111,6 +111,36 @@ class OAuthProvider:
         self.timeout = timeout
         self.ssl_context = ssl_context
 
+    async def upfront_header(self, url: str, *, mode: str = "auto") -> tuple[str, str]:
+        """The `Authorization` header for `url` before any request is sent: the stored
+        token, refreshed if stale, else a new authorization (discovery from the
+        resource's metadata, no challenge needed). For transports that carry
+        credentials once, at connect: `Client("ws://...", auth=...)` puts it on the
+        WebSocket upgrade. `url` is the resource's http(s) URL; `mode` the client's
+        (it picks the revision's discovery rules). Raises `AuthorizationFailedError`.
+        """
+        revision = _revision(mode)
+        try:
+            record = await self.storage.load()
+        except Exception as exc:  # a broken store: authorize afresh
+            logger.warning("loading the stored OAuth record failed: %s", exc)
+            record = None
+        try:
+            flow = OAuthClientFlow(url, self.config, revision=revision, record=record)
+        except ValueError as exc:  # a stored record for another resource
+            logger.warning("ignoring the stored OAuth record: %s", exc)
+            flow = OAuthClientFlow(url, self.config, revision=revision)
+        now = time.time()
+        header = flow.authorization_header(now)
+        if header is not None:
+            return header
+        try:
+            first = flow.refresh(wall_time=now) if flow.needs_refresh(now) else None
+            done = await self.run_flow(flow, first or flow.authorize(wall_time=now))
+        except Exception as exc:
+            raise AuthorizationFailedError(exc) from exc
+        return done.header
+
     def attach(self, session: _Session, endpoint: HTTPClientEndpoint) -> SessionAuth:
         """Bind to one HTTP session (called by `HTTPSession`)."""
         endpoint.hold_challenges = True
@@ -138,6 +168,13 @@ class OAuthProvider:
                 step = flow.receive_redirect(redirect, wall_time=time.time())
         await self.storage.save(step.record)
         return step
+
+
+def _revision(mode: str) -> str:
+    """The revision whose discovery rules apply for a client `mode` (or a negotiated
+    version): the one it proposes first, the latest when it has no rules."""
+    version = LATEST if mode == "auto" else LATEST_LEGACY if mode == "legacy" else mode
+    return version if version in AUTHORIZATION_RULES else LATEST
 
 
 class _Session(Protocol):
@@ -177,10 +214,7 @@ class SessionAuth:
         the client proposes first."""
         mcp = self._session.connection
         version: str | None = mcp.protocol_version
-        if version is None:
-            mode = mcp.config.mode
-            version = LATEST if mode == "auto" else LATEST_LEGACY if mode == "legacy" else mode
-        return version if version in AUTHORIZATION_RULES else LATEST
+        return _revision(mcp.config.mode if version is None else version)
 
     async def _get_flow(self) -> OAuthClientFlow:
         if self._flow is None:

@@ -121,8 +121,17 @@ async def serve_stdio(server: MCPServer) -> None:
 
 
 async def serve_tcp(server: MCPServer, host: str, port: int) -> None:
-    """Serve `server` at tcp://host:port until cancelled, inside its lifespan."""
+    """Serve `server` at tcp://host:port until cancelled, inside its lifespan.
+
+    Refused for a server with `auth=`: a raw TCP stream has nowhere to carry a
+    bearer token, so serving it would serve the tools to anyone, unauthenticated."""
     from mcp_adapters.backends import current_backend
+
+    if server.auth is not None:
+        raise ValueError(
+            "this server checks OAuth access tokens (auth=): serve it over http or "
+            "websocket; the tcp transport cannot carry a token"
+        )
 
     async with server.running():
         await current_backend().serve_tcp(request_handler(server), server.config, host, port)

@@ -8,6 +8,16 @@ JSON-RPC message per UTF-8 text frame). The sans-IO layer is
 loop's backend: the backend's session drives the WebSocket layer, which owns
 the MCP connection.
 
+Authorization: an `MCPServer(auth=...)` is a resource server here as over HTTP.
+The upgrade request must carry `Authorization: Bearer <token>`: without one it
+is answered 401 with the `WWW-Authenticate` challenge, and the listener serves
+the Protected Resource Metadata document to a plain GET at its well-known path.
+The token is verified before the 101 (the same verifier, bounded by
+`verify_timeout`), the connection then runs as its principal, and a request
+needing a tool's scope the token lacks gets a JSON-RPC error. `AuthSettings.resource`
+defaults to `http://host:port/path`, the http spelling of the bound URL (RFC 9728
+identifiers are http(s) URLs; the metadata is served by this same listener).
+
 URLs: the server answers at its path (`/mcp` by default) and at `/`, so both
 `ws://host:port/mcp` and `ws://host:port` reach it. A client refused with 404
 (another server, another path) says in its error which path to use. `wss://`
@@ -22,7 +32,8 @@ import logging
 import re
 import secrets
 import ssl
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
@@ -33,12 +44,14 @@ from mcp_adapters._driver import authority
 from mcp_adapters._errors import ConnectionClosedError, TransportError, to_transport_error
 from mcp_adapters.server._serve import request_handler
 from mcp_core import ClientConfig, Event
+from mcp_core.auth import ResourceGuard
 from mcp_core.http import HostPolicy
 from mcp_core.websocket import (
     WebSocketClientConnection,
     WebSocketLimits,
     WebSocketRejected,
     WebSocketServerConnection,
+    WebSocketTokenVerificationNeeded,
 )
 
 if TYPE_CHECKING:
@@ -68,10 +81,13 @@ async def serve_websocket(
     the proxy forwards (or None). `limits` are the WebSocket layer's own (the
     message limit follows the server's `Limits` unless set); see docs/limits.md.
     """
+    from mcp_adapters.auth._settings import verify_token
     from mcp_adapters.backends import current_backend
 
     backend = current_backend()
     bound: list[int] = []
+    guards: list[ResourceGuard] = []  # one for the listener: its cache is shared
+    settings = server.auth
 
     def new_connection() -> tuple[Any, Any]:
         # Origin/Host checks on by default for loopback binds, against the bound port.
@@ -80,25 +96,61 @@ async def serve_websocket(
         else:
             policy = HostPolicy.loopback(bound[0]) if host in _LOOPBACK else None
         layer = WebSocketServerConnection(
-            server.config, path=path, host_policy=policy, aliases=("/",), limits=limits
+            server.config,
+            path=path,
+            host_policy=policy,
+            aliases=("/",),
+            limits=limits,
+            # Fails closed: no connection is served before the guard exists.
+            auth=guards[0] if settings is not None else None,
         )
         return layer.mcp, layer
 
-    async with (
-        server.running(),  # the lifespan, unless something already serves it
-        backend.tcp_server(
-            request_handler(server),
-            server.config,
-            host,
-            port,
-            new_connection=new_connection,
-            **session_options,
-        ) as tcp,
-    ):
-        bound.append(tcp.port)
-        logger.info("serving %s on ws://%s%s", server.name, authority(tcp.host, tcp.port), path)
-        task_status.started(tcp.port)
-        await tcp.serve_forever()
+    observer = session_options.pop("on_event", None)
+
+    async with anyio.create_task_group() as verifications:
+
+        async def verify(event: WebSocketTokenVerificationNeeded) -> None:
+            assert settings is not None
+            result = await verify_token(settings, event.token)
+            events = event.connection.receive_token_verification(result, wall_time=time.time())
+            for session in list(tcp.sessions):
+                if session.connection is event.connection.mcp:
+                    session.receive_events(events)
+                    break
+
+        def on_event(event: Any) -> None:
+            if isinstance(event, WebSocketTokenVerificationNeeded):
+                verifications.start_soon(verify, event)
+            elif isinstance(event, WebSocketRejected) and event.status in (401, 403):
+                logger.info("refused a WebSocket upgrade: %d %s", event.status, event.reason)
+            if observer is not None:
+                observer(event)
+
+        async with (
+            server.running(),  # the lifespan, unless something already serves it
+            backend.tcp_server(
+                request_handler(server),
+                server.config,
+                host,
+                port,
+                new_connection=new_connection,
+                on_event=on_event,
+                **session_options,
+            ) as tcp,
+        ):
+            bound.append(tcp.port)
+            if settings is not None:
+                here = f"[{host}]" if ":" in host else host
+                guards.append(
+                    settings.guard(server, default_resource=f"http://{here}:{tcp.port}{path}")
+                )
+            logger.info("serving %s on ws://%s%s", server.name, authority(tcp.host, tcp.port), path)
+            task_status.started(tcp.port)
+            try:
+                await tcp.serve_forever()
+            finally:
+                verifications.cancel_scope.cancel()
 
 
 @contextlib.asynccontextmanager
@@ -108,12 +160,14 @@ async def connect_websocket(
     *,
     ssl_context: ssl.SSLContext | None = None,
     limits: WebSocketLimits | None = None,
+    headers: Iterable[tuple[str, str]] = (),
     **session_options: Any,
 ) -> AsyncIterator[Any]:
     """Connect to ws://host:port/path or wss://...; yields the backend's session (its MCP
     connection is the WebSocket layer's). `ssl_context` is for wss:// (default: the
     system's trust store, which `SSL_CERT_FILE` may point elsewhere); `limits` as for
-    `serve_websocket`."""
+    `serve_websocket`; `headers` go on the upgrade request (`("authorization",
+    "Bearer ...")` for a server with `auth=`)."""
     from mcp_adapters.backends import current_backend
 
     parts = urlsplit(url)
@@ -152,6 +206,7 @@ async def connect_websocket(
         path=target,
         new_key=lambda: secrets.token_bytes(16),
         limits=limits,
+        extra_headers=headers,
     )
     refusals: list[WebSocketRejected] = []
     observer = session_options.pop("on_event", None)

@@ -28,7 +28,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import anyio.to_thread
+import jwt
 import pytest
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
 from mcp_adapters.auth import AuthSettings, JWTVerifier
 from mcp_adapters.auth._fetch import fetch
@@ -43,8 +47,8 @@ from mcp_adapters.oauth import (
     OAuthRecord,
 )
 from mcp_adapters.server import MCPServer
-from mcp_core.oauth import PKCENotSupported
-from tests.auth_server import AuthServer
+from mcp_core.oauth import JWTSigner, PKCENotSupported, PreRegisteredClient
+from tests.auth_server import MACHINE_CLIENT, AuthServer
 from tests.timing import HANG
 
 REDIRECT = "http://127.0.0.1:3000/callback"
@@ -228,6 +232,98 @@ async def test_a_broken_file_reads_as_nothing_stored(tmp_path: Path) -> None:
     assert await FileTokenStorage(path).load() is None
     path.write_text(json.dumps({"version": 999}))
     assert await FileTokenStorage(path).load() is None
+
+
+# ============================================= machines, and private_key_jwt (RFC 7523)
+
+
+def es256_signer(key: ec.EllipticCurvePrivateKey) -> JWTSigner:
+    """A `JWTSigner` over a `cryptography` key, as `JWTSigner`'s docstring shows."""
+
+    def sign(data: bytes) -> bytes:
+        r, s = decode_dss_signature(key.sign(data, ec.ECDSA(hashes.SHA256())))
+        return r.to_bytes(32, "big") + s.to_bytes(32, "big")
+
+    return JWTSigner("ES256", sign, key_id="client-key-1")
+
+
+def public_jwk(key: ec.EllipticCurvePrivateKey) -> dict[str, Any]:
+    jwk: dict[str, Any] = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(key.public_key()))
+    return {**jwk, "kid": "client-key-1", "use": "sig", "alg": "ES256"}
+
+
+@both_backends
+@pytest.mark.anyio
+async def test_client_credentials_with_a_client_secret_through_the_client() -> None:
+    async with running() as (auth, server):
+        provider = OAuthProvider(
+            grant_type="client_credentials", client=PreRegisteredClient(*MACHINE_CLIENT)
+        )
+        async with Client(server.url, auth=provider) as client:
+            assert text(await client.call_tool("read", {"path": "a"})) == "contents of a"
+            # A tool needing more: the 403 step-up is another client_credentials request.
+            assert text(await client.call_tool("write", {"path": "b"})) == "wrote b"
+        record = await provider.storage.load()
+        assert record is not None and record.tokens is not None
+        assert record.tokens.refresh_token is None  # RFC 6749 4.4.3: none for this grant
+        claims = jwt.decode(record.tokens.access_token, options={"verify_signature": False})
+        assert claims["sub"] == claims["client_id"] == MACHINE_CLIENT[0]
+        assert "files:write" in claims["scope"].split()
+        assert calls(auth, "/authorize") == 0 and calls(auth, "/register") == 0
+        assert calls(auth, "/token") == 2
+
+
+@both_backends
+@pytest.mark.anyio
+async def test_client_credentials_with_private_key_jwt_through_the_client() -> None:
+    key = ec.generate_private_key(ec.SECP256R1())
+    async with running() as (auth, server):
+        auth.register_key_client("signed-bot", key.public_key())
+        provider = OAuthProvider(
+            grant_type="client_credentials",
+            client=PreRegisteredClient("signed-bot"),
+            signer=es256_signer(key),
+        )
+        async with Client(server.url, auth=provider) as client:
+            assert text(await client.call_tool("read", {"path": "a"})) == "contents of a"
+        assert len(auth.assertion_ids) == 1  # the token request carried a verified assertion
+        # The AS refuses the same client without its key's signature.
+        unsigned = OAuthProvider(
+            grant_type="client_credentials", client=PreRegisteredClient("signed-bot")
+        )
+        with pytest.raises(AuthorizationFailedError):
+            async with Client(server.url, auth=unsigned):
+                pass
+
+
+@pytest.mark.anyio
+async def test_authorization_code_with_private_key_jwt_registers_its_key_and_refreshes(
+    tmp_path: Path,
+) -> None:
+    key = ec.generate_private_key(ec.SECP256R1())
+    path = tmp_path / "oauth.json"
+    options: dict[str, Any] = {
+        "redirect_uri": REDIRECT,
+        "client_name": "signed",
+        "signer": es256_signer(key),
+        "registration_extras": {"jwks": {"keys": [public_jwk(key)]}},
+    }
+    async with running() as (auth, server):
+        provider = OAuthProvider(authorize=Browser(), storage=FileTokenStorage(path), **options)
+        async with Client(server.url, auth=provider) as client:
+            assert text(await client.call_tool("read", {"path": "a"})) == "contents of a"
+        [registered] = [c for c in auth.clients.values() if c.client_id.startswith("dcr-")]
+        assert registered.auth_method == "private_key_jwt" and registered.secret is None
+        assert len(auth.assertion_ids) == 1
+        # A restart with the token stale: the refresh is authenticated by a new assertion.
+        saved = json.loads(path.read_text())
+        saved["tokens"]["expires_at"] = time.time() - 10
+        path.write_text(json.dumps(saved))
+        restarted = OAuthProvider(authorize=never, storage=FileTokenStorage(path), **options)
+        async with Client(server.url, auth=restarted) as client:
+            assert text(await client.call_tool("read", {"path": "b"})) == "contents of b"
+        assert len(auth.assertion_ids) == 2
+        assert calls(auth, "/register") == 1
 
 
 # ============================================================ the loopback redirect
