@@ -41,11 +41,11 @@ Decisions:
   read changes nothing), a malformed one h11's status (400), a bad `Host` 421, a
   bad `Origin` 403 (with a JSON-RPC error body, as over HTTP), another path 404, a
   method other than GET 405, a missing `Upgrade: websocket` or a
-  `Sec-WebSocket-Version` other than 13 gets 426, and anything else malformed (no `Connection: upgrade`, a bad key, a body,
-  HTTP/1.0) gets 400. Extension offers (permessage-deflate included) are declined by
-  leaving them out of the answer. The subprotocol `mcp` is selected when offered
-  (the official SDK's 1.x WebSocket client offers it) and never required; others
-  are ignored.
+  `Sec-WebSocket-Version` other than 13 gets 426, and anything else malformed (no
+  `Connection: upgrade`, a bad key, a body, HTTP/1.0) gets 400. Extension offers
+  (permessage-deflate included) are declined by leaving them out of the answer.
+  The subprotocol `mcp` is selected when offered (the official SDK's 1.x
+  WebSocket client offers it) and never required; others are ignored.
 * Client: offers `mcp`, offers no extension, and fails the connection when the 101
   lacks the right `Sec-WebSocket-Accept`, names a subprotocol it did not offer, or
   turns on any extension. Once accepted it calls `mcp.connect()`, unless the
@@ -136,7 +136,13 @@ __all__ = [
     "WebSocketServerConnection",
 ]
 
+# Selected when the client offers it (the official SDK's 1.x client does), never
+# required: clients that offer no subprotocol must still get in.
 MCP_SUBPROTOCOL: Final = "mcp"
+
+# RFC 6455 section 7.4.1. Which one a close carries tells the peer whether to retry:
+# 1000/1001 are ordinary ends, 1002/1003/1007 say it sent what we cannot read (fix
+# the sender, retrying resends it), 1008/1009 a policy of ours, 1011 our own fault.
 
 CLOSE_NORMAL: Final = 1000
 CLOSE_GOING_AWAY: Final = 1001
@@ -150,8 +156,12 @@ CLOSE_INTERNAL_ERROR: Final = 1011
 
 # Codes an endpoint may put in a close frame (RFC 6455 7.4, IANA registry).
 _SENDABLE_CODES: Final = frozenset({1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012})
+# wsproto buffers whatever it is handed, so one huge read given whole would sit in
+# memory before the message limit could see any of it; slices bound that.
 _SLICE: Final = 64 * 1024  # bytes handed to wsproto at a time
 _MAX_REJECTION_BODY: Final = 4096  # what a client keeps of a refusal's body
+# The only version RFC 6455 defines; a client asking for another gets 426 with this one
+# named, which is how the RFC says to negotiate (section 4.4).
 _WEBSOCKET_VERSION: Final = "13"
 
 _HANDSHAKE, _OPEN, _CLOSING, _DONE = (
@@ -213,17 +223,27 @@ class WebSocketLimits:
 
     `max_message_bytes` caps one reassembled text message; None means the MCP
     connection's `Limits.max_message_bytes`, so an oversized message is refused here
-    (answered, the connection stays open) before it is ever buffered whole. `max_fragments` caps the frames of one message
-    (1008). `max_header_bytes` caps the handshake's HTTP head (431 on the server).
+    (answered, the connection stays open) before it is ever buffered whole.
+    `max_fragments` caps the frames of one message (1008). `max_header_bytes` caps the
+    handshake's HTTP head (431 on the server).
     `handshake_timeout` runs from the first `tick()` to the end of the upgrade;
     `close_timeout` is how long a close we started waits for the peer's answer before
     `closed` turns true anyway.
     """
 
     max_message_bytes: int | None = None
+    # wsproto bounds no frame count: a message split into one-byte frames costs a
+    # frame header and an event per byte. 4096 frames lets a 64 MiB message arrive
+    # in 16 KiB frames and stops a fragment flood long before it costs much.
     max_fragments: int = 4096
+    # h11's own default for an incomplete head, as the HTTP endpoint uses: a browser's
+    # upgrade request, cookies included, normally fits.
     max_header_bytes: int = 16 * 1024
+    # A client that opens a socket and never finishes its upgrade holds a slot of
+    # ours; 10 s is ample for a head of 16 KiB on any real link, as for HTTP heads.
     handshake_timeout: float | None = 10.0
+    # RFC 6455 lets us close the TCP connection if the peer never answers our close;
+    # waiting 5 s gives a live peer time to answer.
     close_timeout: float | None = 5.0
 
     def __post_init__(self) -> None:
@@ -248,6 +268,8 @@ def _tokens(headers: Headers, name: str, *, lower: bool = True) -> list[str]:
 
 
 def _values(headers: Headers, name: str) -> list[str]:
+    """Every value of a header, repeats kept, so that a repeated key or version (which
+    RFC 6455 forbids) is seen as two values and refused, not read as one."""
     return [value.strip(" \t") for key, value in headers if key == name]
 
 
@@ -268,11 +290,21 @@ def _close_reason(reason: str) -> str:
 
 
 def _accept_token(key: str) -> str:
+    """`Sec-WebSocket-Accept` for a key (RFC 6455 4.2.2: SHA-1 of key and the GUID).
+
+    It proves the server read this handshake, so a cached or misdirected HTTP
+    answer cannot pass for an upgrade; the client checks it for that reason.
+    """
     return generate_accept_token(key.encode("latin-1")).decode("ascii")
 
 
 def _protocol_error(code: int, reason: str) -> RemoteProtocolError:
-    """What a failed WebSocket reports on `ConnectionClosed.error`."""
+    """What a failed WebSocket reports on `ConnectionClosed.error`.
+
+    The JSON-RPC code says what a request failed by it should show: -32700 when the
+    peer's bytes could not be read (bad UTF-8, too big), -32600 for any other
+    broken framing; the status is the one the HTTP transport gives the same fault.
+    """
     unreadable = code in (CLOSE_INVALID_PAYLOAD, CLOSE_MESSAGE_TOO_BIG)
     return RemoteProtocolError(
         f"WebSocket closed with {code}: {reason}",
@@ -284,6 +316,10 @@ def _protocol_error(code: int, reason: str) -> RemoteProtocolError:
 
 @dataclass(frozen=True, slots=True)
 class _Refusal:
+    """An HTTP answer to an upgrade we refuse. `jsonrpc` puts a JSON-RPC error in the
+    body: for a 403 on `Origin`, as the HTTP transport does, so a client reads the
+    same refusal whichever transport it tried."""
+
     status: int
     message: str
     headers: tuple[tuple[str, str], ...] = ()
@@ -441,12 +477,18 @@ class _WebSocket:
     # ------------------------------------------------------------ frame layer
 
     def _open(self, connection_type: ConnectionType, subprotocol: str | None) -> None:
+        """The upgrade is done: frames from now on, and the handshake timer stops."""
         self._ws = FrameConnection(connection_type)
         self._phase = _OPEN
         self.subprotocol = subprotocol
         self._timer = None
 
     def _receive_frames(self, data: bytes, events: list[Event]) -> None:
+        """Feed frames in `_SLICE`s, acting on each slice's events before the next.
+
+        Acting between slices is what lets a close or a failure stop the reading
+        at once: bytes after our close are never parsed.
+        """
         for start in range(0, len(data), _SLICE):
             ws = self._ws
             if ws is None or self._phase not in (_OPEN, _CLOSING):
@@ -463,6 +505,8 @@ class _WebSocket:
                 self._on_frame_event(event, events)
 
     def _on_frame_event(self, event: wse.Event, events: list[Event]) -> None:
+        """One wsproto event. While closing, only control frames still count: data the
+        peer sent before it saw our close may still arrive, and is dropped unanswered."""
         ws = self._ws
         assert ws is not None
         if isinstance(event, wse.TextMessage):
@@ -481,6 +525,12 @@ class _WebSocket:
         # Pong: we send no pings, so there is nothing to match it with.
 
     def _on_text(self, event: wse.TextMessage, events: list[Event]) -> None:
+        """A piece of a text message; the whole message goes to the MCP connection.
+
+        Fragments are counted per frame (wsproto may split one frame into several
+        events), and the size is checked before the piece is appended, so memory
+        never holds more than the limit plus one slice.
+        """
         raw = event.data.encode("utf-8")  # wsproto checked it; a str, so re-encode
         skipping = self._skipping
         if skipping is not None:
@@ -524,10 +574,17 @@ class _WebSocket:
         events += self._sync(events)
 
     def _reset_message(self) -> None:
+        """Drop a message in progress (a close came, or it was refused)."""
         self._message = bytearray()
         self._skipping = None
 
     def _on_peer_close(self, event: wse.CloseConnection, events: list[Event]) -> None:
+        """The peer's close: answer it (RFC 6455 5.5.1 requires echoing a close),
+        then end the MCP connection, whose requests in flight are settled as lost.
+
+        The WebSocketClosed comes first, so an application learns why before it
+        sees the requests fail.
+        """
         ws = self._ws
         assert ws is not None
         was_open = self._phase == _OPEN
@@ -596,11 +653,14 @@ class _WebSocket:
         return self.mcp.close(reason, error=error)
 
     def _close_mcp(self, reason: str) -> list[Event]:
+        """End the MCP connection cleanly (the socket ended, nobody broke a rule)."""
         if self.mcp.state in (State.CLOSED, State.ERROR):
             return []
         return self.mcp.close(reason)
 
     def _end_of_stream(self) -> list[Event]:
+        """TCP EOF. In the open phase that is 1006 (no close frame): reported, but as
+        the peer's leaving, not as a protocol error, since the network may be why."""
         phase = self._phase
         self._phase = _DONE
         self._timer = None
@@ -697,6 +757,11 @@ class WebSocketServerConnection(_WebSocket):
             # EndOfMessage (the upgrade request carries no body): PAUSED comes next.
 
     def _check(self, head: RequestHead, http_version: bytes) -> _Refusal | None:
+        """The refusal an upgrade request earns, or None to accept it.
+
+        `Host` and `Origin` come first, before the path: a DNS-rebinding page must
+        learn nothing about the server, not even whether its path exists.
+        """
         headers = head.headers
         policy = self.host_policy
         if policy is not None:
@@ -727,6 +792,9 @@ class WebSocketServerConnection(_WebSocket):
         return None
 
     def _accept(self) -> list[Event]:
+        """Answer 101 and switch to frames. No extension is accepted (RFC 6455 lets a
+        server leave offers out of its answer); without compression no frame can
+        inflate, deflate-bomb style, before its size is counted."""
         head = self.request
         assert head is not None
         offered = _tokens(head.headers, "sec-websocket-protocol", lower=False)
@@ -757,6 +825,8 @@ class WebSocketServerConnection(_WebSocket):
         return events
 
     def _reject(self, refusal: _Refusal) -> list[Event]:
+        """Answer an HTTP error and end; the MCP connection never opened, so it closes
+        without an error (no request of the peer's was lost)."""
         headers = list(refusal.headers)
         if refusal.jsonrpc:
             body = error_body(None, INVALID_REQUEST, refusal.message)
@@ -775,9 +845,11 @@ class WebSocketServerConnection(_WebSocket):
         ]
 
     def _handshake_eof(self) -> list[Event]:
+        """The client left before its upgrade finished: nothing to answer."""
         return self._close_mcp("client closed the connection during the WebSocket handshake")
 
     def _handshake_timed_out(self) -> list[Event]:
+        """408, as for an HTTP head that never finished (RFC 9110 15.5.9)."""
         return self._reject(_Refusal(408, "Request Timeout"))
 
 
@@ -867,10 +939,14 @@ class WebSocketClientConnection(_WebSocket):
         self._out.append((request or b"") + (end or b""))
 
     def _receive_handshake(self, data: bytes) -> list[Event]:
+        """Bytes of the server's answer to our upgrade request."""
         self._h11.receive_data(data)
         return self._handshake_events()
 
     def _handshake_events(self) -> list[Event]:
+        """Read the answer: a 101 opens, anything else is a refusal whose body (its
+        first `_MAX_REJECTION_BODY` bytes, enough for any error message) is kept to
+        show why; a server that streams more is not waited for."""
         while True:
             try:
                 event = self._h11.next_event()
@@ -898,6 +974,10 @@ class WebSocketClientConnection(_WebSocket):
                 return self._rejected()
 
     def _check_101(self, headers: Headers) -> str | None:
+        """Why a 101 must not be believed (RFC 6455 4.1: the client must fail the
+        connection), or None. An extension we never offered would change how every
+        frame is read, and a subprotocol we never offered would mean the server is
+        speaking something else."""
         if "websocket" not in _tokens(headers, "upgrade"):
             return "upgrade response lacks Upgrade: websocket"
         if "upgrade" not in _tokens(headers, "connection"):
@@ -912,6 +992,9 @@ class WebSocketClientConnection(_WebSocket):
         return None
 
     def _opened(self) -> list[Event]:
+        """The upgrade succeeded: connect the MCP client, unless the application did
+        already (its queued requests go out now), then read any frames that came
+        in the same bytes as the 101."""
         accepted = self._accepted
         assert accepted is not None
         headers = decode_headers(accepted.headers)
@@ -927,6 +1010,8 @@ class WebSocketClientConnection(_WebSocket):
         return events
 
     def _rejected(self) -> list[Event]:
+        """The server refused the upgrade: requests queued meanwhile fail with that
+        status (502 if it sent none: we cannot tell what the server meant)."""
         status = self._refused or 0
         body = bytes(self._refusal_body).decode("utf-8", errors="replace")
         self._phase = _DONE
@@ -938,14 +1023,18 @@ class WebSocketClientConnection(_WebSocket):
         ]
 
     def _handshake_failed(self, message: str) -> list[Event]:
+        """The answer was not a valid upgrade: 502 as a gateway would say of a bad
+        upstream, since the server, not the client, broke the exchange."""
         self._phase = _DONE
         self._timer = None
         return self._settle_mcp(message, RemoteProtocolError(message, http_status=502))
 
     def _handshake_eof(self) -> list[Event]:
+        """EOF before the answer ended: a refusal whose body was cut is still one."""
         if self._refused is not None:
             return self._rejected()
         return self._handshake_failed("server closed the connection during the WebSocket handshake")
 
     def _handshake_timed_out(self) -> list[Event]:
+        """The server never answered the upgrade within `handshake_timeout`."""
         return self._handshake_failed("WebSocket handshake timed out")
