@@ -461,6 +461,8 @@ class Result(MCPModel):
     """
 
     meta: _Meta | None = Field(default=None, alias="_meta")
+    # None: not written. 2026-07-28 results must carry it; a legacy result has no such field,
+    # and a reader of either treats its absence as complete.
     result_type: ResultType | None = None
 
 
@@ -485,7 +487,11 @@ class CacheableResult(Result):
     read it as 0, so refusing the whole result would be harsher than the spec.
     """
 
+    # Milliseconds the client may treat the result as fresh (HTTP max-age semantics); 0 means
+    # stale at once, so the client may fetch it again every time.
     ttl_ms: int | None = None
+    # public: any cache may share it across access tokens; private: reused only under the same
+    # authorization context.
     cache_scope: CacheScope | None = None
 
 
@@ -500,6 +506,7 @@ class ErrorData(MCPModel):
 
     code: int
     message: str
+    # Sender-defined details; None means the member was absent.
     data: Any = None
 
 
@@ -520,6 +527,7 @@ class Icon(MCPModel):
     src: str
     mime_type: str | None = None
     sizes: list[str] | None = None
+    # The UI theme the icon is drawn for; None means it suits either.
     theme: IconTheme | None = None
 
 
@@ -642,6 +650,8 @@ class ClientCapabilities(MCPModel):
     server judges each call by its own.
     """
 
+    # Non-standard features by name, each with a settings object: a peer that does not know a
+    # name ignores it, which is what makes the set open.
     experimental: dict[str, dict[str, Any]] | None = None
     roots: RootsCapability | None = None
     sampling: SamplingCapability | None = None
@@ -730,6 +740,8 @@ class ServerCapabilities(MCPModel):
     """
 
     experimental: dict[str, dict[str, Any]] | None = None
+    # Present: the server may send notifications/message, and legacy clients may call
+    # logging/setLevel.
     logging: LoggingCapability | None = None
     completions: CompletionsCapability | None = None
     prompts: PromptsCapability | None = None
@@ -753,6 +765,8 @@ class InitializeRequestParams(RequestParams):
     every request's `_meta`.
     """
 
+    # The newest revision the client speaks, not a list: the server answers with one revision,
+    # which may be another one it supports.
     protocol_version: str
     capabilities: ClientCapabilities
     client_info: Implementation
@@ -782,6 +796,8 @@ class InitializeResult(Result):
     protocol_version: str
     capabilities: ServerCapabilities
     server_info: Implementation
+    # Guidance about using the server that a client may give its model (as a system-prompt
+    # hint); the server's word, like serverInfo.
     instructions: str | None = None
 
 
@@ -828,6 +844,7 @@ class DiscoverResult(CacheableResult):
     client may keep the answer before asking again.
     """
 
+    # Every revision the server accepts; the client picks one of these for its later requests.
     supported_versions: list[str]
     capabilities: ServerCapabilities
     instructions: str | None = None
@@ -836,6 +853,7 @@ class DiscoverResult(CacheableResult):
 class UnsupportedProtocolVersionErrorData(MCPModel):
     """`data` of error -32022 (2026-07-28), also the shape of the legacy -32602 example."""
 
+    # What the server speaks, so the client can retry with one of them instead of guessing.
     supported: list[str]
     requested: str
 
@@ -843,6 +861,8 @@ class UnsupportedProtocolVersionErrorData(MCPModel):
 class MissingRequiredClientCapabilityErrorData(MCPModel):
     """`data` of error -32021 (2026-07-28)."""
 
+    # The capabilities the request needed, in ClientCapabilities shape, so a client can tell
+    # its user exactly what to enable.
     required_capabilities: ClientCapabilities
 
 
@@ -863,6 +883,8 @@ class Annotations(MCPModel):
     """
 
     audience: list[Role] | None = None
+    # 0 (entirely optional) to 1 (effectively required) for deciding what to keep in a model's
+    # context.
     priority: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
     last_modified: str | None = None
 
@@ -910,6 +932,8 @@ class ResourceContents(MCPModel):
     `uri`; `mime_type` None means unknown, not text.
     """
 
+    # The URI these contents are of: for a read of a collection (a directory, say) each item
+    # names its own, so it may differ from the URI read.
     uri: str
     mime_type: str | None = None
     meta: _Meta | None = Field(default=None, alias="_meta")
@@ -964,6 +988,7 @@ class Resource(BaseMetadata):
 
     uri: str
     description: str | None = None
+    # None means unknown; a client should not assume text.
     mime_type: str | None = None
     size: int | None = None
     icons: list[Icon] | None = None
@@ -988,8 +1013,11 @@ class ToolUseContent(MCPModel):
     """A model's tool call inside sampling (2025-11-25+)."""
 
     type: Literal["tool_use"] = "tool_use"
+    # Chosen by the model's provider; the ToolResultContent that answers it repeats it in
+    # tool_use_id.
     id: str
     name: str
+    # The tool's arguments, an object as tools/call arguments are.
     input: dict[str, Any]
     meta: _Meta | None = Field(default=None, alias="_meta")
 
@@ -998,8 +1026,11 @@ class ToolResultContent(MCPModel):
     """The answer to a `ToolUseContent`, sent back in the next sampling message (2025-11-25+)."""
 
     type: Literal["tool_result"] = "tool_result"
+    # Must match the id of a ToolUseContent earlier in the conversation; that is how the model
+    # pairs calls with results.
     tool_use_id: str
     content: list[ContentBlock] = Field(default_factory=list)
+    # Any JSON value; when the tool has an outputSchema it should conform to it.
     structured_content: Any = None
     is_error: bool | None = None
     meta: _Meta | None = Field(default=None, alias="_meta")
@@ -1157,6 +1188,8 @@ class SubscriptionFilter(MCPModel):
     tools_list_changed: bool | None = None
     prompts_list_changed: bool | None = None
     resources_list_changed: bool | None = None
+    # URIs to receive notifications/resources/updated for: the 2026-07-28 form of
+    # resources/subscribe.
     resource_subscriptions: list[str] | None = None
 
 
@@ -1223,6 +1256,7 @@ class PromptArgument(BaseMetadata):
     """
 
     description: str | None = None
+    # None means optional, as False does.
     required: bool | None = None
 
 
@@ -1328,8 +1362,13 @@ class Tool(BaseMetadata):
     """
 
     description: str | None = None
+    # Always an object schema at the root, since tool arguments are always a JSON object; past
+    # that, any JSON Schema 2020-12 (2026-07-28).
     input_schema: dict[str, Any]
+    # 2025-06-18+. When present, results must carry structuredContent that conforms to it;
+    # JSON Schema 2020-12 unless $schema says otherwise.
     output_schema: dict[str, Any] | None = None
+    # 2025-03-26+; hints only, see ToolAnnotations.
     annotations: ToolAnnotations | None = None
     execution: ToolExecution | None = None
     icons: list[Icon] | None = None
@@ -1376,6 +1415,9 @@ class CallToolResult(Result):
 
     content: list[ContentBlock]
     structured_content: Any = None
+    # None means False. A tool that failed says True and describes the failure in content, so
+    # the model sees it and can correct itself; not finding the tool, or a server without
+    # tools, are JSON-RPC errors instead.
     is_error: bool | None = None
 
 
@@ -1449,6 +1491,7 @@ class Completion(MCPModel):
     """
 
     values: list[str]
+    # How many values exist in all, which may exceed those sent; None when unknown.
     total: int | None = None
     has_more: bool | None = None
 
@@ -1485,6 +1528,7 @@ class LoggingMessageNotificationParams(NotificationParams):
     """`data` is required on the wire and may be JSON null, so a null survives `exclude_none`."""
 
     level: LoggingLevel
+    # The name of the logger that produced the record, if any.
     logger: str | None = None
     data: Any
 
@@ -1520,6 +1564,7 @@ class ProgressNotificationParams(NotificationParams):
 
     progress_token: _WireId
     progress: float
+    # None when the total is unknown: progress then only grows, with no end in sight.
     total: float | None = None
     message: str | None = None
 
@@ -1535,6 +1580,7 @@ class CancelledNotificationParams(NotificationParams):
     """`request_id` is optional only in 2025-11-25 (task cancels go through `tasks/cancel`)."""
 
     request_id: _WireId | None = None
+    # Free text the receiver may log or show.
     reason: str | None = None
 
 
@@ -1575,6 +1621,8 @@ class ModelPreferences(MCPModel):
     """
 
     hints: list[ModelHint] | None = None
+    # 0 means cost does not matter, 1 that it matters most; likewise for speed and
+    # intelligence.
     cost_priority: _Priority | None = None
     speed_priority: _Priority | None = None
     intelligence_priority: _Priority | None = None
@@ -1619,12 +1667,17 @@ class CreateMessageRequestParams(RequestParams):
     max_tokens: int
     model_preferences: ModelPreferences | None = None
     system_prompt: str | None = None
+    # Default none. thisServer and allServers are deprecated (SEP-2596) and need the client's
+    # sampling.context; the client may ignore the request either way.
     include_context: IncludeContext | None = None
     temperature: float | None = None
     stop_sequences: list[str] | None = None
+    # Passed through to the model's provider as is; its format is the provider's.
     metadata: dict[str, Any] | None = None
     tools: list[Tool] | None = None
     tool_choice: ToolChoice | None = None
+    # 2025-11-25 only: run the sampling as a task (needs the client's tasks capability for
+    # it).
     task: TaskMetadata | None = None
 
 
@@ -1645,7 +1698,9 @@ class CreateMessageResult(Result):
 
     role: Role
     content: SamplingMessageContentBlock | list[SamplingMessageContentBlock]
+    # The model that actually answered, which need not be one the server hinted at.
     model: str
+    # None when unknown; the set is open so a provider's own reasons pass.
     stop_reason: StopReason | None = None
 
     @property
@@ -1675,6 +1730,7 @@ class Root(MCPModel):
     """
 
     uri: Annotated[str, BeforeValidator(_url_text)]
+    # A label for people; the URI is what identifies the root.
     name: str | None = None
     meta: _Meta | None = Field(default=None, alias="_meta")
 
@@ -1952,7 +2008,10 @@ class ElicitRequestFormParams(RequestParams):
 
     mode: Literal["form"] = "form"
     message: str
+    # The raw schema: restricted to flat primitive fields (RequestedSchema is the typed view
+    # used to check it).
     requested_schema: ElicitRequestedSchema
+    # 2025-11-25 only: run the elicitation as a task.
     task: TaskMetadata | None = None
 
 
@@ -2010,6 +2069,8 @@ class ElicitResult(Result):
     """
 
     action: Literal["accept", "decline", "cancel"]
+    # Only with accept in form mode: the values, keyed by the schema's property names; absent
+    # for decline, cancel and URL mode.
     content: dict[str, str | int | float | bool | list[str]] | None = None
 
 
@@ -2099,7 +2160,10 @@ class InputRequiredResult(Result):
     """
 
     result_type: Literal["input_required"] = "input_required"
+    # Questions keyed by names the server chose; the answers come back under the same keys in
+    # inputResponses.
     input_requests: InputRequests | None = None
+    # Opaque to the client: echoed byte for byte on the retry and never on another request.
     request_state: str | None = None
 
     @model_validator(mode="after")
@@ -2135,10 +2199,13 @@ class Task(MCPModel):
 
     task_id: str
     status: TaskStatus
+    # Text about the current status, for people (why it failed, what it waits for).
     status_message: str | None = None
     created_at: str
     last_updated_at: str
     ttl: int | None
+    # Milliseconds the receiver suggests between tasks/get polls; None leaves it to the
+    # requestor.
     poll_interval: int | None = None
 
     @model_serializer(mode="wrap")
@@ -2273,7 +2340,9 @@ class ExtDetailedTask(ExtTaskFields):
     (failed) must be there."""
 
     input_requests: "InputRequests | None" = None
+    # With completed: the original request's result, inlined so no second call is needed.
     result: dict[str, Any] | None = None
+    # With failed: the JSON-RPC error object the original request ended with.
     error: dict[str, Any] | None = None
 
     @model_validator(mode="after")
