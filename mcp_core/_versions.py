@@ -181,6 +181,8 @@ def _legacy_task_rows(sender: Role) -> tuple[MethodSpec, ...]:
 
 _ROWS: tuple[MethodSpec, ...] = (
     # client -> server requests
+    # The legacy handshake: not cancellable, not batchable, and absent from 2026-07-28,
+    # whose requests carry in `_meta` what it negotiated.
     _req(
         "initialize",
         "client",
@@ -202,6 +204,8 @@ _ROWS: tuple[MethodSpec, ...] = (
         server_capability="tools",
         cacheable=True,
     ),
+    # The three MRTR methods (tools/call, prompts/get, resources/read) may answer with
+    # an InputRequiredResult; their params models carry the retry fields.
     _req(
         "tools/call",
         "client",
@@ -260,6 +264,8 @@ _ROWS: tuple[MethodSpec, ...] = (
         cacheable=True,
         params_required=True,
     ),
+    # Legacy only: 2026-07-28 names the URIs in a listen filter instead, gated by the
+    # same `resources.subscribe` the server advertises.
     _req(
         "resources/subscribe",
         "client",
@@ -288,6 +294,8 @@ _ROWS: tuple[MethodSpec, ...] = (
         "Result",
         params_required=True,
     ),
+    # Gated from 2025-03-26, which introduced the `completions` capability; 2024-11-05
+    # servers answered it without one (`UNGATED`).
     _req(
         "completion/complete",
         "client",
@@ -297,6 +305,7 @@ _ROWS: tuple[MethodSpec, ...] = (
         server_capability="completions",
         params_required=True,
     ),
+    # Legacy only: the 2026-07-28 log level rides in each request's `_meta`.
     _req(
         "logging/setLevel",
         "client",
@@ -318,6 +327,8 @@ _ROWS: tuple[MethodSpec, ...] = (
         params_required=True,
     ),
     _req("roots/list", "server", _L, None, "ListRootsResult", client_capability="roots"),
+    # Elicitation began in 2025-06-18 (form mode; URL mode needs the client's
+    # `elicitation.url`, which only 2025-11-25 and later define).
     _req(
         "elicitation/create",
         "server",
@@ -360,6 +371,8 @@ _ROWS: tuple[MethodSpec, ...] = (
     ),
     # client -> server notifications
     _note("notifications/initialized", "client", _L, None),
+    # Cancellation exists in every revision, both ways; in 2026-07-28 over HTTP closing
+    # the stream replaces it, which is the transport's business, not the table's.
     _note("notifications/cancelled", "client", _ALL, "CancelledNotificationParams"),
     # A client reports progress only on a server's request, and 2026-07-28 servers
     # send none (their questions ride in results), so client progress is legacy.
@@ -370,6 +383,8 @@ _ROWS: tuple[MethodSpec, ...] = (
     # In 2026-07-28 only to end a listen stream on stdio (the schema's one use).
     _note("notifications/cancelled", "server", _ALL, "CancelledNotificationParams"),
     _note("notifications/progress", "server", _ALL, "ProgressNotificationParams"),
+    # In 2026-07-28 these travel on the request they belong to (log, progress) or on a
+    # listen stream (the list and resource changes), never unsolicited.
     _note("notifications/message", "server", _ALL, "LoggingMessageNotificationParams"),
     _note("notifications/resources/updated", "server", _ALL, "ResourceUpdatedNotificationParams"),
     _note("notifications/resources/list_changed", "server", _ALL, None),
