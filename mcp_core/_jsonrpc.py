@@ -453,7 +453,11 @@ def too_big(
 
 
 def _walk_for_limits(value: Any, limits: Limits) -> None:
-    """Slow path: check every leaf (only when a cheap byte scan found a suspect)."""
+    """Slow path: check every leaf (only when a cheap byte scan found a suspect).
+
+    Iterative, with its own stack: the value is at most `max_depth` deep, but a
+    recursive walk would still cost a Python frame per level.
+    """
     stack = [value]
     max_digits = limits.max_integer_digits
     max_len = limits.string_limit
@@ -496,6 +500,8 @@ def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_L
     Never raises anything else, whatever the input. A limit raises the subclass
     `LimitExceeded` (see the module docstring).
     """
+    # A str is what a text transport (WebSocket, in-process) hands over; one holding a
+    # lone surrogate has no UTF-8 form, so it is refused as a peer's invalid bytes are.
     if isinstance(data, str):
         try:
             data = data.encode("utf-8")
@@ -504,6 +510,8 @@ def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_L
     elif type(data) is memoryview:
         data = bytes(data)  # bytes and bytearray are read in place: no copy
     size = len(data)
+    # The size first: an over-long message then costs two slices for its id, and
+    # nothing of it is scanned or parsed.
     if size > limits.max_message_bytes:
         window = peek_window(limits)
         raise too_big(
@@ -514,6 +522,10 @@ def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_L
             "Limits.max_message_bytes",
             limits,
         )
+    # Depth before parsing, because a parser recursing into hostile nesting is the
+    # failure to prevent (a RecursionError is no ValueError and escaped other SDKs).
+    # Each test is cheaper than the next: a message shorter than the limit cannot
+    # nest past it, and one with fewer brackets than the limit cannot either.
     depth_limit = limits.max_depth
     if (
         size > depth_limit
@@ -527,6 +539,8 @@ def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_L
             http_status=400,
             envelope=peek_envelope(bytes(data[:window]), bytes(data[-window:]), limits),
         )
+    # `from_json` decodes UTF-8 strictly and refuses NaN/Infinity, so every way the
+    # text can be malformed surfaces here as one ValueError, answered -32700.
     try:
         value = pydantic_core.from_json(data, allow_inf_nan=False)
     except ValueError as exc:
