@@ -97,6 +97,8 @@ class LineBuffer:
         items: list[bytes | bytearray | Oversized] = []
         offset = 0
         skipping = self._skipping
+        # Still inside an over-long line: only its end matters, and everything up to
+        # the newline belongs to it, whatever it contains.
         if skipping is not None:
             nl = data.find(b"\n")
             if nl == -1:
@@ -126,6 +128,8 @@ class LineBuffer:
         find = buffer.find
         nl = find(b"\n", self._scan_from)
         while nl != -1:
+            # Measured per line, never per chunk: a near-limit line followed by the
+            # start of the next in one chunk is two valid pieces, not one too many.
             if nl - start > self._max:
                 items.append(self._whole(buffer, start, nl))
             elif start == 0 and nl == len(buffer) - 1:
