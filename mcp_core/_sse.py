@@ -270,6 +270,8 @@ class SSEDecoder:
             data = b"".join(self._partial)
             self._partial = []
             self._partial_len = 0
+        # Splitting whole chunks in C is what keeps a long stream cheap; the cost is the
+        # CR-at-the-end case, carried over in `_skip_lf`.
         lines = data.splitlines()  # bytes.splitlines splits on CRLF, CR and LF only
         last = data[-1]
         if last == 0x0D:
@@ -314,6 +316,8 @@ class SSEDecoder:
             if b"\x00" not in value:
                 self._id_buffer = value.decode("utf-8", "replace")
         elif name == b"retry" and value.isdigit():  # bytes.isdigit: ASCII digits, non-empty
+            # Leading zeros are legal and say nothing; stripping them first keeps the
+            # digit count honest, so "000...1" is not clamped as if it were huge.
             digits = value.lstrip(b"0")
             retry = _RETRY_CLAMP if len(digits) > _RETRY_MAX_DIGITS else int(digits or b"0")
             self._retry = retry
@@ -333,6 +337,8 @@ class SSEDecoder:
         self._event_type = b""
         if not self._data:
             return
+        # Decoded with replacement, as EventSource does: a bad byte becomes U+FFFD in
+        # one message instead of breaking the whole stream.
         data = b"\n".join(self._data).decode("utf-8", "replace")
         self._data = []
         self._data_len = 0
