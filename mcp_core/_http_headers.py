@@ -379,6 +379,8 @@ def _render(value: Any, json_type: str) -> str | int | bool | None:
     """
     if isinstance(value, bool | int | str):
         return value
+    # A float on a string or boolean property has no rendering: the body's own schema
+    # validation will refuse it, and a header would only disguise the mismatch.
     if isinstance(value, float) and json_type == "integer" and value.is_integer():
         return int(value)
     return None
@@ -709,6 +711,8 @@ class HostPolicy:
         names = ("127.0.0.1", "localhost", "[::1]")
         suffix = "*" if port is None else str(port)
         hosts = [f"{name}:{suffix}" for name in names]
+        # Clients omit the default port from Host (RFC 9110 7.2), so port 80 must also
+        # match a bare name; any other port always appears.
         if port == 80:
             hosts += names
         origins = [f"http://{name}:{suffix}" for name in names]
@@ -766,6 +770,7 @@ class HostPolicy:
             host: str | None = hosts[0]
         else:
             host = view.host
+        # Two Origin headers come from no browser; which one a proxy believed is unknown.
         origins = folded.get("origin")
         if origins is not None and len(origins) != 1:
             return 403
@@ -938,6 +943,9 @@ class TrustedProxies:
         Without a trusted peer (or without its headers) it is the direct view: the
         single `Host` header (None when absent or repeated), the peer, the scheme.
         """
+        # Forwarding headers are believed only from a trusted peer: anyone else can
+        # write them, and believing them would let a client pick the host it is
+        # judged by, or the address it is logged as.
         if not self.entries or not self.trusts(peer):
             # The common case, on every request: look at Host alone.
             pairs = headers.items() if isinstance(headers, Mapping) else headers
@@ -950,7 +958,12 @@ class TrustedProxies:
         return self._from_x_forwarded(folded, direct)
 
     def _walk(self, chain: list[str]) -> int:
-        """Index of the client in a chain of addresses (rightmost added last)."""
+        """Index of the client in a chain of addresses (rightmost added last).
+
+        From the right, because each proxy appends what it saw: the entries our own
+        proxies added are trustworthy, anything left of the first untrusted one
+        may have been written by the client itself.
+        """
         index = len(chain) - 1
         while index > 0 and self.trusts(chain[index]):
             index -= 1
