@@ -380,6 +380,9 @@ class _WebSocket:
         there, when the server has `request_state_keys`). Never raises for
         anything the peer sends: failures come out as events.
         """
+        # Refused at the first bytes rather than at the first retry that carries a sealed
+        # state: a driver that never passes the wall time would otherwise fail later,
+        # per request, far from its cause.
         if wall_time is None and data and self.mcp._needs_wall_time:
             missing_wall_time()
         events, self._deferred = self._deferred, []
@@ -402,6 +405,8 @@ class _WebSocket:
         """Everything to write: handshake, one text frame per MCP message, control frames."""
         self._flush_messages()
         ws = self._ws
+        # The pong goes out with the next write, after the messages queued before it, and
+        # only once however many pings came meanwhile (RFC 6455 5.5.3 allows that).
         if self._pong is not None and ws is not None and ws.state is ConnectionState.OPEN:
             self._out.append(ws.send(wse.Pong(payload=self._pong)))
         self._pong = None
@@ -432,6 +437,8 @@ class _WebSocket:
         events, self._deferred = self._deferred, []
         if self._phase == _DONE:
             return events
+        # A timer starts at the first tick after it was armed: arming happens inside
+        # receive_data or close, which are given no time of the tick() clock.
         if self._timer is not None:
             if math.isnan(self._timer_start):
                 self._timer_start = now
@@ -642,6 +649,8 @@ class _WebSocket:
             (e.reason for e in reversed(events) if isinstance(e, ConnectionClosed)),
             "MCP connection closed",
         )
+        # An MCP connection that failed (the peer broke the protocol) closes with 1008:
+        # the generic "you broke our rules" code, since MCP has no close codes of its own.
         code = CLOSE_POLICY_VIOLATION if state == State.ERROR else CLOSE_NORMAL
         self._send_close(code, reason)
         return [WebSocketClosed(code, reason, by_peer=False)]
