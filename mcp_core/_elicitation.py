@@ -209,6 +209,8 @@ def _build(model: type[BaseModel], revision: str) -> dict[str, Any]:
             prop = {"type": prop["type"], "title": _Generator().get_title_from_name(name), **prop}
         out[name] = prop
     schema: dict[str, Any] = {"type": "object", "properties": out}
+    # Required as pydantic decides it (no default), so the form and the model agree on
+    # which answers are complete; an empty list is left out, as the schema allows.
     required = list(raw.get("required", []))
     if required:
         schema["required"] = required
@@ -255,6 +257,8 @@ def _drop_null(prop: dict[str, Any]) -> dict[str, Any]:
     branches = prop.get("anyOf")
     if branches is None:
         return prop
+    # Exactly `X | None`: any other union (`int | str`) is a choice of types the
+    # wire's flat fields cannot express, so it is refused, not narrowed.
     kept = [b for b in branches if b != {"type": "null"}]
     if len(kept) != 1 or len(kept) == len(branches) or not isinstance(kept[0], dict):
         raise _Refused
@@ -385,6 +389,8 @@ def _titles(
         ):
             raise _Refused(f"{ENUM_TITLES} must map every option, and only those, to a str")
         return [str(declared[v]) for v in values]
+    # All or none: a form mixing labelled and bare options would show values to the
+    # user for some choices and words for others.
     members: Sequence[str | None] | None = options.get(_MEMBER_TITLES)
     if members is None:
         return None
@@ -677,6 +683,8 @@ def check_form_answer(schema: Mapping[str, Any], content: Any) -> str | None:
     if not isinstance(content, Mapping):
         return "content must be an object"
     properties: Mapping[str, Any] = schema.get("properties") or {}
+    # An unknown field is refused, not ignored: the client sent something the form did
+    # not ask for, and passing it on would let it reach the handler unchecked.
     for name in content:
         if name not in properties:
             return f"unexpected field {name!r}"
