@@ -52,6 +52,7 @@ Kind = Literal["replace", "delete", "insert"]
 
 
 def _deep_object(levels: int) -> dict[str, Any]:
+    """`{"a": {"a": ...}}` nested `levels` deep, for the deep-object wrong value."""
     value: dict[str, Any] = {}
     for _ in range(levels):
         value = {"a": value}
@@ -113,6 +114,7 @@ class Change:
     label: str
 
     def __str__(self) -> str:
+        """`params.name <- null`-style text, short enough for a test id or a failure line."""
         where = format_path(self.path)
         if self.kind == "delete":
             return f"delete {where}"
@@ -127,6 +129,7 @@ class Mutation:
     message: Any
 
     def __str__(self) -> str:
+        """Its changes, joined: what a failing test prints to say how the message was broken."""
         return "; ".join(str(c) for c in self.changes)
 
 
@@ -158,6 +161,7 @@ def paths(value: Any) -> Iterator[Path]:
 
 
 def _get(value: Any, path: Path) -> Any:
+    """The node at `path` (the path comes from `paths`, so every step exists)."""
     for part in path:
         value = value[part]
     return value
@@ -356,6 +360,7 @@ def _random_value(randrange: RandRange, depth: int = 0) -> tuple[str, Any]:
 
 
 def _nest_lists(levels: int) -> list[Any]:
+    """`[[...]]` nested `levels` deep: a sampled value that probes depth checks."""
     value: list[Any] = []
     for _ in range(levels):
         value = [value]
