@@ -134,7 +134,9 @@ class ClientConnection(_Connection):
             raise LocalProtocolError("connect() was already called")
         mode = self.config.mode
         if mode != "legacy" and mode != "auto" and era_of(mode) is Era.MODERN:
-            # Pinned to 2026-07-28: nothing to negotiate, ready at once.
+            # Pinned to 2026-07-28: nothing to negotiate, ready at once. The server's
+            # capabilities stay unknown (None) until the application discovers them,
+            # so sending is not gated on them meanwhile.
             self._move(SessionInput.CONNECT_PINNED)
             self._become_modern(mode)
             return [self._connected_modern()]
@@ -149,6 +151,10 @@ class ClientConnection(_Connection):
         if mode == "legacy":
             self._send_initialize(legacy[0])
         elif mode == "auto":
+            # Probe first when we speak 2026-07-28: a legacy server refuses or ignores
+            # `server/discover`, and initialize follows, so the probe costs a legacy
+            # server one round trip, while initializing first would settle a server
+            # that speaks both eras on a legacy revision.
             if modern:
                 self._send_probe(modern[0])
             else:
@@ -280,6 +286,8 @@ class ClientConnection(_Connection):
             self._take_mutual(mutual, discovered)
             return
         data = error.get("data")
+        # Only the server's own -32022 counts: a failure made here (the probe's deadline
+        # passing, an answer we refused) says nothing of the revisions the server speaks.
         if (
             error.get("local") is not LOCAL_FAILURE
             and error.get("code") == UNSUPPORTED_PROTOCOL_VERSION
@@ -318,6 +326,8 @@ class ClientConnection(_Connection):
             self.instructions = discovered.instructions
             info = (discovered.meta or {}).get(META_SERVER_INFO)
             if info is not None:
+                # Display-only, so a malformed serverInfo is dropped rather than allowed
+                # to fail a connection whose revision and capabilities are fine.
                 try:
                     self.server_info = validator("Implementation")(info)
                 except pydantic.ValidationError:
@@ -459,6 +469,8 @@ class ClientConnection(_Connection):
         version = self.protocol_version
         if version is None:
             return
+        # A notification the revision does not define is dropped, not answered:
+        # JSON-RPC forbids replying to a notification, even with an error.
         spec = lookup("server", method, version)
         if spec is None or spec.is_request:
             return
@@ -588,8 +600,8 @@ class ClientConnection(_Connection):
     def _task_over(self, task_id: Any) -> None:
         """A task reached a final status: stop routing its progress token, if we still do.
 
-        Only when the token still points at that task's request: the server may since
-        have reused it for another request, and that routing must stay.
+        Only when the token still points at that task's request: we may since have
+        used the same token for another request of ours, and that routing must stay.
         """
         if type(task_id) is not str:
             return
@@ -628,6 +640,8 @@ class ClientConnection(_Connection):
                 )
             )
             return
+        # Rounds are counted per call across retries, so a server that asks again and
+        # again ends the call instead of holding it, and the user, for ever.
         rounds = entry.rounds + 1
         if rounds > self.config.max_input_rounds:
             self._step(entry, "outbound", RequestInput.LOST)
@@ -679,6 +693,8 @@ class ClientConnection(_Connection):
             self._input_slots[slot] = (logical, key)
             context = RequestContext(version, None, None, None, None, meta, logical)
             events.append(RequestReceived(slot, method, params, context))
+        # No questions, only state: the server wants the call again with its state,
+        # so there is nothing to wait for.
         if not pending.waiting:
             self._retry(logical, pending)  # state only ("load shedding"): retry at once
 
@@ -805,7 +821,7 @@ class ClientConnection(_Connection):
 
     def check_invariants(self) -> None:
         """The base invariants, plus: a call waiting on input is held only as pending,
-        never also on the wire (a retry would otherwise answer twice).
+        with no wire attempt recorded for it.
         """
         super().check_invariants()
         # A call waiting on its answers is held only here, never also on the wire.
@@ -883,7 +899,7 @@ class ClientConnection(_Connection):
 
     def _check_notification_allowed(self, method: str) -> None:
         """`notifications/roots/list_changed` is only for a client that declared
-        `roots.listChanged`: a server that was not promised it would not expect it.
+        `roots.listChanged`, the capability that says it sends them.
         """
         if method == "notifications/roots/list_changed":
             roots = self.config.capabilities_wire.get("roots")
