@@ -40,6 +40,7 @@ class Ends:
     __slots__ = ("_window", "head", "size", "tail")
 
     def __init__(self, window: int) -> None:
+        """Nothing seen yet; `window` 0 keeps only the size."""
         self._window = window
         self.size = 0
         self.head = b""
@@ -76,6 +77,9 @@ class LineBuffer:
     __slots__ = ("_buffer", "_max", "_scan_from", "_skipping", "_window")
 
     def __init__(self, max_line_bytes: int, window: int = 0) -> None:
+        """`window` is capped at half the line limit, so the two ends kept of a skipped line
+        never hold more than one line's worth.
+        """
         self._buffer = bytearray()
         self._max = max_line_bytes
         self._window = min(window, max_line_bytes // 2)
