@@ -374,6 +374,8 @@ class HTTPClientEndpoint:
         """Turn what the `ClientConnection` queued into HTTP requests (and aborts)."""
         for message in self.mcp.messages_to_send():
             self._outgoing(message)
+        # The GET stream is opened for a legacy session only (once initialize gave an
+        # id), and never while the endpoint is closing or its session expired.
         if (
             self._want_listen
             and self._listen is None
@@ -398,6 +400,8 @@ class HTTPClientEndpoint:
         if self.mcp.state not in (State.CLOSED, State.ERROR):
             events = self.mcp.close(reason)
         self._abort_all()
+        # A client done with a legacy session should say so with a DELETE (2025-03-26,
+        # session management), so the server frees it now rather than at its timeout.
         if self.session_id is not None and not self._expired:
             headers = [("host", self.host), *self._extra, (SESSION_ID, self.session_id)]
             if self.mcp.protocol_version is not None:
