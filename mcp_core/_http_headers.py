@@ -204,6 +204,7 @@ class InvalidToolHeaderAnnotation(ValueError):
     """
 
     def __init__(self, message: str, location: str) -> None:
+        """The message names the place, so the warning a client logs is actionable."""
         super().__init__(f"{message} (at {location or '/'})")
         self.location = location
 
@@ -711,7 +712,7 @@ class HostPolicy:
         names = ("127.0.0.1", "localhost", "[::1]")
         suffix = "*" if port is None else str(port)
         hosts = [f"{name}:{suffix}" for name in names]
-        # Clients omit the default port from Host (RFC 9110 7.2), so port 80 must also
+        # Clients omit the default port from Host (RFC 9110 4.2.3), so port 80 must also
         # match a bare name; any other port always appears.
         if port == 80:
             hosts += names
@@ -891,6 +892,9 @@ class TrustedProxies:
         *,
         header: str = "x-forwarded",
     ) -> None:
+        """Parse the entries once; a str is refused because iterating it would trust single
+        characters, a silent misconfiguration.
+        """
         if isinstance(entries, str):
             raise TypeError("trusted proxies are a list of addresses or networks, not a str")
         if header not in ("x-forwarded", "forwarded"):
@@ -920,6 +924,7 @@ class TrustedProxies:
         return bool(self.entries)
 
     def __repr__(self) -> str:
+        """The entries and the header family, for logs of the configuration."""
         return f"TrustedProxies({list(self.entries)!r}, header={self._header!r})"
 
     def trusts(self, address: str | None) -> bool:
