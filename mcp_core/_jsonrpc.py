@@ -101,6 +101,10 @@ class Limits:
     max_tasks: int = 1024
 
     def __post_init__(self) -> None:
+        """Refuse nonsense at construction: a zero or negative bound would refuse
+        everything, and a depth beyond the parser's own cap would promise what the
+        parser cannot keep.
+        """
         if not 1 <= self.max_depth <= _FROM_JSON_MAX_DEPTH:
             raise ValueError(f"max_depth must be between 1 and {_FROM_JSON_MAX_DEPTH}")
         for name in (
@@ -219,6 +223,7 @@ class LimitExceeded(RemoteProtocolError):
     """
 
     def __init__(self, message: str, *, setting: str, http_status: int, envelope: Envelope) -> None:
+        """-32700 (the message could not be read), with the setting and the envelope."""
         super().__init__(message, code=PARSE_ERROR, http_status=http_status)
         self.setting = setting
         self.envelope = envelope
@@ -485,6 +490,7 @@ def _walk_for_limits(value: Any, limits: Limits) -> None:
 
 
 def _string_too_long(length: int, message: Any, limits: Limits) -> LimitExceeded:
+    """The refusal of a string over `max_string_length`; 413, as for a message too large."""
     return LimitExceeded(
         f"string of {length} characters exceeds the limit of {limits.string_limit} "
         "(Limits.max_string_length)",
