@@ -182,6 +182,9 @@ class SSEDecoder:
     def __init__(
         self, max_event_bytes: int = _DEFAULT_LIMIT, max_line_bytes: int | None = None
     ) -> None:
+        """A decoder for one stream and its reconnections; limits are bytes, and
+        `max_line_bytes` None leaves room for a field name beside `max_event_bytes`.
+        """
         if max_line_bytes is None:
             max_line_bytes = max_event_bytes + _FIELD_ALLOWANCE
         if max_event_bytes < 0 or max_line_bytes < 0:
