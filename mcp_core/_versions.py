@@ -158,6 +158,7 @@ def _legacy_task_rows(sender: Role) -> tuple[MethodSpec, ...]:
     receiver (the task's host) declared under its `tasks` capability."""
 
     def row(method: str, params: str, result: str, gate: str, required: bool) -> MethodSpec:
+        """One row, gated on the receiver's side: the task's host declared `gate`."""
         server_gate, client_gate = (gate, None) if sender == "client" else (None, gate)
         return MethodSpec(
             method,
