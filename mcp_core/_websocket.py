@@ -247,6 +247,7 @@ class WebSocketLimits:
     close_timeout: float | None = 5.0
 
     def __post_init__(self) -> None:
+        """Refuse bounds that would refuse everything or never fire (zero, negative, NaN)."""
         if self.max_message_bytes is not None and self.max_message_bytes < 1:
             raise ValueError("max_message_bytes must be positive")
         if self.max_fragments < 1 or self.max_header_bytes < 1:
@@ -335,6 +336,9 @@ class _WebSocket:
     mcp: ServerConnection | ClientConnection
 
     def __init__(self, mcp: ServerConnection | ClientConnection, limits: WebSocketLimits) -> None:
+        """The shared state of both roles; the message limit is taken from the MCP
+        connection unless set here, so one setting governs every transport.
+        """
         self.mcp = mcp
         self.limits = limits
         self.subprotocol: str | None = None
@@ -684,12 +688,15 @@ class _WebSocket:
     # ---- role hooks
 
     def _receive_handshake(self, data: bytes) -> list[Event]:
+        """Role hook: bytes while the upgrade is in progress."""
         raise NotImplementedError
 
     def _handshake_eof(self) -> list[Event]:
+        """Role hook: the socket ended before the upgrade completed."""
         raise NotImplementedError
 
     def _handshake_timed_out(self) -> list[Event]:
+        """Role hook: the upgrade took longer than `handshake_timeout`."""
         raise NotImplementedError
 
 
@@ -721,6 +728,10 @@ class WebSocketServerConnection(_WebSocket):
         principal_of: Callable[[RequestHead], str | None] | None = None,
         aliases: Collection[str] = (),
     ) -> None:
+        """A server connection waiting for the upgrade request. The head is measured as it
+        arrives, before h11 parses it, because h11 applies its own bound only to heads
+        that arrive in pieces.
+        """
         limits = limits or WebSocketLimits()
         super().__init__(ServerConnection(config), limits)
         self.path = path
@@ -734,6 +745,10 @@ class WebSocketServerConnection(_WebSocket):
         self._scanner: HeadScanner | None = HeadScanner(limits.max_header_bytes)
 
     def _receive_handshake(self, data: bytes) -> list[Event]:
+        """Bytes of the upgrade request: checked, then answered with 101 or a refusal.
+        Frames that arrived with the request are read at once, so the result does not
+        depend on how the client's writes were split.
+        """
         scanner = self._scanner
         if scanner is not None:
             try:
@@ -783,9 +798,13 @@ class WebSocketServerConnection(_WebSocket):
             return _Refusal(404, f"Not Found: the MCP endpoint is {self.path}")
         if head.method != "GET":
             return _Refusal(405, "Method Not Allowed", (("allow", "GET"),))
+        # RFC 6455 4.1: the upgrade is an HTTP/1.1 GET (h11 speaks nothing newer), and
+        # HTTP/1.0 has no Upgrade mechanism to answer with.
         if http_version != b"1.1":
             return _Refusal(400, "Bad Request: a WebSocket upgrade needs HTTP/1.1")
         upgrade_needed = (("upgrade", "websocket"), ("sec-websocket-version", _WEBSOCKET_VERSION))
+        # 426 with the Upgrade header names what this endpoint speaks (RFC 9110 15.5.22),
+        # so a plain HTTP client learns it is at a WebSocket endpoint.
         if "websocket" not in _tokens(headers, "upgrade"):
             return _Refusal(426, "Upgrade Required: this endpoint speaks WebSocket", upgrade_needed)
         if "upgrade" not in _tokens(headers, "connection"):
@@ -794,6 +813,8 @@ class WebSocketServerConnection(_WebSocket):
             return _Refusal(426, "Upgrade Required: unsupported WebSocket version", upgrade_needed)
         if not _valid_key(_values(headers, "sec-websocket-key")):
             return _Refusal(400, "Bad Request: invalid Sec-WebSocket-Key")
+        # Bytes after the head are frames, so a body would be read as frames by us and
+        # as a body by a proxy in front: the request-smuggling shape, refused.
         if _values(headers, "transfer-encoding") or any(
             v != "0" for v in _values(headers, "content-length")
         ):
@@ -911,6 +932,10 @@ class WebSocketClientConnection(_WebSocket):
         connect_deadline: float | None = None,
         limits: WebSocketLimits | None = None,
     ) -> None:
+        """A client connection with its upgrade request already queued. The key comes from
+        `new_key` because the core reads no randomness of its own; a key of any other
+        length than 16 bytes would break RFC 6455 4.1.
+        """
         limits = limits or WebSocketLimits()
         super().__init__(ClientConnection(config), limits)
         self.host = host
