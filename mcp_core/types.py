@@ -19,6 +19,26 @@ Conventions the engine relies on:
 
 Public class names follow the official Python SDK (``mcp.types``) so user code ports
 by changing imports only.
+
+What each revision added or removed, as far as these models are concerned (the
+schemas under tests/spec/<revision>/ are the reference; docstrings say which
+revisions a model or field belongs to):
+
+* 2024-11-05: the `initialize` handshake; tools, prompts, resources (with
+  subscriptions), sampling, roots, logging, completion, progress, cancellation.
+* 2025-03-26: audio content, tool annotations, the `completions` capability,
+  progress messages, JSON-RPC batches (this revision only), Streamable HTTP.
+* 2025-06-18: form-mode elicitation, `structuredContent` and `outputSchema`,
+  resource links, `title` beside `name`, `_meta` on content and more objects,
+  completion context; batches removed again.
+* 2025-11-25: tasks, URL-mode elicitation (and error -32042), tools in sampling,
+  icons, titled and multi-select enums and defaults in forms.
+* 2026-07-28: no session. `initialize`, `ping`, `logging/setLevel` and
+  `resources/subscribe` are gone; every request carries its own `_meta`
+  envelope, `server/discover` replaces the handshake's answer, results say their
+  `resultType`, lists and reads carry caching hints, `InputRequiredResult` asks
+  for input inside a result, `subscriptions/listen` carries notifications, and
+  tasks moved to an extension.
 """
 
 from typing import Annotated, Any, Final, Literal, Self, TypeAlias
@@ -541,6 +561,8 @@ class Implementation(BaseMetadata):
 
     version: str
     description: str | None = None
+    # 2025-11-25+: where people can learn about the implementation; display only, like the
+    # rest.
     website_url: str | None = None
     icons: list[Icon] | None = None
 
@@ -621,9 +643,8 @@ class TasksElicitationCapability(MCPModel):
 class ClientTasksRequestsCapability(MCPModel):
     """`tasks.requests` of a client: the server-to-client requests it can run as tasks.
 
-    A request kind missing here must not carry a `task` param: the client would
-    answer it in the ordinary way, and the server would wait for a task that never
-    exists.
+    A request kind missing here must not be sent with a `task` param: only the
+    kinds a receiver declared may be task-augmented (2025-11-25, tasks).
     """
 
     sampling: TasksSamplingCapability | None = None
@@ -653,10 +674,16 @@ class ClientCapabilities(MCPModel):
     # Non-standard features by name, each with a settings object: a peer that does not know a
     # name ignores it, which is what makes the set open.
     experimental: dict[str, dict[str, Any]] | None = None
+    # Present: the client answers roots/list (and, legacy, may send roots/list_changed).
     roots: RootsCapability | None = None
+    # Present: the client answers sampling/createMessage with its own model.
     sampling: SamplingCapability | None = None
+    # 2025-06-18+. Present: the client can ask its user; see ElicitationCapability for modes.
     elicitation: ElicitationCapability | None = None
+    # 2025-11-25 only; the 2026-07-28 tasks extension is declared under extensions instead.
     tasks: ClientTasksCapability | None = None
+    # 2026-07-28: extension ids (with the spec's reserved-prefix rules) to settings objects;
+    # an empty object declares support with no settings.
     extensions: dict[str, dict[str, Any]] | None = None
 
 
@@ -744,10 +771,15 @@ class ServerCapabilities(MCPModel):
     # logging/setLevel.
     logging: LoggingCapability | None = None
     completions: CompletionsCapability | None = None
+    # Present: prompts/list and prompts/get are answered.
     prompts: PromptsCapability | None = None
+    # Present: resources/list, resources/templates/list and resources/read are answered.
     resources: ResourcesCapability | None = None
+    # Present: tools/list and tools/call are answered.
     tools: ToolsCapability | None = None
+    # 2025-11-25 only, as on the client side.
     tasks: ServerTasksCapability | None = None
+    # 2026-07-28, as on the client side; the tasks extension is offered here.
     extensions: dict[str, dict[str, Any]] | None = None
 
 
@@ -768,6 +800,7 @@ class InitializeRequestParams(RequestParams):
     # The newest revision the client speaks, not a list: the server answers with one revision,
     # which may be another one it supports.
     protocol_version: str
+    # Fixed for the whole session: a second initialize may not change them.
     capabilities: ClientCapabilities
     client_info: Implementation
 
@@ -793,6 +826,7 @@ class InitializeResult(Result):
     `serverInfo` it is the server's word, not a trusted fact.
     """
 
+    # The revision the session runs at; the client disconnects if it does not speak it.
     protocol_version: str
     capabilities: ServerCapabilities
     server_info: Implementation
@@ -1117,6 +1151,7 @@ class ReadResourceResult(CacheableResult):
     `_resource_contents_tag`): both have `uri` and `mimeType`, so only that field can.
     """
 
+    # One or more items; several when the URI names a collection.
     contents: list[_AnyResourceContents]
 
 
@@ -1264,6 +1299,7 @@ class Prompt(BaseMetadata):
     """A prompt template the server offers, as `prompts/list` lists it."""
 
     description: str | None = None
+    # None and an empty list both mean the prompt takes no arguments.
     arguments: list[PromptArgument] | None = None
     icons: list[Icon] | None = None
     meta: _Meta | None = Field(default=None, alias="_meta")
@@ -1312,7 +1348,7 @@ class GetPromptRequest(Request):
 class GetPromptResult(Result):
     """A rendered prompt: the messages to give the model, in order.
 
-    Not cacheable even in 2026-07-28: it depends on the arguments of each call.
+    Not a `CacheableResult` in 2026-07-28, unlike the lists and `resources/read`.
     """
 
     description: str | None = None
@@ -1370,6 +1406,7 @@ class Tool(BaseMetadata):
     output_schema: dict[str, Any] | None = None
     # 2025-03-26+; hints only, see ToolAnnotations.
     annotations: ToolAnnotations | None = None
+    # 2025-11-25 only (tasks); ignored as an extra by other revisions.
     execution: ToolExecution | None = None
     icons: list[Icon] | None = None
     meta: _Meta | None = Field(default=None, alias="_meta")
@@ -1396,6 +1433,8 @@ class CallToolRequestParams(InputResponseRequestParams):
     """
 
     name: str
+    # Should fit the tool's inputSchema; since 2025-11-25 a server reports a mismatch as a
+    # tool error (isError), so the model can correct its call.
     arguments: dict[str, Any] | None = None
     task: TaskMetadata | None = None
 
@@ -1536,6 +1575,7 @@ class LoggingMessageNotificationParams(NotificationParams):
     def _keep_null_data(
         self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
     ) -> dict[str, Any]:
+        """Put `data: null` back when `exclude_none` dropped it: the member is required."""
         return _restore_required_null(self, handler, info, "data", "data")
 
 
@@ -1645,6 +1685,7 @@ class SamplingMessage(MCPModel):
     """
 
     role: Role
+    # One block or, 2025-11-25+, a list (content_as_list gives one shape).
     content: SamplingMessageContentBlock | list[SamplingMessageContentBlock]
     meta: _Meta | None = Field(default=None, alias="_meta")
 
@@ -1665,7 +1706,9 @@ class CreateMessageRequestParams(RequestParams):
 
     messages: list[SamplingMessage]
     max_tokens: int
+    # Advice the client may ignore; the client picks the model.
     model_preferences: ModelPreferences | None = None
+    # A request: the client may change or drop it.
     system_prompt: str | None = None
     # Default none. thisServer and allServers are deprecated (SEP-2596) and need the client's
     # sampling.context; the client may ignore the request either way.
@@ -1674,6 +1717,8 @@ class CreateMessageRequestParams(RequestParams):
     stop_sequences: list[str] | None = None
     # Passed through to the model's provider as is; its format is the provider's.
     metadata: dict[str, Any] | None = None
+    # 2025-11-25+: tools the sampled model may call, answered by ToolUseContent; needs the
+    # client's sampling.tools.
     tools: list[Tool] | None = None
     tool_choice: ToolChoice | None = None
     # 2025-11-25 only: run the sampling as a task (needs the client's tasks capability for
@@ -2028,7 +2073,11 @@ class ElicitRequestURLParams(RequestParams):
 
     mode: Literal["url"] = "url"
     message: str
+    # Shown to the user in full before consent, and opened outside the client (a browser),
+    # never fetched by it.
     url: str
+    # 2025-11-25: names the flow for notifications/elicitation/complete and error -32042;
+    # unique within the server, opaque to the client.
     elicitation_id: str | None = None
     task: TaskMetadata | None = None
 
@@ -2156,7 +2205,8 @@ class InputRequiredResult(Result):
     under the same key and sends the original request again, with a new JSON-RPC id,
     the answers in `inputResponses` and `request_state` echoed byte for byte. The
     state is the server's memory across rounds; the client must treat it as opaque,
-    and the server as attacker-controlled (this library seals it with an HMAC).
+    and the server as attacker-controlled (this library seals it with an HMAC when
+    `ServerConfig.request_state_keys` are set).
     """
 
     result_type: Literal["input_required"] = "input_required"
@@ -2168,6 +2218,7 @@ class InputRequiredResult(Result):
 
     @model_validator(mode="after")
     def _needs_requests_or_state(self) -> Self:
+        """Refuse a result with neither field: the client would have nothing to answer or echo."""
         if self.input_requests is None and self.request_state is None:
             raise ValueError("InputRequiredResult needs input_requests or request_state")
         return self
@@ -2203,6 +2254,8 @@ class Task(MCPModel):
     status_message: str | None = None
     created_at: str
     last_updated_at: str
+    # Milliseconds the result is kept after creation (None: no limit); the receiver may
+    # shorten what was asked.
     ttl: int | None
     # Milliseconds the receiver suggests between tasks/get polls; None leaves it to the
     # requestor.
@@ -2212,6 +2265,7 @@ class Task(MCPModel):
     def _keep_null_ttl(
         self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
     ) -> Any:
+        """Put `ttl: null` (unlimited) back when `exclude_none` dropped it: it is required."""
         return _restore_required_null(self, handler, info, "ttl", "ttl")
 
 
@@ -2331,6 +2385,7 @@ class ExtTaskFields(MCPModel):
     def _keep_null_ttl(
         self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
     ) -> Any:
+        """Write `ttlMs: null` back when `exclude_none` dropped it: the member is required."""
         return _restore_required_null(self, handler, info, "ttl_ms", "ttlMs")
 
 
@@ -2347,6 +2402,9 @@ class ExtDetailedTask(ExtTaskFields):
 
     @model_validator(mode="after")
     def _status_payload(self) -> Self:
+        """The status decides the payload: a client polling a completed task must find the
+        result inline (the extension has no separate `tasks/result`), and so on.
+        """
         needed = {"input_required": "input_requests", "completed": "result", "failed": "error"}
         field = needed.get(self.status)
         if field is not None and getattr(self, field) is None:
