@@ -718,6 +718,8 @@ def _result_bodies(revision: str, result: str) -> SearchStrategy[dict[str, JSON]
         ),
         "EmptyResult": lambda: _EMPTY,
         "Result": lambda: _EMPTY,
+        # The revision under test comes first among the supported ones, so a drawn
+        # discovery answer never contradicts the revision it is generated for.
         "DiscoverResult": lambda: st.fixed_dictionaries(
             {
                 "supportedVersions": st.lists(
@@ -784,6 +786,7 @@ def _result_bodies(revision: str, result: str) -> SearchStrategy[dict[str, JSON]
             {"role": _message_role(), "content": _text_content(), "model": _texts()},
             optional={"stopReason": st.sampled_from(("endTurn", "stopSequence", "maxTokens"))},
         ),
+        # Root URIs must be file:// (every revision says so), hence the prefix.
         "ListRootsResult": lambda: st.fixed_dictionaries(
             {
                 "roots": st.lists(
@@ -795,6 +798,7 @@ def _result_bodies(revision: str, result: str) -> SearchStrategy[dict[str, JSON]
                 )
             }
         ),
+        # Content only with accept: decline and cancel carry none.
         "ElicitResult": lambda: st.one_of(
             st.fixed_dictionaries({"action": st.sampled_from(("decline", "cancel"))}),
             st.fixed_dictionaries(
@@ -854,6 +858,7 @@ def valid_results(revision: str, method: str) -> SearchStrategy[dict[str, JSON]]
         "resultType": st.just("complete"),
         "_meta": st.fixed_dictionaries(meta),
     }
+    # Required on cacheable 2026-07-28 results (CacheableResult), so never left out.
     if spec.cacheable:
         extra["ttlMs"] = st.integers(min_value=0, max_value=10**9)
         extra["cacheScope"] = st.sampled_from(("public", "private"))
