@@ -545,6 +545,7 @@ class Icon(MCPModel):
     """
 
     src: str
+    # An override for when the source's own type is missing or generic.
     mime_type: str | None = None
     sizes: list[str] | None = None
     # The UI theme the icon is drawn for; None means it suits either.
@@ -1376,9 +1377,16 @@ class ToolAnnotations(MCPModel):
     """
 
     title: str | None = None
+    # True: the tool changes nothing. None reads as False.
     read_only_hint: bool | None = None
+    # True: it may destroy or overwrite, False: it only adds. Meaningful only when
+    # read_only_hint is false; None reads as True.
     destructive_hint: bool | None = None
+    # True: repeating a call with the same arguments has no further effect, so a retry is
+    # safe. Meaningful only when not read-only; None reads as False.
     idempotent_hint: bool | None = None
+    # True: it reaches an open world (a web search), False: a closed domain (a memory). None
+    # reads as True.
     open_world_hint: bool | None = None
 
 
@@ -1508,6 +1516,7 @@ class CompleteRequestParams(RequestParams):
 
     ref: Annotated[PromptReference | ResourceTemplateReference, Field(discriminator="type")]
     argument: CompletionArgument
+    # 2025-06-18+; see CompletionContext.
     context: CompletionContext | None = None
 
 
@@ -2051,6 +2060,7 @@ class ElicitRequestFormParams(RequestParams):
     with the server's name and offers decline and cancel.
     """
 
+    # Absent on the wire in 2025-06-18, optional in 2025-11-25 (form by default).
     mode: Literal["form"] = "form"
     message: str
     # The raw schema: restricted to flat primitive fields (RequestedSchema is the typed view
