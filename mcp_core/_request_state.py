@@ -149,7 +149,7 @@ def _canonical_arguments(arguments: Mapping[str, Any] | None) -> bytes:
 
 def _utf8(text: str) -> bytes:
     """UTF-8 that never raises: a lone surrogate (possible in a peer's JSON string)
-    still encodes, so comparing it fails instead of crashing the check.
+    still encodes, so the comparison runs instead of raising.
     """
     return text.encode("utf-8", "surrogatepass")
 
@@ -258,7 +258,7 @@ class RequestStateSealer:
 
     @property
     def audience(self) -> str:
-        """Who the tokens are for (`aud`); by default the server's name."""
+        """Who the tokens are for (`aud`); `ServerConfig` passes the server's name by default."""
         return self._audience
 
     @property
