@@ -2,6 +2,24 @@
 
 Bytes and calls go in, events and bytes come out; no I/O, no clocks, no threads.
 See docs/architecture.md for the shape and docs/embedding.md for the driver loop.
+
+What to reach for:
+
+* `ServerConnection(ServerConfig(...))` / `ClientConnection(ClientConfig(...))`:
+  one MCP connection over a byte stream (stdio, TCP); `receive_data` in,
+  `data_to_send` out, events to act on. Either speaks every revision from
+  2024-11-05 to 2026-07-28; which one a connection runs is negotiated, never
+  guessed, and `Era` tells the two shapes apart.
+* `mcp_core.http` and `mcp_core.websocket` for those transports (imported
+  separately, so a stdio program never loads h11 or wsproto), `mcp_core.oauth`
+  and `mcp_core.auth` for authorization, `mcp_core.types` for the wire models,
+  `mcp_core.testing` for in-memory pairs and Hypothesis strategies.
+
+The promise, as h11 makes it: receiving never raises for anything the peer
+sends (a bad message is answered or reported as an event), a call the protocol
+forbids raises `LocalProtocolError` and sends nothing, and every buffer has a
+limit (`Limits`). Names not listed here, or in the public submodules, are
+private and may change in any release.
 """
 
 from typing import TYPE_CHECKING
@@ -179,6 +197,11 @@ _FROM_ELICITATION = frozenset(
 
 
 def __getattr__(name: str) -> object:
+    """Load the elicitation helpers on first use (PEP 562), then cache them as globals.
+
+    `import mcp_core` stays as cheap as the engine needs; a server that never
+    asks with a form never pays for pydantic's JSON Schema generation.
+    """
     if name in _FROM_ELICITATION:
         from . import _elicitation
 

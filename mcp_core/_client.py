@@ -80,6 +80,8 @@ from ._versions import (
     preference_order,
 )
 
+# The requests a 2026-07-28 server may put in `inputRequests` (the three a legacy
+# server sends as requests); the client answers each as it would the request.
 INPUT_REQUEST_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 
 
@@ -94,6 +96,13 @@ class ClientConnection(_Connection):
     _peer: Role = "server"
 
     def __init__(self, config: ClientConfig) -> None:
+        """A connection in IDLE: nothing is sent before `connect()`.
+
+        Two ids per 2026-07-28 call: the *logical* id the application sent it under,
+        kept for every event about the call, and the *wire* id of its current attempt.
+        The spec requires each retry to use a new JSON-RPC id (basic/patterns/mrtr), so
+        without the split an application would see its call change identity mid-way.
+        """
         super().__init__(config.limits)
         self.config = config
         self.server_capabilities: Any = None
@@ -125,7 +134,9 @@ class ClientConnection(_Connection):
             raise LocalProtocolError("connect() was already called")
         mode = self.config.mode
         if mode != "legacy" and mode != "auto" and era_of(mode) is Era.MODERN:
-            # Pinned to 2026-07-28: nothing to negotiate, ready at once.
+            # Pinned to 2026-07-28: nothing to negotiate, ready at once. The server's
+            # capabilities stay unknown (None) until the application discovers them,
+            # so sending is not gated on them meanwhile.
             self._move(SessionInput.CONNECT_PINNED)
             self._become_modern(mode)
             return [self._connected_modern()]
@@ -134,9 +145,16 @@ class ClientConnection(_Connection):
         modern = [v for v in versions if era_of(v) is Era.MODERN]
         legacy = [v for v in versions if era_of(v) is Era.LEGACY]
         self._probe_deadline = deadline
+        # `supported_versions` is newest first, so [0] is the revision to offer: the
+        # server answers with it if it speaks it, else with another it does
+        # (lifecycle, version negotiation), which `_on_initialize_answer` judges.
         if mode == "legacy":
             self._send_initialize(legacy[0])
         elif mode == "auto":
+            # Probe first when we speak 2026-07-28: a legacy server refuses or ignores
+            # `server/discover`, and initialize follows, so the probe costs a legacy
+            # server one round trip, while initializing first would settle a server
+            # that speaks both eras on a legacy revision.
             if modern:
                 self._send_probe(modern[0])
             else:
@@ -202,6 +220,8 @@ class ClientConnection(_Connection):
                     f"server chose protocol version {version!r}, which this client does not speak"
                 )
             )
+        # Ready before `notifications/initialized` goes out: the notification only tells
+        # the server we accepted, and requests queued behind it keep their order.
         self._negotiated()
         self.protocol_version = version
         self.era = Era.LEGACY
@@ -266,6 +286,8 @@ class ClientConnection(_Connection):
             self._take_mutual(mutual, discovered)
             return
         data = error.get("data")
+        # Only the server's own -32022 counts: a failure made here (the probe's deadline
+        # passing, an answer we refused) says nothing of the revisions the server speaks.
         if (
             error.get("local") is not LOCAL_FAILURE
             and error.get("code") == UNSUPPORTED_PROTOCOL_VERSION
@@ -304,6 +326,8 @@ class ClientConnection(_Connection):
             self.instructions = discovered.instructions
             info = (discovered.meta or {}).get(META_SERVER_INFO)
             if info is not None:
+                # Display-only, so a malformed serverInfo is dropped rather than allowed
+                # to fail a connection whose revision and capabilities are fine.
                 try:
                     self.server_info = validator("Implementation")(info)
                 except pydantic.ValidationError:
@@ -343,6 +367,7 @@ class ClientConnection(_Connection):
     def _receive_one(
         self, data: bytes | bytearray | str | jr.LimitExceeded, events: list[Event]
     ) -> None:
+        """One message in; events the application's own calls caused come out around it."""
         # Queued events (the handshake's Connected, a call failed by a refused input)
         # come out in causal order: those of earlier local calls first, those of this
         # message right after it, however the input was split.
@@ -355,6 +380,12 @@ class ClientConnection(_Connection):
             self._pending_events = []
 
     def tick(self, now: float) -> list[Event]:
+        """The wire deadlines, and those of calls waiting on the application's answers.
+
+        A call's deadline is the application's budget for the whole call, so it keeps
+        running while the questions of a round sit with the application: no server
+        round trip is pending then, and only this tick can end the call.
+        """
         events = super().tick(now)
         # The deadline keeps running while the application answers input requests.
         for logical, pending in list(self._pending_inputs.items()):
@@ -382,6 +413,7 @@ class ClientConnection(_Connection):
         return min(deadlines) if deadlines else None
 
     def _flush(self, events: list[Event]) -> list[Event]:
+        """Put events queued by earlier local calls before `events` (causal order)."""
         if self._pending_events:
             events = self._pending_events + events
             self._pending_events = []
@@ -404,6 +436,8 @@ class ClientConnection(_Connection):
             )
             return
         version = self.protocol_version
+        # A ping is answered in any state, even before initialization completes: the
+        # lifecycle allows pings then, and a peer uses them to check we are alive.
         if method == "ping":
             self._reply_result(rid, {}, method)
             return
@@ -435,6 +469,8 @@ class ClientConnection(_Connection):
         version = self.protocol_version
         if version is None:
             return
+        # A notification the revision does not define is dropped, not answered:
+        # JSON-RPC forbids replying to a notification, even with an error.
         spec = lookup("server", method, version)
         if spec is None or spec.is_request:
             return
@@ -487,6 +523,8 @@ class ClientConnection(_Connection):
         ending. Any other resultType than complete is the server's error.
         """
         if self.era is Era.MODERN:
+            # A missing resultType is "complete": the schema says so, for results from
+            # servers of earlier revisions (CacheableResult.resultType).
             result_type = result.get("resultType", "complete")
             if result_type == "input_required" and METHODS[("client", entry.method)].input_required:
                 self._start_input_round(entry, result, events)
@@ -532,6 +570,10 @@ class ClientConnection(_Connection):
         )
 
     def _observe_result(self, rid: RequestId, entry: Outbound, result: dict[str, Any]) -> None:
+        """Legacy tasks bookkeeping on a result: a `CreateTaskResult` keeps the request's
+        progress token live (progress keeps coming while the task runs, though the
+        request is answered), and a task's final status frees it again.
+        """
         if self.era is Era.MODERN:
             return
         if wants_task(entry.params):
@@ -556,6 +598,11 @@ class ClientConnection(_Connection):
             self._task_over(terminal_status(entry.method, result))
 
     def _task_over(self, task_id: Any) -> None:
+        """A task reached a final status: stop routing its progress token, if we still do.
+
+        Only when the token still points at that task's request: we may since have
+        used the same token for another request of ours, and that routing must stay.
+        """
         if type(task_id) is not str:
             return
         live = self._live_tasks.end(task_id)
@@ -593,6 +640,8 @@ class ClientConnection(_Connection):
                 )
             )
             return
+        # Rounds are counted per call across retries, so a server that asks again and
+        # again ends the call instead of holding it, and the user, for ever.
         rounds = entry.rounds + 1
         if rounds > self.config.max_input_rounds:
             self._step(entry, "outbound", RequestInput.LOST)
@@ -609,6 +658,8 @@ class ClientConnection(_Connection):
         asked: list[tuple[str, str, Any, Any]] = []
         for key, request in (interim.input_requests or {}).items():
             method = request.method
+            # The capability check is written for wire params (both roles run it on what
+            # travels), so it gets the raw ones, not the validated model.
             raw_params = (raw_requests.get(key) or {}).get("params") or {}
             try:
                 self._check_declared(method, raw_params)
@@ -634,11 +685,16 @@ class ClientConnection(_Connection):
             self._progress_tokens[entry.progress_token] = logical
         version = self.protocol_version
         assert version is not None
+        # Each question gets a fresh string id: the counter keeps a later round's
+        # question distinct from an earlier round's with the same key, and no server
+        # request can collide with one (a 2026-07-28 server sends none).
         for key, method, params, meta in asked:
             slot = f"{logical}#{next(self._slot_numbers)}:{key}"
             self._input_slots[slot] = (logical, key)
             context = RequestContext(version, None, None, None, None, meta, logical)
             events.append(RequestReceived(slot, method, params, context))
+        # No questions, only state: the server wants the call again with its state,
+        # so there is nothing to wait for.
         if not pending.waiting:
             self._retry(logical, pending)  # state only ("load shedding"): retry at once
 
@@ -682,6 +738,9 @@ class ClientConnection(_Connection):
         """The same call again: a new id, the answers, the state echoed byte for byte."""
         self._step(pending, "outbound", RequestInput.RETRY)
         del self._pending_inputs[logical]
+        # The original params, plus only this round's answers and state: what earlier
+        # rounds told the server is inside the state it sent back, so resending old
+        # answers could only contradict it.
         params = dict(pending.params or {})
         if pending.answers:
             params["inputResponses"] = pending.answers
@@ -707,6 +766,12 @@ class ClientConnection(_Connection):
         )
 
     def cancel_request(self, request_id: RequestId, reason: str | None = None) -> None:
+        """Give up on a call; one waiting on input answers ends here, nothing is sent.
+
+        While a call waits on the application, no attempt of it is in flight at the
+        server (the interim result ended the last one), so there is nothing to cancel
+        on the wire: the call simply never retries.
+        """
         super().cancel_request(request_id, reason)
         if self._pending_events:
             # A call failed by its refused input, not yet reported: cancelled, it ends
@@ -718,6 +783,12 @@ class ClientConnection(_Connection):
     def _drop_pending_inputs(
         self, request_id: RequestId, by: RequestInput = RequestInput.CANCEL
     ) -> bool:
+        """End a call that waits on input answers, moving it by `by` in the request table.
+
+        Its question slots are remembered as dead, so an application answering one
+        afterwards is quietly ignored rather than told the id is unknown (the
+        question was real; only the call ended).
+        """
         pending = self._pending_inputs.pop(request_id, None)
         if pending is None:
             return False
@@ -731,17 +802,27 @@ class ClientConnection(_Connection):
         return True
 
     def _wire_id(self, request_id: RequestId) -> RequestId:
+        """The id a retried call currently travels under: `notifications/cancelled` must
+        name the request the server knows, not the application's logical id.
+        """
         return self._retry_wire.get(request_id, request_id)
 
     def _ended(self, rid: RequestId, entry: Outbound, by: RequestInput | None = None) -> None:
+        """A call ended: forget which wire id its retry used."""
         super()._ended(rid, entry, by)
         if entry.logical != rid:
             self._retry_wire.pop(entry.logical, None)
 
     def _waiting_on_inputs(self, request_id: RequestId) -> bool:
+        """Whether a call is between rounds (for `check_invariants`: it is in flight
+        without being on the wire).
+        """
         return request_id in self._pending_inputs
 
     def check_invariants(self) -> None:
+        """The base invariants, plus: a call waiting on input is held only as pending,
+        with no wire attempt recorded for it.
+        """
         super().check_invariants()
         # A call waiting on its answers is held only here, never also on the wire.
         for logical, pending in self._pending_inputs.items():
@@ -749,6 +830,9 @@ class ClientConnection(_Connection):
             assert self._retry_wire.get(logical) is None
 
     def _settle_local(self) -> list[Event]:
+        """At close: queued terminal events first, then every call waiting on input fails
+        with CONNECTION_CLOSED, so each call the application made ends exactly once.
+        """
         # Events of the application's own calls still waiting for a tick (a call its
         # refused input failed) are terminal events too: out before ConnectionClosed.
         events: list[Event] = self._pending_events
@@ -785,6 +869,8 @@ class ClientConnection(_Connection):
         if self.era is Era.MODERN:
             params = dict(params) if params else {}
             meta = params.get("_meta")
+            # The application's keys win, so one call can carry, say, its own log level
+            # or a progress token beside the connection-wide envelope.
             params["_meta"] = {**self._envelope, **meta} if meta else self._envelope
         return params
 
@@ -812,6 +898,9 @@ class ClientConnection(_Connection):
             raise LocalProtocolError(f"the server did not declare {cap}")
 
     def _check_notification_allowed(self, method: str) -> None:
+        """`notifications/roots/list_changed` is only for a client that declared
+        `roots.listChanged`, the capability that says it sends them.
+        """
         if method == "notifications/roots/list_changed":
             roots = self.config.capabilities_wire.get("roots")
             if not (isinstance(roots, dict) and roots.get("listChanged")):

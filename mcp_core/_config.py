@@ -31,6 +31,13 @@ def to_wire(value: Any) -> Any:
 
 
 def _check_versions(versions: tuple[str, ...]) -> tuple[str, ...]:
+    """The revisions as given, checked and put newest first.
+
+    An unknown revision is a ValueError at configuration time: offering it would
+    make the peer pick a revision this library cannot speak, and the failure would
+    only show at the first connection. The order is the registry's, not the
+    caller's, so the newest shared revision wins whatever order the list had.
+    """
     if not versions:
         raise ValueError("supported_versions must not be empty")
     for v in versions:
@@ -59,11 +66,21 @@ class ServerConfig:
     server_info: Any = None
     supported_versions: tuple[str, ...] = ALL_REVISIONS
     limits: Limits = DEFAULT_LIMITS
+    # 0 ("immediately stale") and "private" are the defaults that cannot go wrong: a
+    # server that never said how long its lists stay true must not have them
+    # cached, and a list that may depend on the caller must not be shared between
+    # access tokens (CacheableResult, 2026-07-28).
     cache_ttl_ms: int = 0
     cache_scope: Literal["public", "private"] = "private"
     request_state_keys: tuple[bytes, ...] = ()
+    # Seconds a sealed requestState stays valid: long enough for a person to answer
+    # an elicitation, short enough to bound replay (the spec asks for a short TTL;
+    # the official SDK also uses 600).
     request_state_ttl: float = 600.0
+    # None: the server's name, so services sharing keys cannot accept each other's state.
     request_state_audience: str | None = None
+    # The state comes back on every retry, from a client we do not trust; 16 KiB is
+    # room for a handler's own state and keeps a forged blob cheap to refuse.
     max_request_state_bytes: int = 16384
     # Derived once.
     capabilities_wire: dict[str, Any] = field(init=False, repr=False, compare=False)
@@ -73,6 +90,11 @@ class ServerConfig:
     request_state_sealer: RequestStateSealer | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        """Check the settings and derive the wire forms, once per server.
+
+        Every connection of a server shares this object, so the capability and
+        info dicts computed here are what each handshake and envelope reuses.
+        """
         versions = _check_versions(tuple(self.supported_versions))
         sealer = None
         if self.request_state_keys:
@@ -99,8 +121,12 @@ class ServerConfig:
             raise ValueError("cache_ttl_ms must be >= 0")
 
 
+# The RFC 5424 severities `logging/setLevel` and the 2026-07-28 envelope accept.
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
+# "auto", "legacy", or a revision string to pin. Pinning 2026-07-28 skips discovery
+# (no round trip before the first call) at the price of not knowing the server's
+# capabilities; "auto" costs one `server/discover` and falls back to initialize.
 ClientMode = str  # "auto", "legacy", or a revision string to pin
 
 
@@ -122,11 +148,15 @@ class ClientConfig:
     client_info: Any = None
     log_level: str | None = None
     limits: Limits = DEFAULT_LIMITS
+    # A server that answers every retry with new questions would keep a call alive
+    # for ever; 10 rounds is more than any real dialogue asks for.
     max_input_rounds: int = 10
     capabilities_wire: dict[str, Any] = field(init=False, repr=False, compare=False)
     client_info_wire: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        """Check the settings (a pinned mode must be a supported revision, a log level
+        one of RFC 5424's) and derive the wire forms the handshake and envelope send."""
         versions = _check_versions(tuple(self.supported_versions))
         object.__setattr__(self, "supported_versions", versions)
         if self.mode not in ("auto", "legacy") and self.mode not in versions:

@@ -61,6 +61,8 @@ _MEMBER_TITLES: Final = "x-mcp-sansio-member-titles"
 _DROPPED: Final = frozenset(
     {"pattern", "multipleOf", "uniqueItems", "examples", "deprecated", "$comment"}
 )
+# What every primitive may carry, and per kind what else: the keywords of each
+# `PrimitiveSchemaDefinition` shape (2025-11-25; 2025-06-18 narrows `default`).
 _LABELS: Final = frozenset({"type", "title", "description", "default"})
 _ALLOWED: Final[Mapping[str, frozenset[str]]] = {
     "string": _LABELS | {"minLength", "maxLength", "format"},
@@ -80,6 +82,8 @@ _STRUCTURAL: Final = frozenset(
 _ITEM_KEYS: Final = frozenset({"type", "title", "description", "enum", "const", _MEMBER_TITLES})
 
 # Keyed weakly on the class so dynamically created models can still be collected.
+# Rendering runs pydantic's schema generation, far slower than a copy, and a server
+# asks with the same model again and again.
 _CACHE: weakref.WeakKeyDictionary[type[BaseModel], dict[str, dict[str, Any]]] = (
     weakref.WeakKeyDictionary()
 )
@@ -89,6 +93,7 @@ class _Refused(Exception):
     """A property has no PrimitiveSchemaDefinition form; `hint` says why when it isn't obvious."""
 
     def __init__(self, hint: str | None = None) -> None:
+        """`hint` None: the rendering quoted in the TypeError says enough by itself."""
         super().__init__(hint)
         self.hint = hint
 
@@ -101,6 +106,11 @@ class _Generator(GenerateJsonSchema):
     """
 
     def enum_schema(self, schema: core_schema.EnumSchema) -> JsonSchemaValue:
+        """pydantic's enum rendering, with the members' `title` attributes kept aside.
+
+        Collected here because this is the last point where the Enum members are at hand;
+        the titles ride under a private key until `_titles` reads them.
+        """
         rendered = super().enum_schema(schema)
         titles = [_member_title(member) for member in schema["members"]]
         if any(title is not None for title in titles):
@@ -110,6 +120,7 @@ class _Generator(GenerateJsonSchema):
 
 def _member_title(member: Any) -> str | None:
     # `isinstance` skips str.title, the method every str-valued Enum member inherits.
+    """A member's own `title` string, or None (the `str.title` method does not count)."""
     title = getattr(member, "title", None)
     return title if isinstance(title, str) and not isinstance(title, Enum) else None
 
@@ -170,6 +181,12 @@ def validate_form_answer(model: type[M], content: Mapping[str, Any] | None) -> M
 
 
 def _build(model: type[BaseModel], revision: str) -> dict[str, Any]:
+    """The uncached rendering: pydantic's schema, then each property translated.
+
+    A field pydantic renders without a title (its type is a `$ref`) gets the title
+    pydantic would have given it, since a client labels a field by its title and
+    would otherwise show the raw wire name.
+    """
     raw = model.model_json_schema(mode="validation", schema_generator=_Generator)
     properties = raw.get("properties")
     if raw.get("type") != "object" or not isinstance(properties, dict):
@@ -192,6 +209,8 @@ def _build(model: type[BaseModel], revision: str) -> dict[str, Any]:
             prop = {"type": prop["type"], "title": _Generator().get_title_from_name(name), **prop}
         out[name] = prop
     schema: dict[str, Any] = {"type": "object", "properties": out}
+    # Required as pydantic decides it (no default), so the form and the model agree on
+    # which answers are complete; an empty list is left out, as the schema allows.
     required = list(raw.get("required", []))
     if required:
         schema["required"] = required
@@ -199,6 +218,12 @@ def _build(model: type[BaseModel], revision: str) -> dict[str, Any]:
 
 
 def _translate(rendered: Any, defs: Mapping[str, Any], revision: str) -> dict[str, Any]:
+    """One rendered property in the revision's restricted vocabulary, or `_Refused`.
+
+    Unknown keywords are refused rather than dropped: a keyword the wire cannot carry
+    either changes what the field accepts (and the model would then refuse answers
+    the form allowed) or is in `_DROPPED`, whose loss the answer check makes up for.
+    """
     if not isinstance(rendered, dict):
         raise _Refused
     prop = _resolve(_drop_null(rendered), defs)
@@ -232,6 +257,8 @@ def _drop_null(prop: dict[str, Any]) -> dict[str, Any]:
     branches = prop.get("anyOf")
     if branches is None:
         return prop
+    # Exactly `X | None`: any other union (`int | str`) is a choice of types the
+    # wire's flat fields cannot express, so it is refused, not narrowed.
     kept = [b for b in branches if b != {"type": "null"}]
     if len(kept) != 1 or len(kept) == len(branches) or not isinstance(kept[0], dict):
         raise _Refused
@@ -256,6 +283,9 @@ def _resolve(prop: dict[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _kind(prop: Mapping[str, Any]) -> str:
+    """Which primitive a property is: an enum is a string with `enum` or `const` (the
+    wire has no numeric enums); `integer` and `number` share one translation.
+    """
     type_ = prop.get("type")
     if type_ == "array":
         return "array"
@@ -296,6 +326,11 @@ def _default(prop: Mapping[str, Any], fits: Callable[[Any], bool]) -> Any:
 
 
 def _string(prop: Mapping[str, Any], legacy: bool) -> dict[str, Any]:
+    """A string field; on 2025-06-18 its default is dropped (the revision has none).
+
+    Dropping it there keeps the field: only the pre-fill is lost, and the model
+    still supplies the default when the answer leaves the field out.
+    """
     default = _default(prop, lambda v: isinstance(v, str))
     out = _labelled(prop, "string", None if legacy else default)
     for key in ("minLength", "maxLength"):
@@ -307,6 +342,12 @@ def _string(prop: Mapping[str, Any], legacy: bool) -> dict[str, Any]:
 
 
 def _number(prop: Mapping[str, Any], legacy: bool) -> dict[str, Any]:
+    """A number or integer field, exclusive bounds turned inclusive.
+
+    Exclusive bounds are not on the wire. On integers `gt=0` is exactly `minimum: 1`;
+    on floats no inclusive bound is equivalent, so those are refused rather than
+    widened or narrowed silently.
+    """
     integer = prop["type"] == "integer"
     low, high = prop.get("minimum"), prop.get("maximum")
     x_low, x_high = prop.get("exclusiveMinimum"), prop.get("exclusiveMaximum")
@@ -328,6 +369,7 @@ def _number(prop: Mapping[str, Any], legacy: bool) -> dict[str, Any]:
 
 
 def _options(prop: Mapping[str, Any]) -> list[str]:
+    """The string options of an enum (`enum`, or a single `const`), non-empty."""
     values = prop["enum"] if "enum" in prop else [prop["const"]] if "const" in prop else None
     if not isinstance(values, list) or not values or not all(isinstance(v, str) for v in values):
         raise _Refused
@@ -347,6 +389,8 @@ def _titles(
         ):
             raise _Refused(f"{ENUM_TITLES} must map every option, and only those, to a str")
         return [str(declared[v]) for v in values]
+    # All or none: a form mixing labelled and bare options would show values to the
+    # user for some choices and words for others.
     members: Sequence[str | None] | None = options.get(_MEMBER_TITLES)
     if members is None:
         return None
@@ -357,6 +401,9 @@ def _titles(
 
 
 def _single_select(prop: Mapping[str, Any], legacy: bool) -> dict[str, Any]:
+    """A single choice: plain `enum`; titled as `oneOf` (2025-11-25+) or, on 2025-06-18,
+    `enum` plus `enumNames`, the only titled form that revision's clients know.
+    """
     values = _options(prop)
     titles = _titles(prop, prop, values)
     default = _default(prop, lambda v: v in values)
@@ -372,6 +419,11 @@ def _single_select(prop: Mapping[str, Any], legacy: bool) -> dict[str, Any]:
 
 
 def _multi_select(prop: Mapping[str, Any], defs: Mapping[str, Any], legacy: bool) -> dict[str, Any]:
+    """A multiple choice (a list of an enum), 2025-11-25+ only.
+
+    2025-06-18 has no array fields and nothing equivalent, so there it is refused,
+    before anything is sent.
+    """
     raw_items = prop.get("items")
     if not isinstance(raw_items, dict):
         raise _Refused
@@ -408,6 +460,8 @@ def _multi_select(prop: Mapping[str, Any], defs: Mapping[str, Any], legacy: bool
 _TOP_KEYS: Final = frozenset({"$schema", "type", "properties", "required"})
 _TEXT_KEYS: Final = ("title", "description")
 _OPTION_KEYS: Final = frozenset({"const", "title"})
+# Shape checks only: they catch an answer that is plainly not an address or a URI,
+# not one that merely does not exist, which no offline check could.
 _EMAIL: Final = re.compile(r"[^@\s]+@[^@\s]+")
 _URI: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:\S*")
 _DATE: Final = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
@@ -445,6 +499,11 @@ def check_form_schema(schema: Any, *, revision: str = "2025-11-25") -> None:
 
 
 def _check_schema(schema: Any, legacy: bool) -> None:
+    """The top level of a `requestedSchema`: an object of fields, and `required` naming them.
+
+    `$schema` is 2025-11-25+ (the 2025-06-18 schema does not list it), so there it is
+    refused like any other keyword the revision lacks.
+    """
     if type(schema) is not dict:
         raise _Unfit("it must be an object")
     extra = schema.keys() - (_TOP_KEYS - {"$schema"} if legacy else _TOP_KEYS)
@@ -472,6 +531,11 @@ def _check_schema(schema: Any, legacy: bool) -> None:
 
 
 def _check_property(prop: Any, legacy: bool) -> None:
+    """One field against the revision's `PrimitiveSchemaDefinition` shapes.
+
+    The shape is picked by `type` and then by `oneOf`/`enum`, as `types.py` tells
+    the shapes apart, so the check and the parser agree on what a field is.
+    """
     if type(prop) is not dict:
         raise _Unfit("a field must be an object")
     kind = prop.get("type")
@@ -530,42 +594,55 @@ def _check_property(prop: Any, legacy: bool) -> None:
 
 
 def _is_str(value: Any) -> bool:
+    """Exactly a str: wire values are JSON, where only a string is a string."""
     return type(value) is str
 
 
 def _is_bool(value: Any) -> bool:
+    """Exactly a bool; JSON `1` is not `true`, though Python's `True == 1`."""
     return type(value) is bool
 
 
 def _is_int(value: Any) -> bool:
+    """Exactly an int; `type()` rather than isinstance, since a bool is an int."""
     return type(value) is int
 
 
 def _finite(value: Any) -> bool:
+    """A JSON number a form can hold: an int, or a float that is not inf or nan."""
     return type(value) is int or (type(value) is float and math.isfinite(value))
 
 
 def _one_of(options: list[str]) -> Callable[[Any], bool]:
+    """A predicate: the value is one of `options` (a string, compared exactly)."""
     return lambda value: type(value) is str and value in options
 
 
 def _all_of(fits: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """A predicate: the value is a list whose every item passes `fits`."""
     return lambda value: type(value) is list and all(fits(item) for item in value)
 
 
 def _check_counts(prop: Mapping[str, Any], keys: tuple[str, str]) -> None:
+    """`minLength`-like keywords must be non-negative integers (JSON Schema's rule)."""
     for key in keys:
         if key in prop and not (type(prop[key]) is int and prop[key] >= 0):
             raise _Unfit(f"{key!r} must be a non-negative integer")
 
 
 def _plain_options(values: Any) -> list[str]:
+    """An `enum` list: non-empty strings only, since the wire's enums are strings."""
     if type(values) is not list or not values or not all(type(v) is str for v in values):
         raise _Unfit('"enum" must be a non-empty list of strings')
     return values
 
 
 def _titled_options(values: Any, where: str) -> list[str]:
+    """The `const`s of a `oneOf`/`anyOf` list whose items are exactly `{const, title}`.
+
+    Nothing else is allowed in an option (a description, a nested schema): the
+    client draws a label and sends the const, and nothing more is defined.
+    """
     if (
         type(values) is not list
         or not values
@@ -582,6 +659,7 @@ def _titled_options(values: Any, where: str) -> list[str]:
 
 
 def _item_options(items: Any) -> list[str]:
+    """The options of a multi-select's `items`: untitled (`enum`) or titled (`anyOf`)."""
     if type(items) is dict and items.keys() == {"type", "enum"} and items["type"] == "string":
         return _plain_options(items["enum"])
     if type(items) is dict and items.keys() == {"anyOf"}:
@@ -605,6 +683,8 @@ def check_form_answer(schema: Mapping[str, Any], content: Any) -> str | None:
     if not isinstance(content, Mapping):
         return "content must be an object"
     properties: Mapping[str, Any] = schema.get("properties") or {}
+    # An unknown field is refused, not ignored: the client sent something the form did
+    # not ask for, and passing it on would let it reach the handler unchecked.
     for name in content:
         if name not in properties:
             return f"unexpected field {name!r}"
@@ -619,6 +699,12 @@ def check_form_answer(schema: Mapping[str, Any], content: Any) -> str | None:
 
 
 def _answer_problem(prop: Mapping[str, Any], value: Any) -> str | None:
+    """Why one value does not fit its field, or None.
+
+    Strict JSON types, as the wire defines them: an integer is fine for a number
+    field, but nothing is converted (a string of digits is not a number); bounds and
+    option lists are the field's own, so an answer is judged by the form it answers.
+    """
     kind = prop.get("type")
     if kind == "boolean":
         return None if type(value) is bool else "expected a boolean"
@@ -665,6 +751,9 @@ def _is_date(value: str) -> bool:
 
 
 def _is_date_time(value: str) -> bool:
+    """An RFC 3339 date-time (`T`, `t` or a space between the parts, as RFC 3339 5.6
+    allows), with a date that exists; the offset may be missing, as pydantic reads one.
+    """
     day, separator, time_of_day = value[:10], value[10:11], value[11:]
     return (
         separator in ("T", "t", " ") and _is_date(day) and _TIME.fullmatch(time_of_day) is not None

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-# JSON-RPC 2.0 standard codes.
+# JSON-RPC 2.0 standard codes (section 5.1). -32700: the text is not JSON (or breaks a
+# limit before it could be read); -32600: JSON, but not a valid request object;
+# -32601: no such method (MCP also uses it for a capability that was not offered);
+# -32602: the method exists but its params are wrong; -32603: our own failure.
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
@@ -18,6 +21,8 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
 # Implementation-defined range (-32000..-32019); receivers read no meaning into these.
+# -32000 and -32001 are what the official SDKs report for a request ended by a closed
+# connection or a timeout, so code that handles theirs handles ours.
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
 SERVER_BUSY = -32005
@@ -27,6 +32,10 @@ LIMIT_EXCEEDED = -32006
 
 # MCP-defined codes.
 RESOURCE_NOT_FOUND = -32002  # legacy revisions only; 2026-07-28 uses INVALID_PARAMS
+# 2026-07-28: a mirrored HTTP header disagrees with the body (HTTP 400); the request
+# needs a client capability its envelope did not declare (data lists it); the
+# request's revision is not one the server speaks (data lists those it does, so the
+# client can retry instead of guessing).
 HEADER_MISMATCH = -32020
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
@@ -48,6 +57,7 @@ class ProtocolError(Exception):
         http_status: int = 400,
         data: Any = None,
     ) -> None:
+        """Defaults -32600 and 400: a malformed request, the commonest case."""
         super().__init__(message)
         self.message = message
         self.code = code
@@ -55,6 +65,7 @@ class ProtocolError(Exception):
         self.data = data
 
     def __repr__(self) -> str:
+        """Class, message and code: what a log line needs to tell errors apart."""
         return f"{type(self).__name__}({self.message!r}, code={self.code})"
 
 
@@ -74,10 +85,12 @@ class MCPError(Exception):
     """
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
+        """The wire error's three fields, as the peer sent them."""
         super().__init__(message)
         self.code = code
         self.message = message
         self.data = data
 
     def __repr__(self) -> str:
+        """Code and message; `data` is left out, as it may be large or sensitive."""
         return f"MCPError(code={self.code}, message={self.message!r})"

@@ -6,6 +6,17 @@ and hands the connection an `Oversized` item where the line was, so the
 connection can refuse that one message (with its id, when those bytes show it)
 and go on with the next line. Whether the bytes arrived in one chunk or many,
 the items that come out are the same.
+
+The rule is the stdio transport's (every revision, basic/transports): messages
+are delimited by newlines and must not contain embedded ones, which compact JSON
+never does (a newline inside a string is escaped). A newline is therefore always
+the end of a message, and no JSON needs to be read to find one.
+
+Why skip rather than close: a limit protects memory, and a message that is only
+too big has not broken the framing, so the peer can be told (by its id) and the
+session can go on. Buffering such a line whole lets one peer grow our memory
+without bound (a stdio server without a cap does), and closing on it would fail
+every request in flight along with the one that was too big.
 """
 
 from __future__ import annotations
@@ -29,12 +40,19 @@ class Ends:
     __slots__ = ("_window", "head", "size", "tail")
 
     def __init__(self, window: int) -> None:
+        """Nothing seen yet; `window` 0 keeps only the size."""
         self._window = window
         self.size = 0
         self.head = b""
         self.tail = b""
 
     def add(self, piece: bytes | bytearray | memoryview) -> None:
+        """Count `piece` and keep what it adds to either end; memory stays two windows.
+
+        The head fills once and is never touched again; the tail is the last
+        `window` bytes seen so far, whatever the sizes of the pieces, which is
+        what makes the result independent of how the stream was chunked.
+        """
         size = len(piece)
         self.size += size
         window = self._window
@@ -59,18 +77,32 @@ class LineBuffer:
     __slots__ = ("_buffer", "_max", "_scan_from", "_skipping", "_window")
 
     def __init__(self, max_line_bytes: int, window: int = 0) -> None:
+        """`window` is capped at half the line limit, so the two ends kept of a skipped line
+        never hold more than one line's worth.
+        """
         self._buffer = bytearray()
         self._max = max_line_bytes
         self._window = min(window, max_line_bytes // 2)
+        # Where the search for a newline resumes: the bytes before it hold none. Without
+        # it each chunk of a long line would rescan the whole buffer, quadratic in
+        # the line's length (the typescript-sdk's `Buffer.concat` problem).
         self._scan_from = 0
         self._skipping: Ends | None = None  # the over-long line streaming by
 
     def feed(self, data: bytes) -> list[bytes | bytearray | Oversized]:
         """Complete lines (without the newline or a trailing CR), blank lines skipped,
-        and an `Oversized` in place of each line over the limit."""
+        and an `Oversized` in place of each line over the limit.
+
+        A trailing CR is dropped because peers on Windows write CRLF; a blank line is
+        skipped rather than refused because it carries nothing to answer (no id, no
+        method). A line comes back as `bytearray` when it was the whole buffer,
+        handed over uncopied: the framer keeps no reference to it.
+        """
         items: list[bytes | bytearray | Oversized] = []
         offset = 0
         skipping = self._skipping
+        # Still inside an over-long line: only its end matters, and everything up to
+        # the newline belongs to it, whatever it contains.
         if skipping is not None:
             nl = data.find(b"\n")
             if nl == -1:
@@ -100,6 +132,8 @@ class LineBuffer:
         find = buffer.find
         nl = find(b"\n", self._scan_from)
         while nl != -1:
+            # Measured per line, never per chunk: a near-limit line followed by the
+            # start of the next in one chunk is two valid pieces, not one too many.
             if nl - start > self._max:
                 items.append(self._whole(buffer, start, nl))
             elif start == 0 and nl == len(buffer) - 1:
@@ -150,5 +184,7 @@ class LineBuffer:
 
 
 def _oversized(ends: Ends) -> Oversized:
+    """The item for a skipped line; a CR is dropped from the tail as from a line, so
+    the id is read from the same bytes whether the peer wrote LF or CRLF."""
     tail = ends.tail
     return Oversized(ends.size, ends.head, tail[:-1] if tail.endswith(b"\r") else tail)

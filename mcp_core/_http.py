@@ -24,6 +24,8 @@ from ._errors import (
     RemoteProtocolError,
 )
 
+# The path the spec's examples and the official SDKs use, so a client given only a
+# host and port finds the endpoint.
 DEFAULT_PATH: Final = "/mcp"
 
 JSON: Final = "application/json"
@@ -78,6 +80,8 @@ def media_type(value: str | None) -> str:
 # Accept values seen -> what they accept: a client sends the same Accept header with
 # every request, and parsing it is most of a request's header work. Bounded.
 _ACCEPTED: dict[tuple[str, ...], tuple[bool, bool]] = {}
+# Clients send a handful of distinct Accept values; a peer inventing a new one per
+# request only evicts the cache, never grows it past this.
 _ACCEPTED_MAX: Final = 256
 
 
@@ -100,6 +104,8 @@ def accepted(headers: Headers) -> tuple[bool, bool]:
 
 
 def _accepted(values: tuple[str, ...]) -> tuple[bool, bool]:
+    """The uncached parse of `accepted`. Only `q=0` matters: any other weight is
+    still acceptable, and a server answering either type needs no preference."""
     json_ok = sse_ok = False
     for value in values:
         for item in value.split(","):
@@ -118,6 +124,7 @@ def is_visible_ascii(value: str) -> bool:
     return bool(value) and all("\x21" <= c <= "\x7e" for c in value)
 
 
+# h11 needs the reason phrase as bytes; computed once from the standard table.
 _REASONS: Final = {status.value: status.phrase.encode("ascii") for status in HTTPStatus}
 
 
@@ -158,6 +165,7 @@ class HeadScanner:
     __slots__ = ("_head", "_limit")
 
     def __init__(self, limit: int) -> None:
+        """A scanner for one head of at most `limit` bytes, its terminator included."""
         self._limit = limit
         self._head = bytearray()
 

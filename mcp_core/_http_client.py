@@ -135,7 +135,11 @@ __all__ = [
 ]
 
 Purpose = Literal["message", "listen", "resume", "terminate"]
+# A POST must accept both (transports, Streamable HTTP): the server picks JSON or
+# SSE per request, and a client that listed one could be refused with 406.
 _ACCEPT_BOTH: Final = "application/json, text/event-stream"
+# Enough for any JSON-RPC error a server puts in an error response; the rest of an
+# error body (an HTML page from a proxy) is skipped, not buffered.
 _MAX_ERROR_BODY: Final = 64 * 1024
 
 
@@ -218,6 +222,9 @@ class _ClientStream:
         method: str | None = None,
         modern: bool = False,
     ) -> None:
+        """A stream of kind `kind`; `modern` fixes its era at creation, so a reply is judged
+        by the rules it was sent under even if the connection's era is settled meanwhile.
+        """
         self.kind: Purpose = kind
         self.request_id = request_id
         self.method = method
@@ -271,6 +278,7 @@ class ClientOutbox:
     events: list[Event]
 
     def __bool__(self) -> bool:
+        """True when there is anything for the adapter to do."""
         return bool(self.requests or self.aborts or self.events)
 
 
@@ -303,6 +311,16 @@ class HTTPClientEndpoint:
         max_tools: int = 10_000,
         hold_challenges: bool = False,
     ) -> None:
+        """The endpoint for one server; nothing is sent until the connection queues output.
+
+        `max_reconnects` (3) bounds resumptions in a row without progress, so a server
+        that drops every stream is given up on instead of polled for ever; the count
+        starts over whenever a stream delivered events. `default_retry_ms` (1 s) is the
+        wait before a resumption when the server sent no SSE `retry`. `max_header_bytes`
+        bounds a response head (h11 refuses a longer one as it arrives).
+        `max_tools` bounds the `x-mcp-header` table kept from `tools/list`: the server
+        decides how many tools it lists, and each entry outlives the page.
+        """
         self.mcp = connection
         self.host = host
         self.path = path
@@ -356,6 +374,8 @@ class HTTPClientEndpoint:
         """Turn what the `ClientConnection` queued into HTTP requests (and aborts)."""
         for message in self.mcp.messages_to_send():
             self._outgoing(message)
+        # The GET stream is opened for a legacy session only (once initialize gave an
+        # id), and never while the endpoint is closing or its session expired.
         if (
             self._want_listen
             and self._listen is None
@@ -380,6 +400,8 @@ class HTTPClientEndpoint:
         if self.mcp.state not in (State.CLOSED, State.ERROR):
             events = self.mcp.close(reason)
         self._abort_all()
+        # A client done with a legacy session should say so with a DELETE (2025-03-26,
+        # session management), so the server frees it now rather than at its timeout.
         if self.session_id is not None and not self._expired:
             headers = [("host", self.host), *self._extra, (SESSION_ID, self.session_id)]
             if self.mcp.protocol_version is not None:
@@ -454,6 +476,14 @@ class HTTPClientEndpoint:
     # --------------------------------------------------------------- outgoing
 
     def _outgoing(self, m: OutgoingMessage) -> None:
+        """One queued message as an HTTP request, or, for a 2026-07-28 cancel, an abort.
+
+        A legacy request carries `Mcp-Session-Id` once there is one (every request after
+        initialize must, 2025-03-26+) and `MCP-Protocol-Version` once a revision is
+        agreed (2025-06-18+); a 2026-07-28 one carries the mirrored headers instead, and
+        a request those headers cannot be built for fails here, since any server would
+        refuse it with -32020.
+        """
         mcp = self.mcp
         if self._closing or self._expired:
             return
@@ -521,6 +551,9 @@ class HTTPClientEndpoint:
         self._queue.append(request)
 
     def _get_headers(self, stream: _ClientStream) -> Headers:
+        """The headers of a GET: the legacy listen stream, or a resumption naming the last
+        event seen (`Last-Event-ID`), which the server replays from on that stream only.
+        """
         headers: Headers = [("host", self.host), ("accept", SSE), *self._extra]
         if self.session_id is not None:
             headers.append((SESSION_ID, self.session_id))
@@ -532,6 +565,9 @@ class HTTPClientEndpoint:
         return headers
 
     def _open_listen(self, stream: _ClientStream, delay: float) -> None:
+        """Queue the legacy GET stream, on which the server sends its own requests and
+        notifications (2025-03-26+); `delay` spaces out reopening after a failure.
+        """
         request = HTTPRequest(
             "GET",
             self.path,
@@ -544,6 +580,7 @@ class HTTPClientEndpoint:
         self._queue.append(request)
 
     def _delay(self, stream: _ClientStream) -> float:
+        """The wait before reopening `stream`, in seconds."""
         retry = stream.retry_ms if stream.retry_ms is not None else self.default_retry_ms
         return retry / 1000.0
 
@@ -605,6 +642,13 @@ class HTTPClientEndpoint:
     def _filter_tools(
         self, response: dict[str, Any]
     ) -> tuple[dict[str, Any], tuple[tuple[str, str], ...]]:
+        """One `tools/list` response with the tools whose `x-mcp-header` is invalid removed.
+
+        The annotations of the kept tools are remembered for building `Mcp-Param-*` on
+        later calls; a dropped tool's are forgotten, so a later `tools/call` to it
+        (which the application may still send) goes out without mirrored params and the
+        server, not this client, decides.
+        """
         result = response.get("result")
         tools = result.get("tools") if type(result) is dict else None
         if type(tools) is not list:
@@ -647,11 +691,15 @@ class HTTPClientEndpoint:
         stream.http = None
         kind = stream.kind
         if kind == "terminate":
+            # 404: the session was gone already; 405: the server does not let clients
+            # end sessions (2025-03-26 allows that). Neither is worth reporting.
             if status is not None and status not in (200, 202, 204, 404, 405):
                 return [HTTPErrorReceived(kind, status, f"DELETE answered {status}")]
             return []
         if self._closing or self._expired:
             return []
+        # A 404 means "session gone" only for a request that carried the session id; a
+        # 2026-07-28 request carries none, and its 404 is -32601 for an unknown method.
         if status == 404 and self.session_id is not None and not stream.modern:
             return self._session_expired()
         if kind == "listen":
@@ -667,6 +715,9 @@ class HTTPClientEndpoint:
         if stream.completed or stream.cancelled:
             self._forget(stream)
             return events
+        # An error status whose body is a JSON-RPC error is that request's answer, with
+        # the server's code (2026-07-28 maps codes to statuses, so 400 and 404 carry
+        # meaning); without such a body only the status is known.
         if status is not None and not ok:
             error = _jsonrpc_error(body)
             if error is not None:
@@ -678,6 +729,9 @@ class HTTPClientEndpoint:
             return events + self._fail(
                 stream, INTERNAL_ERROR, f"HTTP {status} without a JSON-RPC error"
             )
+        # A stream that ended before its answer: legacy servers let it be resumed from
+        # the last event id; 2026-07-28 has no resumption, so the call fails and the
+        # application decides whether to send it again.
         if mode == "sse" or status is None:
             if (
                 not stream.modern
@@ -688,6 +742,8 @@ class HTTPClientEndpoint:
             return events + self._fail(
                 stream, CONNECTION_CLOSED, f"stream ended without an answer ({reason})"
             )
+        # 202 answers a notification or a response, never a request (transports):
+        # no answer will follow, so waiting would hang the call.
         if status == 202:
             return events + self._fail(
                 stream, INTERNAL_ERROR, "server answered a request with 202 Accepted"
@@ -695,6 +751,11 @@ class HTTPClientEndpoint:
         return events + self._fail(stream, INTERNAL_ERROR, "response carried no answer")
 
     def _resume(self, stream: _ClientStream) -> list[Event]:
+        """Reopen a legacy response stream with GET + `Last-Event-ID` (2025-03-26+).
+
+        Attempts count only failures in a row: a resumption that delivered events
+        resets the count, since the stream was making progress.
+        """
         stream.attempts = 0 if stream.got_events else stream.attempts + 1
         stream.got_events = False
         if stream.attempts >= self.max_reconnects:
@@ -714,6 +775,9 @@ class HTTPClientEndpoint:
         return []
 
     def _listen_ended(self, stream: _ClientStream, status: int | None, mode: str) -> list[Event]:
+        """The legacy GET stream ended: reopen it after a delay, unless the server said it
+        has none (405: a server may offer no GET stream) or one is open already (409).
+        """
         if status in (405, 409):
             # No GET stream here (405), or one is open already (409): nothing to retry.
             self._want_listen = False
@@ -766,6 +830,9 @@ class HTTPClientEndpoint:
         return True
 
     def _fail(self, stream: _ClientStream, code: int, message: str) -> list[Event]:
+        """Fail the MCP request `stream` carried (nothing to fail for a notification or a
+        GET) with `code`; the event comes from the `ClientConnection`, as any failure.
+        """
         self._forget(stream)
         mcp = self.mcp
         if stream.request_id is None or mcp.state in (State.CLOSED, State.ERROR):
@@ -773,10 +840,14 @@ class HTTPClientEndpoint:
         return mcp.fail_request(stream.request_id, code, message)
 
     def _forget(self, stream: _ClientStream) -> None:
+        """Stop tracking `stream`, unless its id was reused by a newer stream."""
         if stream.request_id is not None and self._streams.get(stream.request_id) is stream:
             del self._streams[stream.request_id]
 
     def _abort(self, stream: _ClientStream) -> None:
+        """Cancel `stream`: close its socket if it is on one (the adapter closes it), or
+        mark its queued request so `start` refuses it.
+        """
         stream.cancelled = True
         self._forget(stream)
         if stream.http is not None:
@@ -785,6 +856,7 @@ class HTTPClientEndpoint:
             stream.request.cancelled = True
 
     def _abort_all(self) -> None:
+        """Abort every stream and queued request (closing, or the session is gone)."""
         streams = list(self._streams.values())
         if self._listen is not None:
             streams.append(self._listen)
@@ -797,6 +869,11 @@ class HTTPClientEndpoint:
         self._listen = None
 
     def _session_expired(self) -> list[Event]:
+        """A 404 for our session id: the server forgot the session (restart, idle timeout),
+        so nothing sent under it can succeed. The spec's answer is a new initialize
+        without the id (2025-03-26, session management); that is the application's call,
+        so everything is failed and `SessionExpired` says why.
+        """
         session_id = self.session_id
         assert session_id is not None
         self._expired = True
@@ -808,6 +885,12 @@ class HTTPClientEndpoint:
         return events
 
     def _took_session(self, stream: _ClientStream, headers: Headers) -> list[Event]:
+        """The session id a server assigns in the response to `initialize` (2025-03-26+).
+
+        The spec assigns it there (session management) and nowhere else, so an id on
+        any other response is ignored. A value that is not visible ASCII breaks the
+        spec's rule for session ids and could not be sent back as a header.
+        """
         session_id, _ = single_header(headers, SESSION_ID)
         if session_id is None or stream.method != "initialize":
             return []
@@ -817,6 +900,9 @@ class HTTPClientEndpoint:
         return []
 
 
+# A header value that survives the trip: HTTP strips leading and trailing
+# whitespace (RFC 9110 5.5), so a value starting or ending with a space would not
+# come back the same, and other octets are read differently by different stacks.
 _HEADER_TEXT: Final = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
 
 
@@ -856,6 +942,9 @@ class HTTPClientConnection:
     """
 
     def __init__(self, endpoint: HTTPClientEndpoint) -> None:
+        """A fresh TCP connection for `endpoint`; `_reused` tells a stale keep-alive race
+        (resend once) from a real failure.
+        """
         self.endpoint = endpoint
         self._h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=endpoint.max_header_bytes)
         self._out: list[bytes] = []
@@ -956,6 +1045,12 @@ class HTTPClientConnection:
     # ------------------------------------------------------------------ input
 
     def _on_head(self, response: h11.Response) -> list[Event]:
+        """The response head: the session id, the body's kind and the limit it is read under.
+
+        Success bodies are bounded by the message limits; an error body is only skimmed
+        for a JSON-RPC error (its first `_MAX_ERROR_BODY` bytes), so a proxy's large
+        HTML error page costs nothing and does not fail the request as "too big".
+        """
         stream = self._stream
         if stream is None:
             return self._drop("response without a request")
@@ -983,6 +1078,9 @@ class HTTPClientConnection:
         return events
 
     def _on_data(self, data: bytes) -> list[Event]:
+        """Body bytes: SSE events go to the connection as they complete (a stream may stay
+        open for long), a JSON body is collected whole and delivered at its end.
+        """
         stream = self._stream
         if stream is None:
             return []
@@ -1004,6 +1102,8 @@ class HTTPClientConnection:
                 if sse.retry is not None:
                     stream.retry_ms = sse.retry
                 stream.got_events = True
+                # Only `message` events carry JSON-RPC; the priming event (empty data)
+                # and any event type a server adds are kept for their id only.
                 if sse.event == "message" and sse.data:
                     events += self.endpoint._deliver(stream, sse.data.encode("utf-8"))
             if self._decoder.retry is not None:
@@ -1022,6 +1122,9 @@ class HTTPClientConnection:
         return []
 
     def _on_end(self) -> list[Event]:
+        """The response ended: deliver it, or hold it on an authorization challenge; keep
+        the socket for the next request only if h11 says both sides ended cleanly.
+        """
         stream = self._stream
         if stream is None:
             return []
@@ -1029,6 +1132,8 @@ class HTTPClientConnection:
         body = b"".join(self._body) if self._mode != "sse" else None
         self._body = []
         events: list[Event] = []
+        # A challenge is judged once the body has been read, so the socket can be kept
+        # for the retry the authorization flow will make.
         if self._challenge is not None and self._status is not None:
             events = self.endpoint._challenged(stream, self._status, self._challenge)
         if not events:
@@ -1043,6 +1148,9 @@ class HTTPClientConnection:
 
     @staticmethod
     def _refused(what: str, limit: int, setting: str) -> str:
+        """The message of a limit refusal, naming the setting to raise: a silent or vague
+        failure here is what made an SDK's 1 MiB event cap look like a broken server.
+        """
         return (
             f"response refused: {what} exceeds the limit of {limit} bytes ({setting}); "
             f"raise {setting} in the client's limits to accept it"
@@ -1066,5 +1174,6 @@ class HTTPClientConnection:
         return self.endpoint._ended(stream, status, self._mode, None, reason)
 
     def _emit(self, data: bytes | None) -> None:
+        """Queue bytes h11 produced (it returns None for nothing)."""
         if data:
             self._out.append(data)

@@ -53,6 +53,8 @@ __all__ = [
     "x_mcp_header_params",
 ]
 
+# Spelled as the spec spells them; HTTP field names are case-insensitive (RFC 9110
+# section 5.1), so every comparison here lower-cases, and these are only what we send.
 MCP_PROTOCOL_VERSION_HEADER: Final = "MCP-Protocol-Version"
 MCP_METHOD_HEADER: Final = "Mcp-Method"
 MCP_NAME_HEADER: Final = "Mcp-Name"
@@ -76,13 +78,21 @@ NAME_BEARING_METHODS: Final[Mapping[str, str]] = MappingProxyType(
 )
 """Method -> the params key that `Mcp-Name` mirrors."""
 
+# The 2026-07-28 escape for values a header cannot carry as they are. It borrows the
+# look of an RFC 2047 encoded word so that no plain value a client would send has it
+# by accident; a plain value that does is wrapped too, so decoding is unambiguous.
 _SENTINEL_PREFIX: Final = "=?base64?"
 _SENTINEL_SUFFIX: Final = "?="
+# Visible ASCII and space: what every HTTP stack passes through unchanged. Other
+# octets (obs-text, RFC 9110 section 5.5) are decoded differently by different
+# stacks, which is the very disagreement mirroring exists to rule out.
 _FIELD_TEXT = re.compile(r"[\x20-\x7e]*")
 # RFC 9110 section 5.6.2 tchar; spelled out so Unicode letters never count as ALPHA/DIGIT.
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _DECIMAL = re.compile(r"(-?[0-9]+)(?:\.([0-9]+))?")
 _MAX_NUMERIC_HEADER = 64  # JS-safe integers need 17 characters; the cap keeps int() cheap.
+# The three types the spec allows `x-mcp-header` on: scalars with one spelling each
+# (a float has many, and no exact comparison across languages).
 _HEADER_TYPES: Final = frozenset({"string", "integer", "boolean"})
 
 
@@ -175,6 +185,8 @@ def _decode(raw: str) -> str:
 
 
 def _mismatch_error(header: str, why: str) -> RemoteProtocolError:
+    """-32020 HeaderMismatch with HTTP 400 (2026-07-28), naming the header in `data` so
+    a client can tell which of its mirrors the server disagreed with."""
     return RemoteProtocolError(
         f"{header} {why}", code=HEADER_MISMATCH, http_status=400, data={"header": header}
     )
@@ -192,6 +204,7 @@ class InvalidToolHeaderAnnotation(ValueError):
     """
 
     def __init__(self, message: str, location: str) -> None:
+        """The message names the place, so the warning a client logs is actionable."""
         super().__init__(f"{message} (at {location or '/'})")
         self.location = location
 
@@ -231,6 +244,7 @@ _SUBSCHEMA_MAP: Final = frozenset(
 
 
 def _pointer_part(key: str) -> str:
+    """A key escaped as one JSON Pointer segment (RFC 6901: `~` first, then `/`)."""
     return key.replace("~", "~0").replace("/", "~1")
 
 
@@ -366,12 +380,16 @@ def _render(value: Any, json_type: str) -> str | int | bool | None:
     """
     if isinstance(value, bool | int | str):
         return value
+    # A float on a string or boolean property has no rendering: the body's own schema
+    # validation will refuse it, and a header would only disguise the mismatch.
     if isinstance(value, float) and json_type == "integer" and value.is_integer():
         return int(value)
     return None
 
 
 def _plain_or_raise(header: str, value: Any) -> str:
+    """A version or method, which go out plain: the server compares them as sent,
+    without decoding, so one that is not plain cannot be sent at all."""
     if not isinstance(value, str) or not _is_plain(value):
         raise LocalProtocolError(
             f"{header} must be non-empty visible ASCII, got {value!r}", code=INVALID_REQUEST
@@ -443,6 +461,7 @@ def _fold(headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[str, l
 
 
 def _single(folded: Mapping[str, list[str]], header: str) -> str | None:
+    """The one value of `header`, None when absent; a repeated header is a mismatch."""
     values = folded.get(header.lower())
     if values is None:
         return None
@@ -453,6 +472,7 @@ def _single(folded: Mapping[str, list[str]], header: str) -> str | None:
 
 
 def _required_plain(folded: Mapping[str, list[str]], header: str) -> str:
+    """A header every 2026-07-28 POST must carry, in plain form (version, method)."""
     value = _single(folded, header)
     if value is None:
         raise _mismatch_error(header, "is missing")
@@ -462,6 +482,7 @@ def _required_plain(folded: Mapping[str, list[str]], header: str) -> str:
 
 
 def _decoded(header: str, raw: str) -> str:
+    """`decode_header_value`, the error naming `header` rather than "header value"."""
     try:
         return _decode(raw)
     except ValueError as exc:
@@ -536,6 +557,8 @@ def check_mirrored_headers(
         raw_name = _single(folded, MCP_NAME_HEADER)
         body_name = params.get(name_key)
         if raw_name is None:
+            # A body without the name is the body's defect (-32602 later, from params
+            # validation), not a header mismatch: nothing could be mirrored.
             if body_name is not None:
                 raise _mismatch_error(MCP_NAME_HEADER, f"is missing but params.{name_key} is set")
         elif _decoded(MCP_NAME_HEADER, raw_name) != body_name:
@@ -549,6 +572,9 @@ def check_mirrored_headers(
         raw = _single(folded, header)
         value = _value_at(arguments, path)
         argument = ".".join(path)
+        # Absent and null both mean "no header" on the client side, so a header for
+        # either is one the body does not back: a router could have acted on a value
+        # the tool never receives.
         if value is _ABSENT or value is None:
             if raw is not None:
                 raise _mismatch_error(
@@ -572,11 +598,14 @@ def check_mirrored_headers(
 # Host / Origin validation (DNS rebinding)
 # --------------------------------------------------------------------------------------------
 
+# Stands for `:*` in an allow-list entry; no real port is negative.
 _ANY_PORT: Final = -1
 _REG_NAME = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.?")
 _PORT = re.compile(r"[0-9]{1,5}")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
 _IPV6_CHARS: Final = frozenset("0123456789abcdefABCDEF:.")
+# An origin without a port means its scheme's default (RFC 6454 section 4), so
+# `http://localhost` and `http://localhost:80` are the same origin.
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
@@ -651,6 +680,8 @@ class HostPolicy:
     _origins: frozenset[tuple[str, str, int | None]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        """Parse every entry once, so a request's check is two set lookups; a malformed
+        entry is a ValueError here, at configuration, not a silent never-match later."""
         hosts: set[tuple[str, int | None]] = set()
         for entry in self.allowed_hosts:
             parsed = _parse_authority(entry, allow_wildcard=True)
@@ -681,6 +712,8 @@ class HostPolicy:
         names = ("127.0.0.1", "localhost", "[::1]")
         suffix = "*" if port is None else str(port)
         hosts = [f"{name}:{suffix}" for name in names]
+        # Clients omit the default port from Host (RFC 9110 4.2.3), so port 80 must also
+        # match a bare name; any other port always appears.
         if port == 80:
             hosts += names
         origins = [f"http://{name}:{suffix}" for name in names]
@@ -738,6 +771,7 @@ class HostPolicy:
             host: str | None = hosts[0]
         else:
             host = view.host
+        # Two Origin headers come from no browser; which one a proxy believed is unknown.
         origins = folded.get("origin")
         if origins is not None and len(origins) != 1:
             return 403
@@ -858,6 +892,9 @@ class TrustedProxies:
         *,
         header: str = "x-forwarded",
     ) -> None:
+        """Parse the entries once; a str is refused because iterating it would trust single
+        characters, a silent misconfiguration.
+        """
         if isinstance(entries, str):
             raise TypeError("trusted proxies are a list of addresses or networks, not a str")
         if header not in ("x-forwarded", "forwarded"):
@@ -882,9 +919,12 @@ class TrustedProxies:
         self._networks = tuple(networks)
 
     def __bool__(self) -> bool:
+        """False for the empty list, which trusts no one: every request is judged by
+        its socket, as if no proxy existed."""
         return bool(self.entries)
 
     def __repr__(self) -> str:
+        """The entries and the header family, for logs of the configuration."""
         return f"TrustedProxies({list(self.entries)!r}, header={self._header!r})"
 
     def trusts(self, address: str | None) -> bool:
@@ -908,6 +948,9 @@ class TrustedProxies:
         Without a trusted peer (or without its headers) it is the direct view: the
         single `Host` header (None when absent or repeated), the peer, the scheme.
         """
+        # Forwarding headers are believed only from a trusted peer: anyone else can
+        # write them, and believing them would let a client pick the host it is
+        # judged by, or the address it is logged as.
         if not self.entries or not self.trusts(peer):
             # The common case, on every request: look at Host alone.
             pairs = headers.items() if isinstance(headers, Mapping) else headers
@@ -920,13 +963,23 @@ class TrustedProxies:
         return self._from_x_forwarded(folded, direct)
 
     def _walk(self, chain: list[str]) -> int:
-        """Index of the client in a chain of addresses (rightmost added last)."""
+        """Index of the client in a chain of addresses (rightmost added last).
+
+        From the right, because each proxy appends what it saw: the entries our own
+        proxies added are trustworthy, anything left of the first untrusted one
+        may have been written by the client itself.
+        """
         index = len(chain) - 1
         while index > 0 and self.trusts(chain[index]):
             index -= 1
         return index
 
     def _from_x_forwarded(self, folded: dict[str, list[str]], direct: ClientView) -> ClientView:
+        """The view from X-Forwarded-For/-Host/-Proto; none of them means not proxied.
+
+        A chain over `_MAX_FORWARDED_HOPS` is ignored whole rather than walked, since
+        walking it is work the sender chooses the size of.
+        """
         chain = _list_values(folded.get("x-forwarded-for"))
         hosts = _list_values(folded.get("x-forwarded-host"))
         protos = _list_values(folded.get("x-forwarded-proto"))
@@ -936,6 +989,11 @@ class TrustedProxies:
         return _view(direct, protos[-1] if protos else None, hosts[-1] if hosts else None, client)
 
     def _from_forwarded(self, folded: dict[str, list[str]], direct: ClientView) -> ClientView:
+        """The view from RFC 7239 `Forwarded`; a malformed header is ignored whole.
+
+        An element without `for` counts as "unknown", which no entry but `"*"`
+        trusts, so the walk stops there: a proxy that hides its client is the client.
+        """
         values = folded.get("forwarded")
         elements = _forwarded_elements(values) if values else None
         if not elements:

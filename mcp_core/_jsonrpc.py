@@ -69,20 +69,42 @@ class Limits:
     values in force.
     """
 
+    # Counted per message, never per chunk: a chunk may hold a near-limit message
+    # and the start of the next (a per-chunk cap refused valid input elsewhere).
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    # Real payloads nest a few dozen levels at most; 128 leaves room for deep tool
+    # arguments while staying under the depth at which other parsers and SDKs fail
+    # (rmcp closed the session at 126) and well under the parser's own 200.
     max_depth: int = 128
+    # An int64 has 19 digits and JSON numbers beyond double precision are noise;
+    # converting a long digit string costs quadratic time (CVE-2020-10735, which is
+    # why CPython stops at 4300), so 1000 is generous and still cheap.
     max_integer_digits: int = 1000
     max_string_length: int | None = None
+    # Each request in flight holds an entry until it is answered: 1024 is far more
+    # concurrency than any client uses (claude.ai sent 12 at once) and bounds what a
+    # peer that never waits for answers can make us hold.
     max_inbound_in_flight: int = 1024
     max_outbound_in_flight: int = 1024
     max_buffered_output_bytes: int | None = None
+    # A batch's answers are produced at once; 256 bounds that burst (2025-03-26).
     max_batch_size: int = 256
+    # Ended ids are kept so a late or repeated answer is told apart from one to an
+    # id never sent; 4096 covers several in-flight tables' worth of turnover.
     max_remembered_ids: int = 4096
+    # The longest method any revision defines is under 50 characters; a method is
+    # looked up and often logged, so a longer one is junk, refused before that.
     max_method_length: int = 256
+    # Legacy `resources/subscribe` entries held per session.
     max_subscriptions: int = 1024
+    # 2025-11-25 tasks whose progress token stays live after creation, each side.
     max_tasks: int = 1024
 
     def __post_init__(self) -> None:
+        """Refuse nonsense at construction: a zero or negative bound would refuse
+        everything, and a depth beyond the parser's own cap would promise what the
+        parser cannot keep.
+        """
         if not 1 <= self.max_depth <= _FROM_JSON_MAX_DEPTH:
             raise ValueError(f"max_depth must be between 1 and {_FROM_JSON_MAX_DEPTH}")
         for name in (
@@ -119,17 +141,22 @@ class Limits:
 
 DEFAULT_LIMITS: Final = Limits()
 
+# The pre-scans below work on raw bytes with `bytes.translate`, `count` and `find`,
+# which run in C; the values they need are built once here.
 _BRACKETS = bytes(range(256)).translate(None, b"[]{}")  # every byte except brackets
 # The unrolled, possessive form: runs of plain characters go in one step, which on
 # a long string is many times faster than one alternation per character.
 _STRING_RE = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
 _DEPTH_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 _DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+# Large enough that the per-slice overhead vanishes, small enough that the
+# translated copy of a 64 MiB message never exists whole.
 _SCAN_CHUNK: Final = 1 << 20
 
 
 @functools.lru_cache(maxsize=8)
 def _zeros(n: int) -> bytes:
+    """The run of `n` zeros searched for; cached, since the digit limit rarely changes."""
     return b"0" * n
 
 
@@ -196,11 +223,15 @@ class LimitExceeded(RemoteProtocolError):
     """
 
     def __init__(self, message: str, *, setting: str, http_status: int, envelope: Envelope) -> None:
+        """-32700 (the message could not be read), with the setting and the envelope."""
         super().__init__(message, code=PARSE_ERROR, http_status=http_status)
         self.setting = setting
         self.envelope = envelope
 
 
+# The tokens `peek_envelope` reads. They match JSON's grammar only as far as the
+# envelope needs (strings, integers, a value's extent); anything else ends the
+# reading, so malformed or cut bytes can lose the id but never raise.
 _WS_RE = re.compile(rb"[ \t\r\n]*")
 _STRING_TOKEN = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
 _SCALAR_TOKEN = re.compile(rb"[-+.0-9a-zA-Z]+")
@@ -224,6 +255,7 @@ def _token_value(token: bytes) -> Any:
 
 
 def _skip_ws(buf: bytes, i: int) -> int:
+    """The index of the first non-whitespace byte at or after `i` (JSON's four)."""
     match = _WS_RE.match(buf, i)
     return match.end() if match else i
 
@@ -316,6 +348,7 @@ def _string_start(buf: bytes, end: int) -> int:
 
 
 def _rskip_ws(buf: bytes, j: int) -> int:
+    """The end of `buf[:j]` once trailing JSON whitespace is dropped."""
     while j > 0 and buf[j - 1] in b" \t\r\n":
         j -= 1
     return j
@@ -425,7 +458,11 @@ def too_big(
 
 
 def _walk_for_limits(value: Any, limits: Limits) -> None:
-    """Slow path: check every leaf (only when a cheap byte scan found a suspect)."""
+    """Slow path: check every leaf (only when a cheap byte scan found a suspect).
+
+    Iterative, with its own stack: the value is at most `max_depth` deep, but a
+    recursive walk would still cost a Python frame per level.
+    """
     stack = [value]
     max_digits = limits.max_integer_digits
     max_len = limits.string_limit
@@ -453,6 +490,7 @@ def _walk_for_limits(value: Any, limits: Limits) -> None:
 
 
 def _string_too_long(length: int, message: Any, limits: Limits) -> LimitExceeded:
+    """The refusal of a string over `max_string_length`; 413, as for a message too large."""
     return LimitExceeded(
         f"string of {length} characters exceeds the limit of {limits.string_limit} "
         "(Limits.max_string_length)",
@@ -468,6 +506,8 @@ def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_L
     Never raises anything else, whatever the input. A limit raises the subclass
     `LimitExceeded` (see the module docstring).
     """
+    # A str is what a text transport (WebSocket, in-process) hands over; one holding a
+    # lone surrogate has no UTF-8 form, so it is refused as a peer's invalid bytes are.
     if isinstance(data, str):
         try:
             data = data.encode("utf-8")
@@ -476,6 +516,8 @@ def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_L
     elif type(data) is memoryview:
         data = bytes(data)  # bytes and bytearray are read in place: no copy
     size = len(data)
+    # The size first: an over-long message then costs two slices for its id, and
+    # nothing of it is scanned or parsed.
     if size > limits.max_message_bytes:
         window = peek_window(limits)
         raise too_big(
@@ -486,6 +528,10 @@ def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_L
             "Limits.max_message_bytes",
             limits,
         )
+    # Depth before parsing, because a parser recursing into hostile nesting is the
+    # failure to prevent (a RecursionError is no ValueError and escaped other SDKs).
+    # Each test is cheaper than the next: a message shorter than the limit cannot
+    # nest past it, and one with fewer brackets than the limit cannot either.
     depth_limit = limits.max_depth
     if (
         size > depth_limit
@@ -499,6 +545,8 @@ def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_L
             http_status=400,
             envelope=peek_envelope(bytes(data[:window]), bytes(data[-window:]), limits),
         )
+    # `from_json` decodes UTF-8 strictly and refuses NaN/Infinity, so every way the
+    # text can be malformed surfaces here as one ValueError, answered -32700.
     try:
         value = pydantic_core.from_json(data, allow_inf_nan=False)
     except ValueError as exc:
@@ -544,6 +592,8 @@ def dumps(obj: Any) -> bytes:
 
 
 def error_object(code: int, message: str, data: Any = None) -> dict[str, Any]:
+    """A JSON-RPC error member (section 5.1); `data` is written only when given,
+    since None would put an explicit `"data": null` on the wire."""
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
@@ -551,6 +601,8 @@ def error_object(code: int, message: str, data: Any = None) -> dict[str, Any]:
 
 
 def encode_request(request_id: RequestId, method: str, params: Mapping[str, Any] | None) -> bytes:
+    """A request. `params` None omits the member: JSON-RPC 2.0 (section 4) allows
+    that, and several MCP methods (ping, `*/list`) define no params at all."""
     msg: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
     if params is not None:
         msg["params"] = params
@@ -558,6 +610,8 @@ def encode_request(request_id: RequestId, method: str, params: Mapping[str, Any]
 
 
 def encode_notification(method: str, params: Mapping[str, Any] | None) -> bytes:
+    """A notification: a request without `id`, which the receiver must not answer
+    (JSON-RPC 2.0, section 4.1), not even with an error."""
     msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
     if params is not None:
         msg["params"] = params
@@ -565,12 +619,18 @@ def encode_notification(method: str, params: Mapping[str, Any] | None) -> bytes:
 
 
 def encode_result(request_id: RequestId, result: Mapping[str, Any]) -> bytes:
+    """A success response; its id is the request's, unchanged in type (a string
+    "1" and an integer 1 are different ids)."""
     return dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
 def encode_error(
     request_id: RequestId | None, error: Mapping[str, Any], *, omit_id: bool = False
 ) -> bytes:
+    """An error response. JSON-RPC 2.0 (section 5) requires `id`, as null when the
+    request's id could not be read (a parse error). `omit_id` is for the revisions
+    whose schema lets an error carry no id at all, where the caller asks for that
+    rather than a null the peer's validator may refuse."""
     if omit_id:
         return dumps({"jsonrpc": "2.0", "error": error})
     return dumps({"jsonrpc": "2.0", "id": request_id, "error": error})

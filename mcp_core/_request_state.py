@@ -66,6 +66,9 @@ __all__ = [
 
 INVALID_REQUEST_STATE_MESSAGE = "Invalid or expired requestState"
 
+# The HKDF salt and info prefix: a key shared with other uses (or other libraries)
+# yields unrelated sub-keys here, so tokens cannot be minted with material from
+# elsewhere.
 _LABEL = b"mcp-sansio/request-state/v1"
 _VERSION = "v1"
 _PREFIX = b"v1."
@@ -73,8 +76,12 @@ _KID_LEN = 4
 _MAC_LEN = 32
 _DIGEST_LEN = 16
 _MIN_KEY_LEN = 32
+# An unknown claim is refused rather than ignored: a token we minted never has one,
+# so one that does was made with a leaked key or by a bug, and is not to be trusted.
 _CLAIMS_REQUIRED = frozenset({"v", "iat", "exp", "m", "t", "a", "aud", "s"})
 _CLAIMS_ALLOWED = _CLAIMS_REQUIRED | {"p"}
+# Timestamps are JSON numbers; beyond 2**53 a float no longer holds every integer,
+# so `iat + ttl` and the comparisons with it would round.
 _MAX_INT = 2**53
 _B64URL = re.compile(r"[A-Za-z0-9_-]*")
 
@@ -88,14 +95,19 @@ class RequestStateError(Exception):
     """
 
     def __init__(self, reason: str) -> None:
+        """`reason` names the failed check; the message stays the uniform one."""
         super().__init__(INVALID_REQUEST_STATE_MESSAGE)
         self.reason = reason
 
     def __repr__(self) -> str:
+        """Shows the reason, for server logs and test failures; `str()` never does, since
+        `str()` is what reaches error responses.
+        """
         return f"RequestStateError(reason={self.reason!r})"
 
 
 def _fail(reason: str) -> NoReturn:
+    """Raise `RequestStateError(reason)`; typed NoReturn so checks read as guards."""
     raise RequestStateError(reason)
 
 
@@ -106,6 +118,9 @@ def _hkdf(ikm: bytes, info: bytes, length: int) -> bytes:
 
 
 def _b64encode(raw: bytes) -> str:
+    """Unpadded base64url: the token travels in JSON and perhaps in URLs or logs, where
+    `+`, `/` and `=` would need escaping.
+    """
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
 
@@ -133,10 +148,16 @@ def _canonical_arguments(arguments: Mapping[str, Any] | None) -> bytes:
 
 
 def _utf8(text: str) -> bytes:
+    """UTF-8 that never raises: a lone surrogate (possible in a peer's JSON string)
+    still encodes, so the comparison runs instead of raising.
+    """
     return text.encode("utf-8", "surrogatepass")
 
 
 def _reject_constant(name: str) -> NoReturn:
+    """`parse_constant` for `json.loads`: NaN and Infinity are not JSON, and a NaN
+    claim would make every comparison false and so slip past a negated check.
+    """
     raise ValueError(f"non-finite number {name}")
 
 
@@ -153,18 +174,30 @@ class _Key:
     __slots__ = ("args_key", "kid", "mac_key", "principal_key")
 
     def __init__(self, secret: bytes) -> None:
+        """Derive the sub-keys of one ring key. Separate keys per use, so a digest made
+        for one purpose (an argument digest, readable in the token) can never stand in
+        for a MAC, and the key id reveals nothing usable about the secret.
+        """
         self.kid = _hkdf(secret, b"kid", _KID_LEN)
         self.mac_key = _hkdf(secret, b"mac", 32)
         self.principal_key = _hkdf(secret, b"principal", 32)
         self.args_key = _hkdf(secret, b"arguments", 32)
 
     def mac(self, body: bytes) -> bytes:
+        """The token's MAC: over the version prefix too, so a token cannot change format."""
         return hmac.digest(self.mac_key, _PREFIX + body, hashlib.sha256)
 
     def args_digest(self, canonical: bytes) -> str:
+        """A keyed 16-byte digest of the canonical arguments. Keyed, because a plain hash
+        of low-entropy arguments (a user id, a yes/no) could be confirmed by guessing;
+        16 bytes keep the token short and a collision out of reach.
+        """
         return _b64encode(hmac.digest(self.args_key, canonical, hashlib.sha256)[:_DIGEST_LEN])
 
     def principal_digest(self, principal: str) -> str:
+        """A keyed digest of the principal, so the token binds the caller without
+        showing who it is (the payload is readable, not encrypted).
+        """
         digest = hmac.digest(self.principal_key, _utf8(principal), hashlib.sha256)
         return _b64encode(digest[:_DIGEST_LEN])
 
@@ -188,6 +221,12 @@ class RequestStateSealer:
         max_future_skew: float = 60.0,
         max_token_bytes: int = 16384,
     ) -> None:
+        """Check and derive the ring once; a bad key is a configuration error, raised here.
+
+        Keys of at least 32 bytes, because HMAC-SHA256 is as strong as its key up to
+        that size. `max_future_skew` (60 s) tolerates clocks of different processes
+        that disagree a little, since a token sealed on one may be verified on another.
+        """
         if isinstance(keys, (bytes, bytearray, memoryview, str)):
             raise TypeError("keys must be a sequence of keys, not a single key")
         ring: list[_Key] = []
@@ -219,14 +258,17 @@ class RequestStateSealer:
 
     @property
     def audience(self) -> str:
+        """Who the tokens are for (`aud`); `ServerConfig` passes the server's name by default."""
         return self._audience
 
     @property
     def ttl(self) -> float:
+        """Seconds a token stays valid after sealing."""
         return self._ttl
 
     @property
     def max_token_bytes(self) -> int:
+        """The largest token sealed or accepted."""
         return self._max_token_bytes
 
     def seal(
@@ -325,6 +367,13 @@ class RequestStateSealer:
         principal: str | None,
         wall_time: float,
     ) -> Any:
+        """The checks of `unseal`, cheapest and most decisive first.
+
+        Size and shape before decoding, the MAC before parsing, so a forged token costs
+        one HMAC at most and its payload is never parsed; the claims are judged only
+        once the token is known to be ours. Digests are compared in constant time so
+        the time taken reveals nothing about how much of a forged one was right.
+        """
         # 1. Cheap structural checks, before any decoding.
         if not isinstance(token, str):
             _fail("not_a_string")

@@ -47,6 +47,13 @@ class Outbound:
         params: dict[str, Any] | None = None,
         rounds: int = 0,
     ) -> None:
+        """An entry for a request just queued; the id it is filed under is the wire id.
+
+        `deadline` is in the caller's clock (None: wait for ever, which only the
+        connection ending can settle); `related` names the peer's request this one was
+        sent for (a legacy server's question during a tool call), which puts it on that
+        request's HTTP stream.
+        """
         self.method = method
         self.deadline = deadline
         self.progress_token = progress_token
@@ -90,6 +97,13 @@ class Inbound:
         capabilities: dict[str, Any] | None = None,
         params: Any = None,
     ) -> None:
+        """An entry for a peer's request the application has been handed.
+
+        The entry exists from the moment the request is accepted to the moment it is
+        answered, cancelled or lost, and its id is refused as a duplicate meanwhile:
+        a second request with an id in flight must not take over the first's slot
+        (the cross-wired-answers bug of RELIABILITY.md 1.6).
+        """
         self.method = method
         self.progress_token = progress_token
         self.last_progress: float | None = None
@@ -131,6 +145,9 @@ class PendingInputs:
         progress_token: int | str | None,
         related: RequestId | None,
     ) -> None:
+        """A call parked between rounds: what its retry needs (method, original params,
+        the echoed state, the answers so far) and which questions are still open.
+        """
         self.method = method
         self.params = params
         self.request_state = request_state
@@ -155,12 +172,18 @@ class RecentIds:
     __slots__ = ("_bound", "_next", "_ring", "_set")
 
     def __init__(self, bound: int) -> None:
+        """An empty memory of at most `bound` ids."""
         self._bound = bound
         self._ring: list[RequestId] = []
         self._next = 0  # the oldest slot, once the ring is full
         self._set: set[RequestId] = set()
 
     def add(self, request_id: RequestId) -> None:
+        """Remember `request_id`, forgetting the oldest once full.
+
+        A forgotten id only changes how a very late answer is reported (unknown rather
+        than late), never what is accepted, which is why a bound is safe.
+        """
         ring = self._ring
         if len(ring) < self._bound:
             ring.append(request_id)
@@ -172,9 +195,11 @@ class RecentIds:
         self._set.add(request_id)
 
     def __contains__(self, request_id: object) -> bool:
+        """Whether `request_id` ended recently (within the last `bound`)."""
         return request_id in self._set
 
     def __len__(self) -> int:
+        """How many ids are remembered (at most `bound`)."""
         return len(self._set)
 
 
@@ -184,10 +209,17 @@ class DeadlineHeap:
     __slots__ = ("_heap", "_seq")
 
     def __init__(self) -> None:
+        """An empty heap; `_seq` breaks ties so ids of different types (int and str, both
+        legal JSON-RPC ids) are never compared.
+        """
         self._heap: list[tuple[float, int, RequestId]] = []
         self._seq = 0
 
     def push(self, deadline: float, request_id: RequestId, live: dict[RequestId, Outbound]) -> None:
+        """Add a deadline for `request_id`. Entries are never removed when a request ends
+        (that would cost a search); `live` is checked instead when they surface, and
+        the heap is rebuilt when stale entries outnumber live ones, so it stays O(live).
+        """
         self._seq += 1
         heap = self._heap
         heapq.heappush(heap, (deadline, self._seq, request_id))
@@ -201,6 +233,9 @@ class DeadlineHeap:
             heapq.heapify(self._heap)
 
     def next(self, live: dict[RequestId, Outbound]) -> float | None:
+        """The earliest deadline of a request still live under that deadline, or None;
+        stale entries met on the way are dropped.
+        """
         heap = self._heap
         while heap:
             deadline, _, rid = heap[0]
@@ -211,6 +246,9 @@ class DeadlineHeap:
         return None
 
     def pop_expired(self, now: float, live: dict[RequestId, Outbound]) -> list[RequestId]:
+        """The ids whose deadline is at or before `now`; entries of settled requests, or
+        of a deadline since moved, are discarded without being reported.
+        """
         expired: list[RequestId] = []
         heap = self._heap
         while heap and heap[0][0] <= now:
@@ -221,4 +259,5 @@ class DeadlineHeap:
         return expired
 
     def __len__(self) -> int:
+        """Entries held, stale ones included (for the invariant checks)."""
         return len(self._heap)

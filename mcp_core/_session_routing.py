@@ -59,6 +59,8 @@ __all__ = [
 
 #: Separates the process part of a tagged request id from the rest.
 TAG_SEPARATOR: Final = "."
+# Put in a stream's `pending` set to keep it open: the stream finishes when that set
+# empties, so this holds an initialize answer without a request of its own.
 _HELD: Final = "\x00held"  # a pending marker no JSON-RPC id can equal (ids are checked)
 
 
@@ -136,9 +138,14 @@ def apply_shared_state(
 
 
 class _Parked:
+    """A request waiting for the adapter's word: its head, and the parsed body (None
+    for a GET or DELETE), kept so `proceed` runs it without reading it again.
+    """
+
     __slots__ = ("head", "obj")
 
     def __init__(self, head: RequestHead, obj: Any) -> None:
+        """Park `head` with its parsed body `obj`."""
         self.head = head
         self.obj = obj
 
@@ -154,6 +161,9 @@ class SharedSessionEndpoint(HTTPServerEndpoint):
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """The plain endpoint's arguments. `_admitted` marks exchanges `proceed` let
+        through, so the hooks do not park them a second time.
+        """
         super().__init__(*args, **kwargs)
         self._parked: dict[HTTPExchange, _Parked] = {}
         self._admitted: set[HTTPExchange] = set()
@@ -175,6 +185,8 @@ class SharedSessionEndpoint(HTTPServerEndpoint):
             raise LocalProtocolError("a session id is visible ASCII (0x21-0x7E)")
         if len(self._sessions) >= self.limits.max_sessions:
             return False
+        # Owned by the principal the restored connection carries, so a request from
+        # anyone else is refused as if the session did not exist (404).
         session = _Session(session_id, conn, conn.principal, self.limits.max_backlog_messages)
         session.version = conn.protocol_version or ""
         self._sessions[session_id] = session
@@ -193,6 +205,7 @@ class SharedSessionEndpoint(HTTPServerEndpoint):
         head = parked.head
 
         def step() -> list[Event]:
+            """The parked request, run as the plain endpoint would have run it."""
             if head.method == "POST":
                 return self._post_legacy(exchange, head, parked.obj)
             if head.method == "GET":
@@ -280,10 +293,19 @@ class SharedSessionEndpoint(HTTPServerEndpoint):
     # ------------------------------------------------------------------ the hooks
 
     def _park(self, http: HTTPExchange, head: RequestHead, obj: Any, event: Event) -> list[Event]:
+        """Hold `http` until the adapter decides, and hand it the event that asks.
+
+        Nothing is answered meanwhile: the adapter's store lookup is I/O this layer
+        cannot wait for, so the exchange simply stays open, as a slow handler's would.
+        """
         self._parked[http] = _Parked(head, obj)
         return [event]
 
     def _post_legacy(self, http: HTTPExchange, head: RequestHead, obj: Any) -> list[Event]:
+        """A legacy POST naming a session is parked (`SessionNamed`), unless `proceed`
+        already admitted it. A POST without a session id (an `initialize`) or with a
+        repeated one is the plain endpoint's to answer: there is nothing to look up.
+        """
         session_id, repeated = single_header(head.headers, SESSION_ID)
         if http in self._admitted or session_id is None or repeated:
             return super()._post_legacy(http, head, obj)
@@ -300,6 +322,10 @@ class SharedSessionEndpoint(HTTPServerEndpoint):
         )
 
     def _legacy_target(self, http: HTTPExchange, head: RequestHead) -> _Session | list[Event]:
+        """A legacy GET or DELETE naming a session is parked like a POST. One carrying a
+        2026-07-28 version header, or an endpoint with no legacy revision, goes to the
+        plain endpoint, whose rules for it apply: there is no session to share.
+        """
         session_id, repeated = single_header(head.headers, SESSION_ID)
         version, _ = single_header(head.headers, PROTOCOL_VERSION)
         if (
@@ -329,6 +355,10 @@ class SharedSessionEndpoint(HTTPServerEndpoint):
         batch: bool = False,
         is_init: bool = False,
     ) -> Stream:
+        """The plain endpoint's stream; an `initialize`'s is held by a marker in `pending`
+        until `release`, so its answer (which carries the session id) cannot go out
+        before the store knows the session.
+        """
         stream = super()._new_stream(session, pending, head, batch=batch, is_init=is_init)
         if is_init:
             # Its answer waits for `release` (SessionOpened), or goes at once if refused.
@@ -339,6 +369,9 @@ class SharedSessionEndpoint(HTTPServerEndpoint):
     def _feed(
         self, session: _Session, stream: Stream, obj: Any, wall_time: float | None
     ) -> list[Event]:
+        """The plain endpoint's feeding; an `initialize` the connection refused needs no
+        record, so its hold is dropped and its error goes out at once.
+        """
         events = super()._feed(session, stream, obj, wall_time)
         if stream is self._opening and not stream.init_ok:
             # Refused (or not answered at once): nothing to record, nothing to hold.
@@ -351,6 +384,9 @@ class SharedSessionEndpoint(HTTPServerEndpoint):
     def _initialize(
         self, http: HTTPExchange, head: RequestHead, obj: dict[str, Any]
     ) -> list[Event]:
+        """Create the session as the plain endpoint does, then report `SessionOpened` so
+        the adapter writes the record; the answer waits for `release`.
+        """
         self._opening = None
         events = super()._initialize(http, head, obj)
         stream, self._opening = self._opening, None
@@ -361,6 +397,9 @@ class SharedSessionEndpoint(HTTPServerEndpoint):
         return [*events, SessionOpened(http, session.id, session.conn)]
 
     def _end_session(self, session: _Session, reason: str) -> list[Event]:
+        """End a session; held `initialize` answers for it are forgotten, as no
+        `release` for them can matter any more.
+        """
         for http, (stream, _) in list(self._held.items()):
             if stream.session is session:
                 del self._held[http]

@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 
 __all__ = ["SessionSnapshot"]
 
+# The record's format version. A release that adds to the record bumps it, and an
+# older release refuses the newer record instead of restoring a session without the
+# part it cannot read; exact keys make that refusal certain, not a silent drop.
 _FORMAT: Final = 1
 _KEYS: Final = frozenset(
     {"v", "protocolVersion", "clientCapabilities", "clientInfo", "logLevel", "principal", "nextId"}
@@ -67,7 +70,11 @@ class SessionSnapshot:
     next_id: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        """The stable JSON form (every key present; None as null)."""
+        """The stable JSON form (every key present; None as null).
+
+        Every key always present, so a reader can tell "no log level set" (null)
+        from a record of a format that had no such key (refused by `from_dict`).
+        """
         return {
             "v": _FORMAT,
             "protocolVersion": self.protocol_version,
@@ -130,6 +137,9 @@ def take_snapshot(conn: ServerConnection) -> SessionSnapshot:
             "only a ready legacy session has state to move "
             f"(era {conn.era}, state {conn.state}); a 2026-07-28 request carries its own"
         )
+    # `next_id` is the only counter that must survive: a restored connection that
+    # started again at 0 could send an id the client still holds for a question
+    # the first process asked, and the client would match the wrong answer.
     info = to_wire(conn.client_info)
     return SessionSnapshot(
         conn.protocol_version,
@@ -159,6 +169,9 @@ def apply_snapshot(conn: ServerConnection, snapshot: SessionSnapshot) -> None:
         raise ValueError(f"unknown log level {snapshot.log_level!r}")
     if type(snapshot.next_id) is not int or snapshot.next_id < 0:
         raise ValueError("next_id must be a non-negative integer")
+    # Validated as if they had just arrived in `initialize`: the store is outside this
+    # process, and a record changed there must not yield a connection in a state a
+    # real handshake could not produce.
     try:
         capabilities = validator("ClientCapabilities")(dict(snapshot.client_capabilities))
         info = (

@@ -6,6 +6,14 @@ fed in whatever pieces the network delivers, into `SSEEvent`s. The decoder follo
 the EventSource parsing rules exactly (BOM, three line endings, comments, field
 rules, dispatch on a blank line) so that any conforming server interoperates, and
 it bounds memory with two limits because a server controls how much we buffer.
+
+Where MCP uses it: a Streamable HTTP response (2025-03-26+) or the legacy GET
+stream is `text/event-stream`, one JSON-RPC message per event's data. In the
+legacy revisions event ids let a client resume a broken stream with
+`Last-Event-ID`; 2026-07-28 dropped resumption, and ids there are only noise a
+client may ignore. A limit hit is an error the caller sees, never a silent drop:
+an SDK that dropped over-size events quietly left its caller with "stream ended
+without a response" and the cause logged at DEBUG (python-sdk#3332).
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from ._jsonrpc import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["SSEDecoder", "SSEEvent", "encode_comment", "encode_event"]
 
+# The UTF-8 byte order mark; EventSource ignores one at the very start of a stream.
 _BOM = b"\xef\xbb\xbf"
 # An MCP event carries one message: by default the engine's message limit, so a big
 # message meets that limit and not a smaller one here. A line holds the field name
@@ -54,12 +63,20 @@ def _utf8(text: str, what: str) -> bytes:
 
 
 def _split_lines(text: str) -> list[str]:
-    """Split on exactly the SSE line endings; str.splitlines would also split on \\v, \\x85, ..."""
+    """Split on exactly the SSE line endings; str.splitlines would also split on \\v, \\x85, ...
+
+    Splitting on those would corrupt data that contains them: the receiver keeps
+    them inside a line, so the sender must too.
+    """
     return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
 def _field_line(name: bytes, value: str, what: str) -> bytes:
-    """One `name: value` line; an empty value becomes a bare `name:`."""
+    """One `name: value` line; an empty value becomes a bare `name:`.
+
+    The space after the colon is the one the receiver strips; without it a value
+    starting with a space would lose that space.
+    """
     if not value:
         return name + b":\n"
     return name + b": " + _utf8(value, what) + b"\n"
@@ -78,9 +95,11 @@ def encode_event(
     with LF, so CR and CRLF come back as LF). `data=""` gives a bare `data:` line, which
     *is* dispatched with empty data; `data=None` sends no data line, so the receiver
     dispatches nothing but still applies `id` and `retry`. The MCP priming event is
-    `encode_event("", id=...)`. Raises LocalProtocolError for an id containing CR, LF
-    or NUL, an event name containing CR or LF, a retry that is not a non-negative int,
-    or text that cannot be encoded as UTF-8.
+    `encode_event("", id=...)`: 2025-11-25 servers send it first on a stream so the
+    client holds an id to resume from before any message arrives, and a client must
+    expect it (an event whose data is not JSON-RPC). Raises LocalProtocolError for an
+    id containing CR, LF or NUL, an event name containing CR or LF, a retry that is
+    not a non-negative int, or text that cannot be encoded as UTF-8.
     """
     parts: list[bytes] = []
     if event is not None:
@@ -103,6 +122,10 @@ def encode_event(
 
 def encode_comment(text: str = "") -> bytes:
     """Encode a comment line (receivers ignore it), e.g. a keep-alive that stops idle timeouts.
+
+    Proxies and load balancers close a response that stays silent (often after 60
+    s); a comment keeps it open without putting anything before the client's
+    JSON-RPC parser, which is why 2026-07-28 names it for long listen streams.
 
     Multi-line text becomes several comment lines, so it can never end an event early.
     """
@@ -127,9 +150,15 @@ class SSEDecoder:
     Limits, because the peer decides how much we buffer: a line longer than
     `max_line_bytes` (terminator excluded; by default `max_event_bytes` plus room for
     a field name) or an event whose data (data lines joined with LF) exceeds
-    `max_event_bytes` raises RemoteProtocolError (code -32600, HTTP status 400). Events completed earlier in the same chunk are not lost: if there
-    are any, that `feed` returns them and the *next* call raises. Either way the
-    decoder is then unusable, and every later `feed` raises the same error.
+    `max_event_bytes` raises RemoteProtocolError (code -32600, HTTP status 400).
+    Events completed earlier in the same chunk are not lost: if there are any, that
+    `feed` returns them and the *next* call raises. Either way the decoder is then
+    unusable, and every later `feed` raises the same error.
+
+    Why unusable rather than skipping to the next event: an event's end is a blank
+    line, and once part of an event has been dropped the decoder cannot tell the
+    rest of it from the next one's fields, so going on could hand over a forged or
+    half event. The stream is the unit to retry.
     """
 
     __slots__ = (
@@ -153,6 +182,9 @@ class SSEDecoder:
     def __init__(
         self, max_event_bytes: int = _DEFAULT_LIMIT, max_line_bytes: int | None = None
     ) -> None:
+        """A decoder for one stream and its reconnections; limits are bytes, and
+        `max_line_bytes` None leaves room for a field name beside `max_event_bytes`.
+        """
         if max_line_bytes is None:
             max_line_bytes = max_event_bytes + _FIELD_ALLOWANCE
         if max_event_bytes < 0 or max_line_bytes < 0:
@@ -188,7 +220,13 @@ class SSEDecoder:
         return self._retry
 
     def feed(self, data: bytes) -> list[SSEEvent]:
-        """Consume bytes and return the completed events; `b""` means end of stream."""
+        """Consume bytes and return the completed events; `b""` means end of stream.
+
+        A BOM is looked for across the first chunks (a chunk of one or two bytes
+        may hold only its start), and a CR ending one chunk with an LF starting the
+        next is one line ending, not two: either split would otherwise dispatch an
+        event early or misread the first field.
+        """
         if self._error is not None:
             raise self._remote_error(self._error)
         if not data:
@@ -219,7 +257,11 @@ class SSEDecoder:
         return events
 
     def _consume(self, data: bytes, events: list[SSEEvent]) -> None:
-        """Process every complete line in data; keep the unterminated rest for later."""
+        """Process every complete line in data; keep the unterminated rest for later.
+
+        A chunk with no line ending is only appended, so a long line arriving in
+        many small chunks costs one join at its end, not one per chunk.
+        """
         if b"\n" not in data and b"\r" not in data:
             self._partial.append(data)
             self._partial_len += len(data)
@@ -231,6 +273,8 @@ class SSEDecoder:
             data = b"".join(self._partial)
             self._partial = []
             self._partial_len = 0
+        # Splitting whole chunks in C is what keeps a long stream cheap; the cost is the
+        # CR-at-the-end case, carried over in `_skip_lf`.
         lines = data.splitlines()  # bytes.splitlines splits on CRLF, CR and LF only
         last = data[-1]
         if last == 0x0D:
@@ -255,7 +299,12 @@ class SSEDecoder:
                 self._fail_line()
 
     def _field(self, line: bytes) -> None:
-        """Apply one field line; names are matched as bytes, so only values are decoded."""
+        """Apply one field line; names are matched as bytes, so only values are decoded.
+
+        The EventSource rules: unknown field names are ignored (a server may add
+        its own); an id holding NUL is ignored, since it could not be sent back as a
+        header; a retry that is not all ASCII digits is ignored, not an error.
+        """
         name, _, value = line.partition(b":")
         if value[:1] == b" ":
             value = value[1:]
@@ -270,13 +319,20 @@ class SSEDecoder:
             if b"\x00" not in value:
                 self._id_buffer = value.decode("utf-8", "replace")
         elif name == b"retry" and value.isdigit():  # bytes.isdigit: ASCII digits, non-empty
+            # Leading zeros are legal and say nothing; stripping them first keeps the
+            # digit count honest, so "000...1" is not clamped as if it were huge.
             digits = value.lstrip(b"0")
             retry = _RETRY_CLAMP if len(digits) > _RETRY_MAX_DIGITS else int(digits or b"0")
             self._retry = retry
             self._event_retry = retry
 
     def _dispatch(self, events: list[SSEEvent]) -> None:
-        """Blank line: commit the id, emit an event if any data line came, reset the block."""
+        """Blank line: commit the id, emit an event if any data line came, reset the block.
+
+        The id is committed even when no event is emitted, as EventSource does: a
+        block with only `id:` moves the resumption point (the priming event with
+        empty data does emit, with data "").
+        """
         self._last_event_id = self._id_buffer
         retry = self._event_retry
         self._event_retry = None
@@ -284,6 +340,8 @@ class SSEDecoder:
         self._event_type = b""
         if not self._data:
             return
+        # Decoded with replacement, as EventSource does: a bad byte becomes U+FFFD in
+        # one message instead of breaking the whole stream.
         data = b"\n".join(self._data).decode("utf-8", "replace")
         self._data = []
         self._data_len = 0
@@ -297,6 +355,7 @@ class SSEDecoder:
         )
 
     def _fail_line(self) -> None:
+        """A line over `max_line_bytes`, which no event can hold: the stream is broken."""
         self._fail(f"SSE line exceeds max_line_bytes ({self._max_line})")
 
     def _fail(self, message: str) -> None:
@@ -308,4 +367,6 @@ class SSEDecoder:
 
     @staticmethod
     def _remote_error(message: str) -> RemoteProtocolError:
+        """The error for a broken stream: -32600 to fail the requests waiting on it,
+        400 as the status hint (the server sent what no client can read)."""
         return RemoteProtocolError(message, code=INVALID_REQUEST, http_status=400)

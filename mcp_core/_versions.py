@@ -17,7 +17,13 @@ Role = Literal["client", "server"]
 
 
 class Era(enum.Enum):
-    """Handshake revisions (`initialize`) vs the stateless per-request revision."""
+    """Handshake revisions (`initialize`) vs the stateless per-request revision.
+
+    The era decides the shape of everything else: a legacy session negotiates once
+    and keeps state (capabilities, log level, subscriptions) on the connection; a
+    2026-07-28 request carries all of that in its own `_meta`, so any request may go
+    to any server process. Code branches on the era, never on a revision's date.
+    """
 
     LEGACY = "legacy"
     MODERN = "modern"
@@ -45,27 +51,47 @@ META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
 
+# The era of each revision, from the two tuples above; a revision is in exactly one.
 _ERA = {r: Era.LEGACY for r in LEGACY_REVISIONS} | {r: Era.MODERN for r in MODERN_REVISIONS}
 
 # Revisions that accept JSON-RPC batch arrays (receiving them is mandatory there).
+# 2025-03-26 added batches and 2025-06-18 removed them again; elsewhere an array is
+# an invalid request (-32600), not a batch to take apart.
 BATCH_REVISIONS: Final = frozenset({V2025_03_26})
 
 
 def era_of(revision: str) -> Era:
-    """The era of a known revision; KeyError for an unknown one."""
+    """The era of a known revision; KeyError for an unknown one.
+
+    Callers check `is_known` first: a peer's unknown revision is refused where it
+    arrives, with the error its era calls for, so a KeyError here is a bug.
+    """
     return _ERA[revision]
 
 
 def is_known(revision: object) -> bool:
+    """Whether `revision` is a revision this library speaks; any object may be asked.
+
+    Wire values arrive untyped (a number, a list where the version goes), so the
+    check takes anything and answers False rather than raising.
+    """
     return isinstance(revision, str) and revision in _ERA
 
 
 def preference_order(revisions: tuple[str, ...] | frozenset[str]) -> tuple[str, ...]:
-    """Revisions from most to least preferred, by their place in the registry."""
+    """Revisions from most to least preferred, by their place in the registry.
+
+    Newest first: in version negotiation each side offers the latest revision it
+    supports (lifecycle), so that is the one to try first. The order comes from the
+    registry, not from comparing dates, as the module says.
+    """
     wanted = set(revisions)
     return tuple(r for r in reversed(ALL_REVISIONS) if r in wanted)
 
 
+# Revision sets of the table's rows: every legacy revision, the modern one, all;
+# elicitation began in 2025-06-18, and the 2025-11-25-only rows are tasks and the
+# URL-elicitation notice, which 2026-07-28 dropped or moved to an extension.
 _L = frozenset(LEGACY_REVISIONS)
 _M = frozenset(MODERN_REVISIONS)
 _ALL = _L | _M
@@ -87,6 +113,14 @@ class MethodSpec:
     client declared. `input_required` marks the methods that may answer with an
     `InputRequiredResult` in 2026-07-28; `cacheable` the ones whose complete
     results carry `ttlMs`/`cacheScope` there.
+
+    A capability is a dotted path into the capabilities object (``"resources.subscribe"``,
+    ``"extensions.io.modelcontextprotocol/tasks"``): present at every step, even as
+    ``{}``, means declared. `params_required` is the schema's `required: ["params"]`:
+    a request of such a method without params is -32602, where for the others an
+    absent `params` means defaults. `params` and `result` name classes of
+    `mcp_core.types`; None means the method has no params model of its own (an
+    empty object, or only `_meta`).
     """
 
     method: str
@@ -110,10 +144,12 @@ def _req(
     result: str,
     **kw: object,
 ) -> MethodSpec:
+    """A request row; keyword flags pass through to `MethodSpec`."""
     return MethodSpec(method, sender, True, revisions, params, result, **kw)  # type: ignore[arg-type]
 
 
 def _note(method: str, sender: Role, revisions: frozenset[str], params: str | None) -> MethodSpec:
+    """A notification row: no result, no gate (notifications need no capability)."""
     return MethodSpec(method, sender, False, revisions, params)
 
 
@@ -122,6 +158,7 @@ def _legacy_task_rows(sender: Role) -> tuple[MethodSpec, ...]:
     receiver (the task's host) declared under its `tasks` capability."""
 
     def row(method: str, params: str, result: str, gate: str, required: bool) -> MethodSpec:
+        """One row, gated on the receiver's side: the task's host declared `gate`."""
         server_gate, client_gate = (gate, None) if sender == "client" else (None, gate)
         return MethodSpec(
             method,
@@ -145,6 +182,8 @@ def _legacy_task_rows(sender: Role) -> tuple[MethodSpec, ...]:
 
 _ROWS: tuple[MethodSpec, ...] = (
     # client -> server requests
+    # The legacy handshake: not cancellable, not batchable, and absent from 2026-07-28,
+    # whose requests carry in `_meta` what it negotiated.
     _req(
         "initialize",
         "client",
@@ -153,7 +192,9 @@ _ROWS: tuple[MethodSpec, ...] = (
         "InitializeResult",
         params_required=True,
     ),
+    # No ping in 2026-07-28 (its schema has none): there is no session to keep alive.
     _req("ping", "client", _L, None, "EmptyResult"),
+    # Not gated: discovery is how a client learns the capabilities in the first place.
     _req("server/discover", "client", _M, None, "DiscoverResult", cacheable=True),
     _req(
         "tools/list",
@@ -164,6 +205,8 @@ _ROWS: tuple[MethodSpec, ...] = (
         server_capability="tools",
         cacheable=True,
     ),
+    # The three MRTR methods (tools/call, prompts/get, resources/read) may answer with
+    # an InputRequiredResult; their params models carry the retry fields.
     _req(
         "tools/call",
         "client",
@@ -222,6 +265,8 @@ _ROWS: tuple[MethodSpec, ...] = (
         cacheable=True,
         params_required=True,
     ),
+    # Legacy only: 2026-07-28 names the URIs in a listen filter instead, gated by the
+    # same `resources.subscribe` the server advertises.
     _req(
         "resources/subscribe",
         "client",
@@ -240,6 +285,8 @@ _ROWS: tuple[MethodSpec, ...] = (
         server_capability="resources.subscribe",
         params_required=True,
     ),
+    # Replaces the GET stream and resources/subscribe; gated per notification type
+    # by the filter the server acknowledges, not by one capability.
     _req(
         "subscriptions/listen",
         "client",
@@ -248,6 +295,8 @@ _ROWS: tuple[MethodSpec, ...] = (
         "Result",
         params_required=True,
     ),
+    # Gated from 2025-03-26, which introduced the `completions` capability; 2024-11-05
+    # servers answered it without one (`UNGATED`).
     _req(
         "completion/complete",
         "client",
@@ -257,6 +306,7 @@ _ROWS: tuple[MethodSpec, ...] = (
         server_capability="completions",
         params_required=True,
     ),
+    # Legacy only: the 2026-07-28 log level rides in each request's `_meta`.
     _req(
         "logging/setLevel",
         "client",
@@ -278,6 +328,8 @@ _ROWS: tuple[MethodSpec, ...] = (
         params_required=True,
     ),
     _req("roots/list", "server", _L, None, "ListRootsResult", client_capability="roots"),
+    # Elicitation began in 2025-06-18 (form mode; URL mode needs the client's
+    # `elicitation.url`, which only 2025-11-25 and later define).
     _req(
         "elicitation/create",
         "server",
@@ -320,13 +372,20 @@ _ROWS: tuple[MethodSpec, ...] = (
     ),
     # client -> server notifications
     _note("notifications/initialized", "client", _L, None),
+    # Cancellation exists in every revision, both ways; in 2026-07-28 over HTTP closing
+    # the stream replaces it, which is the transport's business, not the table's.
     _note("notifications/cancelled", "client", _ALL, "CancelledNotificationParams"),
+    # A client reports progress only on a server's request, and 2026-07-28 servers
+    # send none (their questions ride in results), so client progress is legacy.
     _note("notifications/progress", "client", _L, "ProgressNotificationParams"),
     _note("notifications/roots/list_changed", "client", _L, None),
     _note("notifications/tasks/status", "client", _ONLY_1125, "TaskStatusNotificationParams"),
     # server -> client notifications
+    # In 2026-07-28 only to end a listen stream on stdio (the schema's one use).
     _note("notifications/cancelled", "server", _ALL, "CancelledNotificationParams"),
     _note("notifications/progress", "server", _ALL, "ProgressNotificationParams"),
+    # In 2026-07-28 these travel on the request they belong to (log, progress) or on a
+    # listen stream (the list and resource changes), never unsolicited.
     _note("notifications/message", "server", _ALL, "LoggingMessageNotificationParams"),
     _note("notifications/resources/updated", "server", _ALL, "ResourceUpdatedNotificationParams"),
     _note("notifications/resources/list_changed", "server", _ALL, None),
@@ -370,14 +429,25 @@ UNGATED: Final = frozenset({("completion/complete", V2024_11_05)})
 
 
 def needs_capability(spec: MethodSpec, revision: str) -> str | None:
-    """The server capability `spec` needs in `revision` (None when ungated there)."""
+    """The server capability `spec` needs in `revision` (None when ungated there).
+
+    The server answers a call to a method it did not advertise with -32601 (the
+    capability is its promise to handle the method), and the client refuses to send
+    one; `UNGATED` keeps a 2024-11-05 server, which had no such capability to
+    advertise, reachable.
+    """
     if spec.server_capability is None or (spec.method, revision) in UNGATED:
         return None
     return spec.server_capability
 
 
 def lookup(sender: Role, method: str, revision: str) -> MethodSpec | None:
-    """The row for `method` sent by `sender`, if `revision` has it."""
+    """The row for `method` sent by `sender`, if `revision` has it.
+
+    None means the method does not exist in that revision for that sender: the
+    receiver answers -32601 even if another revision knows it, since a peer must not
+    use a method the negotiated revision lacks.
+    """
     for spec in _BY_KEY.get((sender, method), ()):
         if revision in spec.revisions:
             return spec
@@ -385,11 +455,20 @@ def lookup(sender: Role, method: str, revision: str) -> MethodSpec | None:
 
 
 def known_in_any(sender: Role, method: str, revisions: frozenset[str] | tuple[str, ...]) -> bool:
+    """Whether any of `revisions` has `method` from `sender`.
+
+    For a caller not yet settled on one revision, to tell "no such method anywhere"
+    from "not in this revision".
+    """
     return any(
         not spec.revisions.isdisjoint(revisions) for spec in _BY_KEY.get((sender, method), ())
     )
 
 
 def all_rows() -> tuple[MethodSpec, ...]:
-    """Every row of the table, in order (a method may have one row per era)."""
+    """Every row of the table, in order (a method may have one row per era).
+
+    For code that walks the whole table (the Hypothesis strategies of
+    `mcp_core.testing`, the fuzz tests); the engine itself looks rows up with `lookup`.
+    """
     return _ROWS

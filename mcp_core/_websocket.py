@@ -41,11 +41,11 @@ Decisions:
   read changes nothing), a malformed one h11's status (400), a bad `Host` 421, a
   bad `Origin` 403 (with a JSON-RPC error body, as over HTTP), another path 404, a
   method other than GET 405, a missing `Upgrade: websocket` or a
-  `Sec-WebSocket-Version` other than 13 gets 426, and anything else malformed (no `Connection: upgrade`, a bad key, a body,
-  HTTP/1.0) gets 400. Extension offers (permessage-deflate included) are declined by
-  leaving them out of the answer. The subprotocol `mcp` is selected when offered
-  (the official SDK's 1.x WebSocket client offers it) and never required; others
-  are ignored.
+  `Sec-WebSocket-Version` other than 13 gets 426, and anything else malformed (no
+  `Connection: upgrade`, a bad key, a body, HTTP/1.0) gets 400. Extension offers
+  (permessage-deflate included) are declined by leaving them out of the answer.
+  The subprotocol `mcp` is selected when offered (the official SDK's 1.x
+  WebSocket client offers it) and never required; others are ignored.
 * Client: offers `mcp`, offers no extension, and fails the connection when the 101
   lacks the right `Sec-WebSocket-Accept`, names a subprotocol it did not offer, or
   turns on any extension. Once accepted it calls `mcp.connect()`, unless the
@@ -147,7 +147,13 @@ __all__ = [
     "WebSocketTokenVerificationNeeded",
 ]
 
+# Selected when the client offers it (the official SDK's 1.x client does), never
+# required: clients that offer no subprotocol must still get in.
 MCP_SUBPROTOCOL: Final = "mcp"
+
+# RFC 6455 section 7.4.1. Which one a close carries tells the peer whether to retry:
+# 1000/1001 are ordinary ends, 1002/1003/1007 say it sent what we cannot read (fix
+# the sender, retrying resends it), 1008/1009 a policy of ours, 1011 our own fault.
 
 CLOSE_NORMAL: Final = 1000
 CLOSE_GOING_AWAY: Final = 1001
@@ -161,8 +167,12 @@ CLOSE_INTERNAL_ERROR: Final = 1011
 
 # Codes an endpoint may put in a close frame (RFC 6455 7.4, IANA registry).
 _SENDABLE_CODES: Final = frozenset({1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012})
+# wsproto buffers whatever it is handed, so one huge read given whole would sit in
+# memory before the message limit could see any of it; slices bound that.
 _SLICE: Final = 64 * 1024  # bytes handed to wsproto at a time
 _MAX_REJECTION_BODY: Final = 4096  # what a client keeps of a refusal's body
+# The only version RFC 6455 defines; a client asking for another gets 426 with this one
+# named, which is how the RFC says to negotiate (section 4.4).
 _WEBSOCKET_VERSION: Final = "13"
 
 _HANDSHAKE, _OPEN, _CLOSING, _DONE = (
@@ -240,20 +250,31 @@ class WebSocketLimits:
 
     `max_message_bytes` caps one reassembled text message; None means the MCP
     connection's `Limits.max_message_bytes`, so an oversized message is refused here
-    (answered, the connection stays open) before it is ever buffered whole. `max_fragments` caps the frames of one message
-    (1008). `max_header_bytes` caps the handshake's HTTP head (431 on the server).
+    (answered, the connection stays open) before it is ever buffered whole.
+    `max_fragments` caps the frames of one message (1008). `max_header_bytes` caps the
+    handshake's HTTP head (431 on the server).
     `handshake_timeout` runs from the first `tick()` to the end of the upgrade;
     `close_timeout` is how long a close we started waits for the peer's answer before
     `closed` turns true anyway.
     """
 
     max_message_bytes: int | None = None
+    # wsproto bounds no frame count: a message split into one-byte frames costs a
+    # frame header and an event per byte. 4096 frames lets a 64 MiB message arrive
+    # in 16 KiB frames and stops a fragment flood long before it costs much.
     max_fragments: int = 4096
+    # h11's own default for an incomplete head, as the HTTP endpoint uses: a browser's
+    # upgrade request, cookies included, normally fits.
     max_header_bytes: int = 16 * 1024
+    # A client that opens a socket and never finishes its upgrade holds a slot of
+    # ours; 10 s is ample for a head of 16 KiB on any real link, as for HTTP heads.
     handshake_timeout: float | None = 10.0
+    # RFC 6455 lets us close the TCP connection if the peer never answers our close;
+    # waiting 5 s gives a live peer time to answer.
     close_timeout: float | None = 5.0
 
     def __post_init__(self) -> None:
+        """Refuse bounds that would refuse everything or never fire (zero, negative, NaN)."""
         if self.max_message_bytes is not None and self.max_message_bytes < 1:
             raise ValueError("max_message_bytes must be positive")
         if self.max_fragments < 1 or self.max_header_bytes < 1:
@@ -275,6 +296,8 @@ def _tokens(headers: Headers, name: str, *, lower: bool = True) -> list[str]:
 
 
 def _values(headers: Headers, name: str) -> list[str]:
+    """Every value of a header, repeats kept, so that a repeated key or version (which
+    RFC 6455 forbids) is seen as two values and refused, not read as one."""
     return [value.strip(" \t") for key, value in headers if key == name]
 
 
@@ -295,11 +318,21 @@ def _close_reason(reason: str) -> str:
 
 
 def _accept_token(key: str) -> str:
+    """`Sec-WebSocket-Accept` for a key (RFC 6455 4.2.2: SHA-1 of key and the GUID).
+
+    It proves the server read this handshake, so a cached or misdirected HTTP
+    answer cannot pass for an upgrade; the client checks it for that reason.
+    """
     return generate_accept_token(key.encode("latin-1")).decode("ascii")
 
 
 def _protocol_error(code: int, reason: str) -> RemoteProtocolError:
-    """What a failed WebSocket reports on `ConnectionClosed.error`."""
+    """What a failed WebSocket reports on `ConnectionClosed.error`.
+
+    The JSON-RPC code says what a request failed by it should show: -32700 when the
+    peer's bytes could not be read (bad UTF-8, too big), -32600 for any other
+    broken framing; the status is the one the HTTP transport gives the same fault.
+    """
     unreadable = code in (CLOSE_INVALID_PAYLOAD, CLOSE_MESSAGE_TOO_BIG)
     return RemoteProtocolError(
         f"WebSocket closed with {code}: {reason}",
@@ -311,6 +344,10 @@ def _protocol_error(code: int, reason: str) -> RemoteProtocolError:
 
 @dataclass(frozen=True, slots=True)
 class _Refusal:
+    """An HTTP answer to an upgrade we refuse. `jsonrpc` puts a JSON-RPC error in the
+    body: for a 403 on `Origin`, as the HTTP transport does, so a client reads the
+    same refusal whichever transport it tried."""
+
     status: int
     message: str
     headers: tuple[tuple[str, str], ...] = ()
@@ -326,6 +363,9 @@ class _WebSocket:
     mcp: ServerConnection | ClientConnection
 
     def __init__(self, mcp: ServerConnection | ClientConnection, limits: WebSocketLimits) -> None:
+        """The shared state of both roles; the message limit is taken from the MCP
+        connection unless set here, so one setting governs every transport.
+        """
         self.mcp = mcp
         self.limits = limits
         self.subprotocol: str | None = None
@@ -371,6 +411,9 @@ class _WebSocket:
         there, when the server has `request_state_keys`). Never raises for
         anything the peer sends: failures come out as events.
         """
+        # Refused at the first bytes rather than at the first retry that carries a sealed
+        # state: a driver that never passes the wall time would otherwise fail later,
+        # per request, far from its cause.
         if wall_time is None and data and self.mcp._needs_wall_time:
             missing_wall_time()
         events, self._deferred = self._deferred, []
@@ -393,6 +436,8 @@ class _WebSocket:
         """Everything to write: handshake, one text frame per MCP message, control frames."""
         self._flush_messages()
         ws = self._ws
+        # The pong goes out with the next write, after the messages queued before it, and
+        # only once however many pings came meanwhile (RFC 6455 5.5.3 allows that).
         if self._pong is not None and ws is not None and ws.state is ConnectionState.OPEN:
             self._out.append(ws.send(wse.Pong(payload=self._pong)))
         self._pong = None
@@ -423,6 +468,8 @@ class _WebSocket:
         events, self._deferred = self._deferred, []
         if self._phase == _DONE:
             return events
+        # A timer starts at the first tick after it was armed: arming happens inside
+        # receive_data or close, which are given no time of the tick() clock.
         if self._timer is not None:
             if math.isnan(self._timer_start):
                 self._timer_start = now
@@ -468,12 +515,18 @@ class _WebSocket:
     # ------------------------------------------------------------ frame layer
 
     def _open(self, connection_type: ConnectionType, subprotocol: str | None) -> None:
+        """The upgrade is done: frames from now on, and the handshake timer stops."""
         self._ws = FrameConnection(connection_type)
         self._phase = _OPEN
         self.subprotocol = subprotocol
         self._timer = None
 
     def _receive_frames(self, data: bytes, events: list[Event]) -> None:
+        """Feed frames in `_SLICE`s, acting on each slice's events before the next.
+
+        Acting between slices is what lets a close or a failure stop the reading
+        at once: bytes after our close are never parsed.
+        """
         for start in range(0, len(data), _SLICE):
             ws = self._ws
             if ws is None or self._phase not in (_OPEN, _CLOSING):
@@ -490,6 +543,8 @@ class _WebSocket:
                 self._on_frame_event(event, events)
 
     def _on_frame_event(self, event: wse.Event, events: list[Event]) -> None:
+        """One wsproto event. While closing, only control frames still count: data the
+        peer sent before it saw our close may still arrive, and is dropped unanswered."""
         ws = self._ws
         assert ws is not None
         if isinstance(event, wse.TextMessage):
@@ -508,6 +563,12 @@ class _WebSocket:
         # Pong: we send no pings, so there is nothing to match it with.
 
     def _on_text(self, event: wse.TextMessage, events: list[Event]) -> None:
+        """A piece of a text message; the whole message goes to the MCP connection.
+
+        Fragments are counted per frame (wsproto may split one frame into several
+        events), and the size is checked before the piece is appended, so memory
+        never holds more than the limit plus one slice.
+        """
         raw = event.data.encode("utf-8")  # wsproto checked it; a str, so re-encode
         skipping = self._skipping
         if skipping is not None:
@@ -552,10 +613,17 @@ class _WebSocket:
         events += self._sync(events)
 
     def _reset_message(self) -> None:
+        """Drop a message in progress (a close came, or it was refused)."""
         self._message = bytearray()
         self._skipping = None
 
     def _on_peer_close(self, event: wse.CloseConnection, events: list[Event]) -> None:
+        """The peer's close: answer it (RFC 6455 5.5.1 requires echoing a close),
+        then end the MCP connection, whose requests in flight are settled as lost.
+
+        The WebSocketClosed comes first, so an application learns why before it
+        sees the requests fail.
+        """
         ws = self._ws
         assert ws is not None
         was_open = self._phase == _OPEN
@@ -613,6 +681,8 @@ class _WebSocket:
             (e.reason for e in reversed(events) if isinstance(e, ConnectionClosed)),
             "MCP connection closed",
         )
+        # An MCP connection that failed (the peer broke the protocol) closes with 1008:
+        # the generic "you broke our rules" code, since MCP has no close codes of its own.
         code = CLOSE_POLICY_VIOLATION if state == State.ERROR else CLOSE_NORMAL
         self._send_close(code, reason)
         return [WebSocketClosed(code, reason, by_peer=False)]
@@ -624,11 +694,14 @@ class _WebSocket:
         return self.mcp.close(reason, error=error)
 
     def _close_mcp(self, reason: str) -> list[Event]:
+        """End the MCP connection cleanly (the socket ended, nobody broke a rule)."""
         if self.mcp.state in (State.CLOSED, State.ERROR):
             return []
         return self.mcp.close(reason)
 
     def _end_of_stream(self) -> list[Event]:
+        """TCP EOF. In the open phase that is 1006 (no close frame): reported, but as
+        the peer's leaving, not as a protocol error, since the network may be why."""
         phase = self._phase
         self._phase = _DONE
         self._timer = None
@@ -647,12 +720,15 @@ class _WebSocket:
         return True
 
     def _receive_handshake(self, data: bytes) -> list[Event]:
+        """Role hook: bytes while the upgrade is in progress."""
         raise NotImplementedError
 
     def _handshake_eof(self) -> list[Event]:
+        """Role hook: the socket ended before the upgrade completed."""
         raise NotImplementedError
 
     def _handshake_timed_out(self) -> list[Event]:
+        """Role hook: the upgrade took longer than `handshake_timeout`."""
         raise NotImplementedError
 
 
@@ -700,6 +776,10 @@ class WebSocketServerConnection(_WebSocket):
         aliases: Collection[str] = (),
         auth: ProtectedResource | ResourceGuard | None = None,
     ) -> None:
+        """A server connection waiting for the upgrade request. The head is measured as it
+        arrives, before h11 parses it, because h11 applies its own bound only to heads
+        that arrive in pieces.
+        """
         limits = limits or WebSocketLimits()
         super().__init__(ServerConnection(config), limits)
         self.path = path
@@ -749,6 +829,11 @@ class WebSocketServerConnection(_WebSocket):
         return events
 
     def _receive_handshake(self, data: bytes) -> list[Event]:
+        """Bytes of the upgrade request: checked, then answered with 101 or a refusal
+        (with `auth=`, once the token is judged, which may wait for the verifier's
+        answer through `receive_token_verification`). Frames that arrived with the request are read at once, so the result does not
+        depend on how the client's writes were split.
+        """
         if self._verifying is not None:
             # Nothing but the verdict moves the handshake on. A client must wait for
             # the 101 (RFC 6455 4.1); what it sends anyway waits, within the head limit.
@@ -796,6 +881,11 @@ class WebSocketServerConnection(_WebSocket):
             # EndOfMessage (the upgrade request carries no body): PAUSED comes next.
 
     def _check(self, head: RequestHead, http_version: bytes) -> _Refusal | None:
+        """The refusal an upgrade request earns, or None to accept it.
+
+        `Host` and `Origin` come first, before the path: a DNS-rebinding page must
+        learn nothing about the server, not even whether its path exists.
+        """
         headers = head.headers
         policy = self.host_policy
         if policy is not None:
@@ -808,9 +898,13 @@ class WebSocketServerConnection(_WebSocket):
             return _Refusal(404, f"Not Found: the MCP endpoint is {self.path}")
         if head.method != "GET":
             return _Refusal(405, "Method Not Allowed", (("allow", "GET"),))
+        # RFC 6455 4.1: the upgrade is an HTTP/1.1 GET (h11 speaks nothing newer), and
+        # HTTP/1.0 has no Upgrade mechanism to answer with.
         if http_version != b"1.1":
             return _Refusal(400, "Bad Request: a WebSocket upgrade needs HTTP/1.1")
         upgrade_needed = (("upgrade", "websocket"), ("sec-websocket-version", _WEBSOCKET_VERSION))
+        # 426 with the Upgrade header names what this endpoint speaks (RFC 9110 15.5.22),
+        # so a plain HTTP client learns it is at a WebSocket endpoint.
         if "websocket" not in _tokens(headers, "upgrade"):
             return _Refusal(426, "Upgrade Required: this endpoint speaks WebSocket", upgrade_needed)
         if "upgrade" not in _tokens(headers, "connection"):
@@ -819,6 +913,8 @@ class WebSocketServerConnection(_WebSocket):
             return _Refusal(426, "Upgrade Required: unsupported WebSocket version", upgrade_needed)
         if not _valid_key(_values(headers, "sec-websocket-key")):
             return _Refusal(400, "Bad Request: invalid Sec-WebSocket-Key")
+        # Bytes after the head are frames, so a body would be read as frames by us and
+        # as a body by a proxy in front: the request-smuggling shape, refused.
         if _values(headers, "transfer-encoding") or any(
             v != "0" for v in _values(headers, "content-length")
         ):
@@ -904,6 +1000,9 @@ class WebSocketServerConnection(_WebSocket):
         return False
 
     def _accept(self) -> list[Event]:
+        """Answer 101 and switch to frames. No extension is accepted (RFC 6455 lets a
+        server leave offers out of its answer); without compression no frame can
+        inflate, deflate-bomb style, before its size is counted."""
         head = self.request
         assert head is not None
         offered = _tokens(head.headers, "sec-websocket-protocol", lower=False)
@@ -934,6 +1033,8 @@ class WebSocketServerConnection(_WebSocket):
         return events
 
     def _reject(self, refusal: _Refusal) -> list[Event]:
+        """Answer an HTTP error and end; the MCP connection never opened, so it closes
+        without an error (no request of the peer's was lost)."""
         headers = list(refusal.headers)
         if refusal.jsonrpc:
             body = error_body(None, INVALID_REQUEST, refusal.message)
@@ -952,9 +1053,11 @@ class WebSocketServerConnection(_WebSocket):
         ]
 
     def _handshake_eof(self) -> list[Event]:
+        """The client left before its upgrade finished: nothing to answer."""
         return self._close_mcp("client closed the connection during the WebSocket handshake")
 
     def _handshake_timed_out(self) -> list[Event]:
+        """408, as for an HTTP head that never finished (RFC 9110 15.5.9)."""
         return self._reject(_Refusal(408, "Request Timeout"))
 
 
@@ -1007,6 +1110,10 @@ class WebSocketClientConnection(_WebSocket):
         connect_deadline: float | None = None,
         limits: WebSocketLimits | None = None,
     ) -> None:
+        """A client connection with its upgrade request already queued. The key comes from
+        `new_key` because the core reads no randomness of its own; a key of any other
+        length than 16 bytes would break RFC 6455 4.1.
+        """
         limits = limits or WebSocketLimits()
         super().__init__(ClientConnection(config), limits)
         self.host = host
@@ -1044,10 +1151,14 @@ class WebSocketClientConnection(_WebSocket):
         self._out.append((request or b"") + (end or b""))
 
     def _receive_handshake(self, data: bytes) -> list[Event]:
+        """Bytes of the server's answer to our upgrade request."""
         self._h11.receive_data(data)
         return self._handshake_events()
 
     def _handshake_events(self) -> list[Event]:
+        """Read the answer: a 101 opens, anything else is a refusal whose body (its
+        first `_MAX_REJECTION_BODY` bytes, enough for any error message) is kept to
+        show why; a server that streams more is not waited for."""
         while True:
             try:
                 event = self._h11.next_event()
@@ -1075,6 +1186,10 @@ class WebSocketClientConnection(_WebSocket):
                 return self._rejected()
 
     def _check_101(self, headers: Headers) -> str | None:
+        """Why a 101 must not be believed (RFC 6455 4.1: the client must fail the
+        connection), or None. An extension we never offered would change how every
+        frame is read, and a subprotocol we never offered would mean the server is
+        speaking something else."""
         if "websocket" not in _tokens(headers, "upgrade"):
             return "upgrade response lacks Upgrade: websocket"
         if "upgrade" not in _tokens(headers, "connection"):
@@ -1089,6 +1204,9 @@ class WebSocketClientConnection(_WebSocket):
         return None
 
     def _opened(self) -> list[Event]:
+        """The upgrade succeeded: connect the MCP client, unless the application did
+        already (its queued requests go out now), then read any frames that came
+        in the same bytes as the 101."""
         accepted = self._accepted
         assert accepted is not None
         headers = decode_headers(accepted.headers)
@@ -1104,6 +1222,8 @@ class WebSocketClientConnection(_WebSocket):
         return events
 
     def _rejected(self) -> list[Event]:
+        """The server refused the upgrade: requests queued meanwhile fail with that
+        status (502 if it sent none: we cannot tell what the server meant)."""
         status = self._refused or 0
         body = bytes(self._refusal_body).decode("utf-8", errors="replace")
         self._phase = _DONE
@@ -1115,14 +1235,18 @@ class WebSocketClientConnection(_WebSocket):
         ]
 
     def _handshake_failed(self, message: str) -> list[Event]:
+        """The answer was not a valid upgrade: 502 as a gateway would say of a bad
+        upstream, since the server, not the client, broke the exchange."""
         self._phase = _DONE
         self._timer = None
         return self._settle_mcp(message, RemoteProtocolError(message, http_status=502))
 
     def _handshake_eof(self) -> list[Event]:
+        """EOF before the answer ended: a refusal whose body was cut is still one."""
         if self._refused is not None:
             return self._rejected()
         return self._handshake_failed("server closed the connection during the WebSocket handshake")
 
     def _handshake_timed_out(self) -> list[Event]:
+        """The server never answered the upgrade within `handshake_timeout`."""
         return self._handshake_failed("WebSocket handshake timed out")

@@ -2,6 +2,25 @@
 
 Imported on its own (not by `import mcp_core`) so programs that never speak
 HTTP never load h11. See `_http_server` and `_http_client` for the driving loop.
+
+Which object for what:
+
+* Server: one `HTTPServerEndpoint` per MCP endpoint (it holds the legacy
+  sessions, the policy and the limits), and one `HTTPServerConnection` per
+  accepted TCP connection, which parses HTTP/1.1 with h11. An ASGI server has
+  already parsed HTTP, so it feeds each request to the endpoint as an
+  `HTTPExchange` instead. Behind a load balancer with several processes,
+  `SharedSessionEndpoint` lets legacy sessions move between them.
+* Client: one `HTTPClientEndpoint` per server URL and one
+  `HTTPClientConnection` per TCP connection (keep-alive reuses it).
+* Both eras on one endpoint: a request's era is read from its own headers and
+  body (`classify_era`), so legacy clients with sessions and stateless
+  2026-07-28 clients can share a URL, as the spec's backwards compatibility
+  section expects.
+* Security that does not depend on the era: `HostPolicy` (DNS rebinding:
+  the spec requires servers to validate `Origin`), `TrustedProxies` (who may
+  speak for the client), and the 2026-07-28 mirrored-header functions, also
+  usable by a gateway that routes on those headers and wants the same checks.
 """
 
 from ._http_client import (

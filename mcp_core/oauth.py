@@ -5,6 +5,16 @@ state machine that performs no I/O: it emits the HTTP requests to make and the
 authorization URL to open, takes their results, and ends with tokens and the
 `Authorization` header. See `_oauth` for the flow and docs/authorization.md for
 driving it from your own loop.
+
+The other names are its parts, public because an application may need them on
+their own: the metadata documents it discovers (`ProtectedResourceMetadata`,
+RFC 9728; `AuthorizationServerMetadata`, RFC 8414 or OpenID discovery), the `WWW-Authenticate`
+parser that starts the flow from a 401 or 403 (`parse_www_authenticate`),
+what it ends with and what to store between runs (`TokenSet`,
+`ClientRegistration`, `OAuthRecord`), and one exception class per way the flow
+can fail, all under `OAuthError`, so an application can tell "the user said
+no" (`AuthorizationDenied`) from "the server is misconfigured" and react to
+each. The server side (checking tokens on requests) is `mcp_core.auth`.
 """
 
 from ._oauth import (

@@ -3,6 +3,14 @@
 A custom transport in the spec's terms (the proposed SEP-1288 shape: one
 JSON-RPC message per UTF-8 text frame). Imported on its own so programs that
 never speak WebSocket never load wsproto.
+
+`WebSocketServerConnection` is one accepted TCP connection, handshake included;
+`WebSocketClientConnection` one outgoing. Each owns an MCP connection (`.mcp`),
+so everything above the framing (both eras, limits, events) is the same as on
+stdio. The `CLOSE_*` codes are RFC 6455's, for reading `WebSocketClosed.code`.
+No revision of MCP defines this transport, which is why a peer from another
+implementation may frame differently; the module notes of `_websocket` say
+what this one accepts and refuses.
 """
 
 from ._websocket import (

@@ -58,6 +58,9 @@ class ConnectionPair:
         wall_clock: Callable[[], float] | None = None,
         principal: str | None = None,
     ) -> None:
+        """A server with every feature (`default_server_config`) and a client in legacy
+        mode (an `initialize` handshake, no discovery probe) unless configs are given.
+        """
         self.server = ServerConnection(
             server_config or default_server_config(), principal=principal
         )

@@ -52,6 +52,7 @@ Kind = Literal["replace", "delete", "insert"]
 
 
 def _deep_object(levels: int) -> dict[str, Any]:
+    """`{"a": {"a": ...}}` nested `levels` deep, for the deep-object wrong value."""
     value: dict[str, Any] = {}
     for _ in range(levels):
         value = {"a": value}
@@ -113,6 +114,7 @@ class Change:
     label: str
 
     def __str__(self) -> str:
+        """`params.name <- null`-style text, short enough for a test id or a failure line."""
         where = format_path(self.path)
         if self.kind == "delete":
             return f"delete {where}"
@@ -127,6 +129,7 @@ class Mutation:
     message: Any
 
     def __str__(self) -> str:
+        """Its changes, joined: what a failing test prints to say how the message was broken."""
         return "; ".join(str(c) for c in self.changes)
 
 
@@ -158,6 +161,7 @@ def paths(value: Any) -> Iterator[Path]:
 
 
 def _get(value: Any, path: Path) -> Any:
+    """The node at `path` (the path comes from `paths`, so every step exists)."""
     for part in path:
         value = value[part]
     return value
@@ -293,6 +297,10 @@ def count_mutations(
 
 RandRange = Callable[[int], int]  # e.g. random.Random(seed).randrange
 
+# Strings that mean something somewhere: numbers and keywords as text (a lax parser
+# coerces them), MCP's own enum values, the JSON-RPC version and a revision out of
+# place, NUL, a lone surrogate, a right-to-left override (display spoofing), and one
+# longer than most fields expect.
 _STRINGS: Final = (
     "",
     " ",
@@ -314,6 +322,9 @@ _STRINGS: Final = (
     "é\u202e",
     "a" * 300,
 )
+# Integers at the edges of int32, of exact doubles (2**53, past which JavaScript
+# rounds), of int64, and past it; floats at the edges of their range, a negative
+# zero (equal to 0, but not the same text) and fractions where integers belong.
 _NUMBERS: Final = (
     0,
     1,
@@ -336,6 +347,8 @@ _NUMBERS: Final = (
 def _random_value(randrange: RandRange, depth: int = 0) -> tuple[str, Any]:
     """(label, value) from a wider pool than `WRONG_TYPE_VALUES`: edge numbers and
     strings, containers holding other values, and the fixed confusions themselves."""
+    # Containers only near the top, so a sampled value stays small; the deep list is
+    # the one deliberate exception, built without recursion.
     pick = randrange(6 if depth < 3 else 3)
     if pick == 0:
         label, _, value = WRONG_TYPE_VALUES[randrange(len(WRONG_TYPE_VALUES))]
@@ -356,6 +369,7 @@ def _random_value(randrange: RandRange, depth: int = 0) -> tuple[str, Any]:
 
 
 def _nest_lists(levels: int) -> list[Any]:
+    """`[[...]]` nested `levels` deep: a sampled value that probes depth checks."""
     value: list[Any] = []
     for _ in range(levels):
         value = [value]
@@ -385,6 +399,8 @@ def sampled_mutations(
         for _ in range(1 + randrange(max_changes)):
             points = list(_insertion_points(current, insert))
             all_paths = list(paths(current))
+            # Mostly replacements: they keep the message's shape, which is what reaches
+            # deep code; deletes and inserts each come one time in ten.
             action = randrange(10)
             if action == 0 and points:
                 parent, key = points[randrange(len(points))]

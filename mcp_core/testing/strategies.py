@@ -87,6 +87,8 @@ _META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 _META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+# Beyond 2**53 a JavaScript peer (or any reader using doubles) silently rounds, so a
+# valid message must stay inside; the broken ones go past it on purpose.
 _SAFE_INT = 2**53  # ids and numbers every JSON implementation reads exactly
 
 # ----------------------------------------------------------------- scalars
@@ -109,6 +111,9 @@ def request_ids() -> SearchStrategy[int | str]:
 
 
 def _texts(min_size: int = 0, max_size: int = 10) -> SearchStrategy[str]:
+    """Short strings of any Unicode but surrogates; short, because size is not what these
+    strategies probe (the limit tests build their own big inputs).
+    """
     # Any Unicode except surrogates: every generated message encodes as UTF-8.
     return st.text(min_size=min_size, max_size=max_size)
 
@@ -153,6 +158,7 @@ def _small_json(depth: int = 2) -> SearchStrategy[JSON]:
 
 
 def _json_objects(depth: int = 1) -> SearchStrategy[dict[str, JSON]]:
+    """A small JSON object of `_small_json` values (tool arguments, extras)."""
     return st.dictionaries(_texts(max_size=8), _small_json(depth), max_size=3)
 
 
@@ -165,6 +171,7 @@ def _capability_objects() -> SearchStrategy[dict[str, dict[str, JSON]]]:
 
 
 def _numbers() -> SearchStrategy[float | int]:
+    """JSON numbers every implementation reads alike: safe integers and finite floats."""
     return st.one_of(
         st.integers(min_value=-_SAFE_INT, max_value=_SAFE_INT),
         st.floats(allow_nan=False, allow_infinity=False),
@@ -172,10 +179,14 @@ def _numbers() -> SearchStrategy[float | int]:
 
 
 def _is_modern(revision: str) -> bool:
+    """Whether `revision` is 2026-07-28-shaped (no handshake, per-request `_meta`)."""
     return era_of(revision) is Era.MODERN
 
 
 def _check_revision(revision: str) -> None:
+    """ValueError for a revision the registry lacks: a typo in a test must fail loudly,
+    not silently generate nothing.
+    """
     if revision not in ALL_REVISIONS:
         raise ValueError(f"unknown revision {revision!r}; known: {', '.join(ALL_REVISIONS)}")
 
@@ -184,6 +195,9 @@ def _check_revision(revision: str) -> None:
 
 
 def _implementation(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """A `clientInfo` / `serverInfo`: `title` only from 2025-06-18, since the older
+    schemas do not list it and a schema-checking peer may refuse it.
+    """
     optional: dict[str, SearchStrategy[Any]] = {}
     if revision not in (V2024_11_05, V2025_03_26):
         optional["title"] = _texts()
@@ -197,6 +211,8 @@ def client_capabilities(revision: str) -> SearchStrategy[dict[str, JSON]]:
     """A `ClientCapabilities` object whose shape `revision` allows."""
     _check_revision(revision)
     modern = _is_modern(revision)
+    # 2026-07-28 dropped roots' listChanged, and
+    # sampling's context/tools sub-objects only exist from 2025-11-25.
     roots = _EMPTY if modern else st.fixed_dictionaries({}, optional={"listChanged": st.booleans()})
     sampling = _EMPTY
     if revision in (V2025_11_25, *MODERN_REVISIONS):
@@ -206,6 +222,7 @@ def client_capabilities(revision: str) -> SearchStrategy[dict[str, JSON]]:
         "sampling": sampling,
         "experimental": _capability_objects(),
     }
+    # Elicitation is 2025-06-18+: an empty object there (form only), form/url modes after.
     if revision == V2025_06_18:
         optional["elicitation"] = _EMPTY
     elif revision in (V2025_11_25, *MODERN_REVISIONS):
@@ -228,6 +245,7 @@ def server_capabilities(revision: str) -> SearchStrategy[dict[str, JSON]]:
         "logging": _EMPTY,
         "experimental": _capability_objects(),
     }
+    # The completions capability arrived in 2025-03-26.
     if revision != V2024_11_05:
         optional["completions"] = _EMPTY
     return st.fixed_dictionaries({}, optional=optional)
@@ -249,10 +267,14 @@ def _modern_envelope(revision: str) -> SearchStrategy[dict[str, JSON]]:
 
 
 def _legacy_request_meta() -> SearchStrategy[dict[str, JSON]]:
+    """The `_meta` a legacy request may carry: a progress token at most (the keys every
+    legacy revision defines).
+    """
     return st.fixed_dictionaries({}, optional={"progressToken": request_ids()})
 
 
 def _subscription_filter() -> SearchStrategy[dict[str, JSON]]:
+    """A 2026-07-28 listen filter: any subset of the opt-in notification types."""
     return st.fixed_dictionaries(
         {},
         optional={
@@ -265,10 +287,12 @@ def _subscription_filter() -> SearchStrategy[dict[str, JSON]]:
 
 
 def _text_content() -> SearchStrategy[dict[str, JSON]]:
+    """The one content block every revision has: text."""
     return st.fixed_dictionaries({"type": st.just("text"), "text": _texts()})
 
 
 def _message_role() -> SearchStrategy[str]:
+    """A sampling or prompt message role."""
     return st.sampled_from(("user", "assistant"))
 
 
@@ -278,14 +302,19 @@ _Body = Callable[[str], SearchStrategy[dict[str, JSON]]]
 
 
 def _no_params(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """Params of a method with no params model: an empty object (or none at all)."""
     return _EMPTY
 
 
 def _paginated(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """Params of a `*/list` request: an optional opaque cursor."""
     return st.fixed_dictionaries({}, optional={"cursor": _texts()})
 
 
 def _initialize(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """`initialize` params asking for `revision` itself, so the handshake a test drives
+    settles on the revision it is testing.
+    """
     return st.fixed_dictionaries(
         {
             "protocolVersion": st.just(revision),
@@ -309,6 +338,7 @@ def _retry_fields(revision: str) -> dict[str, SearchStrategy[Any]]:
 
 
 def _call_tool(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """`tools/call` params; in 2026-07-28 sometimes with retry fields."""
     return st.fixed_dictionaries(
         {"name": _texts(min_size=1)},
         optional={"arguments": _json_objects(), **_retry_fields(revision)},
@@ -316,6 +346,7 @@ def _call_tool(revision: str) -> SearchStrategy[dict[str, JSON]]:
 
 
 def _get_prompt(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """`prompts/get` params: string arguments only, as the schema says."""
     return st.fixed_dictionaries(
         {"name": _texts(min_size=1)},
         optional={
@@ -326,18 +357,22 @@ def _get_prompt(revision: str) -> SearchStrategy[dict[str, JSON]]:
 
 
 def _read_resource(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """`resources/read` params; in 2026-07-28 sometimes with retry fields."""
     return st.fixed_dictionaries({"uri": _texts(min_size=1)}, optional=_retry_fields(revision))
 
 
 def _uri_only(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """Params that are just a resource URI (subscribe, unsubscribe, updated)."""
     return st.fixed_dictionaries({"uri": _texts(min_size=1)})
 
 
 def _listen(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """`subscriptions/listen` params: the filter."""
     return st.fixed_dictionaries({"notifications": _subscription_filter()})
 
 
 def _complete(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """`completion/complete` params; `context` only from 2025-06-18, which introduced it."""
     ref = st.one_of(
         st.fixed_dictionaries({"type": st.just("ref/prompt"), "name": _texts()}),
         st.fixed_dictionaries({"type": st.just("ref/resource"), "uri": _texts()}),
@@ -358,10 +393,14 @@ def _complete(revision: str) -> SearchStrategy[dict[str, JSON]]:
 
 
 def _set_level(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """`logging/setLevel` params: one of the eight RFC 5424 levels."""
     return st.fixed_dictionaries({"level": st.sampled_from(_LOG_LEVELS)})
 
 
 def _create_message(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """`sampling/createMessage` params with text content only: tool use in sampling
+    needs the client's `sampling.tools`, which a generated peer may not declare.
+    """
     message = st.fixed_dictionaries({"role": _message_role(), "content": _text_content()})
     return st.fixed_dictionaries(
         {
@@ -377,6 +416,10 @@ def _create_message(revision: str) -> SearchStrategy[dict[str, JSON]]:
 
 
 def _elicit(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """`elicitation/create` params. 2025-06-18 has form mode without a `mode` field;
+    2025-11-25 may say `mode: "form"` and adds URL mode, whose `elicitationId` it
+    requires. The URLs are https, as the spec asks of URLs outside development.
+    """
     prop = st.sampled_from(
         ({"type": "string"}, {"type": "number"}, {"type": "integer"}, {"type": "boolean"})
     )
@@ -407,10 +450,12 @@ def _elicit(revision: str) -> SearchStrategy[dict[str, JSON]]:
 
 
 def _cancelled(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """`notifications/cancelled` params: any id, since a cancel may name one long gone."""
     return st.fixed_dictionaries({"requestId": request_ids()}, optional={"reason": _texts()})
 
 
 def _progress(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """`notifications/progress` params; `message` only from 2025-03-26, which added it."""
     optional: dict[str, SearchStrategy[Any]] = {"total": _numbers()}
     if revision != V2024_11_05:
         optional["message"] = _texts()
@@ -420,6 +465,7 @@ def _progress(revision: str) -> SearchStrategy[dict[str, JSON]]:
 
 
 def _log_message(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """`notifications/message` params: `data` is required and may be any JSON."""
     return st.fixed_dictionaries(
         {"level": st.sampled_from(_LOG_LEVELS), "data": _small_json()},
         optional={"logger": _texts()},
@@ -427,14 +473,17 @@ def _log_message(revision: str) -> SearchStrategy[dict[str, JSON]]:
 
 
 def _elicitation_complete(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """`notifications/elicitation/complete` params (2025-11-25)."""
     return st.fixed_dictionaries({"elicitationId": _texts()})
 
 
 def _acknowledged(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """`notifications/subscriptions/acknowledged` params: the accepted filter."""
     return st.fixed_dictionaries({"notifications": _subscription_filter()})
 
 
 def _task_id(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """Params naming one task."""
     return st.fixed_dictionaries({"taskId": _texts(min_size=1)})
 
 
@@ -461,6 +510,9 @@ def _task(revision: str) -> SearchStrategy[dict[str, JSON]]:
 
 
 def _update_task(revision: str) -> SearchStrategy[dict[str, JSON]]:
+    """The tasks extension's `tasks/update`: answers by key. Only decline and cancel,
+    because an accept would need content fitting a form this strategy never saw.
+    """
     answer = st.fixed_dictionaries({"action": st.sampled_from(("decline", "cancel"))})
     return st.fixed_dictionaries(
         {
@@ -515,6 +567,7 @@ _LISTEN_STREAM_NOTIFICATIONS = frozenset(
 
 
 def _spec(revision: str, method: str, sender: Sender) -> MethodSpec:
+    """The method table row, or ValueError for a method `sender` lacks in `revision`."""
     _check_revision(revision)
     spec = lookup(sender, method, revision)
     if spec is None:
@@ -525,6 +578,7 @@ def _spec(revision: str, method: str, sender: Sender) -> MethodSpec:
 def _with_meta(
     body: SearchStrategy[dict[str, JSON]], meta: SearchStrategy[dict[str, JSON]]
 ) -> SearchStrategy[dict[str, JSON]]:
+    """Put a drawn `_meta` into drawn params."""
     return st.tuples(body, meta).map(lambda pair: {**pair[0], "_meta": pair[1]})
 
 
@@ -538,8 +592,12 @@ def valid_params(
     """
     spec = _spec(revision, method, sender)
     body = _PARAM_BODIES[spec.params](revision)
+    # A 2026-07-28 request without its envelope is not a 2026-07-28 request at all
+    # (the era is read from it), so the envelope is never left out here.
     if spec.is_request and sender == "client" and _is_modern(revision):
         return _with_meta(body, _modern_envelope(revision))
+    # Legacy params may be absent (None) where the schema makes them optional, so the
+    # "no params member" path is exercised too.
     if spec.is_request:
         with_meta = _with_meta(body, _legacy_request_meta())
         if spec.params is None:
@@ -557,6 +615,11 @@ def valid_params(
 def _methods(
     revision: str, sender: Sender, requests: bool, methods: Collection[str] | None
 ) -> list[str]:
+    """The methods `sender` sends in `revision`, of one kind, optionally narrowed.
+
+    Sorted, so what is drawn does not depend on the table's order; ValueError when nothing is left, rather than an empty strategy that
+    would make a test pass without running.
+    """
     _check_revision(revision)
     found = [
         spec.method
@@ -578,6 +641,7 @@ def _methods(
 
 
 def _message(head: dict[str, JSON], params: dict[str, JSON] | None) -> dict[str, JSON]:
+    """Add `params` to a message head when there are any."""
     if params is not None:
         head["params"] = params
     return head
@@ -600,6 +664,7 @@ def valid_requests(
     id_strategy = ids if ids is not None else request_ids()
 
     def build(method: str) -> SearchStrategy[dict[str, JSON]]:
+        """One method's requests: a drawn id and params."""
         return st.tuples(id_strategy, valid_params(revision, method, sender)).map(
             lambda pair: _message({"jsonrpc": "2.0", "id": pair[0], "method": method}, pair[1])
         )
@@ -617,6 +682,7 @@ def valid_notifications(
     names = _methods(revision, sender, False, methods)
 
     def build(method: str) -> SearchStrategy[dict[str, JSON]]:
+        """One method's notifications."""
         return valid_params(revision, method, sender).map(
             lambda params: _message({"jsonrpc": "2.0", "method": method}, params)
         )
@@ -628,6 +694,7 @@ def valid_notifications(
 
 
 def _tool() -> SearchStrategy[dict[str, JSON]]:
+    """A tool with the smallest valid input schema (an object schema)."""
     return st.fixed_dictionaries(
         {"name": _texts(min_size=1), "inputSchema": st.just({"type": "object"})},
         optional={"description": _texts()},
@@ -635,6 +702,9 @@ def _tool() -> SearchStrategy[dict[str, JSON]]:
 
 
 def _result_bodies(revision: str, result: str) -> SearchStrategy[dict[str, JSON]]:
+    """The body of a result model for `revision`, before the 2026-07-28 additions
+    (`resultType`, `_meta`, caching hints) that `valid_results` puts on.
+    """
     named = st.fixed_dictionaries({"name": _texts(min_size=1)})
     paginated = {"nextCursor": _texts()}
     bodies: dict[str, Callable[[], SearchStrategy[dict[str, JSON]]]] = {
@@ -648,6 +718,8 @@ def _result_bodies(revision: str, result: str) -> SearchStrategy[dict[str, JSON]
         ),
         "EmptyResult": lambda: _EMPTY,
         "Result": lambda: _EMPTY,
+        # The revision under test comes first among the supported ones, so a drawn
+        # discovery answer never contradicts the revision it is generated for.
         "DiscoverResult": lambda: st.fixed_dictionaries(
             {
                 "supportedVersions": st.lists(
@@ -714,6 +786,7 @@ def _result_bodies(revision: str, result: str) -> SearchStrategy[dict[str, JSON]
             {"role": _message_role(), "content": _text_content(), "model": _texts()},
             optional={"stopReason": st.sampled_from(("endTurn", "stopSequence", "maxTokens"))},
         ),
+        # Root URIs must be file:// (every revision says so), hence the prefix.
         "ListRootsResult": lambda: st.fixed_dictionaries(
             {
                 "roots": st.lists(
@@ -725,6 +798,7 @@ def _result_bodies(revision: str, result: str) -> SearchStrategy[dict[str, JSON]
                 )
             }
         ),
+        # Content only with accept: decline and cancel carry none.
         "ElicitResult": lambda: st.one_of(
             st.fixed_dictionaries({"action": st.sampled_from(("decline", "cancel"))}),
             st.fixed_dictionaries(
@@ -784,6 +858,7 @@ def valid_results(revision: str, method: str) -> SearchStrategy[dict[str, JSON]]
         "resultType": st.just("complete"),
         "_meta": st.fixed_dictionaries(meta),
     }
+    # Required on cacheable 2026-07-28 results (CacheableResult), so never left out.
     if spec.cacheable:
         extra["ttlMs"] = st.integers(min_value=0, max_value=10**9)
         extra["cacheScope"] = st.sampled_from(("public", "private"))
@@ -791,6 +866,9 @@ def valid_results(revision: str, method: str) -> SearchStrategy[dict[str, JSON]]
 
 
 def _error_objects() -> SearchStrategy[dict[str, JSON]]:
+    """JSON-RPC error members: the codes MCP uses, often, and any integer sometimes
+    (JSON-RPC lets applications define codes outside the reserved range).
+    """
     codes = st.one_of(
         st.sampled_from((-32700, -32600, -32601, -32602, -32603, -32000, -32002, -32042)),
         st.integers(min_value=-_SAFE_INT, max_value=_SAFE_INT),
@@ -861,10 +939,14 @@ def valid_messages(
 
 
 def _dumps(value: JSON) -> bytes:
+    """Compact JSON with non-ASCII as UTF-8, as most peers write it."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def _broken_ids() -> SearchStrategy[JSON]:
+    """Values that are not JSON-RPC ids: null, booleans, floats (even integral ones),
+    arrays and objects. An engine that coerced one would answer under another id.
+    """
     return st.one_of(
         st.none(),
         st.booleans(),
@@ -944,6 +1026,9 @@ def _broken_objects() -> SearchStrategy[JSON]:
 
 
 def _nested(depth: int, kind: int) -> bytes:
+    """`depth` levels of nesting: arrays (kind 0), objects (1), or objects inside a
+    tool call's arguments (2), where the id can still be read for the error reply.
+    """
     if kind == 0:
         return b"[" * depth + b"]" * depth
     if kind == 1:
@@ -954,6 +1039,11 @@ def _nested(depth: int, kind: int) -> bytes:
     )
 
 
+# Tokens that break a parser or what comes after it, spliced into otherwise valid
+# messages. NaN and Infinity are not JSON (Python's json accepts them anyway);
+# 1e999 is JSON but overflows to infinity, which must never be echoed as a token;
+# escaped lone surrogates parse but cannot be encoded as UTF-8 again, so an error
+# reply quoting them must still encode; the rest are raw bytes and stray structure.
 _TOKENS = (
     b"NaN",
     b"Infinity",
@@ -1067,6 +1157,7 @@ def message_bytes(
 
 
 def _encode_line(message: Any) -> bytes:
+    """A message as one line's bytes (bytes pass through as already encoded)."""
     if isinstance(message, bytes | bytearray):
         return bytes(message)
     return _dumps(message)
@@ -1086,6 +1177,7 @@ def chunked(data: bytes, *, max_chunks: int | None = None) -> SearchStrategy[lis
     )
 
     def split(points: set[int]) -> list[bytes]:
+        """Cut at the drawn points (those past the end dropped)."""
         bounds = [0, *sorted(p for p in points if p < len(data)), len(data)]
         return [data[a:b] for a, b in itertools.pairwise(bounds) if b > a]
 
