@@ -934,10 +934,14 @@ class ServerConnection(_Connection):
         if entry is None:
             return False
         spec = METHODS[("client", entry.method)]
-        if not spec.input_required:
+        # A 2025-11-25 `tasks/result` asks too: the questions of an
+        # input_required task travel on the stream of the request waiting for it.
+        if not spec.input_required and not (
+            entry.method == "tasks/result" and self.era is not Era.MODERN
+        ):
             raise LocalProtocolError(
                 f"{entry.method} cannot ask for input (only tools/call, "
-                "prompts/get and resources/read can)"
+                "prompts/get and resources/read can, and a 2025-11-25 tasks/result)"
             )
         asking = RequestInput.ASK_IN_RESULT if self.era is Era.MODERN else RequestInput.ASK
         if follows_request("server", "inbound", entry.state, asking) is None:
