@@ -343,10 +343,10 @@ class TaskHost:
                 "error": {"code": INTERNAL_ERROR, "message": message},
                 "status_message": message,
             }
-        # 2025-11-25 shows a tool's own error (`isError`) as a failed task whose
-        # tasks/result is that result; the extension keeps it `completed`.
-        failed = record.era == "legacy" and bool(result.get("isError"))
-        return {"status": "failed" if failed else "completed", "result": result}
+        # A tool's own error (`isError`) is a result, not a protocol failure: the
+        # task completes with it (the extension says so; the TypeScript SDK's
+        # 2025-11-25 client fetches a result only from a completed task).
+        return {"status": "completed", "result": result}
 
     async def _finish(
         self, running: _Running, scope: RequestScope, outcome: dict[str, Any]
