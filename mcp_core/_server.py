@@ -291,7 +291,7 @@ class ServerConnection(_Connection):
         self._client_caps_wire = to_wire(p.capabilities) or {}
         result: dict[str, Any] = {
             "protocolVersion": version,
-            "capabilities": self.config.capabilities_wire,
+            "capabilities": self.config.legacy_capabilities_wire,
             "serverInfo": self.config.server_info_wire,
         }
         if self.config.instructions is not None:
@@ -578,7 +578,7 @@ class ServerConnection(_Connection):
         """
         result: dict[str, Any] = {
             "supportedVersions": list(self.config.supported_versions),
-            "capabilities": self.config.capabilities_wire,
+            "capabilities": self.config.modern_capabilities_wire,
         }
         if self.config.instructions is not None:
             result["instructions"] = self.config.instructions

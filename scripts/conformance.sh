@@ -8,14 +8,18 @@
 # Node 22 binary from the npm package node-linux-<arch>@22 when the machine's
 # node is older; starts examples/conformance/server.py on a free port; runs
 # `server --suite all` and `client --suite all` at each spec version; stops the
-# server on every exit path; prints one line per scenario and a closing
+# server on every exit path; also runs the server extension scenarios whose
+# names start with a prefix in CONFORMANCE_EXTENSIONS (default "tasks-": the
+# 2026-07-28 tasks extension), which --spec-version never selects, one
+# --scenario at a time; prints one line per scenario and a closing
 # "N passed, M failed" line. Exit status is non-zero when a scenario fails that
 # examples/conformance/expected-failures.txt does not list.
 #
 # Environment: PYTHON (default .venv/bin/python), CONFORMANCE_PORT (default: a
 # free port), CONFORMANCE_SPECS (default "2025-11-25 2026-07-28"),
 # CONFORMANCE_MODES (default "server client"), CONFORMANCE_TIMEOUT (ms per
-# scenario, default 300000), CONFORMANCE_SCENARIO (run just this scenario).
+# scenario, default 300000), CONFORMANCE_SCENARIO (run just this scenario),
+# CONFORMANCE_EXTENSIONS (default "tasks-"; empty: no extension scenarios).
 #
 # The timeout is a hang guard, not a speed limit: the client suite starts all
 # its ~30 clients at once, and on a loaded machine a Python client can take a
@@ -39,6 +43,7 @@ SPECS="${CONFORMANCE_SPECS:-2025-11-25 2026-07-28}"
 MODES="${CONFORMANCE_MODES:-server client}"
 TIMEOUT_MS="${CONFORMANCE_TIMEOUT:-300000}"
 EXPECTED="$ROOT/examples/conformance/expected-failures.txt"
+EXTENSIONS="${CONFORMANCE_EXTENSIONS-tasks-}"
 
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
@@ -165,12 +170,42 @@ run_suite() {
     RUNS+=("$mode:$spec:$out")
 }
 
+# Extension scenarios (marked [extension] by `conformance list`) belong to no
+# spec version, so the suites above never run them: each runs by name here.
+run_extensions() {
+    local out="$RUN_DIR/server-extensions" t0 name prefix picked=()
+    [[ -n "$EXTENSIONS" ]] || return 0
+    while read -r name; do
+        for prefix in $EXTENSIONS; do
+            if [[ "$name" == "$prefix"* ]]; then
+                if [[ -z "${CONFORMANCE_SCENARIO:-}" || "$CONFORMANCE_SCENARIO" == "$name" ]]; then
+                    picked+=("$name")
+                fi
+            fi
+        done
+    done < <("${CONFORMANCE[@]}" list --server | sed -nE 's/^ *- ([A-Za-z0-9_-]+) \[extension\].*/\1/p')
+    [[ ${#picked[@]} -gt 0 ]] || return 0
+    mkdir -p "$out"
+    : >"$out/suite.log"
+    t0=$(now)
+    for name in "${picked[@]}"; do
+        say "server extension scenario $name"
+        "${CONFORMANCE[@]}" server --url "$URL" --scenario "$name" --timeout "$TIMEOUT_MS" \
+            -o "$out" >>"$out/suite.log" 2>&1 || true
+    done
+    TIMINGS+=("server extensions: $(since "$t0")")
+    RUNS+=("server:extension:$out")
+}
+
 for mode in $MODES; do
     if [[ "$mode" == server ]]; then start_server; fi
     for spec in $SPECS; do
         run_suite "$mode" "$spec"
     done
-    if [[ "$mode" == server ]]; then stop_server; fi
+    if [[ "$mode" == server ]]; then
+        run_extensions
+        stop_server
+    fi
 done
 
 status=0

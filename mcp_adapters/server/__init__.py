@@ -1076,26 +1076,34 @@ class MCPServer:
         era, requested_ttl = as_task
         revision = request.context.protocol_version
         caps = to_wire(request.context.client_capabilities) or {}
+        try:
+            kwargs = tool.parse_arguments(request.params.arguments)
+        except pydantic.ValidationError as exc:
+            # Refused before any task exists: the call's own answer says why.
+            return _tool_error(f"Invalid arguments for tool {tool.name}: {exc}")
+        if tool.resolved:
+            # Resolvers are answered on the request itself, before the task exists
+            # (the extension's rule for input gathered before a task: 2026-07-28
+            # answers it with InputRequiredResult rounds, a legacy session asks in
+            # place), so the task starts with every argument known.
+            asker = self._asker(request, scope)
+            context = self._context(tool, request, scope, asker)
+            try:
+                resolution = Resolution(kwargs, context, asker, revision)
+                kwargs.update(await resolution.fill(tool.resolved))
+            except (Exception, NeedInput) as exc:
+                return _tool_failure(tool, asker, exc)
 
         async def body(host: TaskHost, record: Any) -> dict[str, Any]:
             asker = _TaskAsker(host, record.task_id, revision, caps, scope, era)
             context: TaskContext[Any] = TaskContext(
                 self, request, scope, asker, True, record.task_id, era
             )
+            call = dict(kwargs)
             try:
-                kwargs = tool.parse_arguments(request.params.arguments)
-            except pydantic.ValidationError as exc:
-                invalid: dict[str, Any] = to_wire(
-                    _tool_error(f"Invalid arguments for tool {tool.name}: {exc}")
-                )
-                return invalid
-            try:
-                if tool.resolved:
-                    resolution = Resolution(kwargs, context, asker, revision)
-                    kwargs.update(await resolution.fill(tool.resolved))
                 if tool.context_param is not None:
-                    kwargs[tool.context_param] = context
-                value = tool.fn(**kwargs)
+                    call[tool.context_param] = context
+                value = tool.fn(**call)
                 if inspect.isawaitable(value):
                     value = await value
                 wire: dict[str, Any] = tool.to_wire_result(value)
