@@ -667,6 +667,13 @@ class MCPServer:
                 wake()
         return told
 
+    def notify_task(self, task: Mapping[str, Any]) -> int:
+        """`notifications/tasks` (the 2026-07-28 tasks extension) with a task as
+        `tasks/get` shows it, to the listen streams that asked for that task id,
+        on every replica sharing the store. The task runtime calls it on each
+        status change; 2025-11-25 sessions hear `notifications/tasks/status`."""
+        return self._broadcast("notifications/tasks", dict(task))
+
     def notify_tools_changed(self) -> int:
         return self._notify_list_changed("tools")
 

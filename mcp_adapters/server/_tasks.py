@@ -395,9 +395,15 @@ class TaskHost:
             return None
 
     def announce(self, record: TaskRecord, scope: RequestScope) -> None:
-        """A 2025-11-25 status change, told to the creating session if it is still
-        there (`notifications/tasks/status`; the spec makes it optional)."""
+        """A status change, told to whoever listens (both optional in the specs):
+        2026-07-28 listen streams that asked for this task (`notifications/tasks`,
+        on every replica), or the creating 2025-11-25 session if it is still there
+        (`notifications/tasks/status`)."""
         if record.era != "legacy":
+            try:
+                self._server.notify_task(modern_task(record, detailed=True))
+            except Exception as exc:  # a notification must never fail the task
+                logger.warning("notifications/tasks for %s failed: %s", record.task_id, exc)
             return
         connection = scope.connection
         try:

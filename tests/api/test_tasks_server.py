@@ -430,3 +430,29 @@ async def test_tasks_need_the_server_served() -> None:
         refused = await peer.call("tools/call", {"name": "forever"})
         assert refused["error"]["code"] == -32603
         assert "running" in refused["error"]["message"]
+
+
+async def test_modern_status_notifications_on_a_listen_stream() -> None:
+    mcp = make_server()
+    async with mcp.running(), connected(mcp, MODERN, EXT) as peer:
+        created = await peer.result("tools/call", {"name": "slow", "arguments": {"text": "n"}})
+        task_id = created["taskId"]
+        # Asking for task notifications without the extension: -32021.
+        refused = await peer.call(
+            "subscriptions/listen", {"notifications": {"taskIds": [task_id]}}, caps={}
+        )
+        assert refused["error"]["code"] == -32021
+        listen = await peer.start("subscriptions/listen", {"notifications": {"taskIds": [task_id]}})
+        ack = await peer.receive()
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+        assert ack["params"]["notifications"] == {"taskIds": [task_id]}
+        mcp.gate.set()  # type: ignore[attr-defined]
+        with anyio.fail_after(HANG):
+            while True:
+                message = await peer.receive()
+                if message.get("method") == "notifications/tasks":
+                    break
+        assert message["params"]["taskId"] == task_id
+        assert message["params"]["status"] == "completed"
+        assert message["params"]["result"]["content"][0]["text"] == "done: n"
+        assert message["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == listen
