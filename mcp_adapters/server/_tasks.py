@@ -236,7 +236,13 @@ class TaskHost:
     async def hosting(self) -> AsyncIterator[None]:
         """The task group detached bodies run in, open while the server is served.
         Bodies still running when it closes are cancelled (their records stay,
-        `working`, until their TTL: another replica cannot finish them)."""
+        `working`, until their TTL: another replica cannot finish them).
+
+        Entered again while open (one way of serving inside another), it lends
+        the open group: the outermost entry owns it."""
+        if self._group is not None:
+            yield
+            return
         async with anyio.create_task_group() as group:
             self._group = group
             try:

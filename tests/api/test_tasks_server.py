@@ -20,7 +20,7 @@ import pytest
 from mcp_adapters import current_backend
 from mcp_adapters.server import Context, MCPServer, TaskSettings
 from mcp_adapters.server._serve import request_handler
-from mcp_adapters.store import InMemoryStore, MemoryHub
+from mcp_adapters.store import InMemoryStore, MemoryHub, StoreLimits
 from mcp_core import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION
 from mcp_core.tasks import RELATED_TASK_META_KEY, TASKS_EXTENSION
 from tests.api.conftest import memory_stream_pair, serve_session
@@ -68,6 +68,12 @@ def make_server(store: Any = None, settings: TaskSettings = FAST) -> MCPServer:
     async def forever() -> str:
         await anyio.sleep_forever()
         return "never"  # pragma: no cover
+
+    @mcp.tool(task="optional")
+    async def progressing(ctx: Context) -> str:
+        await gate.wait()
+        assert await ctx.report_progress(1, 2, "half")
+        return "progressed"
 
     @mcp.tool()
     def plain() -> str:
@@ -456,3 +462,41 @@ async def test_modern_status_notifications_on_a_listen_stream() -> None:
         assert message["params"]["status"] == "completed"
         assert message["params"]["result"]["content"][0]["text"] == "done: n"
         assert message["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == listen
+
+
+async def test_legacy_progress_after_creation_is_tagged_with_the_task() -> None:
+    mcp = make_server()
+    async with mcp.running(), connected(mcp, LEGACY) as peer:
+        created = await peer.result(
+            "tools/call", {"name": "progressing", "task": {}, "_meta": {"progressToken": "p1"}}
+        )
+        task_id = created["task"]["taskId"]
+        rid = await peer.start("tasks/result", {"taskId": task_id})
+        mcp.gate.set()  # type: ignore[attr-defined]
+        answer = await peer.until(rid)
+        assert answer["result"]["content"][0]["text"] == "progressed"
+        (progress,) = [m for m in peer.seen if m.get("method") == "notifications/progress"]
+        assert progress["params"]["progressToken"] == "p1"
+        assert progress["params"]["message"] == "half"
+        assert progress["params"]["_meta"][RELATED_TASK_META_KEY] == {"taskId": task_id}
+
+
+async def test_a_full_task_store_refuses_the_call() -> None:
+    mcp = make_server(InMemoryStore(limits=StoreLimits(max_tasks=1)))
+    async with mcp.running(), connected(mcp, MODERN, EXT) as peer:
+        await peer.result("tools/call", {"name": "forever"})
+        refused = await peer.call("tools/call", {"name": "forever"})
+        assert refused["error"]["code"] == -32603
+        assert "at most 1 tasks" in refused["error"]["message"]
+
+
+async def test_nested_serving_shares_one_task_group() -> None:
+    mcp = make_server()
+    async with mcp.running():
+        async with mcp.running(), connected(mcp, MODERN, EXT) as peer:
+            created = await peer.result("tools/call", {"name": "slow", "arguments": {"text": "z"}})
+        # The inner way of serving ended; the task it started goes on in the outer's group.
+        async with connected(mcp, MODERN, EXT) as peer:
+            mcp.gate.set()  # type: ignore[attr-defined]
+            done = await peer.poll(created["taskId"], "completed")
+            assert done["result"]["content"][0]["text"] == "done: z"
