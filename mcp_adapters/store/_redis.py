@@ -526,7 +526,10 @@ class _Tasks:
         await self._store.run(
             "tasks.index", client.zadd(index, {record.task_id: stored.expires_at})
         )
-        await self._store.run("tasks.index", client.pexpire(index, ttl_ms))
+        # The index lives as long as its longest-lived task: extended, never cut.
+        left = await self._store.run("tasks.index", client.pttl(index))
+        if left < ttl_ms:
+            await self._store.run("tasks.index", client.pexpire(index, ttl_ms))
         if record.input_responses:
             await self.respond(record.task_id, dict(record.input_responses))
             return await self.get(record.task_id)
