@@ -183,12 +183,14 @@ class Peer:
 
 @contextlib.asynccontextmanager
 async def connected(
-    mcp: MCPServer, revision: str, caps: dict[str, Any] | None = None
+    mcp: MCPServer, revision: str, caps: dict[str, Any] | None = None, principal: str | None = None
 ) -> AsyncIterator[Peer]:
-    """A raw peer on a fresh connection to `mcp` (which must be running)."""
+    """A raw peer on a fresh connection to `mcp` (which must be running), as
+    `principal` when given (what an authenticating transport would say)."""
     backend = current_backend()
     client_end, server_end = memory_stream_pair()
-    session = backend.Session(mcp.new_connection(), server_end, on_request=request_handler(mcp))
+    connection = mcp.new_connection(principal=principal)
+    session = backend.Session(connection, server_end, on_request=request_handler(mcp))
     async with anyio.create_task_group() as group:
         group.start_soon(serve_session, session)
         peer = Peer(client_end, revision, caps)
@@ -500,3 +502,28 @@ async def test_nested_serving_shares_one_task_group() -> None:
             mcp.gate.set()  # type: ignore[attr-defined]
             done = await peer.poll(created["taskId"], "completed")
             assert done["result"]["content"][0]["text"] == "done: z"
+
+
+async def test_a_principals_task_is_hidden_from_everyone_else() -> None:
+    mcp = make_server()
+    async with mcp.running():
+        async with connected(mcp, LEGACY, principal="alice") as alice:
+            created = await alice.result("tools/call", {"name": "forever", "task": {}})
+            task_id = created["task"]["taskId"]
+            assert (await alice.result("tasks/get", {"taskId": task_id}))["status"] == "working"
+        for who in ("bob", None):
+            async with connected(mcp, LEGACY, principal=who) as other:
+                assert (await other.call("tasks/get", {"taskId": task_id}))["error"][
+                    "code"
+                ] == -32602
+                assert (await other.call("tasks/cancel", {"taskId": task_id}))["error"][
+                    "code"
+                ] == -32602
+                assert (await other.result("tasks/list"))["tasks"] == []
+        async with connected(mcp, LEGACY, principal="alice") as again:
+            # Another connection of the same principal: the task and the list are there.
+            listed = await again.result("tasks/list")
+            assert [t["taskId"] for t in listed["tasks"]] == [task_id]
+            assert (await again.result("tasks/cancel", {"taskId": task_id}))[
+                "status"
+            ] == "cancelled"
