@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import anyio
 import anyio.abc
 
+from mcp_adapters.server._serve import Waiter
 from mcp_adapters.store import InMemoryStore, StoreError, TaskRecord, TaskRegistry
 from mcp_core import (
     INTERNAL_ERROR,
@@ -163,7 +164,7 @@ class _Running:
         # key -> {method, params}: asked and not yet answered
         self.questions: dict[str, dict[str, Any]] = {}
         # key -> where its answer goes (a wire result, or an exception to raise)
-        self.answers: dict[str, _Answer] = {}
+        self.answers: dict[str, Waiter] = {}
         self.changed = anyio.Event()  # new questions (for a legacy tasks/result)
         self.poked = anyio.Event()  # look at the store now (an update or a cancel)
         self.done = anyio.Event()
@@ -174,31 +175,6 @@ class _Running:
     def questions_changed(self) -> None:
         self.changed.set()
         self.changed = anyio.Event()
-
-
-class _Answer:
-    __slots__ = ("_event", "error", "value")
-
-    def __init__(self) -> None:
-        self._event = anyio.Event()
-        self.value: Any = None
-        self.error: BaseException | None = None
-
-    def give(self, value: Any) -> None:
-        if not self._event.is_set():
-            self.value = value
-            self._event.set()
-
-    def fail(self, error: BaseException) -> None:
-        if not self._event.is_set():
-            self.error = error
-            self._event.set()
-
-    async def wait(self) -> Any:
-        await self._event.wait()
-        if self.error is not None:
-            raise self.error
-        return self.value
 
 
 Body = Callable[["TaskHost", TaskRecord], Awaitable[dict[str, Any]]]
@@ -318,7 +294,7 @@ class TaskHost:
         finally:
             running.done.set()
             for answer in running.answers.values():
-                answer.fail(MCPError(INTERNAL_ERROR, "the task ended"))
+                answer.set_exception(MCPError(INTERNAL_ERROR, "the task ended"))
             self._running.pop(record.task_id, None)
 
     async def _outcome(self, body: Body, record: TaskRecord) -> dict[str, Any]:
@@ -391,7 +367,7 @@ class TaskHost:
             for key, value in (record.input_responses or {}).items():
                 answer = running.answers.pop(key, None)
                 if answer is not None:
-                    answer.give(value)
+                    answer.set_result(value)
 
     async def _quietly(self, operation: Awaitable[Any]) -> Any:
         try:
@@ -431,7 +407,7 @@ class TaskHost:
             raise MCPError(INTERNAL_ERROR, "the task is not running here")
         if key in running.questions or key in running.answers:
             raise MCPError(INTERNAL_ERROR, f"question key {key!r} asked twice in one task")
-        answer = _Answer()
+        answer = Waiter()
         running.questions[key] = question
         running.answers[key] = answer
         await self._set_questions(running, scope)
@@ -475,7 +451,7 @@ class TaskHost:
             for key, value in responses.items():
                 waiting = running.answers.pop(key, None)
                 if waiting is not None:
-                    waiting.give(value)
+                    waiting.set_result(value)
         return kept
 
     async def carry(
@@ -507,9 +483,9 @@ class TaskHost:
             if waiting is None:
                 continue
             if got.status == "answered":
-                waiting.give(to_wire(got.result))
+                waiting.set_result(to_wire(got.result))
             else:
-                waiting.fail(failure(key, got))
+                waiting.set_exception(failure(key, got))
 
     # ---- client requests
 
