@@ -283,7 +283,7 @@ class TaskHost:
         try:
             with running.scope, anyio.move_on_after(record.ttl_ms / 1000) as ttl:
                 async with anyio.create_task_group() as group:
-                    group.start_soon(self._watch, running, group.cancel_scope)
+                    group.start_soon(self._watch, running)
                     outcome = await self._outcome(body, record)
                     group.cancel_scope.cancel()
                 await self._finish(running, scope, outcome)
@@ -349,7 +349,7 @@ class TaskHost:
             running.record = stored
             self.announce(stored, scope)
 
-    async def _watch(self, running: _Running, body_scope: anyio.CancelScope) -> None:
+    async def _watch(self, running: _Running) -> None:
         """Look at the store every poll interval (or when poked): answers given on
         any replica reach the body; a cancel written anywhere stops it."""
         task_id = running.record.task_id
