@@ -14,7 +14,7 @@ import pydantic
 
 from ._jsonrpc import DEFAULT_LIMITS, Limits
 from ._request_state import RequestStateSealer
-from ._versions import ALL_REVISIONS, Era, era_of, is_known, preference_order
+from ._versions import ALL_REVISIONS, TASKS_EXTENSION, Era, era_of, is_known, preference_order
 
 
 def to_wire(value: Any) -> Any:
@@ -84,6 +84,10 @@ class ServerConfig:
     max_request_state_bytes: int = 16384
     # Derived once.
     capabilities_wire: dict[str, Any] = field(init=False, repr=False, compare=False)
+    # What each era is shown: 2026-07-28 moved tasks from the core `tasks`
+    # capability to the extension, so each era sees only its own of the two.
+    legacy_capabilities_wire: dict[str, Any] = field(init=False, repr=False, compare=False)
+    modern_capabilities_wire: dict[str, Any] = field(init=False, repr=False, compare=False)
     server_info_wire: dict[str, Any] = field(init=False, repr=False, compare=False)
     legacy_versions: tuple[str, ...] = field(init=False, repr=False, compare=False)
     modern_versions: tuple[str, ...] = field(init=False, repr=False, compare=False)
@@ -106,7 +110,20 @@ class ServerConfig:
             )
         object.__setattr__(self, "request_state_sealer", sealer)
         object.__setattr__(self, "supported_versions", versions)
-        object.__setattr__(self, "capabilities_wire", to_wire(self.capabilities) or {})
+        caps: dict[str, Any] = to_wire(self.capabilities) or {}
+        object.__setattr__(self, "capabilities_wire", caps)
+        legacy = dict(caps)
+        extensions = legacy.get("extensions")
+        if isinstance(extensions, dict) and TASKS_EXTENSION in extensions:
+            rest = {k: v for k, v in extensions.items() if k != TASKS_EXTENSION}
+            if rest:
+                legacy["extensions"] = rest
+            else:
+                del legacy["extensions"]
+        object.__setattr__(self, "legacy_capabilities_wire", legacy)
+        object.__setattr__(
+            self, "modern_capabilities_wire", {k: v for k, v in caps.items() if k != "tasks"}
+        )
         info = to_wire(self.server_info) or {}
         info.setdefault("name", self.name)
         info.setdefault("version", self.version)

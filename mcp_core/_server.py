@@ -65,6 +65,7 @@ from ._tasks import (
     LEGACY_AUGMENTABLE,
     MODERN_TASK_METHODS,
     MODERN_TASK_REQUESTS,
+    TASKS_EXTENSION,
     LiveTasks,
     extension_declared,
     is_task_augmented,
@@ -112,6 +113,9 @@ _LISTEN_FILTER: Final = {
     "promptsListChanged": ("notifications/prompts/list_changed", "prompts.listChanged"),
     "resourcesListChanged": ("notifications/resources/list_changed", "resources.listChanged"),
     "resourceSubscriptions": ("notifications/resources/updated", "resources.subscribe"),
+    # The tasks extension (SEP-2663): `notifications/tasks` for the listed task ids,
+    # only on a listen request that declared the extension (else -32021).
+    "taskIds": ("notifications/tasks", f"extensions.{TASKS_EXTENSION}"),
 }
 
 
@@ -291,7 +295,7 @@ class ServerConnection(_Connection):
         self._client_caps_wire = to_wire(p.capabilities) or {}
         result: dict[str, Any] = {
             "protocolVersion": version,
-            "capabilities": self.config.capabilities_wire,
+            "capabilities": self.config.legacy_capabilities_wire,
             "serverInfo": self.config.server_info_wire,
         }
         if self.config.instructions is not None:
@@ -481,6 +485,14 @@ class ServerConnection(_Connection):
         self._check_offered(spec)
         if method in MODERN_TASK_REQUESTS and not extension_declared(caps):
             raise Reject(*missing_extension())
+        if (
+            method == "subscriptions/listen"
+            and isinstance(params, Mapping)
+            and isinstance(params.get("notifications"), Mapping)
+            and params["notifications"].get("taskIds") is not None
+            and not extension_declared(caps)
+        ):
+            raise Reject(*missing_extension())  # task notifications need the extension
         model = self._validate_params(spec, params)
         if is_task_augmented(model):
             model = model.model_copy(update={"task": None})  # no such param in 2026-07-28
@@ -578,7 +590,7 @@ class ServerConnection(_Connection):
         """
         result: dict[str, Any] = {
             "supportedVersions": list(self.config.supported_versions),
-            "capabilities": self.config.capabilities_wire,
+            "capabilities": self.config.modern_capabilities_wire,
         }
         if self.config.instructions is not None:
             result["instructions"] = self.config.instructions
@@ -934,10 +946,14 @@ class ServerConnection(_Connection):
         if entry is None:
             return False
         spec = METHODS[("client", entry.method)]
-        if not spec.input_required:
+        # A 2025-11-25 `tasks/result` asks too: the questions of an
+        # input_required task travel on the stream of the request waiting for it.
+        if not spec.input_required and not (
+            entry.method == "tasks/result" and self.era is not Era.MODERN
+        ):
             raise LocalProtocolError(
                 f"{entry.method} cannot ask for input (only tools/call, "
-                "prompts/get and resources/read can)"
+                "prompts/get and resources/read can, and a 2025-11-25 tasks/result)"
             )
         asking = RequestInput.ASK_IN_RESULT if self.era is Era.MODERN else RequestInput.ASK
         if follows_request("server", "inbound", entry.state, asking) is None:
@@ -1212,12 +1228,17 @@ class ServerConnection(_Connection):
             value = requested.get(field)
             if not value or not has_capability(self.config.capabilities_wire, cap):
                 continue
+            if field == "taskIds":
+                if not isinstance(value, list) or not all(type(t) is str for t in value):
+                    continue  # not a list of ids: nothing to honour
+                if not extension_declared(entry.capabilities):
+                    continue
             if allowed is not None:
                 narrow = allowed.get(field)
                 if not narrow:
                     continue
-                if field == "resourceSubscriptions" and isinstance(narrow, list):
-                    value = [uri for uri in value if uri in narrow]
+                if field in ("resourceSubscriptions", "taskIds") and isinstance(narrow, list):
+                    value = [item for item in value if item in narrow]
             honoured[field] = value
         entry.subscription = honoured
         self._queue(
@@ -1233,7 +1254,11 @@ class ServerConnection(_Connection):
         return honoured
 
     def notify_subscribers(self, method: str, params: Any = None) -> int:
-        """Send a list_changed / resources/updated notification to whoever asked for it.
+        """Send a list_changed / resources/updated / tasks notification to whoever asked.
+
+        `notifications/tasks` (the 2026-07-28 tasks extension; params a
+        `DetailedTask`) goes to the listen streams whose acknowledged `taskIds`
+        name its task, and never to a legacy session.
 
         2026-07-28: every listen stream whose acknowledged filter covers it, each
         copy naming its stream. Legacy: the session itself, when the server
@@ -1258,6 +1283,8 @@ class ServerConnection(_Connection):
                 continue
             if field == "resourceSubscriptions" and wire.get("uri") not in honoured[field]:
                 continue
+            if field == "taskIds" and wire.get("taskId") not in honoured[field]:
+                continue
             meta = {**(wire.get("_meta") or {}), META_SUBSCRIPTION_ID: rid}
             self._queue(
                 jr.encode_notification(method, {**wire, "_meta": meta}),
@@ -1270,8 +1297,10 @@ class ServerConnection(_Connection):
         return sent
 
     def _notify_session(self, field: str, method: str, wire: Any) -> int:
-        if self.state is not State.READY:
-            return 0  # no session yet (or no longer): nobody asked
+        if self.state is not State.READY or field == "taskIds":
+            # No session yet (or no longer): nobody asked. `notifications/tasks` is
+            # the extension's; a legacy session hears `notifications/tasks/status`.
+            return 0
         if not has_capability(self.config.capabilities_wire, _LISTEN_FILTER[field][1]):
             return 0
         if field == "resourceSubscriptions":

@@ -2439,10 +2439,16 @@ class ExtGetTaskResult(Result, ExtDetailedTask):
 
 
 class ExtUpdateTaskRequestParams(RequestParams):
-    """Answers to a task's `inputRequests`, by the keys the server gave them."""
+    """Answers to a task's `inputRequests`, by the keys the server gave them.
+
+    Each answer is only an object here: its shape depends on the question the
+    key names, which only the task's server knows, and the spec has servers
+    ignore answers to keys that are not outstanding (whatever they hold), so
+    the server checks each answer against its own question instead.
+    """
 
     task_id: str
-    input_responses: "InputResponses"
+    input_responses: dict[str, dict[str, Any]]
 
 
 class ExtCancelTaskRequestParams(RequestParams):

@@ -8,7 +8,10 @@
 # Node 22 binary from the npm package node-linux-<arch>@22 when the machine's
 # node is older; starts examples/conformance/server.py on a free port; runs
 # `server --suite all` and `client --suite all` at each spec version; stops the
-# server on every exit path; prints one line per scenario and a closing
+# server on every exit path; also runs the server extension scenarios whose
+# names start with a prefix in CONFORMANCE_EXTENSIONS (default "tasks-": the
+# 2026-07-28 tasks extension), which --spec-version never selects, one
+# --scenario at a time; prints one line per scenario and a closing
 # "N passed, M failed" line. Exit status is non-zero when a scenario fails that
 # examples/conformance/expected-failures.txt does not list.
 #
@@ -16,11 +19,13 @@
 # free port), CONFORMANCE_SPECS (default "2025-11-25 2026-07-28"),
 # CONFORMANCE_MODES (default "server client"), CONFORMANCE_TIMEOUT (ms per
 # scenario, default 300000), CONFORMANCE_SCENARIO (run just this scenario),
-# CONFORMANCE_EXTENSIONS (extension scenarios to run too, once each, in client
-# mode: `--spec-version` never selects them; default the two of the
+# CONFORMANCE_CLIENT_EXTENSIONS (extension scenarios to run too, once each, in
+# client mode: `--spec-version` never selects them; default the two of the
 # io.modelcontextprotocol/oauth-client-credentials extension, machine-to-machine
 # client_credentials with client_secret_basic and with private_key_jwt, which
-# this project implements; "" for none).
+# this project implements; "" for none), CONFORMANCE_SERVER_EXTENSIONS (name
+# prefixes of the server's extension scenarios to run, default "tasks-": the
+# 2026-07-28 tasks extension, SEP-2663; "" for none).
 #
 # The timeout is a hang guard, not a speed limit: the client suite starts all
 # its ~30 clients at once, and on a loaded machine a Python client can take a
@@ -43,7 +48,8 @@ PYTHON="${PYTHON:-$ROOT/.venv/bin/python}"
 SPECS="${CONFORMANCE_SPECS:-2025-11-25 2026-07-28}"
 MODES="${CONFORMANCE_MODES:-server client}"
 TIMEOUT_MS="${CONFORMANCE_TIMEOUT:-300000}"
-EXTENSIONS="${CONFORMANCE_EXTENSIONS-auth/client-credentials-basic auth/client-credentials-jwt}"
+CLIENT_EXTENSIONS="${CONFORMANCE_CLIENT_EXTENSIONS-auth/client-credentials-basic auth/client-credentials-jwt}"
+SERVER_EXTENSIONS="${CONFORMANCE_SERVER_EXTENSIONS-tasks-}"
 EXPECTED="$ROOT/examples/conformance/expected-failures.txt"
 
 now() { date +%s.%N; }
@@ -171,13 +177,13 @@ run_suite() {
     RUNS+=("$mode:$spec:$out")
 }
 
-run_extensions() {
+run_client_extensions() {
     local out="$RUN_DIR/client-extensions" t0 scenario
     mkdir -p "$out"
     t0=$(now)
-    say "client extension scenarios: $EXTENSIONS"
+    say "client extension scenarios: $CLIENT_EXTENSIONS"
     : >"$out/suite.log"
-    for scenario in $EXTENSIONS; do
+    for scenario in $CLIENT_EXTENSIONS; do
         "${CONFORMANCE[@]}" client --command "exec $PYTHON $ROOT/examples/conformance/client.py" \
             --scenario "$scenario" --timeout "$TIMEOUT_MS" -o "$out" >>"$out/suite.log" 2>&1 || true
     done
@@ -185,14 +191,44 @@ run_extensions() {
     RUNS+=("client:extension:$out")
 }
 
+# Extension scenarios (marked [extension] by `conformance list`) belong to no
+# spec version, so the suites above never run them: each runs by name here.
+run_server_extensions() {
+    local out="$RUN_DIR/server-extensions" t0 name prefix picked=()
+    [[ -n "$SERVER_EXTENSIONS" ]] || return 0
+    while read -r name; do
+        for prefix in $SERVER_EXTENSIONS; do
+            if [[ "$name" == "$prefix"* ]]; then
+                if [[ -z "${CONFORMANCE_SCENARIO:-}" || "$CONFORMANCE_SCENARIO" == "$name" ]]; then
+                    picked+=("$name")
+                fi
+            fi
+        done
+    done < <("${CONFORMANCE[@]}" list --server | sed -nE 's/^ *- ([A-Za-z0-9_-]+) \[extension\].*/\1/p')
+    [[ ${#picked[@]} -gt 0 ]] || return 0
+    mkdir -p "$out"
+    : >"$out/suite.log"
+    t0=$(now)
+    for name in "${picked[@]}"; do
+        say "server extension scenario $name"
+        "${CONFORMANCE[@]}" server --url "$URL" --scenario "$name" --timeout "$TIMEOUT_MS" \
+            -o "$out" >>"$out/suite.log" 2>&1 || true
+    done
+    TIMINGS+=("server extensions: $(since "$t0")")
+    RUNS+=("server:extension:$out")
+}
+
 for mode in $MODES; do
     if [[ "$mode" == server ]]; then start_server; fi
     for spec in $SPECS; do
         run_suite "$mode" "$spec"
     done
-    if [[ "$mode" == server ]]; then stop_server; fi
-    if [[ "$mode" == client && -n "$EXTENSIONS" && -z "${CONFORMANCE_SCENARIO:-}" ]]; then
-        run_extensions
+    if [[ "$mode" == server ]]; then
+        run_server_extensions
+        stop_server
+    fi
+    if [[ "$mode" == client && -n "$CLIENT_EXTENSIONS" && -z "${CONFORMANCE_SCENARIO:-}" ]]; then
+        run_client_extensions
     fi
 done
 

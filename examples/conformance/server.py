@@ -41,11 +41,13 @@ from mcp_adapters.server import (
     RequestScope,
     Resolve,
     Sample,
+    TaskSettings,
 )
 from mcp_adapters.server._resolve import Question
-from mcp_core import Era, InputReceived, ServerConnection, State, form_schema
+from mcp_core import Era, InputReceived, MCPError, ServerConnection, State, form_schema
 from mcp_core.types import (
     AudioContent,
+    CallToolResult,
     ClientCapabilities,
     ElicitationCapability,
     ElicitResult,
@@ -154,6 +156,8 @@ mcp = ConformanceServer(
     instructions="Conformance test server for mcp-sansio.",
     # ctx.elicit in prompts works on 2026-07-28 only with replay (see server.py).
     replay_elicitation=True,
+    # The suite polls tasks every 200 ms; the bodies look at the store as often.
+    tasks=TaskSettings(poll_interval=0.2),
 )
 
 
@@ -762,6 +766,68 @@ async def test_input_required_result_prompt(ctx: Context) -> str:
     answer = await ctx.elicit("What context should the prompt use?", PromptContext)
     context = answer.data.context if isinstance(answer, AcceptedElicitation) else "none"
     return f"Use this context: {context}"
+
+
+# ------------------------------------------------------------------ tasks
+# The fixtures of the suite's `server tasks-*` scenarios (the 2026-07-28 tasks
+# extension, SEP-2663); docs/tasks.md explains `@mcp.tool(task=...)`.
+
+
+@mcp.tool(structured_output=False)
+def greet(name: str) -> str:
+    """Sync only: never a task."""
+    return f"Hello, {name}!"
+
+
+@mcp.tool(task="optional", structured_output=False)
+async def slow_compute(seconds: float, label: str = "") -> str:
+    """Sleeps `seconds`, then answers (a task when the client declares the extension)."""
+    await anyio.sleep(seconds)
+    return f"computed {label or 'result'} after {seconds}s"
+
+
+@mcp.tool(task="required")
+async def failing_job() -> CallToolResult:
+    """Runs only as a task; reports a tool error (isError) after a second."""
+    await anyio.sleep(1)
+    return CallToolResult(content=[TextContent(type="text", text="the job failed")], is_error=True)
+
+
+@mcp.tool(task="optional", structured_output=False)
+async def protocol_error_job() -> str:
+    """Fails with a JSON-RPC error: the task ends `failed`."""
+    raise MCPError(-32603, "the job hit a protocol-level failure")
+
+
+class Approval(BaseModel):
+    confirm: bool
+
+
+@mcp.tool(task="optional", structured_output=False)
+async def confirm_delete(ctx: Context, path: str = "/tmp/file") -> str:
+    """Asks once (the task's inputRequests), then completes."""
+    answer = await ctx.elicit(f"Delete {path}?", Approval)
+    return f"deleted={answer.action == 'accept'}"
+
+
+@mcp.tool(task="optional", structured_output=False)
+async def multi_input(ctx: Context) -> str:
+    """Asks two questions at once: two keys pending together."""
+    answers: dict[str, str] = {}
+
+    async def ask(what: str) -> None:
+        answers[what] = (await ctx.elicit(f"Your {what}?", Name)).action
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask, "first name")
+        group.start_soon(ask, "last name")
+    return f"answers: {sorted(answers.items())}"
+
+
+@mcp.tool(task="required", structured_output=False)
+def test_tool_with_task(name: Annotated[Name, Resolve(user_name)]) -> str:
+    """Asks the name on the request (InputRequiredResult), then runs as a task."""
+    return f"Hello from the task, {name.name}!"
 
 
 # ------------------------------------------------------------- completion

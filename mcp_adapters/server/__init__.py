@@ -37,7 +37,7 @@ import inspect
 import logging
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Container, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Container, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, overload
 
 import pydantic
@@ -57,10 +57,19 @@ from mcp_adapters.server._resolve import (
     Sample,
     ToolFailure,
 )
+from mcp_adapters.server._tasks import (
+    TaskHost,
+    TaskSettings,
+    TaskSupport,
+    legacy_task,
+    modern_task,
+)
 from mcp_core import (
     ALL_REVISIONS,
     CONNECTION_CLOSED,
+    INTERNAL_ERROR,
     INVALID_PARAMS,
+    METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     REQUEST_TIMEOUT,
     RESOURCE_NOT_FOUND,
@@ -76,6 +85,7 @@ from mcp_core import (
     capability_problem,
     to_wire,
 )
+from mcp_core.tasks import TASKS_EXTENSION, extension_declared, missing_extension
 
 if TYPE_CHECKING:
     from mcp_adapters.asgi import ASGIApp
@@ -404,6 +414,98 @@ class Context(InjectedContext, Generic[LifespanT]):
         return [ReadResourceContents.of(part) for part in result.contents]
 
 
+class _TaskAsker:
+    """A task's body: each question waits for its answer, by key, however long
+    (`TaskHost.ask`): `tasks/update` on 2026-07-28, a waiting `tasks/result` on
+    2025-11-25. The body runs once, so no question is ever asked twice."""
+
+    def __init__(
+        self,
+        host: TaskHost,
+        task_id: str,
+        revision: str,
+        capabilities: Mapping[str, Any],
+        scope: RequestScope,
+        era: str,
+    ) -> None:
+        self.host = host
+        self.task_id = task_id
+        self.revision = revision
+        self.capabilities = capabilities
+        self.scope = scope
+        self.era = era
+
+    async def ask(self, key: str, question: Question) -> Any:
+        params = question.params(self.revision)
+        problem = capability_problem(self.capabilities, question.method, params)
+        if problem is not None:
+            raise MCPError(problem[0], problem[1])
+        answer = await self.host.ask(
+            self.task_id, key, {"method": question.method, "params": params}, self.scope
+        )
+        try:
+            return question.outcome(answer)
+        except pydantic.ValidationError as exc:
+            raise ToolFailure(f"the client's answer to {key!r} is invalid: {exc}") from None
+
+
+class TaskContext(Context[LifespanT]):
+    """The `Context` of a tool body running as a task (`ctx.task_id`).
+
+    Asking works as in any tool (`ctx.elicit`, resolvers) and makes the task
+    `input_required` until answered. Progress and logs go to the creating
+    2025-11-25 session, tagged with the task, while it lasts; the 2026-07-28
+    extension has neither for tasks (the status message is what it has).
+    """
+
+    def __init__(
+        self,
+        server: MCPServer,
+        request: Incoming,
+        scope: RequestScope,
+        asker: Any,
+        replay: bool,
+        task_id: str,
+        era: str,
+    ) -> None:
+        super().__init__(server, request, scope, asker, replay)
+        self.task_id = task_id
+        self.era = era
+
+    async def _ask(self, question: Question, what: str) -> Any:
+        self._asked += 1
+        return await self._asker.ask(f"{what}_{self._asked}", question)
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> bool:
+        """Progress under the creating request's token, valid until the task ends
+        (2025-11-25; False elsewhere, or once the session is gone)."""
+        if self.era != "legacy":
+            return False
+        try:
+            sent = self.scope.connection.send_task_progress(self.task_id, progress, total, message)
+        except LocalProtocolError:
+            return False
+        if sent:
+            self.scope.wake()
+        return sent
+
+    async def log(self, level: str, data: Any, *, logger_name: str | None = None) -> bool:
+        if self.era != "legacy":
+            return False
+        connection = self.scope.connection
+        if "logging" not in connection.config.capabilities_wire:
+            return False
+        try:
+            sent = connection.send_log(level, data, logger=logger_name)
+        except LocalProtocolError:
+            return False
+        if sent:
+            self.scope.wake()
+        return sent
+
+
 # ------------------------------------------------------------------ server
 
 
@@ -431,6 +533,7 @@ class MCPServer:
         cache_scope: Literal["public", "private"] = "private",
         auth: AuthSettings | None = None,
         store: Store | None = None,
+        tasks: TaskSettings | None = None,
     ) -> None:
         if name is None and request_state_keys:
             # Sealed state names the server as its audience: with shared keys, two
@@ -485,14 +588,21 @@ class MCPServer:
         # then keeps legacy sessions there; `publish_through` is set while it serves.
         self.store = store
         self._publish: Callable[[str, Any], None] | None = None
+        # Tool calls run as tasks (`@mcp.tool(task=...)`): their records go to
+        # `store.tasks` (this process's memory without a store), their bodies
+        # run in a task group open while the server is served.
+        self.tasks = TaskHost(self, tasks)
 
-    def running(self) -> contextlib.AbstractAsyncContextManager[Any]:
-        """Inside the server's lifespan (entered here unless something else serves it).
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[Any]:
+        """Inside the server's lifespan (entered here unless something else serves it),
+        with the task group that tool calls run as tasks detach into.
 
         Every way of serving enters it; this is for a transport of your own.
         Yields the lifespan context.
         """
-        return self._lifespan.running()
+        async with self._lifespan.running() as value, self.tasks.hosting():
+            yield value
 
     @property
     def lifespan_context(self) -> Any:
@@ -557,6 +667,13 @@ class MCPServer:
                 wake()
         return told
 
+    def notify_task(self, task: Mapping[str, Any]) -> int:
+        """`notifications/tasks` (the 2026-07-28 tasks extension) with a task as
+        `tasks/get` shows it, to the listen streams that asked for that task id,
+        on every replica sharing the store. The task runtime calls it on each
+        status change; 2025-11-25 sessions hear `notifications/tasks/status`."""
+        return self._broadcast("notifications/tasks", dict(task))
+
     def notify_tools_changed(self) -> int:
         return self._notify_list_changed("tools")
 
@@ -588,10 +705,16 @@ class MCPServer:
         structured_output: bool | None = None,
         replay_elicitation: bool | None = None,
         scopes: Sequence[str] | None = None,
+        task: TaskSupport = "forbidden",
     ) -> Callable[[F], F]: ...
 
     def tool(self, name: Any = None, **options: Any) -> Any:
         """Register a function as a tool: `@mcp.tool()` or `@mcp.tool(name=..., ...)`.
+
+        `task`: whether a call may run as a task, detached from its request
+        (docs/tasks.md): "forbidden" (the default), "optional" (when the client
+        asks for one) or "required" (a call that is not a task is refused);
+        2025-11-25 clients see it as the tool's `execution.taskSupport`.
 
         `scopes`: the OAuth scopes a caller's token needs for it (with `auth=`):
         without them the HTTP request is answered 403 `insufficient_scope`."""
@@ -736,6 +859,11 @@ class MCPServer:
                 caps["resources"] = {"subscribe": True, "listChanged": True}
             if self._completion is not None:
                 caps["completions"] = {}
+            if any(t.task_support != "forbidden" for t in self._tools.values()):
+                # 2025-11-25's capability and the 2026-07-28 extension's; each
+                # era reads its own.
+                caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+                caps["extensions"] = {TASKS_EXTENSION: {}}
             info: dict[str, Any] = {"name": self.name, "version": self.version}
             if self.title:
                 info["title"] = self.title
@@ -789,7 +917,13 @@ class MCPServer:
         """
         if request.method == "tools/call":
             tool = self._tools.get(request.params.name)
-            if tool is not None and not tool.is_async and not tool.resolved:
+            if (
+                tool is not None
+                and not tool.is_async
+                and not tool.resolved
+                and tool.task_support == "forbidden"
+                and getattr(request.params, "task", None) is None
+            ):
                 if scope.connection not in self._live:
                     self.attach(scope)
                 outcome = self._call_plain_tool(tool, request, scope)
@@ -852,6 +986,10 @@ class MCPServer:
 
     async def _call_tool(self, request: Incoming, scope: RequestScope) -> Any:
         tool = self._tool_named(request.params.name)
+        if tool.task_support != "forbidden" or getattr(request.params, "task", None) is not None:
+            as_task = self._as_task(tool, request, scope)
+            if as_task is not None:
+                return await self._start_task(tool, request, scope, as_task)
         if not tool.is_async and not tool.resolved:
             outcome = self._call_plain_tool(tool, request, scope)
             return await outcome.finish() if isinstance(outcome, _Later) else outcome
@@ -893,12 +1031,148 @@ class MCPServer:
             return _tool_failure(tool, asker, exc)
 
     async def _list_tools(self, request: Incoming, scope: RequestScope) -> Any:
-        cached = self._list_cache.get("tools")
+        # Only 2025-11-25 has `execution.taskSupport` (2026-07-28 moved tasks to an
+        # extension whose server alone decides, per call).
+        legacy_tasks = request.context.protocol_version == "2025-11-25"
+        key = "tools+execution" if legacy_tasks else "tools"
+        cached = self._list_cache.get(key)
         if cached is None:
-            cached = self._list_cache["tools"] = to_wire(
-                types.ListToolsResult(tools=[t.definition() for t in self._tools.values()])
-            )
+            tools = []
+            for spec in self._tools.values():
+                tool = spec.definition()
+                if legacy_tasks and spec.task_support != "forbidden":
+                    tool.execution = types.ToolExecution(task_support=spec.task_support)
+                tools.append(tool)
+            cached = self._list_cache[key] = to_wire(types.ListToolsResult(tools=tools))
         return dict(cached)
+
+    # ---- tasks (docs/tasks.md)
+
+    def _as_task(
+        self, tool: FunctionTool, request: Incoming, scope: RequestScope
+    ) -> tuple[str, int | None] | None:
+        """Whether this call runs as a task: (era, the TTL asked for) or None (inline).
+
+        2025-11-25: when the client asked (`params.task`, which the engine keeps
+        only when this server declared `tasks.requests.tools.call`). 2026-07-28:
+        the server decides, but only for a request that declared the extension.
+        """
+        revision = request.context.protocol_version
+        asked = getattr(request.params, "task", None)
+        if revision == "2025-11-25":
+            if asked is not None:
+                if tool.task_support == "forbidden":
+                    raise MCPError(
+                        METHOD_NOT_FOUND,
+                        f"Tool {tool.name} does not support task-augmented execution",
+                    )
+                return "legacy", asked.ttl
+        elif scope.connection.era is Era.MODERN and tool.task_support != "forbidden":
+            caps = to_wire(request.context.client_capabilities) or {}
+            if extension_declared(caps):
+                return "modern", None
+            if tool.task_support == "required":
+                raise MCPError(*missing_extension())
+            return None
+        if tool.task_support == "required":
+            raise MCPError(METHOD_NOT_FOUND, f"Tool {tool.name} requires task-augmented execution")
+        return None
+
+    async def _start_task(
+        self,
+        tool: FunctionTool,
+        request: Incoming,
+        scope: RequestScope,
+        as_task: tuple[str, int | None],
+    ) -> Any:
+        era, requested_ttl = as_task
+        revision = request.context.protocol_version
+        caps = to_wire(request.context.client_capabilities) or {}
+        try:
+            kwargs = tool.parse_arguments(request.params.arguments)
+        except pydantic.ValidationError as exc:
+            # Refused before any task exists: the call's own answer says why.
+            return _tool_error(f"Invalid arguments for tool {tool.name}: {exc}")
+        if tool.resolved:
+            # Resolvers are answered on the request itself, before the task exists
+            # (the extension's rule for input gathered before a task: 2026-07-28
+            # answers it with InputRequiredResult rounds, a legacy session asks in
+            # place), so the task starts with every argument known.
+            asker = self._asker(request, scope)
+            context = self._context(tool, request, scope, asker)
+            try:
+                resolution = Resolution(kwargs, context, asker, revision)
+                kwargs.update(await resolution.fill(tool.resolved))
+            except (Exception, NeedInput) as exc:
+                return _tool_failure(tool, asker, exc)
+
+        async def body(host: TaskHost, record: Any) -> dict[str, Any]:
+            asker = _TaskAsker(host, record.task_id, revision, caps, scope, era)
+            context: TaskContext[Any] = TaskContext(
+                self, request, scope, asker, True, record.task_id, era
+            )
+            call = dict(kwargs)
+            try:
+                if tool.context_param is not None:
+                    call[tool.context_param] = context
+                value = tool.fn(**call)
+                if inspect.isawaitable(value):
+                    value = await value
+                wire: dict[str, Any] = tool.to_wire_result(value)
+                return wire
+            except Exception as exc:
+                failure: dict[str, Any] = to_wire(_tool_failure(tool, None, exc))
+                return failure
+
+        record = await self.tasks.start(scope, era, requested_ttl, body)
+        if era == "legacy":
+            return {"task": legacy_task(record)}
+        return {"resultType": "task", **modern_task(record, detailed=False)}
+
+    def _task_id(self, request: Incoming) -> str:
+        task_id: str = request.params.task_id
+        return task_id
+
+    async def _tasks_get(self, request: Incoming, scope: RequestScope) -> Any:
+        record = await self.tasks.get(self._task_id(request), scope)
+        if scope.connection.era is Era.MODERN:
+            return modern_task(record, detailed=True)
+        return legacy_task(record)
+
+    async def _tasks_result(self, request: Incoming, scope: RequestScope) -> Any:
+        record = await self.tasks.wait_terminal(
+            self._task_id(request), scope, request.request_id, _failure
+        )
+        if record.result is not None:
+            return dict(record.result)
+        if record.status == "cancelled":
+            raise MCPError(INVALID_PARAMS, f"Task {record.task_id} was cancelled")
+        error = record.error or {"code": INTERNAL_ERROR, "message": "the task failed"}
+        raise MCPError(
+            error.get("code", INTERNAL_ERROR), error.get("message", ""), error.get("data")
+        )
+
+    async def _tasks_list(self, request: Incoming, scope: RequestScope) -> Any:
+        cursor = getattr(request.params, "cursor", None)
+        records, next_cursor = await self.tasks.list(scope, cursor)
+        result: dict[str, Any] = {"tasks": [legacy_task(r) for r in records]}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        return result
+
+    async def _tasks_cancel(self, request: Incoming, scope: RequestScope) -> Any:
+        cancelled = await self.tasks.cancel(self._task_id(request), scope)
+        if scope.connection.era is Era.MODERN:
+            return {}  # an acknowledgement; cancellation is eventually consistent
+        if cancelled is None:
+            raise MCPError(INVALID_PARAMS, "Cannot cancel task: already in terminal status")
+        return legacy_task(cancelled)
+
+    async def _tasks_update(self, request: Incoming, scope: RequestScope) -> Any:
+        task_id = self._task_id(request)
+        await self.tasks.get(task_id, scope)  # known, and this requester's
+        await self.tasks.answer(task_id, to_wire(request.params.input_responses) or {})
+        return {}
 
     async def _list_prompts(self, request: Incoming, scope: RequestScope) -> Any:
         prompts = [
@@ -1262,6 +1536,11 @@ _HANDLERS: dict[str, _Handler] = {
     "resources/unsubscribe": MCPServer._subscribe,
     "subscriptions/listen": MCPServer._listen,
     "completion/complete": MCPServer._complete,
+    "tasks/get": MCPServer._tasks_get,
+    "tasks/result": MCPServer._tasks_result,
+    "tasks/list": MCPServer._tasks_list,
+    "tasks/cancel": MCPServer._tasks_cancel,
+    "tasks/update": MCPServer._tasks_update,
 }
 
 
@@ -1294,6 +1573,8 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "AcceptedElicitation",
+    "TaskContext",
+    "TaskSettings",
     "AcceptedUrlElicitation",
     "CancelledElicitation",
     "Context",

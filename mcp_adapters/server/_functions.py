@@ -105,6 +105,8 @@ class FunctionTool:
     icons: Any = None
     meta: dict[str, Any] | None = None
     replay_elicitation: bool | None = None
+    #: `@mcp.tool(task=...)`: whether a call may (or must) run as a task
+    task_support: str = "forbidden"
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -121,7 +123,10 @@ class FunctionTool:
         structured_output: bool | None = None,
         replay_elicitation: bool | None = None,
         input_schema: dict[str, Any] | None = None,
+        task: str = "forbidden",
     ) -> FunctionTool:
+        if task not in ("forbidden", "optional", "required"):
+            raise ValueError(f'task must be "forbidden", "optional" or "required", not {task!r}')
         hints = _hints(fn)
         signature = inspect.signature(fn)
         fields: dict[str, Any] = {}
@@ -205,6 +210,7 @@ class FunctionTool:
             icons=icons,
             meta=meta,
             replay_elicitation=replay_elicitation,
+            task_support=task,
         )
 
     def definition(self) -> types.Tool:

@@ -1,6 +1,6 @@
 """What must cross processes when one MCP endpoint runs as several replicas.
 
-One interface (`Store`: `sessions`, `events`, `bus`, `fanout`; see
+One interface (`Store`: `sessions`, `events`, `bus`, `fanout`, `tasks`; see
 `mcp_adapters.store._interface`) and two implementations that pass the same
 contract tests:
 
@@ -24,10 +24,23 @@ from mcp_adapters.store._event_ids import (
     next_position,
     parse_event_id,
 )
-from mcp_adapters.store._interface import Bus, EventLog, FanOut, SessionRegistry, Store
+from mcp_adapters.store._interface import (
+    Bus,
+    EventLog,
+    FanOut,
+    SessionRegistry,
+    Store,
+    TaskRegistry,
+)
 from mcp_adapters.store._limits import StoreLimits
 from mcp_adapters.store._memory import InMemoryStore, MemoryHub
-from mcp_adapters.store._records import BusMessage, Notification, SessionRecord
+from mcp_adapters.store._records import (
+    TERMINAL_TASK_STATUSES,
+    BusMessage,
+    Notification,
+    SessionRecord,
+    TaskRecord,
+)
 from mcp_adapters.store._subscription import Subscription
 
 if TYPE_CHECKING:
@@ -47,6 +60,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "TERMINAL_TASK_STATUSES",
     "Bus",
     "BusMessage",
     "EventLog",
@@ -63,6 +77,8 @@ __all__ = [
     "StoreLimits",
     "StoreUnavailable",
     "Subscription",
+    "TaskRecord",
+    "TaskRegistry",
     "format_event_id",
     "next_position",
     "parse_event_id",

@@ -1,6 +1,6 @@
 """The store interface: what must cross processes when one endpoint runs on several.
 
-Four parts, each a small protocol, all async (anyio: asyncio or trio):
+Five parts, each a small protocol, all async (anyio: asyncio or trio):
 
 * `SessionRegistry`: legacy sessions, so any process can restore one
   (`SessionRecord`), with expiry and an owner that only changes hands by
@@ -12,7 +12,9 @@ Four parts, each a small protocol, all async (anyio: asyncio or trio):
   progress), addressed by that process's `process_id`;
 * `FanOut`: one notification to every process (list_changed,
   resources/updated), each passing it on to its own sessions and
-  `subscriptions/listen` streams.
+  `subscriptions/listen` streams;
+* `TaskRegistry`: tasks (both eras) by id, so that `tasks/get` and a task's
+  result work on any process and after the connection that created it is gone.
 
 Every method may raise `StoreUnavailable` (never for the in-memory store), and
 never waits unboundedly. A store is an async context manager: enter it once,
@@ -27,10 +29,10 @@ from typing import Protocol, Self
 
 from mcp_adapters.store._event_ids import EventPosition
 from mcp_adapters.store._limits import StoreLimits
-from mcp_adapters.store._records import BusMessage, Notification, SessionRecord
+from mcp_adapters.store._records import BusMessage, Notification, SessionRecord, TaskRecord
 from mcp_adapters.store._subscription import Subscription
 
-__all__ = ["Bus", "EventLog", "FanOut", "SessionRegistry", "Store"]
+__all__ = ["Bus", "EventLog", "FanOut", "SessionRegistry", "Store", "TaskRegistry"]
 
 
 class SessionRegistry(Protocol):
@@ -143,8 +145,46 @@ class FanOut(Protocol):
         ...
 
 
+class TaskRegistry(Protocol):
+    """Tasks by id, each kept until its own expiry: the store's clock at
+    creation plus the record's `ttl_ms`, however often it is written (the
+    spec's TTL counts from creation). An expired task is gone for every method.
+
+    A terminal record (completed, failed, cancelled) is never overwritten:
+    whichever of "the work finished" and "the client cancelled" is written
+    first wins, on every process. The client's answers (`respond`) are merged
+    apart from the rest, so an answer and a status change never lose each other.
+    """
+
+    async def create(self, record: TaskRecord) -> TaskRecord | None:
+        """Store a new task (durable once this returns); the stored record (with
+        `expires_at`), or None if a live task already has that id."""
+        ...
+
+    async def get(self, task_id: str) -> TaskRecord | None:
+        """The live record, with every answer given so far, or None."""
+        ...
+
+    async def update(self, record: TaskRecord) -> TaskRecord | None:
+        """Replace a live, non-terminal record (its answers and expiry kept); the
+        stored record, or None if the task is gone or already terminal."""
+        ...
+
+    async def respond(self, task_id: str, responses: dict[str, object]) -> bool:
+        """Merge answers by key into a live, non-terminal task; whether it was one."""
+        ...
+
+    async def list(self, owner: str | None, limit: int) -> list[TaskRecord]:
+        """Up to `limit` live tasks of `owner`, oldest first."""
+        ...
+
+    async def delete(self, task_id: str) -> bool:
+        """Forget a task everywhere; whether a live one was there."""
+        ...
+
+
 class Store(Protocol):
-    """The four parts together, for one process (`process_id`)."""
+    """The five parts together, for one process (`process_id`)."""
 
     @property
     def process_id(self) -> str:
@@ -165,6 +205,9 @@ class Store(Protocol):
 
     @property
     def fanout(self) -> FanOut: ...
+
+    @property
+    def tasks(self) -> TaskRegistry: ...
 
     async def __aenter__(self) -> Self: ...
 

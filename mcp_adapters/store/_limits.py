@@ -19,6 +19,8 @@ class StoreLimits:
     least recently written goes first). `max_pending_messages` is how many bus
     or fan-out messages may wait unread in one subscription before new ones
     are dropped (and counted); `max_message_bytes` bounds one bus payload.
+    `max_tasks` bounds the in-memory store's live task records (creating one
+    more raises `StoreError`; Redis is bounded by each record's TTL instead).
     """
 
     session_ttl: float = 1800.0
@@ -27,6 +29,7 @@ class StoreLimits:
     max_event_age: float = 3600.0
     max_pending_messages: int = 1024
     max_message_bytes: int = 4 * 1024 * 1024
+    max_tasks: int = 10_000
 
     def __post_init__(self) -> None:
         for name in ("session_ttl", "max_event_age"):
@@ -38,6 +41,7 @@ class StoreLimits:
             "max_streams_per_session",
             "max_pending_messages",
             "max_message_bytes",
+            "max_tasks",
         ):
             value = getattr(self, name)
             if type(value) is not int or value < 1:

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
+from mcp_adapters.store._errors import StoreError
 from mcp_adapters.store._event_ids import (
     EventPosition,
     check_position,
@@ -30,7 +31,7 @@ from mcp_adapters.store._event_ids import (
 )
 from mcp_adapters.store._interface import Store
 from mcp_adapters.store._limits import StoreLimits
-from mcp_adapters.store._records import BusMessage, Notification, SessionRecord
+from mcp_adapters.store._records import BusMessage, Notification, SessionRecord, TaskRecord
 from mcp_adapters.store._subscription import Subscription
 
 __all__ = ["InMemoryStore", "MemoryHub"]
@@ -56,6 +57,9 @@ class MemoryHub:
         self.logs: OrderedDict[str, OrderedDict[str, _StreamLog]] = OrderedDict()
         self.inboxes: dict[str, set[Subscription[BusMessage]]] = {}
         self.listeners: set[Subscription[Notification]] = set()
+        # task id -> record, in order of expiry (fixed at creation); answers apart
+        self.tasks: dict[str, TaskRecord] = {}
+        self.task_answers: dict[str, dict[str, object]] = {}
 
 
 class _Sessions:
@@ -258,6 +262,89 @@ class _FanOut:
             subscription.discard()
 
 
+class _Tasks:
+    """Tasks in the hub. Expiry is fixed at creation, so the dict's insertion
+    order is the order of expiry whenever the TTLs are alike; a sweep drops
+    expired entries from the front and `_live` catches the rest on lookup."""
+
+    def __init__(self, store: InMemoryStore) -> None:
+        self._store = store
+        self._hub = store.hub
+
+    def _now(self) -> float:
+        return self._store.clock()
+
+    def _live(self, task_id: str, now: float) -> TaskRecord | None:
+        record = self._hub.tasks.get(task_id)
+        if record is not None and record.expires_at <= now:
+            self._forget(task_id)
+            return None
+        return record
+
+    def _forget(self, task_id: str) -> None:
+        self._hub.tasks.pop(task_id, None)
+        self._hub.task_answers.pop(task_id, None)
+
+    def _sweep(self, now: float) -> None:
+        for task_id, record in list(self._hub.tasks.items()):
+            if record.expires_at > now:
+                return
+            self._forget(task_id)
+
+    def _with_answers(self, record: TaskRecord) -> TaskRecord:
+        answers = self._hub.task_answers.get(record.task_id)
+        return dataclasses.replace(record, input_responses=dict(answers) if answers else None)
+
+    async def create(self, record: TaskRecord) -> TaskRecord | None:
+        now = self._now()
+        self._sweep(now)
+        if self._live(record.task_id, now) is not None:
+            return None
+        if len(self._hub.tasks) >= self._store.limits.max_tasks:
+            raise StoreError(f"the store keeps at most {self._store.limits.max_tasks} tasks")
+        stored = dataclasses.replace(
+            record, input_responses=None, expires_at=now + record.ttl_ms / 1000
+        )
+        self._hub.tasks[record.task_id] = stored
+        if record.input_responses:
+            self._hub.task_answers[record.task_id] = dict(record.input_responses)
+        return self._with_answers(stored)
+
+    async def get(self, task_id: str) -> TaskRecord | None:
+        record = self._live(task_id, self._now())
+        return None if record is None else self._with_answers(record)
+
+    async def update(self, record: TaskRecord) -> TaskRecord | None:
+        current = self._live(record.task_id, self._now())
+        if current is None or current.terminal:
+            return None
+        stored = dataclasses.replace(record, input_responses=None, expires_at=current.expires_at)
+        self._hub.tasks[record.task_id] = stored
+        return self._with_answers(stored)
+
+    async def respond(self, task_id: str, responses: dict[str, object]) -> bool:
+        current = self._live(task_id, self._now())
+        if current is None or current.terminal:
+            return False
+        self._hub.task_answers.setdefault(task_id, {}).update(responses)
+        return True
+
+    async def list(self, owner: str | None, limit: int) -> list[TaskRecord]:
+        now = self._now()
+        self._sweep(now)
+        found = [
+            self._with_answers(record)
+            for record in self._hub.tasks.values()
+            if record.owner == owner and record.expires_at > now
+        ]
+        return found[: max(limit, 0)]
+
+    async def delete(self, task_id: str) -> bool:
+        live = self._live(task_id, self._now()) is not None
+        self._forget(task_id)
+        return live
+
+
 class InMemoryStore:
     """A `Store` in this process's memory; never raises `StoreUnavailable`.
 
@@ -281,6 +368,7 @@ class InMemoryStore:
         self._events = _Events(self)
         self._bus = _Bus(self)
         self._fanout = _FanOut(self)
+        self._tasks = _Tasks(self)
 
     @property
     def process_id(self) -> str:
@@ -305,6 +393,10 @@ class InMemoryStore:
     @property
     def fanout(self) -> _FanOut:
         return self._fanout
+
+    @property
+    def tasks(self) -> _Tasks:
+        return self._tasks
 
     async def __aenter__(self) -> Self:
         return self

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from mcp_core import SessionSnapshot
 
-__all__ = ["BusMessage", "Notification", "SessionRecord"]
+__all__ = ["TERMINAL_TASK_STATUSES", "BusMessage", "Notification", "SessionRecord", "TaskRecord"]
 
 _FORMAT: Final = 1
 
@@ -158,3 +158,120 @@ class Notification:
         if params is not None and not isinstance(params, dict):
             raise ValueError("params must be an object or null")
         return cls(method, params, _optional_str(value.get("origin"), "origin"))
+
+
+_TASK_STATUSES: Final = frozenset({"working", "input_required", "completed", "failed", "cancelled"})
+#: The statuses a task never leaves; the registry refuses to overwrite them.
+TERMINAL_TASK_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
+
+
+def _optional_object(value: Any, name: str) -> dict[str, Any] | None:
+    if value is not None and not isinstance(value, dict):
+        raise ValueError(f"{name} must be an object or null")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRecord:
+    """A task as every process of a deployment sees it (both eras' tasks).
+
+    The fields are the wire `Task`'s, era-neutral: `ttl_ms` and
+    `poll_interval_ms` in milliseconds, the timestamps ISO 8601 strings.
+    `result` is the underlying request's result in wire form (a
+    `CallToolResult`), `error` the JSON-RPC error object it failed with;
+    `input_requests` are the questions outstanding (key -> `{method, params}`)
+    and `input_responses` the answers the client gave by key (`tasks/update`),
+    which the registry merges apart from the rest so that an answer and a
+    status change never overwrite each other. `owner` scopes `tasks/list` (a
+    principal or a legacy session), `runner` is the process running the work.
+    `era` is "legacy" (2025-11-25) or "modern" (the 2026-07-28 extension).
+    `expires_at` is set by the registry at creation (the store's clock plus
+    `ttl_ms`); what you pass is ignored.
+    """
+
+    task_id: str
+    status: str
+    created_at: str
+    last_updated_at: str
+    ttl_ms: int
+    era: str = "modern"
+    poll_interval_ms: int | None = None
+    status_message: str | None = None
+    owner: str | None = None
+    runner: str | None = None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    input_requests: dict[str, Any] | None = None
+    input_responses: dict[str, Any] | None = None
+    expires_at: float = 0.0
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL_TASK_STATUSES
+
+    def body(self) -> dict[str, Any]:
+        """Everything but the answers, as a JSON-ready dict (the stored body)."""
+        return {
+            "v": _FORMAT,
+            "taskId": self.task_id,
+            "status": self.status,
+            "createdAt": self.created_at,
+            "lastUpdatedAt": self.last_updated_at,
+            "ttlMs": self.ttl_ms,
+            "era": self.era,
+            "pollIntervalMs": self.poll_interval_ms,
+            "statusMessage": self.status_message,
+            "owner": self.owner,
+            "runner": self.runner,
+            "result": self.result,
+            "error": self.error,
+            "inputRequests": self.input_requests,
+            "expiresAt": self.expires_at,
+        }
+
+    def to_json(self) -> bytes:
+        """Sorted-keys compact JSON of the body (the answers are kept apart)."""
+        return _dumps(self.body())
+
+    @classmethod
+    def from_json(cls, data: bytes, responses: Mapping[str, Any] | None = None) -> TaskRecord:
+        """Read `to_json` output back (with the answers kept apart); ValueError otherwise."""
+        value = _loads_object(data, "task record")
+        task_id = value.get("taskId")
+        status = value.get("status")
+        if not isinstance(task_id, str) or not task_id:
+            raise ValueError("taskId must be a non-empty string")
+        if status not in _TASK_STATUSES:
+            raise ValueError("status is not a task status")
+        ttl = value.get("ttlMs")
+        if type(ttl) is not int or ttl < 1:
+            raise ValueError("ttlMs must be a positive integer")
+        poll = value.get("pollIntervalMs")
+        if poll is not None and type(poll) is not int:
+            raise ValueError("pollIntervalMs must be an integer or null")
+        expires_at = value.get("expiresAt")
+        if not isinstance(expires_at, (int, float)) or isinstance(expires_at, bool):
+            raise ValueError("expiresAt must be a number")
+        era = value.get("era")
+        if era not in ("legacy", "modern"):
+            raise ValueError("era must be 'legacy' or 'modern'")
+        created, updated = value.get("createdAt"), value.get("lastUpdatedAt")
+        if not isinstance(created, str) or not isinstance(updated, str):
+            raise ValueError("createdAt and lastUpdatedAt must be strings")
+        return cls(
+            task_id,
+            status,
+            created,
+            updated,
+            ttl,
+            era,
+            poll,
+            _optional_str(value.get("statusMessage"), "statusMessage"),
+            _optional_str(value.get("owner"), "owner"),
+            _optional_str(value.get("runner"), "runner"),
+            _optional_object(value.get("result"), "result"),
+            _optional_object(value.get("error"), "error"),
+            _optional_object(value.get("inputRequests"), "inputRequests"),
+            dict(responses) if responses else None,
+            float(expires_at),
+        )

@@ -17,6 +17,12 @@ all; ids are percent-escaped so no id can forge another's key):
   once idle for the age limit; `<prefix>:ei:{<sid>}` (a sorted set, by a
   counter `<prefix>:en:{<sid>}`) lists a session's streams, least recently
   written first, for the per-session stream bound and `forget`;
+* `<prefix>:t:{<task id>}`: hash `body` (the `TaskRecord` JSON without the
+  answers), `status`, `exp` (fixed at creation: the store's clock plus the
+  task's `ttlMs`); `<prefix>:ta:{<task id>}` a hash of the client's answers by
+  key (JSON each), merged by a script so that an answer never overwrites a
+  status change or the other way round; `<prefix>:to:<owner>` a sorted set of
+  an owner's task ids by expiry, for `tasks/list`; Redis' TTL collects all three;
 * the bus and the fan-out are pub/sub channels, `<prefix>:bus:<process id>` and
   `<prefix>:fanout`.
 
@@ -40,6 +46,8 @@ opens a new connection, and inboxes and listeners resubscribe by themselves
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
 import logging
 import math
 import secrets
@@ -64,7 +72,7 @@ from mcp_adapters.store._event_ids import (
 )
 from mcp_adapters.store._interface import Store
 from mcp_adapters.store._limits import StoreLimits
-from mcp_adapters.store._records import BusMessage, Notification, SessionRecord
+from mcp_adapters.store._records import BusMessage, Notification, SessionRecord, TaskRecord
 from mcp_adapters.store._subscription import Subscription
 
 __all__ = ["RedisStore"]
@@ -241,6 +249,59 @@ for _, member in ipairs(streams) do redis.call('DEL', ARGV[1] .. member) end
 redis.call('DEL', KEYS[1], KEYS[2])
 return #streams
 """
+
+
+# Tasks. KEYS: the task hash, its answers hash. A terminal status is final.
+_TERMINAL_LUA: Final = """
+local function terminal(status)
+  return status == 'completed' or status == 'failed' or status == 'cancelled'
+end
+"""
+
+# ARGV: now, exp, ttl_ms, body, status.
+_T_CREATE: Final = (
+    _LIVE
+    + """
+if live then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('HSET', KEYS[1], 'body', ARGV[4], 'status', ARGV[5], 'exp', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
+)
+
+# ARGV: now, body, status. The stored expiry is kept: it counts from creation.
+_T_UPDATE: Final = (
+    _LIVE
+    + _TERMINAL_LUA
+    + """
+if not live or terminal(redis.call('HGET', KEYS[1], 'status')) then return false end
+redis.call('HSET', KEYS[1], 'body', ARGV[2], 'status', ARGV[3])
+return redis.call('HGET', KEYS[1], 'exp')
+"""
+)
+
+# ARGV: now, then key, answer JSON pairs.
+_T_RESPOND: Final = (
+    _LIVE
+    + _TERMINAL_LUA
+    + """
+if not live or terminal(redis.call('HGET', KEYS[1], 'status')) then return 0 end
+for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
+local left = redis.call('PTTL', KEYS[1])
+if left > 0 then redis.call('PEXPIRE', KEYS[2], left) end
+return 1
+"""
+)
+
+_T_DELETE: Final = (
+    _LIVE
+    + """
+redis.call('DEL', KEYS[1], KEYS[2])
+if live then return 1 end
+return 0
+"""
+)
 
 
 # --------------------------------------------------------------------- parts
@@ -432,6 +493,111 @@ class _Events:
         await self._store.script("events.forget", self._forget, [index, counter], [streams])
 
 
+class _Tasks:
+    def __init__(self, store: RedisStore) -> None:
+        self._store = store
+        client = store.client
+        self._create = client.register_script(_T_CREATE)
+        self._update = client.register_script(_T_UPDATE)
+        self._respond = client.register_script(_T_RESPOND)
+        self._delete = client.register_script(_T_DELETE)
+
+    def _keys(self, task_id: str) -> list[str]:
+        tag = f"{{{_part(task_id)}}}"
+        return [f"{self._store.prefix}:t:{tag}", f"{self._store.prefix}:ta:{tag}"]
+
+    def _index(self, owner: str | None) -> str:
+        return f"{self._store.prefix}:to:{_part(owner or '')}"
+
+    async def create(self, record: TaskRecord) -> TaskRecord | None:
+        now = self._store.clock()
+        ttl_ms = max(1, record.ttl_ms)
+        stored = dataclasses.replace(record, input_responses=None, expires_at=now + ttl_ms / 1000)
+        done = await self._store.script(
+            "tasks.create",
+            self._create,
+            self._keys(record.task_id),
+            [repr(now), repr(stored.expires_at), ttl_ms, stored.to_json(), stored.status],
+        )
+        if done != 1:
+            return None
+        client = self._store.client
+        index = self._index(record.owner)
+        await self._store.run(
+            "tasks.index", client.zadd(index, {record.task_id: stored.expires_at})
+        )
+        # The index lives as long as its longest-lived task: extended, never cut.
+        left = await self._store.run("tasks.index", client.pttl(index))
+        if left < ttl_ms:
+            await self._store.run("tasks.index", client.pexpire(index, ttl_ms))
+        if record.input_responses:
+            await self.respond(record.task_id, dict(record.input_responses))
+            return await self.get(record.task_id)
+        return stored
+
+    async def get(self, task_id: str) -> TaskRecord | None:
+        client = self._store.client
+        key, answers_key = self._keys(task_id)
+        body, exp = await self._store.run("tasks.get", client.hmget(key, ["body", "exp"]))
+        if body is None or exp is None or not float(exp) > self._store.clock():
+            return None
+        answers = await self._store.run("tasks.get", client.hgetall(answers_key))
+        responses = {_text(k): json.loads(v) for k, v in answers.items()} if answers else None
+        record = TaskRecord.from_json(body, responses)
+        return dataclasses.replace(record, expires_at=float(exp))
+
+    async def update(self, record: TaskRecord) -> TaskRecord | None:
+        stored = dataclasses.replace(record, input_responses=None)
+        exp = await self._store.script(
+            "tasks.update",
+            self._update,
+            self._keys(record.task_id),
+            [repr(self._store.clock()), stored.to_json(), stored.status],
+        )
+        if exp is None:
+            return None
+        return dataclasses.replace(
+            record, expires_at=float(_text(exp)), input_responses=record.input_responses
+        )
+
+    async def respond(self, task_id: str, responses: dict[str, object]) -> bool:
+        pairs: list[Any] = []
+        for key, value in responses.items():
+            pairs += [key, json.dumps(value, separators=(",", ":"), allow_nan=False)]
+        done = await self._store.script(
+            "tasks.respond", self._respond, self._keys(task_id), [repr(self._store.clock()), *pairs]
+        )
+        return bool(done == 1)
+
+    async def list(self, owner: str | None, limit: int) -> list[TaskRecord]:
+        if limit < 1:
+            return []
+        client = self._store.client
+        index = self._index(owner)
+        now = self._store.clock()
+        await self._store.run("tasks.list", client.zremrangebyscore(index, float("-inf"), now))
+        found: list[TaskRecord] = []
+        start = 0
+        while len(found) < limit:
+            ids = await self._store.run(
+                "tasks.list", client.zrange(index, start, start + limit - 1)
+            )
+            if not ids:
+                break
+            start += len(ids)
+            for task_id in ids:
+                record = await self.get(_text(task_id))
+                if record is not None and record.owner == owner:
+                    found.append(record)
+        return found[:limit]
+
+    async def delete(self, task_id: str) -> bool:
+        done = await self._store.script(
+            "tasks.delete", self._delete, self._keys(task_id), [repr(self._store.clock())]
+        )
+        return bool(done == 1)
+
+
 class _Bus:
     def __init__(self, store: RedisStore) -> None:
         self._store = store
@@ -536,6 +702,7 @@ class RedisStore:
         self._events = _Events(self)
         self._bus = _Bus(self)
         self._fanout = _FanOut(self)
+        self._task_registry = _Tasks(self)
 
     @property
     def process_id(self) -> str:
@@ -560,6 +727,10 @@ class RedisStore:
     @property
     def fanout(self) -> _FanOut:
         return self._fanout
+
+    @property
+    def tasks(self) -> _Tasks:
+        return self._task_registry
 
     async def __aenter__(self) -> Self:
         async with contextlib.AsyncExitStack() as stack:

@@ -62,3 +62,21 @@ async def hang(ctx: Context) -> str:
     await ctx.error(f"pid {os.getpid()}")
     await anyio.sleep_forever()
     return "never"
+
+
+class Go(BaseModel):
+    go: bool
+
+
+@mcp.tool(task="optional")
+async def job(seconds: float) -> str:
+    """Runs as a task when the client lets it; says which process ran it."""
+    await anyio.sleep(seconds)
+    return f"{os.getpid()} done"
+
+
+@mcp.tool(task="required")
+async def gated_job(ctx: Context) -> str:
+    """A task that asks before it finishes: the answer may reach any replica."""
+    answer = await ctx.elicit(message="Go on?", schema=Go)
+    return f"{os.getpid()} go={answer.action == 'accept' and answer.data.go}"

@@ -491,3 +491,117 @@ def test_http_routing_header_names_the_task() -> None:
     assert {NAME_BEARING_METHODS[m] for m in ("tasks/get", "tasks/update", "tasks/cancel")} == {
         "taskId"
     }
+
+
+# ------------------------------------------------------- server additions
+
+
+BOTH_ERAS = {**SERVER_TASKS, **EXT}
+
+
+def test_each_era_is_shown_only_its_own_tasks_capability() -> None:
+    legacy = server(capabilities=BOTH_ERAS)
+    feed(
+        legacy,
+        request(
+            "init",
+            "initialize",
+            {
+                "protocolVersion": LEGACY,
+                "capabilities": {},
+                "clientInfo": {"name": "c", "version": "1"},
+            },
+        ),
+    )
+    shown = out(legacy)[0]["result"]["capabilities"]
+    assert shown["tasks"] == SERVER_TASKS["tasks"] and "extensions" not in shown
+    modern = server(capabilities={**BOTH_ERAS, "extensions": {TASKS_EXTENSION: {}, "x/y": {}}})
+    feed(modern, request("d", "server/discover", modern_params()))
+    shown = out(modern)[0]["result"]["capabilities"]
+    assert "tasks" not in shown
+    assert shown["extensions"] == {TASKS_EXTENSION: {}, "x/y": {}}
+
+
+def test_task_notifications_go_to_the_listen_streams_naming_the_task() -> None:
+    conn = modern_server(capabilities=SERVER_EXT)
+    feed(
+        conn,
+        request(
+            1,
+            "subscriptions/listen",
+            modern_params({"notifications": {"taskIds": ["t1"]}}, caps=EXT),
+        ),
+        request(
+            2,
+            "subscriptions/listen",
+            modern_params({"notifications": {"taskIds": ["t2"]}}, caps=EXT),
+        ),
+        request(3, "subscriptions/listen", modern_params({"notifications": {"taskIds": ["t1"]}})),
+    )
+    conn.acknowledge_subscription(1)
+    conn.acknowledge_subscription(2)
+    sent = out(conn)
+    refused = [m for m in sent if m.get("id") == 3]
+    assert error_code(refused[0]) == -32021  # task notifications need the extension
+    acks = [m["params"]["notifications"] for m in sent if "method" in m]
+    assert acks == [{"taskIds": ["t1"]}, {"taskIds": ["t2"]}]
+    told = conn.notify_subscribers(
+        "notifications/tasks", ext_task("completed", result={"content": []})
+    )
+    assert told == 1
+    (note,) = checked(conn, MODERN, "server", {})
+    assert note["method"] == "notifications/tasks"
+    assert note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 1
+
+
+def test_a_legacy_session_hears_no_extension_task_notifications() -> None:
+    conn = legacy_server(capabilities=BOTH_ERAS)
+    assert conn.notify_subscribers("notifications/tasks", ext_task()) == 0
+    assert out(conn) == []
+
+
+def test_a_legacy_tasks_result_may_ask_for_the_tasks_input() -> None:
+    conn = legacy_server(
+        capabilities=SERVER_TASKS,
+        client_caps={"elicitation": {"form": {}}},
+        request_state_keys=(b"k" * 32,),
+    )
+    feed(conn, request(7, "tasks/result", {"taskId": "t1"}))
+    question = {
+        "method": "elicitation/create",
+        "params": {
+            "message": "Go?",
+            "requestedSchema": {"type": "object", "properties": {}},
+            "_meta": {RELATED_TASK_META_KEY: {"taskId": "t1"}},
+        },
+    }
+    assert conn.request_input(7, {"go": question})
+    (asked,) = checked(conn, LEGACY, "server", {})
+    assert asked["method"] == "elicitation/create"
+    assert asked["params"]["_meta"][RELATED_TASK_META_KEY] == {"taskId": "t1"}
+    feed(conn, request(8, "tasks/get", {"taskId": "t1"}))
+    with pytest.raises(LocalProtocolError, match="cannot ask for input"):
+        conn.request_input(8, {"go": question})
+
+
+def test_modern_task_answers_are_any_objects_until_the_server_reads_them() -> None:
+    conn = modern_server(capabilities=SERVER_EXT)
+    events = feed(
+        conn,
+        request(
+            1,
+            "tasks/update",
+            modern_params(
+                {"taskId": "t1", "inputResponses": {"unknown-key": {"ignored": True}}}, caps=EXT
+            ),
+        ),
+        request(
+            2,
+            "tasks/update",
+            modern_params({"taskId": "t1", "inputResponses": {"k": 12345}}, caps=EXT),
+        ),
+    )
+    received = one(events, RequestReceived)
+    assert received.params.input_responses == {"unknown-key": {"ignored": True}}
+    (refused,) = out(conn)
+    assert error_code(refused) == -32602  # an answer is still an object

@@ -18,6 +18,7 @@ from mcp_adapters.store import (
     Notification,
     SessionRecord,
     StoreLimits,
+    TaskRecord,
     format_event_id,
     next_position,
     parse_event_id,
@@ -391,3 +392,102 @@ async def test_iterating_a_listener_ends_when_its_block_ends(stores: Stores) -> 
                 await read()
         assert seen == [Notification("notifications/prompts/list_changed")]
         assert await a.fanout.publish(Notification("notifications/prompts/list_changed")) == 0
+
+
+# --------------------------------------------------------------------- tasks
+
+
+def task(task_id: str = "t1", owner: str | None = "alice", **changes: object) -> TaskRecord:
+    base = TaskRecord(
+        task_id,
+        "working",
+        "2026-12-01T00:00:00Z",
+        "2026-12-01T00:00:00Z",
+        ttl_ms=int(TTL * 1000),
+        poll_interval_ms=500,
+        owner=owner,
+        runner="a",
+    )
+    return dataclasses.replace(base, **changes)
+
+
+async def test_a_task_created_by_one_process_is_read_by_the_other(stores: Stores) -> None:
+    clock = FakeClock()
+    async with stores.pair(clock=clock) as (a, b):
+        stored = await a.tasks.create(task())
+        assert stored is not None
+        assert stored.expires_at == clock.now + TTL
+        assert await b.tasks.get("t1") == stored
+        assert await b.tasks.get("nope") is None
+        assert await b.tasks.create(task()) is None  # the id is taken
+
+
+async def test_a_task_expires_at_its_ttl_from_creation_however_often_written(
+    stores: Stores,
+) -> None:
+    clock = FakeClock()
+    async with stores.pair(clock=clock) as (a, b):
+        await a.tasks.create(task())
+        clock.now += TTL - 1
+        assert await a.tasks.update(task(status_message="still at it")) is not None
+        assert (await b.tasks.get("t1")).status_message == "still at it"  # type: ignore[union-attr]
+        clock.now += 1
+        assert await b.tasks.get("t1") is None
+        assert await a.tasks.update(task()) is None
+        assert await b.tasks.respond("t1", {"k": {"action": "decline"}}) is False
+        assert await a.tasks.list("alice", 10) == []
+
+
+async def test_a_terminal_task_is_never_overwritten(stores: Stores) -> None:
+    async with stores.pair() as (a, b):
+        await a.tasks.create(task())
+        cancelled = await b.tasks.update(task(status="cancelled"))
+        assert cancelled is not None and cancelled.terminal
+        # The work finishing later, on the other process, loses.
+        assert await a.tasks.update(task(status="completed", result={"content": []})) is None
+        assert (await a.tasks.get("t1")).status == "cancelled"  # type: ignore[union-attr]
+        assert await a.tasks.respond("t1", {"k": {}}) is False
+
+
+async def test_answers_merge_apart_from_status_changes(stores: Stores) -> None:
+    async with stores.pair() as (a, b):
+        questions = {"q1": {"method": "elicitation/create", "params": {"message": "?"}}}
+        await a.tasks.create(task(status="input_required", input_requests=questions))
+        assert await b.tasks.respond("t1", {"q1": {"action": "accept", "content": {"n": 1}}})
+        # A status change written by the runner, which had not seen the answer yet,
+        # keeps it.
+        await a.tasks.update(task(status="input_required", input_requests=questions))
+        assert await b.tasks.respond("t1", {"q2": {"action": "decline"}})
+        found = await a.tasks.get("t1")
+        assert found is not None
+        assert found.input_requests == questions
+        assert found.input_responses == {
+            "q1": {"action": "accept", "content": {"n": 1}},
+            "q2": {"action": "decline"},
+        }
+
+
+async def test_tasks_list_by_owner_and_delete(stores: Stores) -> None:
+    async with stores.pair() as (a, b):
+        for name, owner in (("t1", "alice"), ("t2", "bob"), ("t3", "alice")):
+            await a.tasks.create(task(name, owner))
+        assert [t.task_id for t in await b.tasks.list("alice", 10)] == ["t1", "t3"]
+        assert [t.task_id for t in await b.tasks.list("alice", 1)] == ["t1"]
+        assert [t.task_id for t in await b.tasks.list("bob", 10)] == ["t2"]
+        assert await b.tasks.delete("t1") is True
+        assert await a.tasks.delete("t1") is False
+        assert await a.tasks.get("t1") is None
+        assert [t.task_id for t in await a.tasks.list("alice", 10)] == ["t3"]
+
+
+def test_task_records_round_trip_and_refuse_garbage() -> None:
+    record_ = task(result={"content": [{"type": "text", "text": "hi"}]}, era="legacy")
+    assert TaskRecord.from_json(record_.to_json()) == record_
+    assert TaskRecord.from_json(record_.to_json(), {"k": 1}).input_responses == {"k": 1}
+    for bad in (b"[]", b'{"v": 1, "taskId": ""}', b"not json"):
+        with pytest.raises(ValueError):
+            TaskRecord.from_json(bad)
+    broken = json.loads(record_.to_json())
+    broken["status"] = "sleeping"
+    with pytest.raises(ValueError, match="status"):
+        TaskRecord.from_json(json.dumps(broken).encode())

@@ -1,0 +1,568 @@
+"""Tasks on the server: a tool call run detached from its request, its state on the store.
+
+One runtime for both eras. A call becomes a task (`TaskHost.start`) when the
+tool allows it (`@mcp.tool(task="optional"|"required")`) and the client asked
+for one: `params.task` on 2025-11-25, the tasks extension declared on the
+request on 2026-07-28. The record is written to the store (`TaskRegistry`)
+before the `CreateTaskResult` goes out, so `tasks/get` works at once, on any
+replica sharing the store, and after the creating connection is gone. The tool
+body then runs in the server's own task group (opened by `MCPServer.running()`),
+not in the request's, under a deadline of the task's TTL (the adapters' clock).
+
+Questions a task's body asks (`ctx.elicit`, resolvers) make it
+`input_required`. On 2026-07-28 they are the record's `inputRequests`, answered
+by `tasks/update` on any replica: the answers go to the store, and the process
+running the body finds them there (at once when the update arrives on it,
+else at its next look, every poll interval). On 2025-11-25 they are sent, with
+the related-task `_meta`, on the stream of a `tasks/result` request waiting
+for the task (the spec's way: the requestor calls `tasks/result` when it sees
+`input_required`), which must reach the process running the body.
+
+The same look at the store, every poll interval, notices a `tasks/cancel`
+written by another replica and cancels the body here.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+import math
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+import anyio
+import anyio.abc
+
+from mcp_adapters.server._serve import Waiter
+from mcp_adapters.store import InMemoryStore, StoreError, TaskRecord, TaskRegistry
+from mcp_core import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    InputAnswer,
+    InputReceived,
+    MCPError,
+    to_wire,
+)
+from mcp_core.tasks import with_related_task
+
+if TYPE_CHECKING:
+    from mcp_adapters.server import MCPServer, RequestScope
+
+__all__ = ["TaskHost", "TaskSettings", "TaskSupport"]
+
+logger = logging.getLogger("mcp_adapters.server")
+
+TaskSupport = Literal["forbidden", "optional", "required"]
+TASK_SUPPORT: Final = ("forbidden", "optional", "required")
+_OWNER_KEY: Final = "_mcp_task_owner"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSettings:
+    """How long tasks live and how many run (docs/limits.md, "Tasks").
+
+    `default_ttl` is a task's life when the client names none (2026-07-28
+    clients never do); a requested TTL is clamped to [`min_ttl`, `max_ttl`],
+    and the clamped value is what the task reports. Past its TTL the body is
+    cancelled and the record is gone. `poll_interval` is the `pollInterval`
+    suggested to clients and how often a running body looks at the store for
+    answers and cancellation. At most `max_running` bodies run in this process
+    (one more is refused with -32603, nothing created); a result whose JSON is
+    over `max_result_bytes` fails the task instead of filling the store.
+    """
+
+    default_ttl: float = 3600.0
+    min_ttl: float = 1.0
+    max_ttl: float = 86400.0
+    poll_interval: float = 1.0
+    max_running: int = 256
+    max_result_bytes: int = 4 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        for name in ("default_ttl", "min_ttl", "max_ttl", "poll_interval"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a positive number of seconds")
+        if not self.min_ttl <= self.max_ttl:
+            raise ValueError("min_ttl must not exceed max_ttl")
+        for name in ("max_running", "max_result_bytes"):
+            value = getattr(self, name)
+            if type(value) is not int or value < 1:
+                raise ValueError(f"{name} must be a positive int")
+
+    def ttl_ms(self, requested_ms: int | None) -> int:
+        seconds = self.default_ttl if requested_ms is None else requested_ms / 1000
+        return max(1, round(min(max(seconds, self.min_ttl), self.max_ttl) * 1000))
+
+
+def _iso(wall: float) -> str:
+    moment = datetime.datetime.fromtimestamp(wall, datetime.UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def legacy_task(record: TaskRecord) -> dict[str, Any]:
+    """A record as the 2025-11-25 `Task` (`ttl`, `pollInterval`)."""
+    wire: dict[str, Any] = {
+        "taskId": record.task_id,
+        "status": record.status,
+        "createdAt": record.created_at,
+        "lastUpdatedAt": record.last_updated_at,
+        "ttl": record.ttl_ms,
+    }
+    if record.poll_interval_ms is not None:
+        wire["pollInterval"] = record.poll_interval_ms
+    if record.status_message is not None:
+        wire["statusMessage"] = record.status_message
+    return wire
+
+
+def modern_task(record: TaskRecord, *, detailed: bool) -> dict[str, Any]:
+    """A record as the extension's `Task`, or its `DetailedTask` (what `tasks/get`
+    and `notifications/tasks` show: the open questions, the result or the error)."""
+    wire: dict[str, Any] = {
+        "taskId": record.task_id,
+        "status": record.status,
+        "createdAt": record.created_at,
+        "lastUpdatedAt": record.last_updated_at,
+        "ttlMs": record.ttl_ms,
+    }
+    if record.poll_interval_ms is not None:
+        wire["pollIntervalMs"] = record.poll_interval_ms
+    if record.status_message is not None:
+        wire["statusMessage"] = record.status_message
+    if detailed:
+        if record.status == "input_required":
+            answered = record.input_responses or {}
+            wire["inputRequests"] = {
+                key: question
+                for key, question in (record.input_requests or {}).items()
+                if key not in answered
+            }
+        elif record.status == "completed":
+            wire["result"] = record.result or {"content": []}
+        elif record.status == "failed":
+            wire["error"] = record.error or {"code": INTERNAL_ERROR, "message": "failed"}
+    return wire
+
+
+def not_found(task_id: str) -> MCPError:
+    return MCPError(INVALID_PARAMS, "Failed to retrieve task: Task not found", {"taskId": task_id})
+
+
+class _Running:
+    """A body running in this process: what cancels it and what it waits for."""
+
+    __slots__ = ("answers", "changed", "done", "poked", "questions", "record", "scope")
+
+    def __init__(self, record: TaskRecord) -> None:
+        self.record = record
+        self.scope = anyio.CancelScope()
+        # key -> {method, params}: asked and not yet answered
+        self.questions: dict[str, dict[str, Any]] = {}
+        # key -> where its answer goes (a wire result, or an exception to raise)
+        self.answers: dict[str, Waiter] = {}
+        self.changed = anyio.Event()  # new questions (for a legacy tasks/result)
+        self.poked = anyio.Event()  # look at the store now (an update or a cancel)
+        self.done = anyio.Event()
+
+    def poke(self) -> None:
+        self.poked.set()
+
+    def questions_changed(self) -> None:
+        self.changed.set()
+        self.changed = anyio.Event()
+
+
+Body = Callable[["TaskHost", TaskRecord], Awaitable[dict[str, Any]]]
+#: What an unanswered question raises in the body (the server's rule for any tool).
+Failure = Callable[[str, InputAnswer], BaseException]
+
+
+class TaskHost:
+    """The tasks of one `MCPServer`: creating, running, asking, answering, cancelling."""
+
+    def __init__(self, server: MCPServer, settings: TaskSettings | None = None) -> None:
+        self._server = server
+        self.settings = settings or TaskSettings()
+        self._group: anyio.abc.TaskGroup | None = None
+        self._running: dict[str, _Running] = {}
+        self._local: InMemoryStore | None = None
+
+    # ---- where records live
+
+    @property
+    def registry(self) -> TaskRegistry:
+        """The server's store's tasks (shared by replicas), else this process's own."""
+        store = self._server.store
+        if store is not None:
+            return store.tasks
+        if self._local is None:
+            self._local = InMemoryStore()
+        return self._local.tasks
+
+    @property
+    def running_count(self) -> int:
+        return len(self._running)
+
+    @asynccontextmanager
+    async def hosting(self) -> AsyncIterator[None]:
+        """The task group detached bodies run in, open while the server is served.
+        Bodies still running when it closes are cancelled (their records stay,
+        `working`, until their TTL: another replica cannot finish them).
+
+        Entered again while open (one way of serving inside another), it lends
+        the open group: the outermost entry owns it."""
+        if self._group is not None:
+            yield
+            return
+        async with anyio.create_task_group() as group:
+            self._group = group
+            try:
+                yield
+            finally:
+                self._group = None
+                group.cancel_scope.cancel()
+
+    @staticmethod
+    def owner_of(scope: RequestScope) -> str:
+        """Who a task belongs to: the authenticated principal, else the connection
+        (so `tasks/list` never shows one anonymous client another's tasks)."""
+        connection = scope.connection
+        if connection.principal is not None:
+            return f"principal:{connection.principal}"
+        owner: str = connection.__dict__.setdefault(
+            _OWNER_KEY, f"connection:{secrets.token_hex(8)}"
+        )
+        return owner
+
+    # ---- lifecycle
+
+    async def start(
+        self, scope: RequestScope, era: str, requested_ttl_ms: int | None, body: Body
+    ) -> TaskRecord:
+        """Create the record (durably) and start `body` detached; the new record."""
+        if self._group is None:
+            raise MCPError(
+                INTERNAL_ERROR,
+                "tasks run only while the server is served (inside `async with mcp.running():`)",
+            )
+        if len(self._running) >= self.settings.max_running:
+            raise MCPError(
+                INTERNAL_ERROR,
+                f"this server runs at most {self.settings.max_running} tasks at once; try later",
+            )
+        now = _iso(scope.wall_time())
+        record = TaskRecord(
+            task_id=secrets.token_urlsafe(18),
+            status="working",
+            created_at=now,
+            last_updated_at=now,
+            ttl_ms=self.settings.ttl_ms(requested_ttl_ms),
+            era=era,
+            poll_interval_ms=max(1, round(self.settings.poll_interval * 1000)),
+            owner=self.owner_of(scope),
+            runner=self._server.store.process_id if self._server.store is not None else None,
+        )
+        try:
+            stored = await self.registry.create(record)
+        except StoreError as exc:
+            raise MCPError(INTERNAL_ERROR, f"the task could not be stored: {exc}") from None
+        if stored is None:  # pragma: no cover - 144 random bits collided
+            raise MCPError(INTERNAL_ERROR, "task id collision; try again")
+        running = _Running(stored)
+        self._running[stored.task_id] = running
+        self._group.start_soon(self._run, running, scope, body)
+        return stored
+
+    async def _run(self, running: _Running, scope: RequestScope, body: Body) -> None:
+        record = running.record
+        try:
+            with running.scope, anyio.move_on_after(record.ttl_ms / 1000) as ttl:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(self._watch, running)
+                    outcome = await self._outcome(body, record)
+                    group.cancel_scope.cancel()
+                await self._finish(running, scope, outcome)
+            if ttl.cancelled_caught:
+                # Past its TTL the task is gone: the spec lets a server discard it.
+                with anyio.CancelScope(shield=True):
+                    await self._quietly(self.registry.delete(record.task_id))
+        finally:
+            running.done.set()
+            for answer in running.answers.values():
+                answer.set_exception(MCPError(INTERNAL_ERROR, "the task ended"))
+            self._running.pop(record.task_id, None)
+
+    async def _outcome(self, body: Body, record: TaskRecord) -> dict[str, Any]:
+        """The record's final fields: (status, result or error)."""
+        try:
+            result = await body(self, record)
+        except MCPError as exc:
+            error = {"code": exc.code, "message": exc.message}
+            if exc.data is not None:
+                error["data"] = exc.data
+            return {"status": "failed", "error": error, "status_message": exc.message}
+        except Exception as exc:
+            logger.error("task %s failed", record.task_id, exc_info=exc)
+            message = f"Error executing the task: {exc}"
+            return {
+                "status": "failed",
+                "error": {"code": INTERNAL_ERROR, "message": message},
+                "status_message": message,
+            }
+        size = len(json.dumps(result, separators=(",", ":"), default=str))
+        if size > self.settings.max_result_bytes:
+            message = (
+                f"the result ({size} bytes) is over this server's "
+                f"{self.settings.max_result_bytes}-byte limit for a task result"
+            )
+            return {
+                "status": "failed",
+                "error": {"code": INTERNAL_ERROR, "message": message},
+                "status_message": message,
+            }
+        # A tool's own error (`isError`) is a result, not a protocol failure: the
+        # task completes with it (the extension says so; the TypeScript SDK's
+        # 2025-11-25 client fetches a result only from a completed task).
+        return {"status": "completed", "result": result}
+
+    async def _finish(
+        self, running: _Running, scope: RequestScope, outcome: dict[str, Any]
+    ) -> None:
+        record = running.record
+        final = replace(
+            record,
+            status=outcome["status"],
+            result=outcome.get("result"),
+            error=outcome.get("error"),
+            status_message=outcome.get("status_message"),
+            input_requests=None,
+            last_updated_at=_iso(scope.wall_time()),
+        )
+        with anyio.CancelScope(shield=True):
+            stored = await self._quietly(self.registry.update(final))
+        if stored is not None:  # else cancelled (or expired) first: that stands
+            running.record = stored
+            self.announce(stored, scope)
+
+    async def _watch(self, running: _Running) -> None:
+        """Look at the store every poll interval (or when poked): answers given on
+        any replica reach the body; a cancel written anywhere stops it."""
+        task_id = running.record.task_id
+        while True:
+            with anyio.move_on_after(self.settings.poll_interval):
+                await running.poked.wait()
+            running.poked = anyio.Event()
+            try:
+                record = await self.registry.get(task_id)
+            except StoreError:
+                continue  # the store is away: look again next time
+            if record is None or record.terminal:
+                running.scope.cancel()
+                return
+            for key, value in (record.input_responses or {}).items():
+                answer = running.answers.pop(key, None)
+                if answer is not None:
+                    answer.set_result(value)
+
+    async def _quietly(self, operation: Awaitable[Any]) -> Any:
+        try:
+            return await operation
+        except StoreError as exc:
+            logger.warning("task store write failed: %s", exc)
+            return None
+
+    def announce(self, record: TaskRecord, scope: RequestScope) -> None:
+        """A status change, told to whoever listens (both optional in the specs):
+        2026-07-28 listen streams that asked for this task (`notifications/tasks`,
+        on every replica), or the creating 2025-11-25 session if it is still there
+        (`notifications/tasks/status`)."""
+        if record.era != "legacy":
+            try:
+                self._server.notify_task(modern_task(record, detailed=True))
+            except Exception as exc:  # a notification must never fail the task
+                logger.warning("notifications/tasks for %s failed: %s", record.task_id, exc)
+            return
+        connection = scope.connection
+        try:
+            connection.send_task_status(legacy_task(record))
+            if record.terminal:
+                connection.task_ended(record.task_id)
+        except Exception:  # the connection is gone or closing: polling still works
+            return
+        scope.wake()
+
+    # ---- asking
+
+    async def ask(
+        self, task_id: str, key: str, question: dict[str, Any], scope: RequestScope
+    ) -> Any:
+        """Ask the client for the running body of `task_id`; the answer (wire form)."""
+        running = self._running.get(task_id)
+        if running is None:
+            raise MCPError(INTERNAL_ERROR, "the task is not running here")
+        if key in running.questions or key in running.answers:
+            raise MCPError(INTERNAL_ERROR, f"question key {key!r} asked twice in one task")
+        answer = Waiter()
+        running.questions[key] = question
+        running.answers[key] = answer
+        await self._set_questions(running, scope)
+        try:
+            return await answer.wait()
+        finally:
+            running.questions.pop(key, None)
+            running.answers.pop(key, None)
+            if not running.done.is_set():
+                with anyio.CancelScope(shield=True):
+                    await self._set_questions(running, scope)
+
+    async def _set_questions(self, running: _Running, scope: RequestScope) -> None:
+        record = running.record
+        status = "input_required" if running.questions else "working"
+        if status == record.status and record.input_requests == (running.questions or None):
+            return
+        changed = replace(
+            record,
+            status=status,
+            input_requests=dict(running.questions) or None,
+            last_updated_at=_iso(scope.wall_time()),
+        )
+        stored = await self._quietly(self.registry.update(changed))
+        if stored is None:
+            return
+        running.record = stored
+        running.questions_changed()
+        if status != record.status:
+            self.announce(stored, scope)
+
+    async def answer(self, task_id: str, responses: Mapping[str, Any]) -> bool:
+        """`tasks/update`: keep the answers on the store (any replica's body finds
+        them) and hand them at once to a body running here."""
+        try:
+            kept = await self.registry.respond(task_id, dict(responses))
+        except StoreError as exc:
+            raise MCPError(INTERNAL_ERROR, f"the task store failed: {exc}") from None
+        running = self._running.get(task_id)
+        if running is not None:
+            for key, value in responses.items():
+                waiting = running.answers.pop(key, None)
+                if waiting is not None:
+                    waiting.set_result(value)
+        return kept
+
+    async def carry(
+        self, task_id: str, scope: RequestScope, request_id: int | str, failure: Failure
+    ) -> None:
+        """A 2025-11-25 `tasks/result` waiting here: ask the running body's open
+        questions on this request (tagged with the task), until the task ends."""
+        running = self._running.get(task_id)
+        if running is None:
+            return
+        carried: set[str] = set()
+        while not running.done.is_set():
+            pending = [key for key in running.questions if key not in carried]
+            if not pending:
+                changed = running.changed
+                with anyio.move_on_after(self.settings.poll_interval):
+                    await changed.wait()
+                continue
+            key = pending[0]
+            carried.add(key)
+            question = running.questions[key]
+            tagged = {
+                "method": question["method"],
+                "params": with_related_task(question.get("params"), task_id),
+            }
+            event: InputReceived = await scope.ask(request_id, {key: tagged})
+            got = event.answers[key]
+            waiting = running.answers.pop(key, None)
+            if waiting is None:
+                continue
+            if got.status == "answered":
+                waiting.set_result(to_wire(got.result))
+            else:
+                waiting.set_exception(failure(key, got))
+
+    # ---- client requests
+
+    async def get(self, task_id: str, scope: RequestScope) -> TaskRecord:
+        """The record, if this requester may see it (else "not found")."""
+        try:
+            record = await self.registry.get(task_id)
+        except StoreError as exc:
+            raise MCPError(INTERNAL_ERROR, f"the task store failed: {exc}") from None
+        if record is None or not self._may_see(record, scope):
+            raise not_found(task_id)
+        return record
+
+    def _may_see(self, record: TaskRecord, scope: RequestScope) -> bool:
+        # A task id is a bearer secret (144 random bits), except that a task
+        # created by an authenticated principal is that principal's alone.
+        owner = record.owner or ""
+        if owner.startswith("principal:"):
+            return owner == f"principal:{scope.connection.principal}"
+        return True
+
+    async def wait_terminal(
+        self, task_id: str, scope: RequestScope, request_id: int | str, failure: Failure
+    ) -> TaskRecord:
+        """`tasks/result`: wait until the task ends (carrying its questions when its
+        body runs here; else looking at the store every poll interval)."""
+        while True:
+            record = await self.get(task_id, scope)
+            if record.terminal:
+                return record
+            running = self._running.get(task_id)
+            if running is not None:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(self.carry, task_id, scope, request_id, failure)
+                    await running.done.wait()
+                    group.cancel_scope.cancel()
+            else:
+                await anyio.sleep(self.settings.poll_interval)
+
+    async def cancel(self, task_id: str, scope: RequestScope) -> TaskRecord | None:
+        """`tasks/cancel`: the cancelled record, or None if the task had already ended."""
+        record = await self.get(task_id, scope)
+        if record.terminal:
+            return None
+        cancelled = replace(
+            record,
+            status="cancelled",
+            status_message="cancelled by the client",
+            input_requests=None,
+            last_updated_at=_iso(scope.wall_time()),
+        )
+        try:
+            stored = await self.registry.update(cancelled)
+        except StoreError as exc:
+            raise MCPError(INTERNAL_ERROR, f"the task store failed: {exc}") from None
+        if stored is None:
+            return None  # it ended meanwhile
+        running = self._running.get(task_id)
+        if running is not None:
+            running.record = stored
+            running.scope.cancel()
+        self.announce(stored, scope)
+        return stored
+
+    async def list(
+        self, scope: RequestScope, cursor: str | None, page: int = 100
+    ) -> tuple[list[TaskRecord], str | None]:
+        """A page of the requester's tasks and the next cursor (an offset)."""
+        start = 0
+        if cursor is not None:
+            if not cursor.isdigit() or len(cursor) > 9:
+                raise MCPError(INVALID_PARAMS, "Invalid cursor")
+            start = int(cursor)
+        try:
+            found = await self.registry.list(self.owner_of(scope), start + page + 1)
+        except StoreError as exc:
+            raise MCPError(INTERNAL_ERROR, f"the task store failed: {exc}") from None
+        chunk = found[start : start + page]
+        more = len(found) > start + page
+        return chunk, (str(start + page) if more else None)

@@ -1,0 +1,153 @@
+"""Tasks across replicas behind nginx, on a real Redis (docs/tasks.md).
+
+The task is created on one replica and runs there; nginx's round robin sends
+the polls, the answer (`tasks/update`) and the cancel to the others, which
+find the record on the store. nginx's access log shows the spread, the
+result names the process that ran the work.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.timing import HANG
+
+from .harness import Cluster
+from .raw import Raw
+
+VERSION = "2026-07-28"
+TASKS = "io.modelcontextprotocol/tasks"
+APP = "tests/cluster/cluster_app.py"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    from .harness import ROOT
+
+    started = Cluster(ROOT / APP, tmp_path_factory.mktemp("tasks-cluster"), size=2)
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+def call(url: str, method: str, params: dict[str, Any], name: str | None = None) -> dict[str, Any]:
+    """One stateless 2026-07-28 request, its headers mirrored as SEP-2243 asks."""
+    parts = urlsplit(url)
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": method,
+        "params": {
+            **params,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": VERSION,
+                "io.modelcontextprotocol/clientCapabilities": {
+                    "elicitation": {"form": {}},
+                    "extensions": {TASKS: {}},
+                },
+                "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+            },
+        },
+    }
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": VERSION,
+        "mcp-method": method,
+    }
+    if name is not None:
+        headers["mcp-name"] = name
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=HANG)
+    try:
+        conn.request("POST", parts.path, json.dumps(body).encode(), headers)
+        response = conn.getresponse()
+        text = response.read().decode()
+    finally:
+        conn.close()
+    assert response.status == 200, (response.status, text)
+    if response.getheader("content-type", "").startswith("text/event-stream"):
+        found = [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:")]
+        (answer,) = [m for m in found if m.get("id") == 1]
+    else:
+        answer = json.loads(text)
+    assert "result" in answer, answer
+    result: dict[str, Any] = answer["result"]
+    return result
+
+
+def poll(url: str, task_id: str, *statuses: str) -> dict[str, Any]:
+    deadline = time.monotonic() + HANG
+    while True:
+        task = call(url, "tasks/get", {"taskId": task_id}, task_id)
+        if task["status"] in statuses or time.monotonic() > deadline:
+            return task
+        time.sleep(0.05)
+
+
+def replicas_for(cluster: Cluster, before: int, method: str) -> set[str]:
+    # nginx writes a line once its response has gone out: the last may trail.
+    deadline = time.monotonic() + HANG
+    while True:
+        seen = {hit.replica for hit in cluster.hits()[before:] if hit.mcp_method == method}
+        if len(seen) >= 2 or time.monotonic() > deadline:
+            return seen
+
+
+def test_a_task_is_polled_answered_and_finished_across_replicas(cluster: Cluster) -> None:
+    before = len(cluster.hits())
+    created = call(cluster.url, "tools/call", {"name": "gated_job", "arguments": {}}, "gated_job")
+    assert created["resultType"] == "task"
+    task_id = created["taskId"]
+    waiting = poll(cluster.url, task_id, "input_required")
+    assert waiting["status"] == "input_required", waiting
+    ((key, question),) = waiting["inputRequests"].items()
+    assert question["params"]["message"] == "Go on?"
+    # Round robin: this update lands on either replica; the runner finds it.
+    call(
+        cluster.url,
+        "tasks/update",
+        {"taskId": task_id, "inputResponses": {key: {"action": "accept", "content": {"go": True}}}},
+        task_id,
+    )
+    done = poll(cluster.url, task_id, "completed", "failed", "cancelled")
+    assert done["status"] == "completed", done
+    runner, text = done["result"]["content"][0]["text"].split(" ", 1)
+    assert text == "go=True"
+    assert len(replicas_for(cluster, before, "tasks/get")) == 2  # both answered polls
+    # The result stays readable from every replica until the TTL.
+    again = [call(cluster.url, "tasks/get", {"taskId": task_id}, task_id) for _ in range(2)]
+    assert [t["result"]["content"][0]["text"] for t in again] == [f"{runner} go=True"] * 2
+
+
+def test_a_cancel_on_another_replica_stops_the_work(cluster: Cluster) -> None:
+    created = call(cluster.url, "tools/call", {"name": "job", "arguments": {"seconds": 600}}, "job")
+    task_id = created["taskId"]
+    # Two cancels: round robin makes sure one reaches the replica not running it.
+    for _ in range(2):
+        call(cluster.url, "tasks/cancel", {"taskId": task_id}, task_id)
+    assert poll(cluster.url, task_id, "cancelled")["status"] == "cancelled"
+
+
+def test_a_legacy_task_is_polled_on_any_replica(cluster: Cluster) -> None:
+    raw = Raw(cluster.url)
+    raw.open()
+    created = raw.request("tools/call", {"name": "job", "arguments": {"seconds": 0}, "task": {}})
+    task_id = created["result"]["task"]["taskId"]
+    deadline = time.monotonic() + HANG
+    while True:
+        got = raw.request("tasks/get", {"taskId": task_id})["result"]
+        if got["status"] == "completed" or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert got["status"] == "completed"
+    result = raw.request("tasks/result", {"taskId": task_id})["result"]
+    assert result["content"][0]["text"].endswith(" done")
+    assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
