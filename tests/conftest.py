@@ -17,6 +17,10 @@ settings.register_profile("mcp-sansio", deadline=None, suppress_health_check=[He
 settings.load_profile("mcp-sansio")
 
 
+# tryfirst: pytest-xdist reads the xdist_group marks in its own hook of this name
+# (it appends the group to each node id); ours must have added them by then, and an
+# initial conftest's hook would otherwise run after xdist's (the groups were ignored).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # The adapter tests check the whole machine for leaked server processes, so
     # under pytest-xdist they share one worker instead of watching each other's.
