@@ -51,9 +51,10 @@ from .harness import (
 
 # Coverage is off in the four generated tests below (pytest-cov's `no_cover`): they
 # run 10 000 examples through the engine, and tracing every line of each doubled
-# their CPU time (the suite's largest share) for lines the engine's own tests
-# already reach. What they assert is unchanged; test_after_failure_input_is_refused
-# and the rest of tests/fuzz still count.
+# their CPU time (the suite's largest share). Other tests reach nearly all the same
+# lines: without these, mcp_core's coverage went from 96.84 % to 96.77 % (a few
+# lines, most in mcp_core/testing/strategies.py). What they assert is unchanged;
+# test_after_failure_input_is_refused and the rest of tests/fuzz still count.
 NO_COVER = pytest.mark.no_cover
 
 
