@@ -8,6 +8,9 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 _ADAPTERS = Path(__file__).parent / "adapters"
+#: Modules whose servers are module-scoped fixtures (a cluster: redis-server, replicas
+#: and nginx; the seed servers): one worker runs each module, so they start once.
+_MODULE_SERVERS = (Path(__file__).parent / "cluster", Path(__file__).parent / "seeds")
 
 # Hypothesis's own clocks off for every property test (loaded before any test module
 # builds its `settings`, which inherit it): by default an example that runs over
@@ -17,9 +20,16 @@ settings.register_profile("mcp-sansio", deadline=None, suppress_health_check=[He
 settings.load_profile("mcp-sansio")
 
 
+# tryfirst: pytest-xdist reads the xdist_group marks in its own hook of this name
+# (it appends the group to each node id); ours must have added them by then, and an
+# initial conftest's hook would otherwise run after xdist's (the groups were ignored).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # The adapter tests check the whole machine for leaked server processes, so
     # under pytest-xdist they share one worker instead of watching each other's.
     for item in items:
-        if _ADAPTERS in Path(str(item.fspath)).parents:
+        path = Path(str(item.fspath))
+        if _ADAPTERS in path.parents:
             item.add_marker(pytest.mark.xdist_group("adapters"))
+        elif path.parent in _MODULE_SERVERS:
+            item.add_marker(pytest.mark.xdist_group(f"{path.parent.name}-{path.stem}"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import random
 from typing import Any
 
 import pytest
@@ -1117,16 +1118,23 @@ def test_every_candidate_alone(policy_port: int | None) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=10_000, deadline=None)  # the reliability plan asks for >= 10 000
-@given(
-    st.sampled_from([None, 80, 8000]),
-    st.sampled_from(HOSTS),
-    st.sampled_from(ORIGINS),
-)
-def test_accept_iff_listed(policy_port: int | None, host: HostCase, origin: OriginCase) -> None:
-    """Random (Host, Origin) pairs: accepted iff both are on the allow-list."""
-    expected = expected_status(policy_port, host[1], origin[0], origin[1])
-    assert HostPolicy.loopback(policy_port).check(host[0], origin[0]) == expected
+def test_accept_iff_listed() -> None:
+    """Random (Host, Origin) pairs: accepted iff both are on the allow-list.
+
+    10 000 pairs (the reliability plan asks for >= 10 000), new ones every run, drawn
+    with `random` rather than Hypothesis: the three are independent picks from fixed
+    lists, so there is nothing to shrink, and Hypothesis's bookkeeping per example
+    made this about 90 % of the module's time. A failure names the seed and the pair.
+    """
+    seed = random.randrange(2**32)
+    rng = random.Random(seed)
+    for _ in range(10_000):
+        policy_port = rng.choice([None, 80, 8000])
+        host: HostCase = rng.choice(HOSTS)
+        origin: OriginCase = rng.choice(ORIGINS)
+        expected = expected_status(policy_port, host[1], origin[0], origin[1])
+        got = HostPolicy.loopback(policy_port).check(host[0], origin[0])
+        assert got == expected, (seed, policy_port, host, origin)
 
 
 @settings(max_examples=1000)

@@ -122,6 +122,8 @@ def ends(message: str) -> tuple[bytes, bytes]:
             ('a"b\\', False),
         ),
         (f'{{"method":"m","p":"{PAD}", "id" :\t"\\u00e9" }}', ("\u00e9", False)),
+        # Read from the end, a string holding an escaped quote before the id.
+        (f'{{"method":"m","p":"{PAD}","q":"a\\"b","id":6}}', (6, False)),
         # Nested members before the id are skipped when they end within the window.
         (f'{{"params":{{"a":[1,{{"b":"]"}}]}},"id":4,"method":"m","p":"{PAD}"}}', (4, False)),
         # Not a possible id: float, boolean, null, or too long a number for the limits.

@@ -51,6 +51,10 @@ def tagged_env(lifetime: str) -> dict[str, str]:
     return {**os.environ, **tag(lifetime)}
 
 
+# tryfirst: pytest-xdist reads the xdist_group marks in its own hook of this name
+# (it appends the group to each node id); ours must have added them by then, and an
+# initial conftest's hook would otherwise run after xdist's (the groups were ignored).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # Under pytest-xdist (`make unit`: -n 2 --dist loadgroup) keep each module on one
     # worker, so its servers start once; the modules themselves may run in parallel.
