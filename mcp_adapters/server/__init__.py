@@ -451,7 +451,9 @@ class MCPServer:
             import secrets
 
             request_state_keys = (secrets.token_bytes(32),)
-        self.request_state_keys = tuple(request_state_keys)
+        self._config: ServerConfig | None = None
+        self._list_cache: dict[str, Any] = {}
+        self._request_state_keys = tuple(request_state_keys)
         self.request_state_ttl = request_state_ttl
         # Bound into every sealed requestState (its audience); the name if unset.
         # Replicas share it, and with `request_state_keys` from configuration
@@ -460,7 +462,7 @@ class MCPServer:
             not isinstance(server_identity, str) or not server_identity
         ):
             raise ValueError("server_identity must be a non-empty string")
-        self.server_identity = server_identity
+        self._server_identity = server_identity
         self.max_request_state_bytes = max_request_state_bytes
         self.supported_versions = tuple(supported_versions)
         self._limits = limits
@@ -474,8 +476,6 @@ class MCPServer:
         self._resources: dict[str, FunctionResource] = {}
         self._templates: dict[str, FunctionResource] = {}
         self._completion: Callable[..., Any] | None = None
-        self._config: ServerConfig | None = None
-        self._list_cache: dict[str, Any] = {}
         # Live connections, weakly: a connection's wake function is kept on the
         # connection itself (it references the connection through its driver, so
         # keeping it here would keep every connection alive forever).
@@ -485,6 +485,29 @@ class MCPServer:
         # then keeps legacy sessions there; `publish_through` is set while it serves.
         self.store = store
         self._publish: Callable[[str, Any], None] | None = None
+
+    # Both go into the (cached) config: setting one after the config was built,
+    # as `configure_from_environment` does once a module has made its ASGI app,
+    # must rebuild it, or connections would seal with the old ring.
+    @property
+    def request_state_keys(self) -> tuple[bytes, ...]:
+        """The `requestState` key ring: the first key seals, every key verifies."""
+        return self._request_state_keys
+
+    @request_state_keys.setter
+    def request_state_keys(self, keys: Sequence[bytes]) -> None:
+        self._request_state_keys = tuple(keys)
+        self._config = None
+
+    @property
+    def server_identity(self) -> str | None:
+        """The audience bound into sealed `requestState` (the name when None)."""
+        return self._server_identity
+
+    @server_identity.setter
+    def server_identity(self, identity: str | None) -> None:
+        self._server_identity = identity
+        self._config = None
 
     def running(self) -> contextlib.AbstractAsyncContextManager[Any]:
         """Inside the server's lifespan (entered here unless something else serves it).
