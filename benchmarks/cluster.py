@@ -43,7 +43,7 @@ import platform
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,7 +54,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: the harness lives in tests/
     sys.path.insert(0, str(ROOT))
 
-from mcp_adapters import Client  # noqa: E402
+from mcp_adapters.client import Client  # noqa: E402
 from tests.cluster.harness import Cluster  # noqa: E402
 
 APP = ROOT / "benchmarks" / "servers" / "ours.py"
@@ -82,6 +82,11 @@ class Row:
     p99_ms: float
     max_ms: float
     cpu_s: dict[str, float] = field(default_factory=dict)
+    #: CPU milliseconds per completed call: the replicas', and all parties'.
+    #: On a shared machine this is the figure other work disturbs least (calls/s
+    #: and latency depend on how much of the cores the run got).
+    replica_cpu_ms_per_call: float | None = None
+    total_cpu_ms_per_call: float | None = None
     notes: dict[str, Any] = field(default_factory=dict)
 
 
@@ -149,7 +154,7 @@ async def load(
     clients: int,
     warmup: float,
     seconds: float,
-    midway: Any = None,
+    midway: Callable[[], None] | None = None,
 ) -> tuple[Calls, float]:
     """`clients` clients making one call at a time: `warmup` seconds unmeasured,
     then `seconds` measured (`midway()` runs halfway). Returns the calls and the
@@ -210,6 +215,7 @@ def row_of(
     cpu: dict[str, float],
 ) -> Row:
     lat = calls.latencies
+    per_call = 1000 / len(lat) if lat else math.nan
     return Row(
         scenario=scenario,
         replicas=replicas,
@@ -224,6 +230,8 @@ def row_of(
         p99_ms=round(percentile(lat, 99) * 1000, 2),
         max_ms=round(max(lat, default=math.nan) * 1000, 2),
         cpu_s={party: round(used, 2) for party, used in cpu.items()},
+        replica_cpu_ms_per_call=round(cpu["replicas"] * per_call, 2) if cpu and lat else None,
+        total_cpu_ms_per_call=round(sum(cpu.values()) * per_call, 2) if cpu and lat else None,
         notes={"errors": calls.error_kinds} if calls.error_kinds else {},
     )
 
@@ -342,6 +350,7 @@ def table(rows: Sequence[Row]) -> str:
         "p99 ms",
         "max ms",
         "errors",
+        "CPU ms/call: replicas, all",
         "CPU s: load / replicas / nginx / redis",
     ]
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
@@ -355,6 +364,11 @@ def table(rows: Sequence[Row]) -> str:
                 f"before {r.notes['calls_per_s_before']}/s, after "
                 f"{r.notes['calls_per_s_after']}/s; failed: {r.notes.get('errors', {})}"
             )
+        per_call = (
+            "-"
+            if r.total_cpu_ms_per_call is None
+            else f"{r.replica_cpu_ms_per_call:.2f}, {r.total_cpu_ms_per_call:.2f}"
+        )
         cells = [
             r.scenario,
             str(r.replicas),
@@ -366,6 +380,7 @@ def table(rows: Sequence[Row]) -> str:
             f"{r.p99_ms:.1f}",
             f"{r.max_ms:.0f}",
             str(r.errors),
+            per_call,
             cpu,
         ]
         lines.append("| " + " | ".join(cells) + " |")
@@ -446,7 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.time()
     with tempfile.TemporaryDirectory(prefix="mcp-cluster-bench-") as workdir:
         rows = anyio.run(run, settings, Path(workdir))
-    report = {
+    report: dict[str, Any] = {
         "machine": machine(),
         "loadavg_before": load_before,
         "loadavg_after": loadavg(),

@@ -581,18 +581,27 @@ class MCPServer:
         return told
 
     def notify_tools_changed(self) -> int:
+        """`notifications/tools/list_changed` to every connection that may hear it.
+
+        Returns how many connections were told, or 0 while a store's fan-out
+        carries it (`MCPServer(store=...)` serving over HTTP): every replica,
+        this one included, passes it on when it arrives, after this returns,
+        so no count is known here (docs/deploy.md)."""
         return self._notify_list_changed("tools")
 
     def notify_prompts_changed(self) -> int:
+        """`notifications/prompts/list_changed`; returns as `notify_tools_changed`."""
         return self._notify_list_changed("prompts")
 
     def notify_resources_changed(self) -> int:
+        """`notifications/resources/list_changed`; returns as `notify_tools_changed`."""
         return self._notify_list_changed("resources")
 
     def notify_resource_updated(self, uri: str) -> int:
         """`notifications/resources/updated` for `uri`, to the legacy sessions subscribed
         to it and the 2026-07-28 listen streams that asked for it. Returns how many
-        connections were told."""
+        connections were told, or 0 while a store's fan-out carries it (as
+        `notify_tools_changed`)."""
         return self._broadcast("notifications/resources/updated", {"uri": uri})
 
     @overload

@@ -26,6 +26,8 @@ FIELDS = {
     "p99_ms",
     "max_ms",
     "cpu_s",
+    "replica_cpu_ms_per_call",
+    "total_cpu_ms_per_call",
     "notes",
 }
 
@@ -60,6 +62,7 @@ def test_the_cluster_benchmark_runs_at_a_tiny_size(tmp_path: Path) -> None:
         if row["scenario"] != "death":  # nothing is killed there: nothing may fail
             assert row["errors"] == 0, row
             assert {"load", "replicas", "nginx"} <= set(row["cpu_s"])
+            assert row["total_cpu_ms_per_call"] >= row["replica_cpu_ms_per_call"] >= 0
         else:
             assert {"calls_per_s_before", "calls_per_s_after"} <= set(row["notes"])
     # The Markdown table, a row per measurement.
