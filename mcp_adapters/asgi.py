@@ -25,6 +25,16 @@ the ASGI lifespan protocol starts and stops it when the app is the top-level one
 `lifespan=` takes) does when it is mounted inside another app, whose framework does not
 pass lifespan events on. Until then requests get 503.
 
+Several processes (gunicorn's workers, replicas behind a balancer): with a store
+(`MCPServer(store=...)`, or `MCP_STORE_URL`), the app serves a
+`SharedSessionEndpoint` and runs a `ClusterBinding` beside it, exactly as
+`http_server` does (mcp_adapters.cluster, docs/deploy.md), so a legacy session's
+requests may land on any worker. Like `python -m mcp_adapters run`, the app takes
+its deployment's configuration from the environment when it is set
+(`MCP_REQUEST_STATE_KEYS(_FILE)`, `MCP_SERVER_IDENTITY`, `MCP_STORE_URL`,
+`MCP_STORE_PREFIX`; `environment=False` turns that off): a worker has no command
+line of its own.
+
 Only anyio here, so any asyncio or trio ASGI server runs it; no framework is imported.
 """
 
@@ -41,6 +51,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_adapters._driver import CLOSE_TIMEOUT
+from mcp_adapters.cluster import cluster_endpoint, configure_store_from_environment
+from mcp_adapters.request_state_keys import configure_from_environment
 from mcp_adapters.transports.http_server import HTTPServer, tool_header_params_of
 from mcp_core.http import (
     HTTPExchange,
@@ -133,6 +145,10 @@ class ASGIApp:
     `root_path`). `endpoint_options` go to `HTTPServerEndpoint`, as for `http_server`:
     `host_policy` (default: the loopback allow-list on any port; pass your own for a
     public name), `trusted_proxies`, `limits`, `response_mode`, `event_store` ...
+
+    `environment` (default True): the key ring, identity and store of the
+    environment variables replace the server's own when they are set, now (a bad
+    ring fails here, when the module making the app is imported).
     """
 
     def __init__(
@@ -141,8 +157,13 @@ class ASGIApp:
         *,
         path: str = "/mcp",
         close_timeout: float = CLOSE_TIMEOUT,
+        environment: bool = True,
         **endpoint_options: Any,
     ) -> None:
+        if environment:
+            # The deployment decides, as for the command line (mcp_adapters.__main__).
+            configure_from_environment(server)
+            configure_store_from_environment(server)
         self.server = server
         self.path = path
         self._close_timeout = close_timeout
@@ -189,8 +210,16 @@ class ASGIApp:
         `lifespan=app.lifespan` call this with its own application."""
         if self._dispatch is not None:
             raise RuntimeError("this MCP application is already running")
-        endpoint = HTTPServerEndpoint(self.server.config, path=self.path, **self._options)
+        # With a store, the endpoint parks what needs it and the binding (started
+        # by `serving`) does that I/O: the same pair as `http_server`'s.
+        shared = cluster_endpoint(self.server, path=self.path, **self._options)
+        endpoint = (
+            shared[0]
+            if shared
+            else HTTPServerEndpoint(self.server.config, path=self.path, **self._options)
+        )
         dispatch = _ASGIDispatch(self.server, endpoint, self._close_timeout)
+        dispatch.cluster = shared[1] if shared else None
         try:
             async with dispatch.serving():  # what the block raises is re-raised as is
                 self._dispatch = dispatch
@@ -375,10 +404,17 @@ async def _plain(send: Send, status: int, text: bytes) -> None:
 
 
 def asgi_app(
-    server: MCPServer, *, path: str = "/mcp", close_timeout: float = CLOSE_TIMEOUT, **options: Any
+    server: MCPServer,
+    *,
+    path: str = "/mcp",
+    close_timeout: float = CLOSE_TIMEOUT,
+    environment: bool = True,
+    **options: Any,
 ) -> ASGIApp:
     """`server` as an ASGI 3 application; options as for `ASGIApp`."""
-    return ASGIApp(server, path=path, close_timeout=close_timeout, **options)
+    return ASGIApp(
+        server, path=path, close_timeout=close_timeout, environment=environment, **options
+    )
 
 
 __all__ = ["ASGIApp", "asgi_app"]

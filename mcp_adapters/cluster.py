@@ -14,7 +14,8 @@ line), `http_server` serves a `SharedSessionEndpoint` and runs a
 * a body of only answers and notifications: to the process whose request
   waits for it, over the bus (a client's answer by its id, which names that
   process: `tag_request_ids`; progress by its token; anything else to the
-  session's owner), answered 202 here;
+  session's owner), answered 202 here; in a 2025-03-26 batch that also
+  carries a request (which runs here), each such answer is forwarded alike;
 * a GET: the session is held here (restored if need be), and a
   `Last-Event-ID` is looked up in the shared event log first;
 * a DELETE: the record and its events are deleted, and every process is told
@@ -32,6 +33,7 @@ Without a store nothing here runs: one process keeps its sessions in memory.
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import os
 import time
@@ -256,6 +258,19 @@ class SharedEventStore:
 # ============================================================================ binding
 
 
+def _origin_of(message: Any) -> str | None:
+    """The process a client's message is for, when its id (an answer) or its
+    progress token (our request's id) names one (`tag_request_ids`)."""
+    if type(message) is not dict:
+        return None
+    if "method" not in message:
+        return tagged_origin(message.get("id"))
+    if message.get("method") == "notifications/progress":
+        params = message.get("params")
+        return tagged_origin(params.get("progressToken")) if type(params) is dict else None
+    return None
+
+
 def cluster_endpoint(
     server: MCPServer, **options: Any
 ) -> tuple[SharedSessionEndpoint, ClusterBinding] | None:
@@ -432,7 +447,28 @@ class ClusterBinding:
         if conn is None:
             return
         await self._save_ahead(event, record, conn)
+        await self._forward_foreign(event)
         self._proceed(event)
+
+    async def _forward_foreign(self, event: SessionNamed) -> None:
+        """A 2025-03-26 batch mixing requests with answers runs here, but an answer
+        (or progress) it carries for a request another process is waiting on goes
+        to that process over the bus, one message each, as a body of only answers
+        would. Here those messages meet no request of ours and are ignored
+        (`ResponseIgnored`: the ids name their process). Anything else in the
+        batch (`notifications/cancelled` ...) takes effect here, this process
+        being the session's owner from this request on."""
+        if len(event.messages) < 2:
+            return
+        for message in event.messages:
+            origin = _origin_of(message)
+            if origin is None or origin == self.process_id:
+                continue
+            payload = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+            if not await self.store.bus.send(
+                origin, BusMessage(payload, event.session_id, self.process_id)
+            ):
+                logger.info("nobody at %s for a message of session %s", origin, event.session_id)
 
     async def _save_ahead(
         self, event: SessionNamed, record: SessionRecord, conn: ServerConnection
@@ -484,17 +520,7 @@ class ClusterBinding:
         """Which process waits for these messages: a response's id or a progress
         token names it (`tag_request_ids`); anything else goes to the owner."""
         for message in event.messages:
-            if type(message) is not dict:
-                continue
-            if "method" not in message:
-                origin = tagged_origin(message.get("id"))
-            elif message.get("method") == "notifications/progress":
-                params = message.get("params")
-                origin = (
-                    tagged_origin(params.get("progressToken")) if type(params) is dict else None
-                )
-            else:
-                origin = None
+            origin = _origin_of(message)
             if origin is not None:
                 return origin
         return record.owner

@@ -554,7 +554,9 @@ class MCPServer:
             import secrets
 
             request_state_keys = (secrets.token_bytes(32),)
-        self.request_state_keys = tuple(request_state_keys)
+        self._config: ServerConfig | None = None
+        self._list_cache: dict[str, Any] = {}
+        self._request_state_keys = tuple(request_state_keys)
         self.request_state_ttl = request_state_ttl
         # Bound into every sealed requestState (its audience); the name if unset.
         # Replicas share it, and with `request_state_keys` from configuration
@@ -563,7 +565,7 @@ class MCPServer:
             not isinstance(server_identity, str) or not server_identity
         ):
             raise ValueError("server_identity must be a non-empty string")
-        self.server_identity = server_identity
+        self._server_identity = server_identity
         self.max_request_state_bytes = max_request_state_bytes
         self.supported_versions = tuple(supported_versions)
         self._limits = limits
@@ -577,8 +579,6 @@ class MCPServer:
         self._resources: dict[str, FunctionResource] = {}
         self._templates: dict[str, FunctionResource] = {}
         self._completion: Callable[..., Any] | None = None
-        self._config: ServerConfig | None = None
-        self._list_cache: dict[str, Any] = {}
         # Live connections, weakly: a connection's wake function is kept on the
         # connection itself (it references the connection through its driver, so
         # keeping it here would keep every connection alive forever).
@@ -592,6 +592,29 @@ class MCPServer:
         # `store.tasks` (this process's memory without a store), their bodies
         # run in a task group open while the server is served.
         self.tasks = TaskHost(self, tasks)
+
+    # Both go into the (cached) config: setting one after the config was built,
+    # as `configure_from_environment` does once a module has made its ASGI app,
+    # must rebuild it, or connections would seal with the old ring.
+    @property
+    def request_state_keys(self) -> tuple[bytes, ...]:
+        """The `requestState` key ring: the first key seals, every key verifies."""
+        return self._request_state_keys
+
+    @request_state_keys.setter
+    def request_state_keys(self, keys: Sequence[bytes]) -> None:
+        self._request_state_keys = tuple(keys)
+        self._config = None
+
+    @property
+    def server_identity(self) -> str | None:
+        """The audience bound into sealed `requestState` (the name when None)."""
+        return self._server_identity
+
+    @server_identity.setter
+    def server_identity(self, identity: str | None) -> None:
+        self._server_identity = identity
+        self._config = None
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Any]:
@@ -675,18 +698,27 @@ class MCPServer:
         return self._broadcast("notifications/tasks", dict(task))
 
     def notify_tools_changed(self) -> int:
+        """`notifications/tools/list_changed` to every connection that may hear it.
+
+        Returns how many connections were told, or 0 while a store's fan-out
+        carries it (`MCPServer(store=...)` serving over HTTP): every replica,
+        this one included, passes it on when it arrives, after this returns,
+        so no count is known here (docs/deploy.md)."""
         return self._notify_list_changed("tools")
 
     def notify_prompts_changed(self) -> int:
+        """`notifications/prompts/list_changed`; returns as `notify_tools_changed`."""
         return self._notify_list_changed("prompts")
 
     def notify_resources_changed(self) -> int:
+        """`notifications/resources/list_changed`; returns as `notify_tools_changed`."""
         return self._notify_list_changed("resources")
 
     def notify_resource_updated(self, uri: str) -> int:
         """`notifications/resources/updated` for `uri`, to the legacy sessions subscribed
         to it and the 2026-07-28 listen streams that asked for it. Returns how many
-        connections were told."""
+        connections were told, or 0 while a store's fan-out carries it (as
+        `notify_tools_changed`)."""
         return self._broadcast("notifications/resources/updated", {"uri": uri})
 
     @overload

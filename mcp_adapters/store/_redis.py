@@ -50,6 +50,7 @@ import dataclasses
 import json
 import logging
 import math
+import os
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -679,6 +680,10 @@ class RedisStore:
         self.clock = clock
         self._limits = limits or StoreLimits()
         self._process_id = process_id or secrets.token_hex(8)
+        # A drawn id is redrawn in a forked child: a store built at import time
+        # and inherited by several workers (gunicorn --preload) must not give
+        # them one bus address, or each would take the others' answers.
+        self._drawn_in: int | None = None if process_id else os.getpid()
         self._connect_timeout = connect_timeout
         self._command_timeout = command_timeout
         self._operation_timeout = operation_timeout
@@ -706,6 +711,9 @@ class RedisStore:
 
     @property
     def process_id(self) -> str:
+        if self._drawn_in is not None and self._drawn_in != os.getpid():
+            self._process_id = secrets.token_hex(8)
+            self._drawn_in = os.getpid()
         return self._process_id
 
     @property

@@ -49,6 +49,14 @@ async def ask(ctx: Context) -> str:
 
 
 @mcp.tool()
+async def roots(ctx: Context) -> str:
+    """Ask the client for its roots (a 2025-03-26 server may: it has no
+    elicitation); returns who asked and the first root's URI."""
+    result = await ctx.list_roots()
+    return f"{os.getpid()} {result.roots[0].uri}"
+
+
+@mcp.tool()
 async def chatter(ctx: Context) -> str:
     """Log at info and at error (the session's log level decides what goes out)."""
     await ctx.info("info line")

@@ -8,8 +8,13 @@ them with its default balancing, round robin: no hash on the session id, no
 cookies. One worker process, so consecutive requests take consecutive replicas.
 
 The access log names the replica (`$upstream_addr`) that served each request,
-with its `Mcp-Method` and `Mcp-Session-Id` headers, so a test can show that a
-flow really crossed replicas rather than assume it.
+with its `Mcp-Method` and `Mcp-Session-Id` headers and the `X-Worker-Pid` the
+response carried (tests/cluster/gunicorn_app.py sets it), so a test can show
+that a flow really crossed replicas, or workers, rather than assume it.
+
+`GunicornCluster` is the other shape of a deployment: one gunicorn with several
+uvicorn workers (processes sharing one listening socket) serving the ASGI app,
+on the same Redis, behind the same nginx.
 
 Used by tests/cluster and by tests/seeds (the seed flows through the balancer).
 """
@@ -116,14 +121,28 @@ class Hit:
     mcp_method: str  # the Mcp-Method header ("-" when absent)
     session: str  # the Mcp-Session-Id header ("-" when absent)
     status: int
+    worker: str  # the response's X-Worker-Pid header ("-" when absent)
 
 
 class Balancer:
-    """nginx in front of `replicas`, round robin, on a free loopback port."""
+    """nginx in front of `replicas`, round robin, on a free loopback port.
 
-    def __init__(self, replicas: Sequence[Replica], workdir: Path, port: int) -> None:
+    `keepalive=False` opens a new upstream connection per request: in front of
+    one gunicorn that is what spreads requests over its workers (a kept-alive
+    connection stays with the worker that accepted it).
+    """
+
+    def __init__(
+        self,
+        replicas: Sequence[Replica | Gunicorn],
+        workdir: Path,
+        port: int,
+        *,
+        keepalive: bool = True,
+    ) -> None:
         self.replicas = list(replicas)
         self.port = port
+        self._keepalive = keepalive
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self._dir = workdir
         self.access_log = workdir / "access.log"
@@ -153,6 +172,7 @@ class Balancer:
             for r in self.replicas
         )
         temp = self._dir / "temp"
+        keepalive = "keepalive 16;" if self._keepalive else ""
         return f"""
 daemon off;
 worker_processes 1;
@@ -166,12 +186,12 @@ http {{
     uwsgi_temp_path {temp}/uwsgi;
     scgi_temp_path {temp}/scgi;
     log_format replicas '$upstream_addr $request_method $http_mcp_method '
-                        '$http_mcp_session_id $status';
+                        '$http_mcp_session_id $status $upstream_http_x_worker_pid';
     # Tool results may carry images and files: nothing here should refuse them.
     client_max_body_size 0;
     upstream replicas {{
 {upstreams}
-        keepalive 16;
+        {keepalive}
     }}
     server {{
         listen 127.0.0.1:{self.port};
@@ -204,11 +224,10 @@ http {{
         hits = []
         for line in self.access_log.read_text(encoding="utf-8").splitlines():
             # `$upstream_addr` is "a, b" after a failed try: split from the right.
-            replica, method, mcp_method, session, status = line.rsplit(" ", 4)
+            replica, method, mcp_method, session, status, worker = line.rsplit(" ", 5)
             # After a failed try nginx lists every replica it tried: the last served.
-            hits.append(
-                Hit(replica.split(",")[-1].strip(), method, mcp_method, session, int(status))
-            )
+            served_by = replica.split(",")[-1].strip()
+            hits.append(Hit(served_by, method, mcp_method, session, int(status), worker))
         return hits
 
     def stop(self) -> None:
@@ -289,3 +308,92 @@ class Cluster:
             replica.stop()
         if self.redis is not None:
             self.redis.stop()
+
+
+class Gunicorn:
+    """`gunicorn -w WORKERS -k uvicorn_worker.UvicornWorker TARGET` on a loopback port.
+
+    uvicorn's own `uvicorn.workers.UvicornWorker` still imports in uvicorn 0.54
+    but warns that it is deprecated (since 0.30) for the `uvicorn-worker`
+    package, whose class is the same worker maintained apart: that one is used.
+    """
+
+    def __init__(
+        self,
+        target: str,
+        env: Mapping[str, str],
+        log: Path,
+        workers: int = 4,
+        extra: Sequence[str] = (),
+    ) -> None:
+        self.workers = workers
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self._log = log
+        command = [sys.executable, "-m", "gunicorn", "--workers", str(workers)]
+        command += ["--worker-class", "uvicorn_worker.UvicornWorker"]
+        command += ["--bind", self.address, "--graceful-timeout", "5", *extra, target]
+        with log.open("ab") as out:
+            self.process = subprocess.Popen(
+                command, cwd=ROOT, env={**os.environ, **env}, stdout=out, stderr=out
+            )
+
+    def wait_ready(self) -> None:
+        """Until every worker has run the app's startup (gunicorn listens before any
+        worker does, and a request before then would all go to the first one)."""
+        _wait_listening(self.port, self.process, f"gunicorn {self.address}")
+        deadline = time.monotonic() + START
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"gunicorn exited with {self.process.returncode}")
+            text = self._log.read_text(encoding="utf-8", errors="replace")
+            if text.count("Application startup complete.") >= self.workers:
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"gunicorn's {self.workers} workers did not all start")
+
+    def stop(self) -> None:
+        _stop(self.process)
+
+
+class GunicornCluster:
+    """A real redis-server, gunicorn serving `target` with `workers` uvicorn
+    workers configured by the environment (store, key ring, identity), and nginx
+    in front opening a connection per request."""
+
+    def __init__(
+        self, target: str, workdir: Path, workers: int = 4, extra: Sequence[str] = ()
+    ) -> None:
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.gunicorn: Gunicorn | None = None
+        self.balancer: Balancer | None = None
+        self.redis = start_redis(workdir / "redis")
+        env = {
+            "MCP_REQUEST_STATE_KEYS": new_request_state_key(),
+            "MCP_SERVER_IDENTITY": "https://mcp.example.test/mcp",
+            "MCP_STORE_URL": self.redis.url,
+        }
+        try:
+            self.gunicorn = Gunicorn(target, env, workdir / "gunicorn.log", workers, extra)
+            self.gunicorn.wait_ready()
+            self.balancer = Balancer(
+                [self.gunicorn], workdir / "nginx", free_port(), keepalive=False
+            )
+        except BaseException:
+            self.stop()
+            raise
+
+    def url(self, path: str = "/mcp") -> str:
+        assert self.balancer is not None
+        return f"http://127.0.0.1:{self.balancer.port}{path}"
+
+    def hits(self) -> list[Hit]:
+        assert self.balancer is not None
+        return self.balancer.hits()
+
+    def stop(self) -> None:
+        if self.balancer is not None:
+            self.balancer.stop()
+        if self.gunicorn is not None:
+            self.gunicorn.stop()
+        self.redis.stop()

@@ -16,7 +16,8 @@ VERSION = "2025-11-25"
 class Raw:
     """A legacy session spoken by hand, one TCP connection per request."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, version: str = VERSION) -> None:
+        self.version = version
         parts = urlsplit(url)
         self.host = parts.hostname or "127.0.0.1"
         self.port = parts.port or 80
@@ -28,26 +29,35 @@ class Raw:
         return http.client.HTTPConnection(self.host, self.port, timeout=HANG)
 
     def _headers(self, accept: str) -> dict[str, str]:
-        headers = {"accept": accept, "mcp-protocol-version": VERSION}
+        headers = {"accept": accept, "mcp-protocol-version": self.version}
         if self.session_id is not None:
             headers["mcp-session-id"] = self.session_id
         return headers
 
-    def post(self, message: dict[str, Any]) -> tuple[int, list[dict[str, Any]]]:
-        """Send one message; the status and the JSON-RPC messages of the answer."""
+    def post(self, message: Any) -> tuple[int, list[dict[str, Any]]]:
+        """Send one message (or a 2025-03-26 batch); the status and the JSON-RPC
+        messages of the answer (a batch's answers as they come)."""
+        response = self.send(message)
+        body = response.read().decode()
+        response.conn.close()
+        if self.session_id is None:
+            self.session_id = response.getheader("mcp-session-id")
+        if (response.getheader("content-type") or "").startswith("text/event-stream"):
+            found = [json.loads(line[5:]) for line in body.splitlines() if line.startswith("data:")]
+            return response.status, [m for m in found if m]
+        if not body:
+            return response.status, []
+        answer = json.loads(body)
+        return response.status, answer if isinstance(answer, list) else [answer]
+
+    def send(self, message: Any) -> _Response:
+        """POST a message and return the response unread (a stream to read as it comes)."""
         conn = self._connection()
         headers = self._headers("application/json, text/event-stream")
         headers["content-type"] = "application/json"
         conn.request("POST", self.path, json.dumps(message).encode(), headers)
         response = conn.getresponse()
-        body = response.read().decode()
-        conn.close()
-        if self.session_id is None:
-            self.session_id = response.getheader("mcp-session-id")
-        if response.getheader("content-type", "").startswith("text/event-stream"):
-            found = [json.loads(line[5:]) for line in body.splitlines() if line.startswith("data:")]
-            return response.status, [m for m in found if m]
-        return response.status, [json.loads(body)] if body else []
+        return _Response(conn, response)
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         rid = self._next_id
@@ -64,12 +74,12 @@ class Raw:
         status, _ = self.post({"jsonrpc": "2.0", "method": method})
         assert status == 202
 
-    def open(self) -> None:
+    def open(self, capabilities: dict[str, Any] | None = None) -> None:
         self.request(
             "initialize",
             {
-                "protocolVersion": VERSION,
-                "capabilities": {},
+                "protocolVersion": self.version,
+                "capabilities": capabilities or {},
                 "clientInfo": {"name": "raw", "version": "0"},
             },
         )
@@ -83,6 +93,25 @@ class Raw:
         conn.request("GET", self.path, headers=headers)
         response = conn.getresponse()
         return Stream(conn, response)
+
+
+class _Response:
+    """An HTTP response and the connection it came on."""
+
+    def __init__(self, conn: http.client.HTTPConnection, response: http.client.HTTPResponse):
+        self.conn = conn
+        self.response = response
+        self.status = response.status
+
+    def read(self) -> bytes:
+        return self.response.read()
+
+    def getheader(self, name: str, default: str | None = None) -> str | None:
+        return self.response.getheader(name, default)
+
+    def stream(self) -> Stream:
+        """The body as server-sent events, read one at a time."""
+        return Stream(self.conn, self.response)
 
 
 class Stream:

@@ -151,3 +151,47 @@ async def test_a_listen_stream_on_one_replica_hears_an_update_made_on_the_other(
             assert note.method == "notifications/resources/updated"
             assert note.params.uri == "memo://pad"
     assert len(pids) == 2  # one of the updates was made by the replica without the stream
+
+
+def test_a_batch_mixing_an_answer_and_a_request_forwards_the_answer(cluster: Cluster) -> None:
+    """2025-03-26: a batch carrying the answer to one replica's question and a new
+    request lands on the other replica; the request runs there, the answer goes
+    to the replica that asked (over the bus), whose call then completes."""
+    raw = Raw(cluster.url, version="2025-03-26")
+    raw.open(capabilities={"roots": {}})
+    asking = raw.send(
+        {"jsonrpc": "2.0", "id": 100, "method": "tools/call", "params": {"name": "roots"}}
+    )
+    assert asking.status == 200
+    events = asking.stream()
+    _, question = events.next_message()
+    assert question["method"] == "roots/list"
+    # Round robin: the call went to one replica; these two take the other, then
+    # that one again, so the batch lands on the replica that did not ask.
+    other = raw.request("tools/call", {"name": "whoami", "arguments": {}})
+    raw.request("tools/call", {"name": "whoami", "arguments": {}})
+    status, answers = raw.post(
+        [
+            {
+                "jsonrpc": "2.0",
+                "id": question["id"],
+                "result": {"roots": [{"uri": "file:///bistro"}]},
+            },
+            {
+                "jsonrpc": "2.0",
+                "id": 101,
+                "method": "tools/call",
+                "params": {"name": "whoami", "arguments": {}},
+            },
+        ]
+    )
+    assert status == 200
+    (ran,) = [a for a in answers if a.get("id") == 101]
+    batch_pid = ran["result"]["content"][0]["text"]
+    assert batch_pid == other["result"]["content"][0]["text"]
+    _, result = events.next_message()
+    events.close()
+    assert result["id"] == 100
+    asker_pid, root = result["result"]["content"][0]["text"].split()
+    assert root == "file:///bistro"
+    assert asker_pid != batch_pid  # asked on one replica, answered through the other

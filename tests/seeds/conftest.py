@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from mcp_adapters import StdioServerParameters, current_backend
-from tests.cluster.harness import Cluster
+from tests.cluster.harness import Cluster, GunicornCluster, Hit
 from tests.timing import START
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,14 +90,41 @@ def stdio(script: str) -> SeedOverStdio:
     return SeedOverStdio(script)
 
 
+# Where tests/cluster/gunicorn_app.py mounts each seed (delete_folder: per mode).
+GUNICORN_MOUNTS = {
+    "bistro_form_server.py": "/form",
+    "bistro_url_server.py": "/url",
+    "library_server.py": "/library",
+}
+
+
 class HTTPServers(dict[str, HTTPServer]):
     """The module's seed servers over HTTP, by script: one process each, and on first
-    use (`balanced`) two replicas of it behind nginx doing plain round robin."""
+    use (`balanced`) two replicas of it behind nginx doing plain round robin, or
+    (`gunicorn`) gunicorn's four uvicorn workers serving them all as ASGI apps."""
 
     def __init__(self, workdir: Path) -> None:
         super().__init__()
         self._workdir = workdir
         self._clusters: dict[str, Cluster] = {}
+        self._gunicorn: GunicornCluster | None = None
+
+    def gunicorn(self, script: str, mode: str = "") -> str:
+        """The URL of `script` under the module's gunicorn (started on first use);
+        delete_folder_server.py has a copy per `mode`."""
+        if self._gunicorn is None:
+            self._gunicorn = GunicornCluster(
+                "tests.cluster.gunicorn_app:seeds()", self._workdir / "gunicorn"
+            )
+        mount = (
+            f"/delete/{mode}" if script == "delete_folder_server.py" else GUNICORN_MOUNTS[script]
+        )
+        return self._gunicorn.url(f"{mount}/mcp")
+
+    def gunicorn_hits(self) -> list[Hit]:
+        """The access log of the module's gunicorn's balancer so far."""
+        assert self._gunicorn is not None
+        return self._gunicorn.hits()
 
     def balanced(self, script: str, name: str = "") -> Cluster:
         """The module's cluster of `script` (`name` makes another, fresh one)."""
@@ -113,6 +140,8 @@ class HTTPServers(dict[str, HTTPServer]):
             server.stop()
         for cluster in self._clusters.values():
             cluster.stop()
+        if self._gunicorn is not None:
+            self._gunicorn.stop()
 
 
 @pytest.fixture(scope="module")

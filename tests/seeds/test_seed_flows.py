@@ -11,6 +11,7 @@ import subprocess
 import sys
 from typing import Any
 
+import anyio
 import pytest
 
 from examples.seeds.callbacks import handle_list_roots, handle_sampling
@@ -23,6 +24,7 @@ from mcp_core.types import (
     ElicitRequestURLParams,
     ElicitResult,
 )
+from tests.timing import HANG
 
 from .conftest import ROOT, SEEDS, HTTPServer, HTTPServers, stdio
 
@@ -37,7 +39,13 @@ TRANSPORTS = ["stdio", "http"]
 BALANCED = [
     pytest.param("balanced", mode, id=f"balanced-{mode}") for mode in ("legacy", "2026-07-28")
 ]
-COMBINATIONS = [(t, m) for t in TRANSPORTS for m in MODES] + BALANCED
+# gunicorn -w 4 -k uvicorn_worker.UvicornWorker serving the seeds as ASGI apps, on
+# the same Redis store, behind nginx opening a connection per request: a session's
+# requests land on different workers (test_gunicorn_workers_shared_the_sessions).
+GUNICORN = [
+    pytest.param("gunicorn", mode, id=f"gunicorn-{mode}") for mode in ("legacy", "2026-07-28")
+]
+COMBINATIONS = [(t, m) for t in TRANSPORTS for m in MODES] + BALANCED + GUNICORN
 
 
 @pytest.fixture
@@ -48,6 +56,8 @@ def anyio_backend() -> str:
 def target(transport: str, script: str, http_servers: HTTPServers) -> Any:
     if transport == "balanced":
         return http_servers.balanced(script).url
+    if transport == "gunicorn":
+        return http_servers.gunicorn(script)
     return stdio(script) if transport == "stdio" else http_servers[script].url
 
 
@@ -180,6 +190,8 @@ async def test_delete_folder_four_outcomes_and_no_round_trip_when_empty(
     try:
         if transport == "balanced":
             where: Any = http_servers.balanced("delete_folder_server.py", mode).url
+        elif transport == "gunicorn":
+            where = http_servers.gunicorn("delete_folder_server.py", mode)
         else:
             where = stdio("delete_folder_server.py") if server is None else server.url
         answer = Recorder(
@@ -234,3 +246,45 @@ def test_the_seed_client_scripts_as_written(mode: str, http_servers: HTTPServers
     assert "Open this link to continue: https://pay.example.com/deposit/b-42" in outputs[1]
     assert "Complete the payment in your browser." in outputs[1]
     assert "Card issued to Ada Lovelace." in outputs[2]
+
+
+async def test_gunicorn_workers_shared_the_sessions(http_servers: HTTPServers) -> None:
+    """Under gunicorn, one legacy session's requests were served by different
+    worker processes (the access log has each response's `X-Worker-Pid`): the
+    question asked by one worker was answered through another, over the store.
+
+    Which worker accepts a connection is the kernel's choice, so a session may
+    by chance stay on one: up to five sessions are run, and one must cross."""
+    url = http_servers.gunicorn("bistro_form_server.py")
+    crossed: set[str] = set()
+    sessions: dict[str, set[str]] = {}
+    for _ in range(5):
+        answer = Recorder(
+            ElicitResult(
+                action="accept", content={"accept_alternative": True, "date": "2025-12-27"}
+            )
+        )
+        async with Client(url, mode="legacy", elicitation_callback=answer) as client:
+            result = await client.call_tool("book_table", {"date": "2025-12-25", "party_size": 2})
+            session = client.session.session_id
+        assert result.content[0].text == "Booked a table for 2 on 2025-12-27."
+        assert session is not None
+        # nginx writes a line once the response has gone out, which may trail the
+        # client's answer: wait (bounded) for the DELETE that closed the session.
+        await wait_for_line(http_servers, session)
+        for hit in http_servers.gunicorn_hits():
+            if hit.session != "-":
+                sessions.setdefault(hit.session, set()).add(hit.worker)
+        crossed = sessions[session]
+        if len(crossed) > 1:
+            break
+    assert len(crossed) > 1, sessions
+    assert all(worker.isdigit() for worker in crossed)  # every response named its worker
+
+
+async def wait_for_line(http_servers: HTTPServers, session: str) -> None:
+    with anyio.fail_after(HANG):
+        while not any(
+            h.session == session and h.method == "DELETE" for h in http_servers.gunicorn_hits()
+        ):
+            await anyio.sleep(0.05)

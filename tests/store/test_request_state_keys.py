@@ -282,3 +282,17 @@ def test_shared_keys_for_an_unnamed_server_need_an_identity() -> None:
     server = MCPServer()
     configure_from_environment(server, environ={**environ, IDENTITY_VARIABLE: "https://a/mcp"})
     assert server.server_identity == "https://a/mcp"
+
+
+def test_a_ring_set_after_the_config_was_built_is_the_one_connections_get() -> None:
+    """An ASGI app builds its endpoint (and so the server's config) when the module
+    makes it; the environment's ring, read then, must still be what seals."""
+    server = MCPServer("bistro")
+    before = server.config
+    ring = new_request_state_key()
+    environ = {KEYS_VARIABLE: ring, IDENTITY_VARIABLE: "https://mcp.example.com/mcp"}
+    configure_from_environment(server, environ=environ)
+    after = server.config
+    assert after is not before
+    assert after.request_state_keys == parse_request_state_keys(ring)
+    assert after.request_state_audience == "https://mcp.example.com/mcp"
