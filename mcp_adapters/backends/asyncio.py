@@ -148,6 +148,10 @@ class _StreamProtocol(asyncio.Protocol):
             await self.lost
 
 
+#: The protocol half of a stream, for a transport made elsewhere (an accepted socket).
+StreamProtocol = _StreamProtocol
+
+
 class AsyncioStream:
     """A byte stream over one transport (a socket) or two (a pair of pipes)."""
 
@@ -418,6 +422,7 @@ def backend() -> AsyncioBackend:
 __all__ = [
     "AsyncioBackend",
     "AsyncioStream",
+    "StreamProtocol",
     "backend",
     "listen_tcp",
     "open_pipe_stream",
