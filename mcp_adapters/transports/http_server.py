@@ -366,6 +366,8 @@ class HTTPServer:
         #: The loop's clock (monotonic), as anyio reads it; set to the loop's own
         #: `time` once serving on asyncio (the same clock, without a backend lookup).
         self.now: Callable[[], float] = anyio.current_time
+        #: The running handler tasks, when they are bare asyncio tasks (see `_spawn`).
+        self._native: set[asyncio.Task[None]] | None = None
 
     @property
     def url(self) -> str:
@@ -628,9 +630,9 @@ class HTTPServer:
 
     def _spawn(
         self, conn: ServerConnection, core: SessionCore, event: RequestReceived | InputReceived
-    ) -> anyio.CancelScope | None:
-        scope = anyio.CancelScope()
+    ) -> anyio.CancelScope | asyncio.Task[None] | None:
         if self._tg is None or self._closing:
+            scope = anyio.CancelScope()
             scope.cancel()
             return scope
         # Answered where it arrived when nothing can suspend (`handle_events` pumps it out).
@@ -642,6 +644,16 @@ class HTTPServer:
         if work is None:
             return None
         self._handlers += 1
+        if self._native is not None:
+            # On asyncio a handler is a bare task (cancelled as itself): anyio's
+            # start_soon and cancel scope cost more than the tool call they wrap.
+            task = asyncio.get_running_loop().create_task(
+                self._run_native_handler(conn, core, event, work)
+            )
+            self._native.add(task)
+            task.add_done_callback(self._native.discard)
+            return task
+        scope = anyio.CancelScope()
         self._tg.start_soon(self._run_handler, conn, core, event, scope, work)
         return scope
 
@@ -661,10 +673,42 @@ class HTTPServer:
                 except Exception as exc:
                     core.answer_exception(rid, exc)
         finally:
-            self._handlers -= 1
-            core.forget(rid)
-            self.flush(conn)
-            self._retire(conn, core)
+            self._handler_done(conn, core, rid)
+
+    async def _run_native_handler(
+        self,
+        conn: ServerConnection,
+        core: SessionCore,
+        event: RequestReceived | InputReceived,
+        work: Callable[[], Awaitable[None]],
+    ) -> None:
+        """`_run_handler` as a bare asyncio task: cancelled by the session core (the
+        request was cancelled) or at shutdown, it ends without an answer."""
+        rid = event.request_id
+        try:
+            await work()
+        except asyncio.CancelledError:
+            pass
+        except Exception as exc:
+            core.answer_exception(rid, exc)
+        finally:
+            self._handler_done(conn, core, rid)
+
+    def _handler_done(self, conn: ServerConnection, core: SessionCore, rid: RequestId) -> None:
+        self._handlers -= 1
+        core.forget(rid)
+        self.flush(conn)
+        self._retire(conn, core)
+
+    async def _stop_native_handlers(self) -> None:
+        """Cancel the asyncio handler tasks and wait for them (the task group's job
+        for the anyio ones)."""
+        tasks = self._native
+        while tasks:
+            pending = list(tasks)
+            for task in pending:
+                task.cancel()
+            await asyncio.wait(pending)
 
     # ------------------------------------------------------------- running
 
@@ -681,6 +725,7 @@ class HTTPServer:
         on_asyncio = sniffio.current_async_library() == "asyncio"
         if on_asyncio:
             self.now = asyncio.get_running_loop().time
+            self._native = set()
         async with anyio.create_task_group() as tg:
             self._tg = tg
             for listener in listeners:
@@ -695,6 +740,7 @@ class HTTPServer:
             finally:
                 with anyio.CancelScope(shield=True):
                     await self._shutdown()
+                    await self._stop_native_handlers()
                 tg.cancel_scope.cancel()
         if failure is not None:
             try:
