@@ -366,7 +366,8 @@ class HTTPServer:
         #: The loop's clock (monotonic), as anyio reads it; set to the loop's own
         #: `time` once serving on asyncio (the same clock, without a backend lookup).
         self.now: Callable[[], float] = anyio.current_time
-        #: The running handler tasks, when they are bare asyncio tasks (see `_spawn`).
+        #: The running handler and socket tasks, when they are bare asyncio tasks
+        #: (see `_spawn`, `_accept_asyncio`).
         self._native: set[asyncio.Task[None]] | None = None
 
     @property
@@ -465,7 +466,9 @@ class HTTPServer:
                     logger.debug("accepted connection failed at once: %s", exc)
                     client.close()
                     continue
-                tg.start_soon(self._serve_asyncio_socket, protocol)
+                # A bare task, as the handlers are (`_stop_native_tasks` ends it at
+                # shutdown): anyio's task state is a part of every idle connection.
+                self._start_native(self._serve_asyncio_socket(protocol))
 
     async def _serve_asyncio_socket(self, protocol: asyncio_backend.StreamProtocol) -> None:
         transport = protocol.transport
@@ -647,12 +650,7 @@ class HTTPServer:
         if self._native is not None:
             # On asyncio a handler is a bare task (cancelled as itself): anyio's
             # start_soon and cancel scope cost more than the tool call they wrap.
-            task = asyncio.get_running_loop().create_task(
-                self._run_native_handler(conn, core, event, work)
-            )
-            self._native.add(task)
-            task.add_done_callback(self._native.discard)
-            return task
+            return self._start_native(self._run_native_handler(conn, core, event, work))
         scope = anyio.CancelScope()
         self._tg.start_soon(self._run_handler, conn, core, event, scope, work)
         return scope
@@ -700,9 +698,18 @@ class HTTPServer:
         self.flush(conn)
         self._retire(conn, core)
 
-    async def _stop_native_handlers(self) -> None:
-        """Cancel the asyncio handler tasks and wait for them (the task group's job
-        for the anyio ones)."""
+    def _start_native(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """A bare asyncio task of this server (a handler, or an accepted socket's loop)."""
+        tasks = self._native
+        assert tasks is not None
+        task = asyncio.get_running_loop().create_task(coro)
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+        return task
+
+    async def _stop_native_tasks(self) -> None:
+        """Cancel the bare asyncio tasks and wait for them (the task group's job for
+        the anyio ones)."""
         tasks = self._native
         while tasks:
             pending = list(tasks)
@@ -740,7 +747,7 @@ class HTTPServer:
             finally:
                 with anyio.CancelScope(shield=True):
                     await self._shutdown()
-                    await self._stop_native_handlers()
+                    await self._stop_native_tasks()
                 tg.cancel_scope.cancel()
         if failure is not None:
             try:
