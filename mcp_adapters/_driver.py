@@ -360,6 +360,7 @@ class Driver:
                 core.read_failed(error)
                 data = b""
             core.received(bytes(data))
+            data = b""  # an idle connection need not keep its last request's bytes
             self.wake()
 
     async def _write_loop(self) -> None:
