@@ -307,8 +307,14 @@ class Driver:
             data = self._conn.data_to_send()
             if data and not self._write_nowait(data):
                 core.carry(data)  # paused: the writer waits for the transport
-            elif self._conn.next_deadline() == self._armed:
-                return  # written, and the writer's timer is still right
+            else:
+                # Written. The writer's timer needs re-arming only if the deadline came
+                # earlier: one that moved later (an HTTP keep-alive timer restarted by
+                # every response) is found not yet due when the old one fires, and the
+                # writer re-arms then, instead of being woken for every write.
+                deadline, armed = self._conn.next_deadline(), self._armed
+                if deadline is None or (armed is not None and deadline >= armed):
+                    return
         core.woken = True
         self._wakeup.set()
 
@@ -354,6 +360,7 @@ class Driver:
                 core.read_failed(error)
                 data = b""
             core.received(bytes(data))
+            data = b""  # an idle connection need not keep its last request's bytes
             self.wake()
 
     async def _write_loop(self) -> None:

@@ -12,7 +12,6 @@ import asyncio
 import logging
 import os
 import socket
-from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -42,7 +41,9 @@ class _StreamProtocol(asyncio.Protocol):
         self._reading_paused = False
         self._writing_paused = False
         self._read_waiter: asyncio.Future[None] | None = None
-        self._drain_waiters: deque[asyncio.Future[None]] = deque()
+        # A list, not a deque: a deque allocates a 64-slot block up front, and every
+        # idle connection (an HTTP server's keep-alive sockets) would carry one.
+        self._drain_waiters: list[asyncio.Future[None]] = []
         self.lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     # ---- asyncio callbacks
@@ -69,10 +70,7 @@ class _StreamProtocol(asyncio.Protocol):
         self._eof = True
         self._exc = exc
         self._wake_reader()
-        while self._drain_waiters:
-            waiter = self._drain_waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
+        self._release_drain_waiters()
         if not self.lost.done():
             self.lost.set_result(None)
 
@@ -81,8 +79,11 @@ class _StreamProtocol(asyncio.Protocol):
 
     def resume_writing(self) -> None:
         self._writing_paused = False
-        while self._drain_waiters:
-            waiter = self._drain_waiters.popleft()
+        self._release_drain_waiters()
+
+    def _release_drain_waiters(self) -> None:
+        waiters, self._drain_waiters = self._drain_waiters, []
+        for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(None)
 
@@ -146,6 +147,10 @@ class _StreamProtocol(asyncio.Protocol):
             if isinstance(transport, asyncio.WriteTransport):
                 transport.abort()
             await self.lost
+
+
+#: The protocol half of a stream, for a transport made elsewhere (an accepted socket).
+StreamProtocol = _StreamProtocol
 
 
 class AsyncioStream:
@@ -573,6 +578,7 @@ def backend() -> AsyncioBackend:
 __all__ = [
     "AsyncioBackend",
     "AsyncioStream",
+    "StreamProtocol",
     "backend",
     "finish_uncancelled",
     "listen_tcp",

@@ -650,6 +650,20 @@ class MCPServer:
         scope.connection.__dict__[_WAKE] = scope.wake
         self._live.add(scope.connection)
 
+    def _attach_for(self, request: Incoming, scope: RequestScope) -> None:
+        """`attach` the connection of a request that can hear of changes on it.
+
+        A 2026-07-28 request hears of changes only on a `subscriptions/listen`
+        stream (the core tells no other), so the connection of any other is not
+        remembered: over HTTP that is a throwaway connection per POST, and
+        remembering it cost a weak reference and its callback per request."""
+        connection = scope.connection
+        if connection in self._live:
+            return
+        if connection.era is Era.MODERN and request.method != "subscriptions/listen":
+            return
+        self.attach(scope)
+
     def _notify_list_changed(self, kind: str) -> int:
         """Announce a changed list on every live connection that may hear it.
 
@@ -934,8 +948,7 @@ class MCPServer:
         handler = _HANDLERS.get(request.method)
         if handler is None:
             raise MCPError(-32601, f"Method not found: {request.method}")
-        if scope.connection not in self._live:
-            self.attach(scope)
+        self._attach_for(request, scope)
         self._answer(request, scope, await handler(self, request, scope))
 
     def handle_now(
@@ -956,8 +969,7 @@ class MCPServer:
                 and tool.task_support == "forbidden"
                 and getattr(request.params, "task", None) is None
             ):
-                if scope.connection not in self._live:
-                    self.attach(scope)
+                self._attach_for(request, scope)
                 outcome = self._call_plain_tool(tool, request, scope)
                 if isinstance(outcome, _Later):
                     return functools.partial(self._answer_later, request, scope, outcome)

@@ -3,6 +3,9 @@
 One `HTTPServerEndpoint` for the listening socket, one `HTTPServerConnection` per
 accepted TCP connection, each driven by a reader task and a writer task exactly as
 `mcp_core._http_server` describes; one endpoint timer task runs `endpoint.tick`.
+On asyncio the accepted sockets are asyncio transports (`_AsyncioStream`), so the
+driver writes each answer from `wake()` and no anyio runs per request; on trio they
+are anyio streams. The loop is the same `Driver` on both.
 
 Every MCP connection the endpoint routes to (a legacy session's, or the throwaway one
 of a 2026-07-28 POST) gets a `SessionCore`: it starts `MCPServer.handle` for each
@@ -14,27 +17,33 @@ Whatever a handler queues goes out through `endpoint.pump()`, which names the TC
 connections whose writers must wake.
 
 Time: the HTTP timers (header, idle, SSE commit, keep-alive, session expiry) run on
-`anyio.current_time()` (monotonic); the MCP connections get `time.time()` as the wall
+the loop's monotonic clock (`HTTPServer.now`: `anyio.current_time()`, or the asyncio
+loop's `time()`, the same clock); the MCP connections get `time.time()` as the wall
 clock for sealed 2026-07-28 `requestState`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ipaddress
 import logging
 import secrets
+import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
+import sniffio
 from anyio.abc import SocketAttribute
 
 from mcp_adapters._driver import CLOSE_TIMEOUT, READ_SIZE, Driver
 from mcp_adapters._session import RequestId, SessionCore
 from mcp_adapters.auth._settings import on_auth_event
+from mcp_adapters.backends import Backend
+from mcp_adapters.backends import asyncio as asyncio_backend
 from mcp_adapters.backends.anyio import BACKEND as ANYIO
 from mcp_adapters.cluster import ClusterBinding, cluster_endpoint
 from mcp_adapters.server._serve import Waiter, ask_in_place
@@ -153,7 +162,7 @@ class _Socket:
     def receive_data(self, data: bytes, *, wall_time: float | None = None) -> list[Any]:
         if not data:
             self.eof = True
-        return self.http.receive_data(data, now=anyio.current_time(), wall_time=wall_time)
+        return self.http.receive_data(data, now=self.server.now(), wall_time=wall_time)
 
     def data_to_send(self) -> bytes:
         return self.http.data_to_send()
@@ -229,6 +238,66 @@ class _Stream:
                 pass
 
 
+class _AsyncioStream:
+    """An accepted socket on asyncio's own transport: the driver's `ByteStream` on asyncio.
+
+    With it the per-request path runs no anyio at all (no cancel scope, no
+    checkpoint, no backend lookup per read or write), and `write_nowait` lets the
+    driver write an answer from `wake()`, in the stack that produced it, instead
+    of waking its writer task for every response. Closing lingers like `_Stream`.
+    """
+
+    __slots__ = ("_close_timeout", "_lingers", "_protocol")
+
+    def __init__(
+        self,
+        protocol: asyncio_backend.StreamProtocol,
+        lingers: Callable[[], bool],
+        close_timeout: float,
+    ) -> None:
+        self._protocol = protocol
+        self._lingers = lingers
+        self._close_timeout = close_timeout
+
+    async def receive_some(self, max_bytes: int) -> bytes:
+        return await self._protocol.read(max_bytes)
+
+    async def send_all(self, data: bytes) -> None:
+        await self._protocol.write(data)
+
+    def write_nowait(self, data: bytes) -> bool:
+        return self._protocol.write_nowait(data)
+
+    def abort(self) -> None:
+        transport = self._protocol.transport
+        if isinstance(transport, asyncio.WriteTransport):
+            transport.abort()
+
+    async def aclose(self) -> None:
+        # Closed from a cancelled task too (the server shutting down): the transport is
+        # closed before the first await, so a cancellation only cuts the waiting short.
+        if self._lingers():
+            await self._linger()
+        await self._protocol.close(self._close_timeout)
+
+    async def _linger(self) -> None:
+        """As `_Stream._linger`: our FIN, then the client's late bytes read and dropped."""
+        transport = self._protocol.transport
+        if not isinstance(transport, asyncio.WriteTransport) or not transport.can_write_eof():
+            return
+        try:
+            async with asyncio.timeout(min(self._close_timeout, 1.0)):
+                transport.write_eof()
+                budget = _LINGER_BYTES
+                while budget > 0:
+                    data = await self._protocol.read(READ_SIZE)
+                    if not data:
+                        return
+                    budget -= len(data)
+        except (TimeoutError, OSError):
+            pass
+
+
 # ========================================================================= request scope
 
 
@@ -295,6 +364,12 @@ class HTTPServer:
         # A connection owned by nobody: `endpoint.pump(idle)` collects the TCP
         # connections that became ready without draining every MCP connection.
         self._nobody = ServerConnection(endpoint.config)
+        #: The loop's clock (monotonic), as anyio reads it; set to the loop's own
+        #: `time` once serving on asyncio (the same clock, without a backend lookup).
+        self.now: Callable[[], float] = anyio.current_time
+        #: The running handler and socket tasks, when they are bare asyncio tasks
+        #: (see `_spawn`, `_accept_asyncio`).
+        self._native: set[asyncio.Task[None]] | None = None
 
     @property
     def url(self) -> str:
@@ -313,7 +388,7 @@ class HTTPServer:
 
     def wake(self) -> None:
         """Route what every MCP connection queued and wake the writers concerned."""
-        self._wake_ready(self.endpoint.pump(now=anyio.current_time()))
+        self._wake_ready(self.endpoint.pump(now=self.now()))
 
     def notify_subscribers(self, method: str, params: Any = None) -> int:
         """Tell every client that asked that a list changed (or a resource was updated).
@@ -377,17 +452,78 @@ class HTTPServer:
     def _rearm_timer(self) -> None:
         self._timer.arm(self.endpoint.next_deadline())
 
+    async def _accept_asyncio(self, listener: anyio.abc.SocketListener) -> None:
+        """`_accept` on asyncio: the listener's socket, accepted onto asyncio's transports.
+
+        anyio binds the socket (every address of the host, one port); accepting here
+        instead gives each connection a plain asyncio transport, which the driver can
+        write from `wake()` (see `_AsyncioStream`)."""
+        tg = self._tg
+        assert tg is not None
+        loop = asyncio.get_running_loop()
+        raw: socket.socket = listener.extra(SocketAttribute.raw_socket)
+        raw.setblocking(False)
+        with self._accept_scope:
+            while True:
+                try:
+                    client, _ = await loop.sock_accept(raw)
+                except OSError as exc:  # out of descriptors, say: don't spin, don't die
+                    logger.warning("accept failed: %s", exc)
+                    await anyio.sleep(0.1)
+                    continue
+                try:
+                    _, protocol = await loop.connect_accepted_socket(
+                        asyncio_backend.StreamProtocol, client
+                    )
+                except OSError as exc:
+                    logger.debug("accepted connection failed at once: %s", exc)
+                    client.close()
+                    continue
+                # A bare task, as the handlers are (`_stop_native_tasks` ends it at
+                # shutdown): anyio's task state is a part of every idle connection.
+                self._start_native(self._serve_asyncio_socket(protocol))
+
+    async def _serve_asyncio_socket(self, protocol: asyncio_backend.StreamProtocol) -> None:
+        transport = protocol.transport
+        assert transport is not None
+        if self._closing:
+            transport.close()
+            return
+        sock = transport.get_extra_info("socket")
+        if sock is not None:  # as anyio's listener does: notice a vanished peer
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        peer = transport.get_extra_info("peername")
+        backend = asyncio_backend.backend()
+        await self._run_socket(
+            lambda sock: _AsyncioStream(protocol, sock.lingers, self._close_timeout),
+            peer[0] if isinstance(peer, tuple) else None,
+            backend,
+        )
+
     async def _serve_socket(self, stream: anyio.abc.SocketStream) -> None:
         if self._closing:
             await close_quietly(stream)
             return
-        http = self.endpoint.new_connection(now=anyio.current_time(), peer=peer_address(stream))
+        await self._run_socket(
+            lambda sock: _Stream(stream, sock.lingers, self._close_timeout),
+            peer_address(stream),
+            ANYIO,
+        )
+
+    async def _run_socket(
+        self,
+        make_stream: Callable[[_Socket], Any],
+        peer: str | None,
+        backend: Backend,
+    ) -> None:
+        """Run one accepted TCP connection's driver until it ends, then settle it."""
+        http = self.endpoint.new_connection(now=self.now(), peer=peer)
         sock = _Socket(self, http)
         driver = sock.driver = Driver(
             sock,
-            _Stream(stream, sock.lingers, self._close_timeout),
+            make_stream(sock),
             sock.on_events,
-            backend=ANYIO,
+            backend=backend,
             close_timeout=self._close_timeout,
             finish_on_eof=False,  # a half-closed client may still be owed its response
         )
@@ -401,9 +537,7 @@ class HTTPServer:
             try:
                 # Deferred events (a stream dropped for not reading) and the streams
                 # that rode on this connection (a 2026-07-28 request is cancelled).
-                self.handle_events(
-                    http.tick(anyio.current_time()) + http.close("connection closed")
-                )
+                self.handle_events(http.tick(self.now()) + http.close("connection closed"))
             except Exception:
                 logger.exception("settling a closed HTTP connection failed")
             if self._closing and not self._sockets:
@@ -453,9 +587,7 @@ class HTTPServer:
 
         `now` stamps what the pump writes (the idle timer of a keep-alive connection
         whose response just ended), so its writer needs no extra tick to start it."""
-        self._wake_ready(
-            self.endpoint.pump(*(connections or (self._nobody,)), now=anyio.current_time())
-        )
+        self._wake_ready(self.endpoint.pump(*(connections or (self._nobody,)), now=self.now()))
 
     def _wake_ready(self, ready: list[HTTPServerConnection | HTTPExchange]) -> None:
         for http in ready:
@@ -499,9 +631,9 @@ class HTTPServer:
 
     def _spawn(
         self, conn: ServerConnection, core: SessionCore, event: RequestReceived | InputReceived
-    ) -> anyio.CancelScope | None:
-        scope = anyio.CancelScope()
+    ) -> anyio.CancelScope | asyncio.Task[None] | None:
         if self._tg is None or self._closing:
+            scope = anyio.CancelScope()
             scope.cancel()
             return scope
         # Answered where it arrived when nothing can suspend (`handle_events` pumps it out).
@@ -513,6 +645,11 @@ class HTTPServer:
         if work is None:
             return None
         self._handlers += 1
+        if self._native is not None:
+            # On asyncio a handler is a bare task (cancelled as itself): anyio's
+            # start_soon and cancel scope cost more than the tool call they wrap.
+            return self._start_native(self._run_native_handler(conn, core, event, work))
+        scope = anyio.CancelScope()
         self._tg.start_soon(self._run_handler, conn, core, event, scope, work)
         return scope
 
@@ -532,10 +669,51 @@ class HTTPServer:
                 except Exception as exc:
                     core.answer_exception(rid, exc)
         finally:
-            self._handlers -= 1
-            core.forget(rid)
-            self.flush(conn)
-            self._retire(conn, core)
+            self._handler_done(conn, core, rid)
+
+    async def _run_native_handler(
+        self,
+        conn: ServerConnection,
+        core: SessionCore,
+        event: RequestReceived | InputReceived,
+        work: Callable[[], Awaitable[None]],
+    ) -> None:
+        """`_run_handler` as a bare asyncio task: cancelled by the session core (the
+        request was cancelled) or at shutdown, it ends without an answer."""
+        rid = event.request_id
+        try:
+            await work()
+        except asyncio.CancelledError:
+            pass
+        except Exception as exc:
+            core.answer_exception(rid, exc)
+        finally:
+            self._handler_done(conn, core, rid)
+
+    def _handler_done(self, conn: ServerConnection, core: SessionCore, rid: RequestId) -> None:
+        self._handlers -= 1
+        core.forget(rid)
+        self.flush(conn)
+        self._retire(conn, core)
+
+    def _start_native(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """A bare asyncio task of this server (a handler, or an accepted socket's loop)."""
+        tasks = self._native
+        assert tasks is not None
+        task = asyncio.get_running_loop().create_task(coro)
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+        return task
+
+    async def _stop_native_tasks(self) -> None:
+        """Cancel the bare asyncio tasks and wait for them (the task group's job for
+        the anyio ones)."""
+        tasks = self._native
+        while tasks:
+            pending = list(tasks)
+            for task in pending:
+                task.cancel()
+            await asyncio.wait(pending)
 
     # ------------------------------------------------------------- running
 
@@ -549,10 +727,14 @@ class HTTPServer:
         block raises is re-raised outside the task group, as is (not in a group).
         """
         failure: BaseException | None = None
+        on_asyncio = sniffio.current_async_library() == "asyncio"
+        if on_asyncio:
+            self.now = asyncio.get_running_loop().time
+            self._native = set()
         async with anyio.create_task_group() as tg:
             self._tg = tg
             for listener in listeners:
-                tg.start_soon(self._accept, listener)
+                tg.start_soon(self._accept_asyncio if on_asyncio else self._accept, listener)
             self._rearm_timer()
             tg.start_soon(self._timer.serve)
             if self.cluster is not None:  # the store's inbox and fan-out, drained here
@@ -564,6 +746,7 @@ class HTTPServer:
             finally:
                 with anyio.CancelScope(shield=True):
                     await self._shutdown()
+                    await self._stop_native_tasks()
                 tg.cancel_scope.cancel()
         if failure is not None:
             try:

@@ -1,0 +1,132 @@
+"""`Driver.wake()` writes at once and re-arms the writer's timer only when it must.
+
+After a write from `wake()` the writer task is woken only if the connection's
+deadline came earlier than the one it sleeps until (or none was armed). A
+deadline that moved later is found not yet due when the old one fires, and the
+writer re-arms then. Either way every deadline is ticked, and none early.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from mcp_adapters._driver import Driver
+from mcp_adapters.backends import asyncio as asyncio_backend
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class _Connection:
+    """A sans-IO connection with a settable deadline; `tick` records when it ran."""
+
+    def __init__(self) -> None:
+        self.deadline: float | None = None
+        self.out = b""
+        self.ticks: list[tuple[float, float]] = []  # (now, the deadline it was due for)
+        self.ticked = asyncio.Event()
+
+    def receive_data(self, data: bytes, *, wall_time: float | None = None) -> list[Any]:
+        return []
+
+    def data_to_send(self) -> bytes:
+        out, self.out = self.out, b""
+        return out
+
+    def next_deadline(self) -> float | None:
+        return self.deadline
+
+    def tick(self, now: float) -> list[Any]:
+        assert self.deadline is not None
+        self.ticks.append((now, self.deadline))
+        self.deadline = None
+        self.ticked.set()
+        return []
+
+
+class _Stream:
+    """Never readable; takes every write at once (as an unpaused asyncio transport)."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+        self._closed = asyncio.get_running_loop().create_future()
+
+    async def receive_some(self, max_bytes: int) -> bytes:
+        await self._closed
+        return b""
+
+    async def send_all(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def write_nowait(self, data: bytes) -> bool:
+        self.written.append(data)
+        return True
+
+    async def aclose(self) -> None:
+        if not self._closed.done():
+            self._closed.set_result(None)
+
+
+async def _running(conn: _Connection, stream: _Stream) -> tuple[Driver, asyncio.Task[None]]:
+    backend = asyncio_backend.backend()
+    driver = Driver(conn, stream, lambda events: None, backend=backend)
+    task = asyncio.get_running_loop().create_task(driver.run())
+    for _ in range(5):  # let the writer go to sleep on the first deadline
+        await asyncio.sleep(0)
+    return driver, task
+
+
+async def _stop(driver: Driver, task: asyncio.Task[None]) -> None:
+    driver.finish()
+    await asyncio.wait_for(task, 10)
+
+
+async def test_a_deadline_moved_later_by_a_write_is_ticked_then_and_not_before() -> None:
+    loop = asyncio.get_running_loop()
+    conn, stream = _Connection(), _Stream()
+    conn.deadline = loop.time() + 0.05
+    driver, task = await _running(conn, stream)
+    later = loop.time() + 0.3
+    conn.deadline, conn.out = later, b"answer"
+    driver.wake()
+    assert stream.written == [b"answer"]  # written in wake()'s own stack
+    await asyncio.wait_for(conn.ticked.wait(), 10)
+    assert len(conn.ticks) == 1
+    now, due = conn.ticks[0]
+    assert due == later and now >= later  # the earlier wake-up found nothing due
+    await _stop(driver, task)
+
+
+async def test_a_deadline_moved_earlier_by_a_write_wakes_the_writer() -> None:
+    loop = asyncio.get_running_loop()
+    conn, stream = _Connection(), _Stream()
+    conn.deadline = loop.time() + 3600  # the writer sleeps until an hour from now
+    driver, task = await _running(conn, stream)
+    sooner = loop.time() + 0.05
+    conn.deadline, conn.out = sooner, b"answer"
+    driver.wake()
+    assert stream.written == [b"answer"]
+    await asyncio.wait_for(conn.ticked.wait(), 10)
+    now, due = conn.ticks[0]
+    assert due == sooner and now >= sooner
+    await _stop(driver, task)
+
+
+async def test_a_first_deadline_set_by_a_write_wakes_the_writer() -> None:
+    loop = asyncio.get_running_loop()
+    conn, stream = _Connection(), _Stream()
+    driver, task = await _running(conn, stream)  # no deadline: the writer sleeps unbounded
+    first = loop.time() + 0.05
+    conn.deadline, conn.out = first, b"answer"
+    driver.wake()
+    await asyncio.wait_for(conn.ticked.wait(), 10)
+    now, due = conn.ticks[0]
+    assert due == first and now >= first
+    await _stop(driver, task)
