@@ -867,7 +867,7 @@ class OAuthClientFlow:
             attempt.legacy = True
             return self._look_up_server(self._server_origin)
         prm = parse_protected_resource_metadata(doc, location)
-        # RFC 9728 3.3 and 7.3: a document naming another resource may be an
+        # RFC 9728 3.3: a document naming another resource may be an
         # attacker's, pointing the client at an authorization server of its
         # choosing to collect a token minted for the real resource.
         if not resource_covers(prm.resource, self.server_url):
