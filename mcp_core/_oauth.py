@@ -244,6 +244,8 @@ class OAuthHTTPRequest:
     purpose: Purpose
     headers: tuple[tuple[str, str], ...] = field(repr=False)
     body: bytes = field(default=b"", repr=False)
+    # A metadata URL can come from a challenge, so from anyone: the cap keeps a
+    # hostile endpoint from streaming the client out of memory.
     max_response_bytes: int = 256 * 1024
 
     @property
@@ -572,11 +574,15 @@ class OAuthClientFlow:
         self.rules: AuthorizationRules = AUTHORIZATION_RULES[revision]
         self._token_bytes = token_bytes
         self._record = record
+        # A record with tokens resumes as AUTHORIZED, so that after a restart
+        # `refresh()` and a 401's refresh-first path work without a new login.
         self._state: str = _S.AUTHORIZED if record and record.tokens else _S.IDLE
         self._attempt: _Attempt | None = None
         # (kind, operation) -> new authorizations so far; insertion-ordered, so
         # the oldest is dropped first (see `_MAX_OPERATIONS`).
         self._retries: dict[tuple[str, Hashable], int] = {}
+        # Which requests get the MCP-Protocol-Version header (`_get`), and the
+        # 2025-03-26 authorization base URL when the server publishes no PRM.
         self._server_origin = parse_url(server_url).origin
 
     # ----------------------------------------------------------------- public
@@ -846,6 +852,11 @@ class OAuthClientFlow:
         return self._get(candidates[0], "protected_resource_metadata")
 
     def _on_resource_metadata(self, status: int, body: bytes, wall_time: float) -> Step:
+        """Step 1's answer: the next location, the legacy path, or the
+        authorization server to look up. Every miss is kept with its status,
+        so `MetadataNotFound` can say what was tried (a 404 everywhere is a
+        deployment problem; a 401 on the metadata path is a misconfigured guard).
+        """
         attempt = self._attempt_now()
         location = attempt.prm_candidates[len(attempt.prm_attempts)]
         doc = json_object(body, self.config.max_response_bytes) if 200 <= status < 300 else None
@@ -876,6 +887,8 @@ class OAuthClientFlow:
                 f" not {self.server_url!r}"
             )
         attempt.prm = prm
+        # The first listed is the resource's preference; RFC 9728 2 leaves the
+        # choice to the client, which is why a known pre-registration wins.
         issuer = prm.authorization_servers[0]
         pre = self.config.client
         if pre is not None and pre.issuer in prm.authorization_servers:
@@ -903,6 +916,11 @@ class OAuthClientFlow:
         return self._get(attempt.as_candidates[0], "authorization_server_metadata")
 
     def _on_server_metadata(self, status: int, body: bytes, wall_time: float) -> Step:
+        """Step 2's answer: the next location, the legacy default endpoints, or
+        the metadata. The first location that answers with a JSON object
+        decides: a document there with the wrong `issuer` is refused, not
+        skipped for the next location, since it means impersonation or a
+        misconfiguration, and neither is fixed by looking elsewhere."""
         attempt = self._attempt_now()
         location = attempt.as_candidates[len(attempt.as_attempts)]
         doc = json_object(body, self.config.max_response_bytes) if 200 <= status < 300 else None
@@ -1064,6 +1082,8 @@ class OAuthClientFlow:
                     *(["none"] if not pre.client_secret and not config.signer else []),
                 ],
             )
+            # Recorded with the issuer it was first used with, so an unbound
+            # pre-registration becomes bound from here on (see `PreRegisteredClient`).
             return ClientRegistration(
                 pre.client_id, method, "pre-registered", bound or issuer, pre.client_secret
             )
@@ -1238,8 +1258,10 @@ class OAuthClientFlow:
         attempt = self._attempt_now()
         pending, metadata, client = attempt.pending, attempt.metadata, attempt.client
         assert pending is not None and metadata is not None and client is not None
+        # The code flow answers in the query (RFC 6749 4.1.2); a fragment is
+        # the browser's, never the server's, so it is dropped, not read.
         if isinstance(url, str):
-            url = url.split("#", 1)[0]  # a fragment is never part of the response
+            url = url.split("#", 1)[0]
         if not isinstance(url, str) or url_problem(url, require_secure=False) is not None:
             raise InvalidAuthorizationResponse("the redirect is not an http(s) URL")
         got, want = parse_url(url), parse_url(pending.redirect_uri)
