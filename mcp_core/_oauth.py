@@ -723,8 +723,8 @@ class OAuthClientFlow:
     def receive_response(self, status: int, body: bytes, *, wall_time: float) -> Step:
         """The answer to the last `OAuthHTTPRequest`: its status and body."""
         self._check("receive_response", wall_time)
-        # Checked here because the state has already advanced past the request:
-        # a wrong type would otherwise fail deep in a handler, as a refusal.
+        # Checked before `_guard`, like the state: the embedder's mistake raises
+        # without failing the flow, rather than deep in a handler, as a refusal.
         if type(status) is not int or not 100 <= status <= 999:
             raise LocalProtocolError(f"{status!r} is not an HTTP status code")
         if not isinstance(body, (bytes, bytearray, memoryview)):
@@ -887,8 +887,8 @@ class OAuthClientFlow:
                 f" not {self.server_url!r}"
             )
         attempt.prm = prm
-        # The first listed is the resource's preference; RFC 9728 2 leaves the
-        # choice to the client, which is why a known pre-registration wins.
+        # The first listed is the resource's preference; the choice is the
+        # client's, which is why a known pre-registration wins.
         issuer = prm.authorization_servers[0]
         pre = self.config.client
         if pre is not None and pre.issuer in prm.authorization_servers:
@@ -995,7 +995,7 @@ class OAuthClientFlow:
                         f"authorization server {metadata.issuer} does not advertise PKCE"
                         " (code_challenge_methods_supported is absent)"
                     )
-            elif "S256" not in methods:  # "plain" sends the verifier itself (RFC 7636 7.2)
+            elif "S256" not in methods:  # "plain" would put the verifier in the URL (RFC 7636 7.2)
                 raise PKCENotSupported(
                     f"authorization server {metadata.issuer} does not offer PKCE S256"
                     f" (only {list(methods)})"
