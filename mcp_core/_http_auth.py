@@ -61,6 +61,8 @@ class AccessRefused(Event):
 
 
 def _path(target: str) -> str:
+    """The target's path: a query (a cache-buster, say) must not turn the
+    public metadata document into a 401."""
     return target.split("?", 1)[0]
 
 
@@ -70,9 +72,13 @@ def authorize(
     """Judge a complete request (called instead of dispatching it)."""
     guard = endpoint.auth
     assert guard is not None
+    # The metadata document first, and without a token: it is how a client
+    # without one learns where to get one (RFC 9728 3 and 5).
     if guard.is_metadata_path(_path(head.target)):
         return respond(http, head, guard.metadata_response(head.method))
     wall = endpoint.moment.wall
+    # Raised rather than skipped: judging tokens without the time would
+    # accept expired ones, and that must fail in development, not in an audit.
     if wall is None:
         raise LocalProtocolError(
             "this endpoint checks access tokens (auth=): pass wall_time=<the wall clock> with "
@@ -80,6 +86,8 @@ def authorize(
         )
     outcome = guard.authenticate(head.headers, target=head.target, wall_time=wall)
     if isinstance(outcome, NeedsVerification):
+        # The body has been read already; it is kept so the request can go on
+        # unchanged when the answer comes, on this exchange and no other.
         http.auth_pending = (head, body, outcome.token)
         return [TokenVerificationNeeded(http, outcome.token)]
     return _go_on(endpoint, http, head, body, outcome)
@@ -90,11 +98,13 @@ def resume(http: HTTPExchange, result: VerificationResult) -> list[Event]:
     pending = http.auth_pending
     if pending is None:
         raise LocalProtocolError("no token verification is pending on this exchange")
-    http.auth_pending = None
+    http.auth_pending = None  # cleared first: a second answer cannot dispatch twice
     head, body, token = pending
     endpoint = http.endpoint
     guard = endpoint.auth
     assert guard is not None
+    # The time of the answer, not of the request: verification may have taken
+    # long enough for a token that was current to expire.
     wall = endpoint.moment.wall
     if wall is None:
         raise LocalProtocolError(
@@ -110,6 +120,8 @@ def _go_on(
     body: bytes,
     outcome: Granted | AuthResponse,
 ) -> list[Event]:
+    """Refuse, or route the request with the granted token on its head: routing
+    and every later event of the exchange see the principal it speaks for."""
     if isinstance(outcome, AuthResponse):
         return respond(http, head, outcome)
     head = replace(head, token=outcome.token)
@@ -124,14 +136,18 @@ def scope_refusal(
     head's token lacks; None when it may go on."""
     guard = endpoint.auth
     token = head.token
-    if guard is None or token is None:
+    if guard is None or token is None:  # an endpoint without auth=: nothing to check
         return None
     refusal = guard.check_scopes(token, message)
     return None if refusal is None else respond(http, head, refusal)
 
 
 def respond(http: HTTPExchange, head: RequestHead, answer: AuthResponse) -> list[Event]:
+    """Send the guard's answer; a refusal is also reported as `AccessRefused`,
+    after the response is queued, so the answer goes out whatever the
+    application does with the event."""
     http.respond(answer.status, list(answer.headers), answer.body)
-    if answer.status < 400:
+    if answer.status < 400:  # the metadata document: served, not refused
         return []
+
     return [AccessRefused(head.method, head.target, answer.status, answer.reason)]

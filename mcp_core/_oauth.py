@@ -151,7 +151,13 @@ Purpose = Literal[
 
 _JSON: Final = "application/json"
 _FORM: Final = "application/x-www-form-urlencoded"
-_MAX_OPERATIONS: Final = 1024  # retry counters kept (oldest dropped first)
+# Retry counters kept (oldest dropped first): an embedder keying operations by
+# request id would otherwise grow the table for as long as the session lives.
+_MAX_OPERATIONS: Final = 1024
+# The authorization response parameters (RFC 6749 4.1.2 and 4.1.2.1, RFC 9207
+# 2): each may appear once (RFC 6749 3.1: "MUST NOT be included more than
+# once"), so a redirect that repeats one is refused rather than read as the
+# first or the last copy, which an attacker appending `&code=...` could pick.
 _REDIRECT_PARAMS: Final = ("state", "code", "iss", "error", "error_description", "error_uri")
 
 
@@ -174,7 +180,10 @@ class OAuthState:
 
 _S = OAuthState
 
-# Which public input each state accepts.
+# Which public input each state accepts. Anything else is the embedder's bug
+# (`LocalProtocolError`), not the server's: a response given when no request is
+# outstanding, or a redirect given after the flow has moved on, would otherwise
+# be matched against the wrong attempt.
 _ACCEPTS: Final[Mapping[str, frozenset[str]]] = {
     "handle_challenge": frozenset({_S.IDLE, _S.AUTHORIZED}),
     "authorize": frozenset({_S.IDLE, _S.AUTHORIZED}),
@@ -235,6 +244,8 @@ class OAuthHTTPRequest:
     purpose: Purpose
     headers: tuple[tuple[str, str], ...] = field(repr=False)
     body: bytes = field(default=b"", repr=False)
+    # A metadata URL can come from a challenge, so from anyone: the cap keeps a
+    # hostile endpoint from streaming the client out of memory.
     max_response_bytes: int = 256 * 1024
 
     @property
@@ -254,6 +265,7 @@ class OAuthHTTPRequest:
 
     @property
     def port(self) -> int:
+        """The TCP port: the URL's, else the scheme's default (RFC 9110 4.2)."""
         parsed = parse_url(self.url)
         return parsed.port or (443 if parsed.scheme == "https" else 80)
 
@@ -369,15 +381,22 @@ class OAuthClientConfig:
     max_response_bytes: int = 256 * 1024
 
     def __post_init__(self) -> None:
+        # Refused at construction, not mid-flow: a bad redirect_uri would
+        # otherwise surface only after the user has authorized.
         if self.grant_type not in ("authorization_code", "client_credentials"):
             raise ValueError(f"unknown grant_type {self.grant_type!r}")
         if self.grant_type == "authorization_code":
             if self.redirect_uri is None:
                 raise ValueError("the authorization code grant needs a redirect_uri")
+            # MCP "Communication Security": redirect URIs are https or loopback
+            # http (RFC 8252 7.3), so the code never crosses the network in clear.
             problem = url_problem(self.redirect_uri)
             if problem is not None:
                 raise ValueError(f"redirect_uri {problem}")
         if self.client_metadata_url is not None:
+            # The Client ID Metadata Document draft: the client id is an https
+            # URL with a path, since the server fetches it and a bare origin
+            # would name every client of that host.
             problem = url_problem(self.client_metadata_url)
             parsed = None if problem else parse_url(self.client_metadata_url)
             if parsed is None or parsed.scheme != "https" or parsed.path.strip("/") == "":
@@ -390,12 +409,18 @@ class OAuthClientConfig:
             raise ValueError("refresh_margin must be a number >= 0")
         if type(self.max_response_bytes) is not int or self.max_response_bytes < 1024:
             raise ValueError("max_response_bytes must be an int >= 1024")
+        # Extras add metadata (`jwks_uri`, `contacts`); letting them replace the
+        # redirect URIs or grant types would register a client the flow does
+        # not behave as.
         clash = set(self.registration_extras) & set(self._metadata(None, None))
         if clash:
             raise ValueError(f"registration_extras may not override {sorted(clash)}")
 
     @property
     def resolved_application_type(self) -> str:
+        """`application_type` for registration (OpenID Dynamic Client
+        Registration 2): servers refuse a loopback redirect from a "web" client,
+        and a non-loopback http one from a "native" client."""
         if self.application_type is not None:
             return self.application_type
         redirect = self.redirect_uri
@@ -406,6 +431,8 @@ class OAuthClientConfig:
     def _metadata(self, auth_method: str | None, scope: str | None) -> dict[str, Any]:
         """RFC 7591 client metadata: for registration, and for the CIMD document."""
         meta: dict[str, Any] = {"client_name": self.client_name}
+        # RFC 7591 2.1: grant_types and response_types must agree; refresh_token
+        # is asked for so the user is not sent back to the browser at each expiry.
         if self.grant_type == "authorization_code":
             meta["redirect_uris"] = [self.redirect_uri]
             meta["grant_types"] = ["authorization_code", "refresh_token"]
@@ -427,6 +454,9 @@ class OAuthClientConfig:
         that URL, exactly, as the Client ID Metadata Document draft requires)."""
         if self.client_metadata_url is None:
             raise LocalProtocolError("no client_metadata_url configured")
+        # A document is public, so it can carry no secret: the client is either
+        # public ("none") or proves itself with a key whose public half is at
+        # `jwks_uri` (from `registration_extras`).
         method = "private_key_jwt" if self.signer is not None else "none"
         return {
             "client_id": self.client_metadata_url,
@@ -437,7 +467,12 @@ class OAuthClientConfig:
 
 def is_authorization_challenge(status: int, headers: HeadersLike) -> bool:
     """Whether `handle_challenge` can act on this MCP server response: a 401, or
-    a 403 whose Bearer challenge says `insufficient_scope`."""
+    a 403 whose Bearer challenge says `insufficient_scope`.
+
+    Any other 403 (RFC 6750 3.1: the token is fine but this is forbidden) is
+    not fixed by authorizing again; retrying it would only loop the user
+    through the browser, so the embedder should report it instead.
+    """
     if status == 401:
         return True
     if status == 403:
@@ -450,7 +485,12 @@ def is_authorization_challenge(status: int, headers: HeadersLike) -> bool:
 
 
 class _Attempt:
-    """What one authorization attempt learns on its way (discarded after it)."""
+    """What one authorization attempt learns on its way (discarded after it).
+
+    Kept apart from the record so that nothing half-learnt (a resource's new
+    authorization server, a registration not yet used) is persisted: only a
+    token response turns an attempt into a record.
+    """
 
     __slots__ = (
         "as_attempts",
@@ -513,6 +553,8 @@ class OAuthClientFlow:
         record: OAuthRecord | None = None,
         token_bytes: Callable[[int], bytes] = secrets.token_bytes,
     ) -> None:
+        # The MCP server itself may be plain http (a local development server);
+        # every URL learnt from it is held to https later, in `_secure`.
         problem = url_problem(server_url, require_secure=False)
         if problem is not None:
             raise ValueError(f"server_url {problem}")
@@ -523,6 +565,8 @@ class OAuthClientFlow:
             and record.resource is not None
             and not resource_covers(record.resource, server_url)
         ):
+            # Its tokens are audience-bound (RFC 8707) to another resource:
+            # sending them here would hand that resource's token to this server.
             raise ValueError(f"the record is for {record.resource}, not {server_url}")
         self.server_url = server_url
         self.config = config
@@ -530,15 +574,22 @@ class OAuthClientFlow:
         self.rules: AuthorizationRules = AUTHORIZATION_RULES[revision]
         self._token_bytes = token_bytes
         self._record = record
+        # A record with tokens resumes as AUTHORIZED, so that after a restart
+        # `refresh()` and a 401's refresh-first path work without a new login.
         self._state: str = _S.AUTHORIZED if record and record.tokens else _S.IDLE
         self._attempt: _Attempt | None = None
+        # (kind, operation) -> new authorizations so far; insertion-ordered, so
+        # the oldest is dropped first (see `_MAX_OPERATIONS`).
         self._retries: dict[tuple[str, Hashable], int] = {}
+        # Which requests get the MCP-Protocol-Version header (`_get`), and the
+        # 2025-03-26 authorization base URL when the server publishes no PRM.
         self._server_origin = parse_url(server_url).origin
 
     # ----------------------------------------------------------------- public
 
     @property
     def state(self) -> str:
+        """The current `OAuthState`: which input the flow waits for."""
         return self._state
 
     @property
@@ -548,10 +599,16 @@ class OAuthClientFlow:
 
     @property
     def tokens(self) -> TokenSet | None:
+        """The tokens held, expired or not (see `authorization_header`)."""
         return None if self._record is None else self._record.tokens
 
     def authorization_header(self, wall_time: float) -> tuple[str, str] | None:
-        """The `authorization` header pair if an unexpired token is held."""
+        """The `authorization` header pair if an unexpired token is held.
+
+        None means: send the request without one and let the server's 401 start
+        the flow, or call `authorize` first; a token known to be expired is not
+        sent, since it can only earn a round trip and a 401.
+        """
         tokens = self.tokens
         if tokens is None or tokens.expired(wall_time):
             return None
@@ -586,6 +643,9 @@ class OAuthClientFlow:
         nothing: the tokens held stay usable for other operations.
         """
         self._check("handle_challenge", wall_time)
+        # The counts are taken before any work, so a server that answers 401 to
+        # every token cannot keep the user in the browser (or the client in a
+        # registration loop) indefinitely.
         challenge = bearer_challenge(normalize_headers(headers))
         hint = challenge.param("resource_metadata") if challenge else None
         scopes = scope_list(challenge.param("scope")) if challenge else ()
@@ -598,6 +658,7 @@ class OAuthClientFlow:
             self._count("step_up", operation, self.config.max_step_ups, StepUpLimitExceeded)
             attempt = _Attempt(hint, scopes)
         elif status == 401:
+            # A 401 with no token held is the first challenge, not a retry.
             if tokens is not None:
                 self._count(
                     "unauthorized",
@@ -619,9 +680,11 @@ class OAuthClientFlow:
     ) -> None:
         """One more retry of `kind` for `operation`, or `error` past `limit`."""
         key = (kind, operation)
+        # Popped and put back, so the key moves to the end: the most recently
+        # challenged operations are the ones kept.
         count = self._retries.pop(key, 0) + 1
         if count > limit:
-            self._retries[key] = count - 1
+            self._retries[key] = count - 1  # the refused attempt is not counted
             raise error(
                 f"{kind} challenge for {operation!r} after {count - 1} new authorization(s)"
                 f" (limit {limit}); giving up"
@@ -646,7 +709,11 @@ class OAuthClientFlow:
         return self._guard(lambda: self._discover(_Attempt(None, ())))
 
     def refresh(self, *, wall_time: float) -> Step:
-        """Refresh the tokens held (after a restart, or before they expire)."""
+        """Refresh the tokens held (after a restart, or before they expire).
+
+        This goes straight to the stored token endpoint without discovery; if
+        the refresh is refused, discovery and a new authorization follow.
+        """
         self._check("refresh", wall_time)
         tokens = self.tokens
         if tokens is None or tokens.refresh_token is None:
@@ -656,6 +723,8 @@ class OAuthClientFlow:
     def receive_response(self, status: int, body: bytes, *, wall_time: float) -> Step:
         """The answer to the last `OAuthHTTPRequest`: its status and body."""
         self._check("receive_response", wall_time)
+        # Checked before `_guard`, like the state: the embedder's mistake raises
+        # without failing the flow, rather than deep in a handler, as a refusal.
         if type(status) is not int or not 100 <= status <= 999:
             raise LocalProtocolError(f"{status!r} is not an HTTP status code")
         if not isinstance(body, (bytes, bytearray, memoryview)):
@@ -671,7 +740,12 @@ class OAuthClientFlow:
         return self._guard(lambda: handler(status, data, wall_time))
 
     def receive_redirect(self, url: str, *, wall_time: float) -> Step:
-        """The URL the browser was redirected to (the redirect URI with its query)."""
+        """The URL the browser was redirected to (the redirect URI with its query).
+
+        Give it whatever arrived at the redirect URI, unfiltered: the checks on
+        its `state` and `iss` are what make it safe to use, and an error
+        redirect is refused as `AuthorizationDenied` only after them.
+        """
         self._check("receive_redirect", wall_time)
         return self._guard(lambda: self._on_redirect(url, wall_time))
 
@@ -684,16 +758,22 @@ class OAuthClientFlow:
     # -------------------------------------------------------------- machinery
 
     def _check(self, method: str, wall_time: float) -> None:
+        """The state accepts `method`, and `wall_time` is usable: a NaN would
+        make every expiry comparison false, so tokens would never expire."""
         if self._state not in _ACCEPTS[method]:
             raise LocalProtocolError(f"{method}() is not allowed in state {self._state}")
         if not (isinstance(wall_time, (int, float)) and math.isfinite(wall_time)):
             raise LocalProtocolError("wall_time must be a finite number (wall-clock seconds)")
 
     def _go(self, outcome: str) -> None:
+        """Take a transition from `_TRANSITIONS`; a KeyError here is a bug in
+        the flow (a transition missing from the graph), not a server's doing."""
         self._state = _TRANSITIONS[(self._state, outcome)]
 
     def _guard(self, action: Callable[[], Step]) -> Step:
         """Run one input's work; anything raised leaves the flow FAILED."""
+        # BaseException, not Exception: a KeyboardInterrupt mid-step leaves the
+        # attempt half-updated just the same, so it must not be resumed either.
         try:
             return action()
         except BaseException:
@@ -702,10 +782,14 @@ class OAuthClientFlow:
             raise
 
     def _attempt_now(self) -> _Attempt:
+        """The attempt in progress; every state that accepts a response has one."""
         assert self._attempt is not None
         return self._attempt
 
     def _get(self, url: str, purpose: Purpose) -> OAuthHTTPRequest:
+        """A metadata GET. No token goes with it: metadata is public, and a
+        token sent to a URL named in a challenge would leak it to whoever wrote
+        the challenge."""
         headers = [("host", parse_url(url).netloc), ("accept", _JSON)]
         if parse_url(url).origin == self._server_origin:
             # The MCP server's own endpoints get the revision (2025-03-26 asks
@@ -723,6 +807,7 @@ class OAuthClientFlow:
         body: bytes,
         extra: tuple[tuple[str, str], ...] = (),
     ) -> OAuthHTTPRequest:
+        """A registration or token POST; `extra` is the Basic credentials header."""
         headers = (
             ("host", parse_url(url).netloc),
             ("accept", _JSON),
@@ -733,6 +818,12 @@ class OAuthClientFlow:
         return OAuthHTTPRequest("POST", url, purpose, headers, body, self.config.max_response_bytes)
 
     def _secure(self, url: str, what: str) -> str:
+        """`url`, if it is https (or loopback http). Every URL the flow learns
+        from a response is checked before it is contacted: issuers and
+        resources are https URLs (RFC 8414 2, RFC 9728 2), and MCP
+        "Communication Security" requires https for every authorization server
+        endpoint, since secrets, codes and tokens go there."""
+
         problem = url_problem(url)
         if problem is not None:
             raise InsecureURL(f"{what} {url!r} {problem}")
@@ -741,6 +832,14 @@ class OAuthClientFlow:
     # -------------------------------------------------------------- discovery
 
     def _discover(self, attempt: _Attempt) -> Step:
+        """Step 1: the Protected Resource Metadata locations to try, in order.
+
+        The challenge's `resource_metadata` (RFC 9728 5.1) is used alone: the
+        server said where its metadata is, so the well-known guesses are not
+        tried after it (MCP "Protected Resource Metadata Discovery
+        Requirements"). All are checked before the first is fetched, so an
+        insecure hint fails at once rather than after a round trip.
+        """
         if attempt.hint is not None:
             candidates: tuple[str, ...] = (attempt.hint,)
         else:
@@ -753,6 +852,11 @@ class OAuthClientFlow:
         return self._get(candidates[0], "protected_resource_metadata")
 
     def _on_resource_metadata(self, status: int, body: bytes, wall_time: float) -> Step:
+        """Step 1's answer: the next location, the legacy path, or the
+        authorization server to look up. Every miss is kept with its status,
+        so `MetadataNotFound` can say what was tried (a 404 everywhere is a
+        deployment problem; a 401 on the metadata path is a misconfigured guard).
+        """
         attempt = self._attempt_now()
         location = attempt.prm_candidates[len(attempt.prm_attempts)]
         doc = json_object(body, self.config.max_response_bytes) if 200 <= status < 300 else None
@@ -774,23 +878,36 @@ class OAuthClientFlow:
             attempt.legacy = True
             return self._look_up_server(self._server_origin)
         prm = parse_protected_resource_metadata(doc, location)
+        # RFC 9728 3.3: a document naming another resource may be an
+        # attacker's, pointing the client at an authorization server of its
+        # choosing to collect a token minted for the real resource.
         if not resource_covers(prm.resource, self.server_url):
             raise ResourceMismatch(
                 f"protected resource metadata at {location} is for {prm.resource!r},"
                 f" not {self.server_url!r}"
             )
         attempt.prm = prm
+        # The first listed is the resource's preference; the choice is the
+        # client's, which is why a known pre-registration wins.
         issuer = prm.authorization_servers[0]
         pre = self.config.client
         if pre is not None and pre.issuer in prm.authorization_servers:
             issuer = pre.issuer  # RFC 9728 7.6: the client picks; prefer the one we know
         self._secure(issuer, "authorization server")
+        # The well-known URL is built by inserting a path into the issuer; a
+        # query would end up in the middle of it (and RFC 8414 2 forbids one).
         if parse_url(issuer).query:
             raise InvalidMetadata(f"authorization server {issuer!r} has a query (RFC 8414 2)")
         return self._look_up_server(issuer)
 
     def _look_up_server(self, issuer: str) -> Step:
+        """Step 2: the authorization server metadata locations for `issuer`, in
+        the order the revision prescribes (2025-11-25 "Authorization Server
+        Metadata Discovery": RFC 8414 path insertion, then OpenID Connect
+        Discovery path insertion, then path appending)."""
         attempt = self._attempt_now()
+        # Recorded before the fetch: the document must name this issuer (RFC
+        # 8414 3.3), whichever of the locations it comes from.
         attempt.expected_issuer = issuer
         attempt.as_candidates = authorization_server_metadata_urls(
             issuer, self.rules.authorization_server_metadata
@@ -799,6 +916,11 @@ class OAuthClientFlow:
         return self._get(attempt.as_candidates[0], "authorization_server_metadata")
 
     def _on_server_metadata(self, status: int, body: bytes, wall_time: float) -> Step:
+        """Step 2's answer: the next location, the legacy default endpoints, or
+        the metadata. The first location that answers with a JSON object
+        decides: a document there with the wrong `issuer` is refused, not
+        skipped for the next location, since it means impersonation or a
+        misconfiguration, and neither is fixed by looking elsewhere."""
         attempt = self._attempt_now()
         location = attempt.as_candidates[len(attempt.as_attempts)]
         doc = json_object(body, self.config.max_response_bytes) if 200 <= status < 300 else None
@@ -810,6 +932,9 @@ class OAuthClientFlow:
                     attempt.as_candidates[len(attempt.as_attempts)],
                     "authorization_server_metadata",
                 )
+            # 2025-03-26 "Fallbacks for Servers without Metadata Discovery": the
+            # default endpoints at the authorization base URL. Only for the
+            # legacy path; a server that published PRM must publish metadata.
             if attempt.legacy and self.rules.default_endpoints_fallback:
                 base = self._server_origin
                 return self._use_server(
@@ -829,6 +954,12 @@ class OAuthClientFlow:
         return self._use_server(metadata, wall_time)
 
     def _use_server(self, metadata: AuthorizationServerMetadata, wall_time: float) -> Step:
+        """With the server's metadata: refresh, or check it can do our grant,
+        pick the scope and a client id, and go on (registering if need be).
+
+        The capability checks come before registration, so a server that cannot
+        serve this client is refused without leaving a registration behind.
+        """
         attempt = self._attempt_now()
         config = self.config
         record = self._record
@@ -840,7 +971,9 @@ class OAuthClientFlow:
             and record.issuer == metadata.issuer
             and record.resource == attempt.resource
         ):
-            # Still the same authorization server: a refresh may be all it takes.
+            # Still the same authorization server and resource: a refresh may be
+            # all it takes. A refresh token is only good at the server that
+            # issued it, and for the resource it was issued for (RFC 8707 2.2).
             attempt.metadata = metadata
             return self._refresh(wall_time, attempt, metadata.token_endpoint)
         attempt.refresh_first = False
@@ -851,6 +984,10 @@ class OAuthClientFlow:
                 )
             _require(metadata.response_types_supported, "code", "response type")
             _require(metadata.grant_types_supported, "authorization_code", "grant type")
+            # MCP "Authorization Code Protection" (RFC 7636; 2025-11-25: the
+            # client must refuse when PKCE support is not advertised): without
+            # PKCE an intercepted code can be redeemed by whoever took it. The
+            # synthesised legacy metadata (no location) has no list to check.
             methods = metadata.code_challenge_methods_supported
             if methods is None:
                 if self.rules.pkce_must_be_advertised and metadata.location is not None:
@@ -858,7 +995,7 @@ class OAuthClientFlow:
                         f"authorization server {metadata.issuer} does not advertise PKCE"
                         " (code_challenge_methods_supported is absent)"
                     )
-            elif "S256" not in methods:
+            elif "S256" not in methods:  # "plain" would put the verifier in the URL (RFC 7636 7.2)
                 raise PKCENotSupported(
                     f"authorization server {metadata.issuer} does not offer PKCE S256"
                     f" (only {list(methods)})"
@@ -871,6 +1008,7 @@ class OAuthClientFlow:
         if client is not None:
             attempt.client = client
             return self._proceed(wall_time)
+        # Step 3: Dynamic Client Registration (RFC 7591 3), the last resort.
         if metadata.registration_endpoint is None:
             raise RegistrationUnavailable(
                 f"no way to register with {metadata.issuer}: no pre-registered client,"
@@ -889,6 +1027,11 @@ class OAuthClientFlow:
         """The spec's scope selection: the challenge's `scope`, else the resource's
         `scopes_supported`, else none; in 2026-07-28 united with what was asked
         for before; plus `offline_access` where the server lists it."""
+        # Why this order (2025-11-25 "Scope Selection Strategy"): the challenge
+        # names what this request needs; `scopes_supported` is a guess at what
+        # the resource can use; asking for nothing lets the server apply its
+        # default. `offline_access` only with a scope, since adding it to an
+        # empty request would replace the server's default with just it.
         assert attempt.metadata is not None
         scopes: tuple[str, ...] = attempt.challenge_scopes
         if not scopes and attempt.prm is not None and attempt.prm.scopes_supported:
@@ -922,11 +1065,15 @@ class OAuthClientFlow:
             if bound is None and stored is not None and stored.kind == "pre-registered":
                 # Configured for "any server": bound to the first one it was used with.
                 bound = stored.issuer if stored.client_id == pre.client_id else None
+            # The secret was issued by `bound`; sending it to another server
+            # would disclose it to that server (a mix-up, RFC 9700 4.4).
             if bound is not None and issuer is not None and bound != issuer:
                 raise AuthorizationServerMismatch(
                     f"the pre-registered client is for {bound}, but {self.server_url}"
                     f" is protected by {issuer}"
                 )
+            # Basic before post: RFC 6749 2.3.1 makes Basic the one servers must
+            # support and says to put secrets in the body only when it cannot.
             method = pre.token_endpoint_auth_method or self._pick_method(
                 metadata,
                 [
@@ -935,6 +1082,8 @@ class OAuthClientFlow:
                     *(["none"] if not pre.client_secret and not config.signer else []),
                 ],
             )
+            # Recorded with the issuer it was first used with, so an unbound
+            # pre-registration becomes bound from here on (see `PreRegisteredClient`).
             return ClientRegistration(
                 pre.client_id, method, "pre-registered", bound or issuer, pre.client_secret
             )
@@ -943,7 +1092,7 @@ class OAuthClientFlow:
             and stored.kind == "dynamic"
             and stored.issuer is not None
             and stored.issuer == issuer  # never another server's credentials (SEP-2352)
-            and stored.usable(wall_time)
+            and stored.usable(wall_time)  # its secret has not expired (RFC 7591 3.2.1)
         ):
             return stored
         if (
@@ -951,6 +1100,8 @@ class OAuthClientFlow:
             and self.rules.client_id_metadata_documents
             and metadata.client_id_metadata_document_supported
         ):
+            # A public document cannot carry a secret: a key, or none at all (a
+            # public client, which client_credentials cannot be).
             methods = (["private_key_jwt"] if config.signer else []) + (
                 ["none"] if config.grant_type == "authorization_code" else []
             )
@@ -987,6 +1138,9 @@ class OAuthClientFlow:
         )
 
     def _registration_auth_method(self, metadata: AuthorizationServerMetadata) -> str:
+        """The token endpoint auth method to register with: a key first (no
+        shared secret to steal), then none for a user-facing client, then a
+        secret; the configured method, if any, is sent as is."""
         config = self.config
         if config.token_endpoint_auth_method is not None:
             return config.token_endpoint_auth_method
@@ -1000,6 +1154,8 @@ class OAuthClientFlow:
         attempt = self._attempt_now()
         assert attempt.metadata is not None
         doc = json_object(body, self.config.max_response_bytes)
+        # RFC 7591 3.2.1: success is 201 Created; 200 is accepted because
+        # deployed servers send it. An error body is RFC 7591 3.2.2's.
         if status not in (200, 201):
             error, description = oauth_error_fields(doc)
             raise RegistrationRejected(
@@ -1023,6 +1179,8 @@ class OAuthClientFlow:
         method = doc.get("token_endpoint_auth_method")
         if not isinstance(method, str):
             method = attempt.registration_method  # RFC 7591 3.2.1: what was registered
+        # The server may change the method it was asked for (RFC 7591 3.2.1);
+        # a secret-based one with no secret could never authenticate.
         if method.startswith("client_secret") and secret is None:
             raise RegistrationRejected(
                 f"client registration chose {method} but issued no client_secret",
@@ -1030,6 +1188,7 @@ class OAuthClientFlow:
                 error=None,
                 error_description=None,
             )
+        # RFC 7591 3.2.1: 0 means the secret does not expire.
         expires = doc.get("client_secret_expires_at")
         expires = float(expires) if isinstance(expires, (int, float)) and expires > 0 else None
         attempt.client = ClientRegistration(
@@ -1045,6 +1204,8 @@ class OAuthClientFlow:
         attempt = self._attempt_now()
         metadata, client = attempt.metadata, attempt.client
         assert metadata is not None and client is not None
+        # RFC 6749 4.4.2; `resource` (RFC 8707 2) binds the token's audience to
+        # this MCP server, as MCP "Resource Parameter Implementation" requires.
         if self.config.grant_type == "client_credentials":
             pairs = [("grant_type", "client_credentials")]
             if attempt.scope is not None:
@@ -1058,8 +1219,10 @@ class OAuthClientFlow:
         redirect_uri = self.config.redirect_uri
         endpoint = metadata.authorization_endpoint
         assert redirect_uri is not None and endpoint is not None
+        # Fresh for every attempt: a verifier or state reused across attempts
+        # would let a code or redirect from one be accepted in another.
         verifier = b64url(self._token_bytes(32))  # 43 characters, RFC 7636 4.1
-        state = b64url(self._token_bytes(16))
+        state = b64url(self._token_bytes(16))  # 128 bits: not guessable (RFC 6749 10.10)
         challenge = pkce_challenge(verifier)
         params = [
             ("response_type", "code"),
@@ -1087,14 +1250,23 @@ class OAuthClientFlow:
         return attempt.pending
 
     def _on_redirect(self, url: str, wall_time: float) -> Step:
+        """Step 4's answer: check where the redirect came back to, then `state`,
+        then `iss`, and only then read `error` or `code`. An attacker can send
+        the user's browser to the redirect URI with parameters of its own, so
+        nothing in the redirect is believed before it is tied to this attempt.
+        """
         attempt = self._attempt_now()
         pending, metadata, client = attempt.pending, attempt.metadata, attempt.client
         assert pending is not None and metadata is not None and client is not None
+        # The code flow answers in the query (RFC 6749 4.1.2); a fragment is
+        # the browser's, never the server's, so it is dropped, not read.
         if isinstance(url, str):
-            url = url.split("#", 1)[0]  # a fragment is never part of the response
+            url = url.split("#", 1)[0]
         if not isinstance(url, str) or url_problem(url, require_secure=False) is not None:
             raise InvalidAuthorizationResponse("the redirect is not an http(s) URL")
         got, want = parse_url(url), parse_url(pending.redirect_uri)
+        # An embedder listening on a loopback port may be handed any path; only
+        # the redirect URI itself carries the authorization response.
         if (got.origin, got.path or "/") != (want.origin, want.path or "/"):
             raise InvalidAuthorizationResponse(
                 f"the redirect went to {got.origin}{got.path}, not {pending.redirect_uri}"
@@ -1105,7 +1277,8 @@ class OAuthClientFlow:
             if name in _REDIRECT_PARAMS and name in params:
                 raise InvalidAuthorizationResponse(f"the redirect repeats {name}")
             params.setdefault(name, value)
-        # 1. Is this the response to *our* request? (CSRF, another attempt)
+        # 1. Is this the response to *our* request? (CSRF, another attempt;
+        # RFC 6749 10.12.) Compared in constant time, like any secret.
         state = params.get("state")
         if state is None or not hmac.compare_digest(
             state.encode("utf-8"), pending.state.encode("ascii")
@@ -1119,6 +1292,9 @@ class OAuthClientFlow:
                 raise IssuerParameterMismatch(
                     f"the redirect's iss {iss!r} is not the recorded issuer {pending.issuer!r}"
                 )
+            # An `iss` is checked whenever present; its absence is refused only
+            # where the server promised to send one (RFC 9207 2.4), since most
+            # servers do not send it.
             if iss is None and metadata.authorization_response_iss_parameter_supported:
                 raise IssuerParameterMismatch(
                     f"{pending.issuer} advertises the iss parameter but the redirect has none"
@@ -1136,6 +1312,8 @@ class OAuthClientFlow:
         code = params.get("code")
         if not code:
             raise InvalidAuthorizationResponse("the redirect carries no authorization code")
+        # RFC 6749 4.1.3: the redirect_uri again, since it was in the request;
+        # RFC 7636 4.5: the verifier, which proves this client sent the request.
         token_pairs = [
             ("grant_type", "authorization_code"),
             ("code", code),
@@ -1157,7 +1335,12 @@ class OAuthClientFlow:
         pairs: list[tuple[str, str]],
         wall_time: float,
     ) -> OAuthHTTPRequest:
-        """POST `pairs` to the token endpoint, authenticated as `client` is registered."""
+        """POST `pairs` to the token endpoint, authenticated as `client` is registered.
+
+        The method is the one registered, never a fallback: a server that
+        registered `client_secret_basic` refuses a secret in the body, and
+        trying methods in turn would send the secret more often than needed.
+        """
         self._secure(endpoint, "token endpoint")
         method = client.token_endpoint_auth_method
         headers: tuple[tuple[str, str], ...] = ()
@@ -1171,11 +1354,16 @@ class OAuthClientFlow:
             assert secret is not None
             pairs = [*pairs, ("client_id", client.client_id), ("client_secret", secret)]
         elif method == "none":
+            # RFC 6749 4.1.3: a public client names itself in the body.
             pairs = [*pairs, ("client_id", client.client_id)]
         elif method == "private_key_jwt":
             signer = self.config.signer
             if signer is None:
                 raise LocalProtocolError("private_key_jwt needs a JWTSigner in the config")
+            # RFC 7523 3: the audience is the authorization server; its issuer
+            # identifier is the value every server accepts (the token endpoint
+            # only when there is no issuer, under the legacy defaults). A fresh
+            # `jti` each time lets the server refuse a replayed assertion.
             assertion = client_assertion(
                 signer,
                 client_id=client.client_id,
@@ -1197,6 +1385,9 @@ class OAuthClientFlow:
         return self._post(endpoint, "token", _FORM, body, headers)
 
     def _on_token(self, status: int, body: bytes, wall_time: float) -> Step:
+        """Step 5's answer: the tokens, made into the record to persist. The
+        record keeps the issuer and resource the tokens were got for, so a later
+        challenge can tell whether a refresh is still possible."""
         attempt = self._attempt_now()
         metadata, client = attempt.metadata, attempt.client
         assert metadata is not None and client is not None
@@ -1218,6 +1409,8 @@ class OAuthClientFlow:
         return self._authorized(record)
 
     def _authorized(self, record: OAuthRecord) -> Authorized:
+        """The record becomes the flow's; the retry counts are kept until the
+        embedder says the MCP server accepted the token (`operation_succeeded`)."""
         assert record.tokens is not None
         self._record = record
         self._attempt = None
@@ -1235,6 +1428,9 @@ class OAuthClientFlow:
         refresh_token = record.tokens.refresh_token
         assert refresh_token is not None
         pairs = [("grant_type", "refresh_token"), ("refresh_token", refresh_token)]
+        # RFC 8707 2.2: the refreshed token is bound to the same resource; the
+        # scope is left out, so the server grants what it granted before
+        # (RFC 6749 6).
         if record.resource is not None:
             pairs.append(("resource", record.resource))
         self._attempt = attempt
@@ -1243,6 +1439,8 @@ class OAuthClientFlow:
         return self._token_request(endpoint, record.issuer, record.client, pairs, wall_time)
 
     def _on_refresh(self, status: int, body: bytes, wall_time: float) -> Step:
+        """The refresh's answer: new tokens (a refresh token not reissued is kept,
+        RFC 6749 6), or, if the grant was refused, a new authorization."""
         record = self._record
         attempt = self._attempt_now()
         assert record is not None and record.tokens is not None
@@ -1257,6 +1455,9 @@ class OAuthClientFlow:
                 previous=record.tokens,
             )
         except TokenRequestRejected as exc:
+            # RFC 6749 5.2: a refused grant is a 400 (invalid_grant) or a 401
+            # (invalid_client) with an OAuth error; an outage must not cost the
+            # user the refresh token, so anything else is raised as is.
             if exc.error is None or exc.status not in (400, 401):
                 raise  # a 5xx or a non-OAuth answer: not a verdict on the grant
             # The refresh token (or the client itself) is no longer good: forget
@@ -1273,6 +1474,11 @@ class OAuthClientFlow:
 
 
 def _require(offered: tuple[str, ...] | None, needed: str, what: str) -> None:
-    """`needed` must be in the server's list, when it publishes one."""
+    """`needed` must be in the server's list, when it publishes one.
+
+    An absent list is not a refusal: RFC 8414 2's defaults (for grant types,
+    authorization_code and implicit) are what a server without a list means.
+    """
+
     if offered is not None and needed not in offered:
         raise UnsupportedGrantType(f"the authorization server does not offer {what} {needed!r}")

@@ -30,12 +30,16 @@ __all__ = [
     "scope_string",
 ]
 
+# What h11, h2 and ASGI hand over: the flow takes any of them as they come.
 HeadersLike = Iterable[tuple[str | bytes, str | bytes]]
 
+# RFC 9110 5.6.2 tchar: what an auth-scheme or auth-param name is made of.
 _TCHAR: Final = frozenset(
     "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 )
-_TOKEN68: Final = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
+_TOKEN68: Final = re.compile(r"[A-Za-z0-9\-._~+/]+=*")  # RFC 9110 11.2
+# RFC 6749 3.3 scope-token: visible ASCII except `"` and `\`, which a scope
+# would need escaping for when it is echoed back inside a quoted-string.
 _SCOPE_TOKEN: Final = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
 _WS: Final = " \t\r\n"  # CR LF too: an obs-folded header value keeps them
 
@@ -50,6 +54,7 @@ class Challenge:
     token68: str | None = None
 
     def param(self, name: str) -> str | None:
+        """The parameter's value; names are case-insensitive (RFC 9110 11.2)."""
         return self.params.get(name.lower())
 
 
@@ -67,12 +72,14 @@ def normalize_headers(headers: HeadersLike) -> list[tuple[str, str]]:
 
 
 def _skip(s: str, i: int, chars: str) -> int:
+    """The index of the first character at or after `i` not in `chars`."""
     while i < len(s) and s[i] in chars:
         i += 1
     return i
 
 
 def _token(s: str, i: int) -> tuple[str, int]:
+    """The token starting at `i` (possibly empty) and the index after it."""
     j = i
     while j < len(s) and s[j] in _TCHAR:
         j += 1
@@ -98,6 +105,9 @@ def _quoted(s: str, i: int) -> tuple[str | None, int]:
 
 
 class _Building:
+    """The challenge being parsed; `repeated` remembers names seen twice, so a
+    third copy cannot bring a dropped parameter back."""
+
     __slots__ = ("params", "repeated", "scheme", "token68")
 
     def __init__(self, scheme: str) -> None:
@@ -119,6 +129,8 @@ class _Building:
 
 
 def _parse_value(s: str) -> list[Challenge]:
+    """The challenges of one header value (RFC 9110 11.6.1's
+    `#challenge`), in order."""
     done: list[Challenge] = []
     current: _Building | None = None
     i, n = 0, len(s)
@@ -138,11 +150,14 @@ def _parse_value(s: str) -> list[Challenge]:
             if k < n and s[k] == '"':
                 quoted, k = _quoted(s, k)
                 if quoted is None:
+                    # Unterminated: whatever follows may be inside the string,
+                    # so nothing after it is read as a parameter.
                     break
                 value, valid = quoted, True  # "" is a value when quoted
             else:
                 value, k = _token(s, k)
                 valid = bool(value)
+            # A parameter before any scheme belongs to no challenge: dropped.
             if current is not None and valid:
                 current.add(name, value)
             i = k
@@ -165,7 +180,11 @@ def _parse_value(s: str) -> list[Challenge]:
 
 
 def parse_www_authenticate(headers: HeadersLike) -> tuple[Challenge, ...]:
-    """Every challenge of every `WWW-Authenticate` header, in order."""
+    """Every challenge of every `WWW-Authenticate` header, in order.
+
+    A server may send several headers or several challenges in one (RFC 9110
+    11.6.1); both are the same list, so they are read as one.
+    """
     challenges: list[Challenge] = []
     for name, value in normalize_headers(headers):
         if name == "www-authenticate":
@@ -174,7 +193,11 @@ def parse_www_authenticate(headers: HeadersLike) -> tuple[Challenge, ...]:
 
 
 def bearer_challenge(headers: HeadersLike) -> Challenge | None:
-    """The first `Bearer` challenge (scheme names are case-insensitive)."""
+    """The first `Bearer` challenge (scheme names are case-insensitive).
+
+    The first: a second Bearer challenge could only repeat or contradict it,
+    and nothing makes the later one more trustworthy.
+    """
     for challenge in parse_www_authenticate(headers):
         if challenge.scheme.lower() == "bearer":
             return challenge
@@ -186,6 +209,9 @@ def scope_list(value: object) -> tuple[str, ...]:
     malformed tokens dropped. Anything but a string is no scope at all."""
     if not isinstance(value, str):
         return ()
+    # Single spaces only (RFC 6749 3.3: scope-tokens joined by %x20); a token
+    # with a tab or quote in it is dropped rather than split, since its intended
+    # meaning is unknown. Repeats are dropped because a scope is a set.
     seen: list[str] = []
     for token in value.split(" "):
         if token and _SCOPE_TOKEN.fullmatch(token) and token not in seen:
@@ -194,6 +220,12 @@ def scope_list(value: object) -> tuple[str, ...]:
 
 
 def scope_string(scopes: Iterable[str]) -> str | None:
-    """Scope tokens as the wire string, or None for none (the parameter is omitted)."""
+    """Scope tokens as the wire string, or None for none (the parameter is omitted).
+
+    Omitted rather than sent empty: RFC 6749 3.3's grammar needs at least one
+    scope-token, while an absent parameter lets the server apply its default.
+
+    """
+
     joined = " ".join(dict.fromkeys(scopes))
     return joined or None

@@ -79,12 +79,17 @@ class AuthorizationRules:
 
     revision: str
     protected_resource_metadata_required: bool
+    """No PRM found is `MetadataNotFound`; else the MCP server's origin is the issuer."""
     authorization_server_metadata: tuple[tuple[str, str], ...]
     """(well-known suffix, "insert" | "append") in the order to try them."""
     default_endpoints_fallback: bool
+    """No metadata at the legacy issuer: use `/authorize`, `/token`, `/register`."""
     pkce_must_be_advertised: bool
+    """An absent `code_challenge_methods_supported` is `PKCENotSupported`."""
     client_id_metadata_documents: bool
+    """A configured `client_metadata_url` may be offered as the client id."""
     accumulate_scopes: bool
+    """A step-up asks for the scopes asked for before as well as the new ones."""
 
 
 _RFC8414: Final = ((AS_METADATA_SUFFIX, "insert"),)
@@ -96,6 +101,7 @@ _RFC8414_AND_OIDC: Final = (
 
 
 def _rules(revision: str, *flags: bool, order: tuple[tuple[str, str], ...]) -> AuthorizationRules:
+    """Positional flags, so each revision is one row of the table below."""
     prm, fallback, pkce, cimd, union = flags
     return AuthorizationRules(revision, prm, order, fallback, pkce, cimd, union)
 
@@ -119,6 +125,8 @@ def json_object(body: bytes, max_bytes: int) -> dict[str, Any] | None:
     Parsed by the engine's JSON-RPC parser, whose depth and size limits hold
     for whatever a server sends.
     """
+    # Checked before parsing, so an oversized body costs no parsing work; the
+    # caller reads None as "no document here" and tries the next location.
     if len(body) > max_bytes:
         return None
     try:
@@ -129,6 +137,8 @@ def json_object(body: bytes, max_bytes: int) -> dict[str, Any] | None:
 
 
 def _strings(doc: Mapping[str, Any], name: str, where: str) -> tuple[str, ...] | None:
+    """A JSON array of strings, or None when absent (absent and empty differ:
+    absent takes the RFC 8414 2 default, an empty list supports nothing)."""
     value = doc.get(name)
     if value is None:
         return None
@@ -138,10 +148,14 @@ def _strings(doc: Mapping[str, Any], name: str, where: str) -> tuple[str, ...] |
 
 
 def _flag(doc: Mapping[str, Any], name: str) -> bool:
+    """A JSON boolean that is true: `"true"` or 1 is no promise (RFC 8414 2 and
+    RFC 9207 3 define these members as booleans, absent meaning false)."""
     return doc.get(name) is True
 
 
 def _endpoint(doc: Mapping[str, Any], name: str, where: str, *, required: bool) -> str | None:
+    """An endpoint URL, held to https here (RFC 6749 3.1 and 3.2 require TLS at
+    both endpoints) so that no later step can send a code or secret in clear."""
     value = doc.get(name)
     if value is None:
         if required:
@@ -176,11 +190,15 @@ def parse_protected_resource_metadata(
     """
     where = f"protected resource metadata at {location}"
     resource = doc.get("resource")
+    # RFC 9728 2: `resource` is REQUIRED; without it nothing ties the document
+    # to the server it was fetched for.
     if not isinstance(resource, str) or not resource:
         raise InvalidMetadata(f"{where}: resource is missing")
     servers = _strings(doc, "authorization_servers", where)
     if not servers:
-        # The MCP spec: the document MUST name at least one authorization server.
+        # RFC 9728 2 makes it optional, but MCP (2025-06-18 and later,
+        # "Authorization Server Location") requires at least one: it is the
+        # only way the client learns where to authorize.
         raise InvalidMetadata(f"{where}: authorization_servers must name at least one server")
     scopes = _strings(doc, "scopes_supported", where)
     return ProtectedResourceMetadata(resource, servers, scopes, location, doc)
@@ -222,11 +240,17 @@ def parse_authorization_server_metadata(
     """
     where = f"authorization server metadata at {location}"
     issuer = doc.get("issuer")
+    # RFC 8414 3.3 and 6.2 (impersonation). Checked first: nothing else in a
+    # document from the wrong issuer is worth validating.
     if issuer != expected_issuer:
         raise IssuerMismatch(
             f"{where}: issuer {issuer!r} is not the {expected_issuer!r} it was looked up for"
         )
+    # RFC 8414 2: the token endpoint is required for every grant the flow uses;
+    # the authorization endpoint is not (a client_credentials-only server), so
+    # the flow asks for it only when it needs one.
     token_endpoint = _endpoint(doc, "token_endpoint", where, required=True)
+
     assert token_endpoint is not None
     return AuthorizationServerMetadata(
         issuer=expected_issuer,

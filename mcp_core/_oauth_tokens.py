@@ -45,13 +45,18 @@ __all__ = [
     "visible_ascii",
 ]
 
+# RFC 7523 2.2: the `client_assertion_type` that says the assertion is a JWT.
 CLIENT_ASSERTION_TYPE: Final = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+# Bumped when the persisted shape changes, so a record written by another
+# version is refused by `from_dict` instead of half-read.
 RECORD_VERSION: Final = 1
 RegistrationKind = Literal["pre-registered", "client-id-metadata-document", "dynamic"]
 _KINDS: Final = ("pre-registered", "client-id-metadata-document", "dynamic")
 
 
 def b64url(raw: bytes) -> str:
+    """Unpadded base64url (RFC 7636 Appendix A, RFC 7515 2): PKCE and JWS both
+    forbid the `=` padding, which would also need escaping in a URL."""
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
 
@@ -93,7 +98,12 @@ class TokenSet:
         return f"Bearer {self.access_token}"
 
     def expired(self, wall_time: float, margin: float = 0.0) -> bool:
-        """Whether the token is (or within `margin` seconds will be) expired."""
+        """Whether the token is (or within `margin` seconds will be) expired.
+
+        A token without a lifetime never counts as expired: only the server's
+        401 can say it no longer works. The margin covers the request's time in
+        flight and clock skew between client and server.
+        """
         return self.expires_at is not None and wall_time + margin >= self.expires_at
 
 
@@ -115,6 +125,9 @@ class ClientRegistration:
     client_secret_expires_at: float | None = None
 
     def usable(self, wall_time: float) -> bool:
+        """Whether the client secret is still valid; an expired one would make
+        every token request fail with `invalid_client`, so the flow registers
+        again instead."""
         expires = self.client_secret_expires_at
         return not expires or wall_time < expires
 
@@ -138,6 +151,7 @@ class OAuthRecord:
     requested_scope: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON, secrets included (the point is to resume with them)."""
         client = self.client
         tokens = self.tokens
         return {
@@ -201,6 +215,8 @@ class OAuthRecord:
             resource=_text(data, "resource", optional=True),
             requested_scope=_text(data, "requested_scope", optional=True),
         )
+        # The same check `parse_token_response` makes: a store edited to hold a
+        # token with CR LF would otherwise inject header lines on every request.
         if record.tokens is not None and not (
             visible_ascii(record.tokens.access_token)
             and (record.tokens.refresh_token is None or visible_ascii(record.tokens.refresh_token))
@@ -210,6 +226,8 @@ class OAuthRecord:
 
 
 def _text(data: Mapping[str, Any], name: str, *, optional: bool = False) -> Any:
+    """A record field that must be a non-empty string (or None if `optional`);
+    an empty one is refused, since `to_dict` never writes one."""
     value = data.get(name)
     if value is None and optional:
         return None
@@ -219,6 +237,8 @@ def _text(data: Mapping[str, Any], name: str, *, optional: bool = False) -> Any:
 
 
 def _number(data: Mapping[str, Any], name: str) -> float | None:
+    """A record field that is a finite number or null: a NaN expiry would make
+    every comparison false, so the token would never expire."""
     value = data.get(name)
     if value is None:
         return None
@@ -259,6 +279,8 @@ def parse_token_response(
     tokens must be visible ASCII.
     """
     doc = json_object(body, max_bytes)
+    # Any non-2xx is a refusal (RFC 6749 5.2 uses 400 and 401); `error` is kept
+    # so the caller can tell a refused grant from an outage (see `_on_refresh`).
     if not 200 <= status < 300:
         error, description = oauth_error_fields(doc)
         detail = f": {error}" + (f" ({description})" if description else "") if error else ""
@@ -274,6 +296,9 @@ def parse_token_response(
     if not isinstance(access, str) or not visible_ascii(access):
         raise InvalidTokenResponse("token response has no usable access_token")
     token_type = doc.get("token_type", "Bearer")
+    # RFC 6749 7.1: a client must not use a token whose type it does not
+    # understand; a DPoP or MAC token sent as Bearer would be refused, or worse,
+    # accepted without its proof. Compared case-insensitively (RFC 6749 5.1).
     if not isinstance(token_type, str) or token_type.lower() != "bearer":
         raise UnsupportedTokenType(f"token type {token_type!r} is not Bearer")
     expires_in = doc.get("expires_in")
@@ -282,10 +307,13 @@ def parse_token_response(
     if expires_in is not None and not (_finite(expires_in) and expires_in >= 0):
         raise InvalidTokenResponse(f"expires_in {expires_in!r} is not a non-negative number")
     refresh = doc.get("refresh_token")
+    # A new refresh token replaces the old one, which the server may have
+    # revoked on rotation (RFC 9700 4.14.2); none means the old one still holds.
     if refresh is None and previous is not None:
         refresh = previous.refresh_token
     elif refresh is not None and not visible_ascii(refresh):
         raise InvalidTokenResponse("token response has an unusable refresh_token")
+    # RFC 6749 5.1: `scope` may be left out only when it is what was requested.
     scope = doc.get("scope")
     return TokenSet(
         access_token=access,
@@ -327,6 +355,8 @@ class JWTSigner:
     lifetime: float = 60.0
 
     def __post_init__(self) -> None:
+        # Refused when configured rather than when the first assertion is
+        # built, which is after the user may already have authorized.
         if not isinstance(self.algorithm, str) or not self.algorithm:
             raise ValueError("algorithm must be a JWS algorithm name")
         if self.algorithm.lower() == "none" or self.algorithm.upper().startswith("HS"):
@@ -336,6 +366,7 @@ class JWTSigner:
 
 
 def _b64json(value: Mapping[str, Any]) -> str:
+    """A JWS header or claims segment (RFC 7515 3): compact JSON, base64url."""
     return b64url(json.dumps(value, separators=(",", ":")).encode("utf-8"))
 
 
@@ -349,6 +380,8 @@ def client_assertion(
     header: dict[str, Any] = {"alg": signer.algorithm, "typ": "JWT"}
     if signer.key_id is not None:
         header["kid"] = signer.key_id
+    # NumericDate (RFC 7519 2) allows fractions, but some servers parse only
+    # integers; the lifetime is rounded up so it is never shorter than asked.
     issued = int(wall_time)
     claims = {
         "iss": client_id,
@@ -360,6 +393,8 @@ def client_assertion(
     }
     signing_input = f"{_b64json(header)}.{_b64json(claims)}"
     signature = signer.sign(signing_input.encode("ascii"))
+    # An embedder's signer returning None or a str would otherwise produce a
+    # malformed assertion that the server refuses with a vaguer error.
     if not isinstance(signature, (bytes, bytearray)) or not signature:
         raise LocalProtocolError("JWTSigner.sign must return the signature bytes")
     return f"{signing_input}.{b64url(bytes(signature))}"

@@ -43,15 +43,24 @@ __all__ = [
     "url_problem",
 ]
 
+# The registered well-known suffixes: RFC 9728 3, RFC 8414 3, OpenID Connect
+# Discovery 4.
 PRM_SUFFIX: Final = "oauth-protected-resource"
 AS_METADATA_SUFFIX: Final = "oauth-authorization-server"
 OIDC_SUFFIX: Final = "openid-configuration"
+# Also the schemes allowed at all: anything else (file:, javascript:, a custom
+# app scheme) is not something the flow can fetch or safely redirect through.
 _DEFAULT_PORTS: Final = {"https": 443, "http": 80}
 
 
 def is_loopback_host(host: str) -> bool:
-    """`localhost` or a loopback IP literal (brackets already removed)."""
-    host = host.lower().rstrip(".")
+    """`localhost` or a loopback IP literal (brackets already removed).
+
+    Only these names: `localhost` is reserved to resolve to loopback (RFC 6761
+    6.3), while any other name could be made to resolve anywhere, which would
+    let an attacker's DNS turn an allowed http URL into a remote one.
+    """
+    host = host.lower().rstrip(".")  # "localhost." is the same name, fully qualified
     if host == "localhost":
         return True
     try:
@@ -74,7 +83,9 @@ class ParsedURL:
 
     @property
     def origin(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
+        """scheme://host[:port], the unit RFC 6454 compares: equal for two URLs
+        that differ only in case or an explicit default port."""
+        host = f"[{self.host}]" if ":" in self.host else self.host  # IPv6, RFC 3986 3.2.2
         port = "" if self.port is None else f":{self.port}"
         return f"{self.scheme}://{host}{port}"
 
@@ -86,6 +97,8 @@ class ParsedURL:
 
 
 def _split(url: str) -> tuple[SplitResult | None, str | None]:
+    """`urlsplit`, with the port read at once: the stdlib checks it only when
+    `.port` is accessed, which would otherwise raise later, outside any check."""
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a bad port
@@ -101,6 +114,9 @@ def url_problem(url: object, *, require_secure: bool = True) -> str | None:
     """
     if not isinstance(url, str) or not url:
         return "is not a non-empty string"
+    # A CR LF in a URL that goes into a request line would inject headers; a
+    # space would split the request line. Refused rather than escaped, since a
+    # server that sent one is not to be trusted with the rest.
     if any(c <= " " or c == "\x7f" for c in url):
         return "contains whitespace or control characters"
     parts, problem = _split(url)
@@ -111,8 +127,12 @@ def url_problem(url: object, *, require_secure: bool = True) -> str | None:
         return "is not an http(s) URL"
     if not parts.hostname:
         return "has no host"
+    # The "@" test also catches an empty userinfo (`https://@host/`), for which
+    # the stdlib reports no username.
     if parts.username is not None or parts.password is not None or "@" in parts.netloc:
         return "carries userinfo"
+    # RFC 6749 3.1 and 3.1.2: endpoints and redirect URIs carry no fragment;
+    # an empty one (a trailing "#") leaves `fragment` empty, hence the test.
     if parts.fragment or url.endswith("#"):
         return "carries a fragment"
     if require_secure and scheme != "https" and not is_loopback_host(parts.hostname):
@@ -126,6 +146,8 @@ def parse_url(url: str) -> ParsedURL:
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower()
     port = parts.port
+    # An explicit default port is the same origin (RFC 9110 4.2.3); dropping it
+    # makes origins and resource identifiers compare equal as strings.
     if port == _DEFAULT_PORTS[scheme]:
         port = None
     return ParsedURL(scheme, host, port, parts.path, parts.query, parts.netloc)
@@ -136,6 +158,8 @@ def canonical_resource(url: str) -> str:
     spec words it): lower-case scheme and host, no default port, no trailing slash."""
     parsed = parse_url(url)
     path = parsed.path.rstrip("/")
+    # RFC 8707 2 discourages a query in a resource but does not forbid it; one
+    # that is there is part of the identifier, so it is kept.
     query = f"?{parsed.query}" if parsed.query else ""
     return f"{parsed.origin}{path}{query}"
 
@@ -152,8 +176,11 @@ def resource_covers(resource: str, server_url: str) -> bool:
     if url_problem(resource, require_secure=False) is not None:
         return False
     res, srv = parse_url(resource), parse_url(server_url)
+    # Another origin is another party: accepting it would let any site claim to
+    # be this server's resource and collect its tokens (RFC 9728 3.3).
     if res.origin != srv.origin:
         return False
+    # A resource with a query names exactly one URL; it cannot cover others.
     if res.query and (res.query != srv.query or res.path.rstrip("/") != srv.path.rstrip("/")):
         return False
     res_segments = [s for s in res.path.split("/") if s]
@@ -167,6 +194,8 @@ def protected_resource_metadata_urls(server_url: str) -> tuple[str, ...]:
     A server at the root has only the root location."""
     parsed = parse_url(server_url)
     root = f"{parsed.origin}/.well-known/{PRM_SUFFIX}"
+    # RFC 9728 3.1: a terminating slash is removed before the suffix is
+    # inserted, and the query, if any, follows the path.
     path = parsed.path.rstrip("/")
     if not path:
         return (root,)
@@ -193,13 +222,15 @@ def authorization_server_metadata_urls(
             url = f"{parsed.origin}/.well-known/{suffix}{path}"
         else:
             url = f"{parsed.origin}{path}/.well-known/{suffix}"
-        if url not in urls:
+        if url not in urls:  # one fetch, and one `MetadataNotFound` line, per URL
             urls.append(url)
     return tuple(urls)
 
 
 def form_encode(pairs: Iterable[tuple[str, str]]) -> str:
-    """application/x-www-form-urlencoded (RFC 6749 appendix B)."""
+    """application/x-www-form-urlencoded (RFC 6749 appendix B): spaces as `+`,
+    everything but unreserved characters percent-encoded, so a secret or a code
+    with `&` or `=` in it cannot add a parameter."""
     return urlencode(list(pairs))
 
 
@@ -209,10 +240,17 @@ def append_query(url: str, pairs: Iterable[tuple[str, str]]) -> str:
     encoded = form_encode(pairs)
     if not encoded:
         return url
+    # An endpoint ending in a bare "?" already has the separator; a second one
+    # would make the first parameter's name start with "?".
     separator = "&" if urlsplit(url).query else ("" if url.endswith("?") else "?")
     return f"{url}{separator}{encoded}"
 
 
 def query_pairs(url: str) -> list[tuple[str, str]]:
-    """The decoded query parameters of `url`, in order, repeats kept."""
+    """The decoded query parameters of `url`, in order, repeats kept.
+
+    Repeats are kept so the caller can refuse them (RFC 6749 3.1); blank values
+    are kept so `state=` counts as a wrong state, not a missing one.
+    """
+
     return parse_qsl(urlsplit(url).query, keep_blank_values=True)

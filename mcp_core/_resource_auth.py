@@ -59,12 +59,14 @@ __all__ = [
     "www_authenticate",
 ]
 
-PRM_WELL_KNOWN: Final = f"/.well-known/{PRM_SUFFIX}"
+PRM_WELL_KNOWN: Final = f"/.well-known/{PRM_SUFFIX}"  # RFC 9728 3
 
 # RFC 6750 section 2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
 _B64TOKEN: Final = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
 # RFC 6750 section 3: error_description and scope values exclude `"` and `\`.
 _DESCRIPTION_UNSAFE: Final = re.compile(r"[^\x20\x21\x23-\x5b\x5d-\x7e]")
+# The bodies are JSON like RFC 6749 5.2's error responses, for people reading
+# them; clients act on the status and the challenge header only.
 _JSON: Final = "application/json"
 
 
@@ -97,13 +99,16 @@ class AccessToken:
         a user "42"); a client acting for itself (client_credentials without `sub`)
         by its client id."""
         who = self.subject if self.subject else f"client:{self.client_id}"
+        # "#" cannot occur in an issuer (RFC 8414 2: no fragment), so no issuer
+        # and subject pair can spell another pair's principal.
         return f"{self.issuer or ''}#{who}"
 
 
 @dataclass(frozen=True, slots=True)
 class InvalidToken:
     """The verifier refused the token (bad signature, revoked, inactive ...):
-    answered 401 `invalid_token` with `description`."""
+    answered 401 `invalid_token` with `description`, which tells the client
+    (RFC 6750 3.1) to get a new token rather than retry this one."""
 
     description: str
 
@@ -124,7 +129,8 @@ VerificationResult = AccessToken | InvalidToken | VerifierUnavailable
 
 @dataclass(frozen=True, slots=True)
 class AuthResponse:
-    """An HTTP answer the guard decided: send it as is. `reason` is for logs."""
+    """An HTTP answer the guard decided: send it as is. `reason` is for logs (the
+    guard puts no token in it; a verifier's description is passed through)."""
 
     status: int
     headers: tuple[tuple[str, str], ...]
@@ -141,7 +147,12 @@ class Granted:
 
 @dataclass(frozen=True, slots=True)
 class NeedsVerification:
-    """The token is new to the guard: verify it, then `judge(token, result)`."""
+    """The token is new to the guard: verify it, then `judge(token, result)`.
+
+    It comes for the first request with a token, and again once the cached
+    verdict lapses (`cache_seconds`, or the token's expiry); the token is kept
+    out of the `repr` so that logging the event leaks nothing.
+    """
 
     token: str = field(repr=False)
 
@@ -150,6 +161,8 @@ class NeedsVerification:
 
 
 def _strings(value: Iterable[str], name: str) -> tuple[str, ...]:
+    """A configured list of strings. A bare string is refused: iterated, it
+    would become one "issuer" or "scope" per character."""
     if isinstance(value, str):
         raise TypeError(f"{name} must be a sequence of strings, not a string")
     items = tuple(value)
@@ -190,6 +203,9 @@ class ProtectedResource:
     clock_leeway: float = 60.0
 
     def __post_init__(self) -> None:
+        # Plain http is allowed for the resource and the issuers: here they are
+        # only identifiers compared as strings, and the client, which fetches
+        # them, holds them to https itself (`_oauth_urls.url_problem`).
         problem = url_problem(self.resource, require_secure=False)
         if problem is not None:
             raise ValueError(f"resource {problem}")
@@ -201,6 +217,8 @@ class ProtectedResource:
         for issuer in servers:
             if url_problem(issuer, require_secure=False) is not None:
                 raise ValueError(f"authorization server {issuer!r} is not an http(s) URL")
+        # Normalized to tuples once, so the frozen config cannot change under
+        # the guard when the caller later mutates the list it passed.
         object.__setattr__(self, "authorization_servers", servers)
         required = _strings(self.required_scopes, "required_scopes")
         object.__setattr__(self, "required_scopes", required)
@@ -232,6 +250,8 @@ class ProtectedResource:
         doc: dict[str, Any] = {
             "resource": self.resource,
             "authorization_servers": list(self.authorization_servers),
+            # The only method `bearer_token` accepts: a client that read this
+            # will not try the query or the body.
             "bearer_methods_supported": ["header"],
         }
         if self.scopes_supported:
@@ -256,14 +276,21 @@ def bearer_token(headers: Iterable[tuple[str, str]], target: str = "") -> str | 
     `access_token` in the query (RFC 6750 section 2.3, forbidden by MCP) is refused.
     """
     values = [value for name, value in headers if name == "authorization"]
+    # Refused even when a header also came: a token in a URL ends up in logs
+    # and Referer headers (RFC 6750 5.3), so the client must be told, not
+    # quietly served. The "?" test spares every request without a query.
     if "?" in target and any(name == "access_token" for name, _ in query_pairs(target)):
         return _bad_request("access tokens are not accepted in the query string")
     if not values:
         return None
+    # Two headers could carry two tokens; verifying one while a proxy or log
+    # records the other is an ambiguity nobody should have to reason about.
     if len(values) > 1:
         return _bad_request("more than one Authorization header")
     value = values[0].strip(" \t")
     scheme, _, credentials = value.partition(" ")
+    # Scheme names are case-insensitive (RFC 9110 11.1). Another scheme is no
+    # bearer credential, so it gets the challenge that says how to get one.
     if scheme.lower() != "bearer":
         return None
     credentials = credentials.strip(" ")
@@ -273,6 +300,9 @@ def bearer_token(headers: Iterable[tuple[str, str]], target: str = "") -> str | 
 
 
 def _quote(value: str) -> str:
+    """A quoted-string for a challenge parameter. Excluded characters are
+    replaced, not backslash-escaped: RFC 6750 3 forbids `"` and `\\` in these
+    values outright, and a CR or LF could end the header."""
     return '"' + _DESCRIPTION_UNSAFE.sub("?", value) + '"'
 
 
@@ -300,6 +330,8 @@ def www_authenticate(
 def _json_response(
     status: int, error: str | None, description: str, headers: Iterable[tuple[str, str]] = ()
 ) -> AuthResponse:
+    """An answer with a JSON body; `error` None for the first challenge, which
+    RFC 6750 3.1 says should carry no error code (no token came to be wrong)."""
     doc = (
         {"error": error, "error_description": description}
         if error
@@ -334,6 +366,12 @@ def _bad_request(description: str) -> AuthResponse:
 
 
 def _aud_matches(audiences: Iterable[str], accepted: frozenset[str]) -> bool:
+    """Whether any `aud` names this resource (RFC 7519 4.1.3: one match suffices).
+
+    URL audiences are compared canonically, since authorization servers echo
+    the client's `resource` with whatever case or trailing slash it sent; other
+    identifiers (`api://mcp`) have no canonical form and must match exactly.
+    """
     for aud in audiences:
         if url_problem(aud, require_secure=False) is None:
             if canonical_resource(aud) in accepted:
@@ -344,6 +382,7 @@ def _aud_matches(audiences: Iterable[str], accepted: frozenset[str]) -> bool:
 
 
 def _finite(value: float | None) -> bool:
+    """A usable time: a NaN from a verifier would make every comparison false."""
     return value is not None and isinstance(value, (int, float)) and math.isfinite(value)
 
 
@@ -367,6 +406,8 @@ class ResourceGuard:
         self.scopes_for = scopes_for
         self._metadata_url = resource.metadata_url
         self._metadata_paths = frozenset({resource.metadata_path, PRM_WELL_KNOWN})
+        # Serialized once: it is fetched on every client's first 401, and the
+        # config it comes from is frozen.
         self._document = json.dumps(resource.metadata()).encode("utf-8")
         accepted = [resource.resource, *resource.audiences]
         self._accepted = frozenset(
@@ -386,6 +427,7 @@ class ResourceGuard:
     def metadata_response(self, method: str) -> AuthResponse:
         """The answer to a request for the metadata document: public, cacheable, and
         readable cross-origin (browser-based clients fetch it from another origin)."""
+        # RFC 9110 15.5.6: a 405 lists the methods that would work.
         if method not in ("GET", "HEAD"):
             return AuthResponse(
                 405, (("allow", "GET, HEAD"),), b"", "the metadata document is read-only"
@@ -394,7 +436,11 @@ class ResourceGuard:
             200,
             (
                 ("content-type", _JSON),
+                # Clients discover again on every 401; an hour's caching spares
+                # the server that, and the document changes only on redeploy.
                 ("cache-control", "max-age=3600"),
+                # "*" is safe: the document holds nothing private and the
+                # request carries no credentials.
                 ("access-control-allow-origin", "*"),
             ),
             b"" if method == "HEAD" else self._document,
@@ -412,7 +458,11 @@ class ResourceGuard:
         return _json_response(401, None, description, (("www-authenticate", header),))
 
     def invalid_token(self, description: str) -> AuthResponse:
-        """401 `invalid_token`: expired, revoked, malformed, for another resource."""
+        """401 `invalid_token`: expired, revoked, malformed, for another resource.
+
+        The scopes are named here too, so the client's new authorization asks
+        for what this resource needs rather than what the bad token had.
+        """
         header = www_authenticate(
             self._metadata_url,
             error="invalid_token",
@@ -451,6 +501,8 @@ class ResourceGuard:
             return self.unauthorized()
         if isinstance(found, AuthResponse):
             return found
+        # Before hashing or verifying: a megabyte of "token" costs one length
+        # check, and never reaches a verifier that may do I/O for it.
         if len(found) > self.resource.max_token_bytes:
             return self.invalid_token(
                 f"the token is longer than {self.resource.max_token_bytes} bytes"
@@ -460,7 +512,8 @@ class ResourceGuard:
         if hit is not None:
             token, until = hit
             if wall_time < until:
-                self._cache.move_to_end(key)
+                self._cache.move_to_end(key)  # least recently used goes first
+                # Scopes are checked again on a hit: `_granted` is not cached.
                 return self._granted(token)
             del self._cache[key]
         return NeedsVerification(found)
@@ -473,6 +526,8 @@ class ResourceGuard:
         if isinstance(result, InvalidToken):
             return self.invalid_token(result.description)
         if isinstance(result, VerifierUnavailable):
+            # 503, not 401: a 401 would make the client discard a good token
+            # and send the user through the browser for an outage.
             return _json_response(
                 503,
                 "temporarily_unavailable",
@@ -482,6 +537,9 @@ class ResourceGuard:
         problem = self.check(result, wall_time=wall_time)
         if problem is not None:
             return self.invalid_token(problem)
+        # The cache bounds how long a revoked token is still accepted: at most
+        # `cache_seconds`, and never past its own expiry (with the same leeway
+        # `check` allows, so a cached token is not judged more strictly).
         until = wall_time + self.resource.cache_seconds
         if _finite(result.expires_at):
             assert result.expires_at is not None
@@ -496,8 +554,14 @@ class ResourceGuard:
         """Why this resource refuses a verified token, or None: the rules that hold
         whichever verifier spoke (its signature or introspection is its business)."""
         leeway = self.resource.clock_leeway
+        # Issuer first: a valid token from a server this resource does not
+        # trust says nothing, whatever else it claims (exact strings, as the
+        # client's RFC 8414 3.3 check).
         if token.issuer not in self._issuers:
             return f"the token's issuer {token.issuer!r} is not an authorization server of this resource"
+        # MCP "Token Audience Binding and Validation" (RFC 8707): a token the
+        # client got for another service must not work here, or any service it
+        # talks to could replay its tokens to this one. An empty `aud` fails.
         if not _aud_matches(token.audiences, self._accepted):
             return f"the token is not for this resource ({self.resource.resource})"
         if token.expires_at is not None:
@@ -510,6 +574,8 @@ class ResourceGuard:
                 return "the token's not-before time is not a number"
             if token.not_before - leeway > wall_time:
                 return "the token is not valid yet"
+        # Sessions and sealed requestState are bound to `principal`; a token
+        # naming nobody would let every such token share one principal.
         if not token.subject and not token.client_id:
             return "the token names no subject"
         return None
@@ -520,7 +586,9 @@ class ResourceGuard:
         if self.scopes_for is None:
             return ()
         items = message if type(message) is list else [message]
-        needed: dict[str, None] = {}
+        needed: dict[str, None] = {}  # ordered and unique, for the challenge
+        # Requests only: a notification or a response to the server's own
+        # request invokes no operation a scope could guard.
         for item in items:
             if type(item) is dict and isinstance(item.get("method"), str) and "id" in item:
                 needed.update(dict.fromkeys(self.scopes_for(item["method"], item.get("params"))))
@@ -534,7 +602,10 @@ class ResourceGuard:
         return self.insufficient_scope(token, needed)
 
     def _granted(self, token: AccessToken) -> Granted | AuthResponse:
+        """The resource-wide scopes, checked for every request; per-request
+        scopes come later (`check_scopes`), once the body has been read."""
         required = self.resource.required_scopes
+
         if all(s in token.scopes for s in required):
             return Granted(token)
         return self.insufficient_scope(token, required)

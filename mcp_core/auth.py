@@ -19,6 +19,9 @@ introspection) and the `MCPServer(auth=...)` settings; docs/authorization.md
 shows both sides. The client side is `mcp_core.oauth`.
 """
 
+# The two events are the HTTP endpoint's; the WebSocket handshake has its own
+# (`WebSocketTokenVerificationNeeded`, in mcp_core.websocket). Everything from
+# `_resource_auth` is transport-free, so both transports judge tokens alike.
 from ._http_auth import AccessRefused, TokenVerificationNeeded
 from ._resource_auth import (
     PRM_WELL_KNOWN,

@@ -17,6 +17,11 @@ no" (`AuthorizationDenied`) from "the server is misconfigured" and react to
 each. The server side (checking tokens on requests) is `mcp_core.auth`.
 """
 
+# Every refusal is exported, not only `OAuthError`: handling differs per class
+# (an `IssuerMismatch` is an alarm, a `TokenRequestRejected` a reason to log in
+# again), so each must be nameable. The step helpers (`pkce_challenge`,
+# `client_assertion`, the URL rules) stay private: used alone, they would skip
+# the checks the flow makes around them.
 from ._oauth import (
     AuthorizationRequest,
     Authorized,
