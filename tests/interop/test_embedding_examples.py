@@ -28,6 +28,7 @@ from mcp.shared.message import SessionMessage
 from mcp.types import ElicitRequestParams, ElicitResult
 
 from examples import selectors_server
+from tests.timing import HANG
 
 from .conftest import ROOT, free_port, sdk_stdio, tagged_env
 
@@ -91,12 +92,16 @@ def wait_listening(port: int, alive: Any = lambda: True) -> None:
 def selectors_loop() -> Iterator[int]:
     saved = {k: list(v) for k, v in selectors_server.FOLDERS.items()}
     port = free_port()
-    loop = threading.Thread(target=selectors_server.serve, args=(port, 6.0))
+    done = threading.Event()
+    # Serves until the test is done (checked each time round the loop, at least every
+    # 0.5 s), with HANG as the outer bound should the test never finish.
+    loop = threading.Thread(target=selectors_server.serve, args=(port, HANG, done.is_set))
     loop.start()
     try:
         wait_listening(port)
         yield port
     finally:
+        done.set()
         loop.join()
         selectors_server.FOLDERS.clear()
         selectors_server.FOLDERS.update(saved)
