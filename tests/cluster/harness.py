@@ -101,6 +101,21 @@ class Replica:
             return subprocess.Popen(command, cwd=ROOT, env=self._env, stdout=log, stderr=log)
 
     def wait_listening(self) -> None:
+        """Wait until it listens. A port that was free when drawn can be taken by
+        another test's process before the replica binds it (the draw and the bind
+        are two steps, and other workers draw too): then it starts again on a newly
+        drawn port, up to three times. Any other early exit fails with its log."""
+        for _ in range(3):
+            try:
+                _wait_listening(self.port, self.process, f"replica {self.address} ({self.app})")
+                return
+            except RuntimeError as exc:
+                log = self._log.read_text(errors="replace")[-2000:]
+                if "in use" not in log.lower():
+                    raise RuntimeError(f"{exc}; its log ends:\n{log}") from None
+            self.port = free_port()
+            self.address = f"127.0.0.1:{self.port}"
+            self.process = self._spawn()
         _wait_listening(self.port, self.process, f"replica {self.address} ({self.app})")
 
     def kill(self) -> None:
