@@ -551,12 +551,19 @@ class Client:
         prompts: bool = False,
         resources: bool = False,
         resource_uris: list[str] | None = None,
+        task_ids: list[str] | None = None,
     ) -> AsyncIterator[anyio.abc.ObjectReceiveStream[NotificationReceived]]:
         """A 2026-07-28 `subscriptions/listen` stream of change notifications.
 
         Entering waits for the server's acknowledgement (consumed here, never
         passed on); leaving the block cancels the subscription. Several may be
         open at once: each stream gets only its own notifications.
+
+        `task_ids` asks for `notifications/tasks` about those tasks (the tasks
+        extension: the Client must have been made with `tasks=True`, or the
+        server refuses with -32021). Besides the stream, each one also reaches
+        the task's handle (it ends a `result()` wait at once) and
+        `task_status_callback`, as on 2025-11-25.
         """
         filter_: dict[str, Any] = {}
         if tools:
@@ -567,6 +574,8 @@ class Client:
             filter_["resourcesListChanged"] = True
         if resource_uris:
             filter_["resourceSubscriptions"] = list(resource_uris)
+        if task_ids:
+            filter_["taskIds"] = list(task_ids)
         send, receive = anyio.create_memory_object_stream[NotificationReceived](64)
         listener = _Listener(send)
         self._unbound_listeners.append(listener)

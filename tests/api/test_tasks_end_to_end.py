@@ -98,3 +98,29 @@ async def test_a_legacy_task_is_listed_and_reports_progress(anyio_backend: str) 
     assert handle.task_id in [task.task_id for task in listed.tasks]
     assert result.content[0].text == "rendered 3 frames"  # type: ignore[union-attr]
     assert progress[-1] == 3
+
+
+@pytest.mark.parametrize("anyio_backend", BACKENDS)
+async def test_a_modern_listen_stream_hears_of_the_task(anyio_backend: str) -> None:
+    """2026-07-28: `listen(task_ids=...)` subscribes to `notifications/tasks` about
+    that task; its cancellation arrives on the stream and at `task_status_callback`."""
+    statuses: list[str] = []
+
+    async def on_status(task: Any) -> None:
+        statuses.append(task.status)
+
+    with anyio.fail_after(HANG):
+        async with Client(
+            mcp, mode="2026-07-28", tasks=True, task_status_callback=on_status
+        ) as client:
+            handle = await client.call_tool("wait_forever", {}, task=True)
+            assert isinstance(handle, TaskHandle) and handle.task_id is not None
+            async with client.listen(task_ids=[handle.task_id]) as stream:
+                await handle.cancel()
+                async for event in stream:
+                    if event.method == "notifications/tasks":
+                        heard = event.params
+                        if heard.status == "cancelled":
+                            break
+    assert heard.task_id == handle.task_id
+    assert "cancelled" in statuses
