@@ -16,7 +16,8 @@ running the body finds them there (at once when the update arrives on it,
 else at its next look, every poll interval). On 2025-11-25 they are sent, with
 the related-task `_meta`, on the stream of a `tasks/result` request waiting
 for the task (the spec's way: the requestor calls `tasks/result` when it sees
-`input_required`), which must reach the process running the body.
+`input_required`). A `tasks/result` that reaches another process asks them from
+the record and keeps the answers on the store, as `tasks/update` does.
 
 The same look at the store, every poll interval, notices a `tasks/cancel`
 written by another replica and cancels the body here.
@@ -510,8 +511,10 @@ class TaskHost:
     async def wait_terminal(
         self, task_id: str, scope: RequestScope, request_id: int | str, failure: Failure
     ) -> TaskRecord:
-        """`tasks/result`: wait until the task ends (carrying its questions when its
-        body runs here; else looking at the store every poll interval)."""
+        """`tasks/result`: wait until the task ends, carrying its questions: those of
+        a body running here as `carry` does, those of a body on another replica
+        from the record (`carry_remote`); the store is looked at every poll interval."""
+        carried: set[str] = set()
         while True:
             record = await self.get(task_id, scope)
             if record.terminal:
@@ -522,8 +525,40 @@ class TaskHost:
                     group.start_soon(self.carry, task_id, scope, request_id, failure)
                     await running.done.wait()
                     group.cancel_scope.cancel()
-            else:
+            elif not await self.carry_remote(record, scope, request_id, carried):
                 await anyio.sleep(self.settings.poll_interval)
+
+    async def carry_remote(
+        self, record: TaskRecord, scope: RequestScope, request_id: int | str, carried: set[str]
+    ) -> bool:
+        """A 2025-11-25 `tasks/result` that reached another replica than the one
+        running the body: ask one open question of the record on this request, and
+        keep the answer on the store as `tasks/update` does, where the body's look
+        at the store finds it. Whether a question was asked.
+
+        Behind a round-robin balancer the `tasks/result` a client sends on seeing
+        `input_required` lands anywhere; without this, a body waiting for its
+        answer would wait until its TTL while that request polled the store. A
+        question the client leaves unanswered (its request failed, or was
+        cancelled) cannot fail a body in another process: that body waits until
+        its TTL or a `tasks/cancel`."""
+        if record.status != "input_required" or not record.input_requests:
+            return False
+        pending = [key for key in record.input_requests if key not in carried]
+        if not pending:
+            return False
+        key = pending[0]
+        carried.add(key)
+        question = record.input_requests[key]
+        tagged = {
+            "method": question["method"],
+            "params": with_related_task(question.get("params"), record.task_id),
+        }
+        event: InputReceived = await scope.ask(request_id, {key: tagged})
+        got = event.answers[key]
+        if got.status == "answered":
+            await self.answer(record.task_id, {key: to_wire(got.result)})
+        return True
 
     async def cancel(self, task_id: str, scope: RequestScope) -> TaskRecord | None:
         """`tasks/cancel`: the cancelled record, or None if the task had already ended."""

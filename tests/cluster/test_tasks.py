@@ -151,3 +151,70 @@ def test_a_legacy_task_is_polled_on_any_replica(cluster: Cluster) -> None:
     result = raw.request("tasks/result", {"taskId": task_id})["result"]
     assert result["content"][0]["text"].endswith(" done")
     assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
+
+
+def settled_hits(cluster: Cluster, count: int) -> list[Any]:
+    """The access log once it holds `count` lines (nginx writes each as its response ends)."""
+    deadline = time.monotonic() + HANG
+    while True:
+        hits = cluster.hits()
+        if len(hits) >= count or time.monotonic() > deadline:
+            return hits
+        time.sleep(0.02)
+
+
+def test_a_legacy_tasks_question_is_asked_through_any_replica(cluster: Cluster) -> None:
+    """2025-11-25: `gated_job` asks while running on one replica; the client's
+    `tasks/result` (sent on seeing input_required) lands, by round robin, on the
+    other, which asks the question from the task's record on that request; the
+    answer reaches the body through the store, and the result comes back there."""
+    raw = Raw(cluster.url)
+    raw.open(capabilities={"elicitation": {"form": {}}})
+    before = len(settled_hits(cluster, 0))
+    sent = 0
+
+    def request(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        nonlocal sent
+        sent += 1
+        return raw.request(method, params)
+
+    created = request("tools/call", {"name": "gated_job", "arguments": {}, "task": {}})
+    task_id = created["result"]["task"]["taskId"]
+    deadline = time.monotonic() + HANG
+    while request("tasks/get", {"taskId": task_id})["result"]["status"] != "input_required":
+        assert time.monotonic() < deadline, "the task never asked"
+        time.sleep(0.05)
+    hits = settled_hits(cluster, before + sent)
+    runner = hits[before].replica  # the tools/call's replica runs the body
+    # Round robin over two: the next request goes to the one the last did not.
+    if hits[before + sent - 1].replica != runner:
+        request("tools/call", {"name": "whoami", "arguments": {}})  # shift by one
+    waiting = raw.send(
+        {"jsonrpc": "2.0", "id": 900, "method": "tasks/result", "params": {"taskId": task_id}}
+    )
+    assert waiting.status == 200
+    events = waiting.stream()
+    _, question = events.next_message()
+    while question.get("method") != "elicitation/create":  # a status notification first
+        _, question = events.next_message()
+    assert question["params"]["message"] == "Go on?"
+    assert question["params"]["_meta"]["io.modelcontextprotocol/related-task"] == {
+        "taskId": task_id
+    }
+    status, _ = raw.post(
+        {
+            "jsonrpc": "2.0",
+            "id": question["id"],
+            "result": {"action": "accept", "content": {"go": True}},
+        }
+    )
+    assert status == 202
+    _, result = events.next_message()
+    while result.get("id") != 900:
+        _, result = events.next_message()
+    events.close()
+    assert result["result"]["content"][0]["text"].endswith(" go=True")
+    # Two lines more: the answer's 202 (logged first: it ended first) and the tasks/result.
+    hits = settled_hits(cluster, before + sent + 2)
+    (carried,) = [hit for hit in hits[before + sent :] if hit.status == 200]
+    assert carried.replica != runner  # the tasks/result reached the other replica
