@@ -150,6 +150,23 @@ def modern_task(record: TaskRecord, *, detailed: bool) -> dict[str, Any]:
     return wire
 
 
+async def _ask_tagged(
+    scope: RequestScope,
+    request_id: int | str,
+    task_id: str,
+    key: str,
+    question: dict[str, Any],
+) -> Any:
+    """Ask one of a task's questions on a waiting `tasks/result` (2025-11-25), tagged
+    with the related-task `_meta` the spec requires; the client's answer to it."""
+    tagged = {
+        "method": question["method"],
+        "params": with_related_task(question.get("params"), task_id),
+    }
+    event: InputReceived = await scope.ask(request_id, {key: tagged})
+    return event.answers[key]
+
+
 def not_found(task_id: str) -> MCPError:
     return MCPError(INVALID_PARAMS, "Failed to retrieve task: Task not found", {"taskId": task_id})
 
@@ -473,13 +490,7 @@ class TaskHost:
                 continue
             key = pending[0]
             carried.add(key)
-            question = running.questions[key]
-            tagged = {
-                "method": question["method"],
-                "params": with_related_task(question.get("params"), task_id),
-            }
-            event: InputReceived = await scope.ask(request_id, {key: tagged})
-            got = event.answers[key]
+            got = await _ask_tagged(scope, request_id, task_id, key, running.questions[key])
             waiting = running.answers.pop(key, None)
             if waiting is None:
                 continue
@@ -550,12 +561,7 @@ class TaskHost:
         key = pending[0]
         carried.add(key)
         question = record.input_requests[key]
-        tagged = {
-            "method": question["method"],
-            "params": with_related_task(question.get("params"), record.task_id),
-        }
-        event: InputReceived = await scope.ask(request_id, {key: tagged})
-        got = event.answers[key]
+        got = await _ask_tagged(scope, request_id, record.task_id, key, question)
         if got.status == "answered":
             await self.answer(record.task_id, {key: to_wire(got.result)})
         return True
