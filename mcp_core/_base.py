@@ -88,6 +88,7 @@ from ._versions import (
     META_SERVER_INFO,
     META_SUBSCRIPTION_ID,
     METHODS,
+    SPECS,
     V2024_11_05,
     V2025_11_25,
     Era,
@@ -373,6 +374,8 @@ class _Connection:
 
     def __init__(self, limits: jr.Limits) -> None:
         self.limits = limits
+        # `Limits.output_limit` is a property that computes; read per message, so once.
+        self._output_limit = limits.output_limit
         # Never assigned but through `_move`: the table in `_state.py` says which
         # moves exist, so a move it lacks is a bug caught where it happens.
         self.state: SessionState = INITIAL_SESSION_STATE[self._role]
@@ -440,7 +443,8 @@ class _Connection:
             self._wall_time = wall_time
         elif self._needs_wall_time:
             missing_wall_time()
-        self._check_receiving()
+        if self.state in _ENDED:
+            self._check_receiving()  # raises: input after the end
         events: list[Event] = []
         try:
             receive(item, events)
@@ -559,7 +563,10 @@ class _Connection:
         except RemoteProtocolError as exc:
             self._reply_error(None, exc.code, exc.message, events)
             return
-        self._receive_object(obj, events)
+        if type(obj) is dict:  # nearly every message: one call less than the router
+            self._dispatch(obj, events)
+        else:
+            self._receive_object(obj, events)
 
     def _receive_object(self, obj: Any, events: list[Event]) -> None:
         """Route a parsed message by its JSON type: an object, a batch, or junk."""
@@ -786,7 +793,7 @@ class _Connection:
         result model before the application sees it, so an event never carries a
         shape its type says it cannot have.
         """
-        spec = lookup(self._role, entry.method, self.protocol_version or "")
+        spec = SPECS.get((self._role, entry.method, self.protocol_version or ""))
         value: Any = result
         if spec is not None and spec.result is not None:
             # A task-augmented request (2025-11-25) is answered with the task, not
@@ -901,8 +908,9 @@ class _Connection:
             if spec.params_required:
                 raise Reject(INVALID_PARAMS, f"{spec.method} requires params")
             params = {}
+        validate = _VALIDATORS.get(spec.params) or validator(spec.params)
         try:
-            return validator(spec.params)(params)
+            return validate(params)
         except pydantic.ValidationError as exc:
             raise Reject(
                 INVALID_PARAMS, f"Invalid params for {spec.method}: {describe(exc)}"
@@ -947,7 +955,7 @@ class _Connection:
         would grow the buffer without bound, so that ends the connection instead.
         """
         size = len(payload)
-        if self._outgoing_bytes + size > self.limits.output_limit:
+        if self._outgoing_bytes + size > self._output_limit:
             if automatic:
                 raise Fatal(
                     RemoteProtocolError("peer is not reading what we send", http_status=503)
@@ -988,7 +996,10 @@ class _Connection:
         out = self._outgoing
         if not out:
             return b""
-        data = b"\n".join([m.payload for m in out]) + b"\n"
+        if len(out) == 1:
+            data = out[0].payload + b"\n"
+        else:
+            data = b"\n".join([m.payload for m in out]) + b"\n"
         out.clear()
         self._outgoing_bytes = 0
         return data
@@ -1031,7 +1042,7 @@ class _Connection:
         """
         self._check_sending()
         revision = self._sending_revision()
-        spec = lookup(self._role, method, revision)
+        spec = SPECS.get((self._role, method, revision))
         if spec is None or not spec.is_request:
             raise LocalProtocolError(
                 f"{method!r} is not a {self._role} request in revision {revision}"
@@ -1175,7 +1186,7 @@ class _Connection:
         request_input) are withdrawn and the answer queued.
         """
         target = advance_request(self._role, "inbound", entry.state, by)
-        if self._outgoing_bytes + len(payload) > self.limits.output_limit:
+        if self._outgoing_bytes + len(payload) > self._output_limit:
             raise LocalProtocolError("output buffer is full; drain data_to_send() first")
         if self._rounds:
             self._withdraw(request_id, "answered without it")

@@ -552,8 +552,10 @@ def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_L
     except ValueError as exc:
         raise RemoteProtocolError(f"parse error: {exc}", code=PARSE_ERROR) from None
     # Only a message longer than a limit can break it, so small ones skip the scans.
+    # (Unset, the string limit is the message limit, which `size` is within already.)
     digits = limits.max_integer_digits
-    if (size > digits and _has_digit_run(data, digits)) or size > limits.string_limit:
+    strings = limits.max_string_length
+    if (size > digits and _has_digit_run(data, digits)) or (strings is not None and size > strings):
         _walk_for_limits(value, limits)
     return value
 

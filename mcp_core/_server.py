@@ -83,6 +83,7 @@ from ._versions import (
     META_SERVER_INFO,
     META_SUBSCRIPTION_ID,
     METHODS,
+    SPECS,
     V2025_06_18,
     Era,
     MethodSpec,
@@ -314,7 +315,7 @@ class ServerConnection(_Connection):
         """
         version = self.protocol_version
         assert version is not None
-        spec = lookup("client", method, version)
+        spec = SPECS.get(("client", method, version))
         if spec is None or not spec.is_request:
             raise Reject(METHOD_NOT_FOUND, f"Method not found: {method}")
         if method == "ping":
@@ -434,7 +435,7 @@ class ServerConnection(_Connection):
         if method == "initialize" and classify_era(params) is not Era.MODERN:
             # A legacy client: tell it, in words it can show, which revisions we speak.
             self._refuse_initialize(params)
-        spec = lookup("client", method, self.config.modern_versions[0])
+        spec = SPECS.get(("client", method, self.config.modern_versions[0]))
         if spec is None or not spec.is_request:
             raise Reject(METHOD_NOT_FOUND, f"Method not found: {method}")
         meta = params.get("_meta") if params is not None else None
