@@ -552,7 +552,7 @@ class _Connection:
         one bad line cannot desynchronise the next, so ending the session over it
         would punish every request in flight for one peer bug.
         """
-        if isinstance(data, jr.LimitExceeded):
+        if type(data) is not bytes and isinstance(data, jr.LimitExceeded):
             self._refuse(data, events)
             return
         try:
@@ -798,7 +798,10 @@ class _Connection:
         if spec is not None and spec.result is not None:
             # A task-augmented request (2025-11-25) is answered with the task, not
             # with the method's result; the result comes later from tasks/result.
-            legacy_task = self.era is not Era.MODERN and wants_task(entry.params)
+            # (`params` is kept only for a retry or a task: None is no task.)
+            legacy_task = (
+                entry.params is not None and self.era is not Era.MODERN and wants_task(entry.params)
+            )
             try:
                 value = validator("CreateTaskResult" if legacy_task else spec.result)(result)
             except pydantic.ValidationError as exc:
@@ -1052,7 +1055,7 @@ class _Connection:
         if len(self._outbound) + len(self._pending_inputs) >= self.limits.max_outbound_in_flight:
             raise LocalProtocolError("too many requests in flight")
         wire = to_wire(params)
-        if wire is not None and not isinstance(wire, dict):
+        if wire is not None and type(wire) is not dict and not isinstance(wire, dict):
             raise LocalProtocolError("params must be a model or a mapping")
         wire = self._prepare_request(spec, wire)
         rid = self._mint_id(self._next_id)
@@ -1156,7 +1159,7 @@ class _Connection:
         wire = to_wire(result)
         if wire is None:
             wire = {}
-        elif not isinstance(wire, dict):
+        elif type(wire) is not dict and not isinstance(wire, dict):
             raise LocalProtocolError("a result must be a model or a mapping")
         if self._answers_input(request_id, wire, None):
             return True

@@ -508,7 +508,9 @@ def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_L
     """
     # A str is what a text transport (WebSocket, in-process) hands over; one holding a
     # lone surrogate has no UTF-8 form, so it is refused as a peer's invalid bytes are.
-    if isinstance(data, str):
+    if type(data) is bytes:
+        pass  # what framed and byte transports hand over: read in place
+    elif isinstance(data, str):
         try:
             data = data.encode("utf-8")
         except UnicodeEncodeError:
