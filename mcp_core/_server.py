@@ -121,42 +121,43 @@ _LISTEN_FILTER: Final = {
 
 
 class _EnvelopeCache:
-    """Validated envelope objects, keyed by their JSON bytes.
+    """Validated envelope objects (capabilities, clientInfo), keyed by their JSON bytes.
 
     A client sends the same capabilities and clientInfo on every 2026-07-28
     request; validating them once instead of per request is most of the
-    envelope's cost. Bounded, and shared by every connection, so the models it
-    hands out must be treated as read-only.
+    envelope's cost. The pair is one key (one encoding per request, not two).
+    Bounded, and shared by every connection, so the models it hands out must be
+    treated as read-only.
     """
 
-    __slots__ = ("_bound", "_cache", "_validate")
+    __slots__ = ("_bound", "_cache", "_capabilities", "_info")
 
-    def __init__(self, type_name: str, bound: int = 256) -> None:
-        self._validate = validator(type_name)
-        self._cache: dict[bytes, Any] = {}
+    def __init__(self, bound: int = 256) -> None:
+        self._capabilities = validator("ClientCapabilities")
+        self._info = validator("Implementation")
+        self._cache: dict[bytes, tuple[Any, Any]] = {}
         self._bound = bound
 
-    def __call__(self, wire: Any) -> Any:
-        key = jr.dumps(wire)
+    def __call__(self, caps: Any, info: Any) -> tuple[Any, Any]:
+        key = jr.dumps((caps, info))
         found = self._cache.get(key)
         if found is None:
-            found = self._validate(wire)
+            # Capabilities first: an error names the first bad one, as before.
+            found = (self._capabilities(caps), self._info(info) if info is not None else None)
             if len(self._cache) >= self._bound:
                 self._cache.clear()
             self._cache[key] = found
         return found
 
 
-_CAPABILITIES_CACHE: _EnvelopeCache | None = None
-_CLIENT_INFO_CACHE: _EnvelopeCache | None = None
+_ENVELOPE_CACHE: _EnvelopeCache | None = None
 
 
 def _envelope_models(caps: Any, info: Any) -> tuple[Any, Any]:
-    global _CAPABILITIES_CACHE, _CLIENT_INFO_CACHE
-    if _CAPABILITIES_CACHE is None or _CLIENT_INFO_CACHE is None:
-        _CAPABILITIES_CACHE = _EnvelopeCache("ClientCapabilities")
-        _CLIENT_INFO_CACHE = _EnvelopeCache("Implementation")
-    return _CAPABILITIES_CACHE(caps), (_CLIENT_INFO_CACHE(info) if info is not None else None)
+    global _ENVELOPE_CACHE
+    if _ENVELOPE_CACHE is None:
+        _ENVELOPE_CACHE = _EnvelopeCache()
+    return _ENVELOPE_CACHE(caps, info)
 
 
 def _envelope_problem(key: str, value: Any, expected: str) -> str:
