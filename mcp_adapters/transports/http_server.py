@@ -316,9 +316,13 @@ class _Scope:
     ) -> None:
         self._server = server
         # None only while a 2026-07-28 request is tried in place (`_answer_in_place`):
-        # the core is made, and set here, before anything can await `ask`.
+        # the core is made, and `bind`s here, before anything can await `ask`.
         self._core = core
         self.connection = connection
+
+    def bind(self, core: SessionCore) -> None:
+        """Give a scope made before its core (`_answer_in_place`) the core it asks through."""
+        self._core = core
 
     async def ask(self, request_id: RequestId, questions: Any) -> InputReceived:
         """Legacy questions on this session; their answers may arrive on any TCP
@@ -655,7 +659,7 @@ class HTTPServer:
                 return  # answered: `handle_events` pumps it out
         core = self._new_core(conn, work)
         if work is not None:
-            scope._core = core
+            scope.bind(core)
         core.dispatch([event])  # its spawn starts `work`, and the core keeps the handle
         self._retire(conn, core)
 
