@@ -275,3 +275,11 @@ class TaskRecord:
             dict(responses) if responses else None,
             float(expires_at),
         )
+
+
+def check_orphan_failure(record: TaskRecord) -> None:
+    """What `TaskRegistry.fail_orphan` accepts: a `failed` record naming its runner."""
+    if record.status != "failed":
+        raise ValueError("fail_orphan writes a failed record only")
+    if not record.runner:
+        raise ValueError("fail_orphan needs the record's runner")
