@@ -240,8 +240,9 @@ class TaskHost:
         self._group: anyio.abc.TaskGroup | None = None
         self._running: dict[str, _Running] = {}
         self._local: InMemoryStore | None = None
-        # True while `keep_alive` beats: only then do new records name a runner.
-        self._beating = False
+        # How many `keep_alive` loops beat (one per HTTP binding serving this
+        # server): while any does, new records name this process as their runner.
+        self._beating = 0
 
     # ---- where records live
 
@@ -264,7 +265,7 @@ class TaskHost:
         """What new records name as their runner: this process, while its
         heartbeat is kept (else nobody could tell it died, nor that it lives)."""
         store = self._server.store
-        return store.process_id if store is not None and self._beating else None
+        return store.process_id if store is not None and self._beating > 0 else None
 
     async def keep_alive(self, store: Store) -> None:
         """Renew this process's runner heartbeat on `store` every
@@ -274,6 +275,7 @@ class TaskHost:
         and a lapse (no beat held for `heartbeat_expiry`) is logged: other
         replicas may have failed this process's tasks meanwhile, and a body
         whose task was failed is cancelled at its next look at the store."""
+        counted = False
         try:
             while True:
                 try:
@@ -281,16 +283,19 @@ class TaskHost:
                 except StoreError as exc:
                     logger.warning("task heartbeat not renewed: %s", exc)
                 else:
-                    if self._beating and not held:
+                    if counted and not held:
                         logger.warning(
                             "task heartbeat of %s lapsed: its unfinished tasks may "
                             "have been failed by other replicas",
                             store.process_id,
                         )
-                    self._beating = True
+                    if not counted:
+                        counted = True
+                        self._beating += 1
                 await anyio.sleep(self.settings.heartbeat_interval)
         finally:
-            self._beating = False
+            if counted:
+                self._beating -= 1
 
     @asynccontextmanager
     async def hosting(self) -> AsyncIterator[None]:

@@ -194,6 +194,28 @@ async def test_without_a_heartbeat_records_name_no_runner() -> None:
         assert (await peer.poll(created["taskId"], "completed"))["status"] == "completed"
 
 
+async def test_a_lapsed_heartbeat_is_logged_and_beating_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The runner's loop finds on its next beat that the previous one had expired
+    (here the store's clock jumps past it; in life, a long pause or a store away):
+    other replicas may have failed its tasks, and it says so."""
+    clock = FakeClock()
+    store = InMemoryStore(clock=clock, process_id="runner")
+    mcp = make_server(store, TaskSettings(heartbeat_interval=0.01, heartbeat_expiry=1.0))
+    async with anyio.create_task_group() as group:
+        group.start_soon(mcp.tasks.keep_alive, store)
+        with anyio.fail_after(HANG):
+            while not await store.tasks.runner_alive("runner"):
+                await anyio.sleep(0.01)
+            clock.advance(2.0)
+            while not [r for r in caplog.records if "lapsed" in r.getMessage()]:
+                await anyio.sleep(0.01)
+            while not await store.tasks.runner_alive("runner"):  # beating again
+                await anyio.sleep(0.01)
+        group.cancel_scope.cancel()
+
+
 def test_the_heartbeat_expiry_must_exceed_its_interval() -> None:
     with pytest.raises(ValueError, match="heartbeat_expiry"):
         TaskSettings(heartbeat_interval=5.0, heartbeat_expiry=5.0)
