@@ -31,7 +31,13 @@ from mcp_adapters.store._event_ids import (
 )
 from mcp_adapters.store._interface import Store
 from mcp_adapters.store._limits import StoreLimits
-from mcp_adapters.store._records import BusMessage, Notification, SessionRecord, TaskRecord
+from mcp_adapters.store._records import (
+    BusMessage,
+    Notification,
+    SessionRecord,
+    TaskRecord,
+    check_orphan_failure,
+)
 from mcp_adapters.store._subscription import Subscription
 
 __all__ = ["InMemoryStore", "MemoryHub"]
@@ -60,6 +66,8 @@ class MemoryHub:
         # task id -> record, in order of expiry (fixed at creation); answers apart
         self.tasks: dict[str, TaskRecord] = {}
         self.task_answers: dict[str, dict[str, object]] = {}
+        # process id -> until when its runner heartbeat holds (store clock)
+        self.heartbeats: dict[str, float] = {}
 
 
 class _Sessions:
@@ -343,6 +351,36 @@ class _Tasks:
         live = self._live(task_id, self._now()) is not None
         self._forget(task_id)
         return live
+
+    # One process alone on its hub beats for itself and reads only its own
+    # heartbeat; stores sharing a hub play several processes, as on Redis.
+
+    async def beat(self, expiry: float) -> bool:
+        now = self._now()
+        beats = self._hub.heartbeats
+        for process_id, until in list(beats.items()):  # one entry per process that beat
+            if until <= now:
+                del beats[process_id]
+        held = self._store.process_id in beats
+        beats[self._store.process_id] = now + expiry
+        return held
+
+    def _alive(self, process_id: str, now: float) -> bool:
+        until = self._hub.heartbeats.get(process_id)
+        return until is not None and until > now
+
+    async def runner_alive(self, process_id: str) -> bool:
+        return self._alive(process_id, self._now())
+
+    async def fail_orphan(self, record: TaskRecord) -> TaskRecord | None:
+        check_orphan_failure(record)
+        now = self._now()
+        current = self._live(record.task_id, now)
+        if current is None or current.terminal or self._alive(record.runner or "", now):
+            return None
+        stored = dataclasses.replace(record, input_responses=None, expires_at=current.expires_at)
+        self._hub.tasks[record.task_id] = stored
+        return self._with_answers(stored)
 
 
 class InMemoryStore:
