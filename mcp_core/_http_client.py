@@ -134,6 +134,9 @@ __all__ = [
     "ToolsFiltered",
 ]
 
+# What an HTTP request is for decides how its end is judged: a message's response carries
+# (or fails) an MCP request, a listen stream is reopened, a resumption continues a request's
+# stream, and a DELETE's answer matters to no one.
 Purpose = Literal["message", "listen", "resume", "terminate"]
 # A POST must accept both (transports, Streamable HTTP): the server picks JSON or
 # SSE per request, and a client that listed one could be refused with 406.
@@ -152,6 +155,11 @@ class SessionExpired(Event):
 
     The `ClientConnection` has been closed (its requests failed); start over with a
     new connection and `initialize` (without the old session id).
+
+    The connection is closed rather than re-initialized here: a new session has new
+    capabilities and a new revision, which is the application's decision, and requests that
+    were in flight under the old session cannot be carried over (their ids meant something
+    only to the old session).
     """
 
     session_id: str
@@ -160,7 +168,11 @@ class SessionExpired(Event):
 @dataclass(frozen=True, slots=True)
 class ToolsFiltered(Event):
     """Tools dropped from a 2026-07-28 `tools/list` result for invalid `x-mcp-header`
-    annotations, as (name, reason): the spec asks clients to log a warning."""
+    annotations, as (name, reason): the spec asks clients to log a warning.
+
+    An event rather than a log line because the engine does no logging: the adapter decides
+    where the warning goes.
+    """
 
     dropped: tuple[tuple[str, str], ...]
 
@@ -168,7 +180,12 @@ class ToolsFiltered(Event):
 @dataclass(frozen=True, slots=True)
 class HTTPErrorReceived(Event):
     """An HTTP exchange failed without settling an MCP request (a notification POST
-    refused, the GET stream refused or given up on, a failed DELETE)."""
+    refused, the GET stream refused or given up on, a failed DELETE).
+
+    Reported rather than raised: these failures concern no call the application is waiting
+    on, and an exception out of `receive_data` would break the one promise the engine makes
+    about receiving.
+    """
 
     purpose: str
     status: int | None
@@ -185,6 +202,10 @@ class AuthorizationChallenged(Event):
     `HTTPClientEndpoint.authorization` and call `retry_challenged()`; or call
     `fail_challenged()`. `method` and `request_id` name the MCP message refused
     (None for the GET stream).
+
+    Held rather than failed because the fix (a token) takes I/O the engine cannot do: a
+    browser, a token endpoint. The adapter's flow runs, then the same request goes out again
+    with the new `Authorization` header.
     """
 
     status: int
@@ -197,7 +218,13 @@ class AuthorizationChallenged(Event):
 
 
 class _ClientStream:
-    """What one logical exchange needs across HTTP responses (resumption state)."""
+    """What one logical exchange needs across HTTP responses (resumption state).
+
+    It outlives the HTTP response it started on: a legacy stream survives a dropped
+    connection (resumed with its last event id), a challenged one waits for a token, and a
+    request resent after a keep-alive race keeps its state. `attempts` counts failures in a
+    row so that only a stream that makes no progress is given up on.
+    """
 
     __slots__ = (
         "attempts",
@@ -271,6 +298,9 @@ class ClientOutbox:
     Start `requests`; close the sockets of `aborts` (2026-07-28 cancellations, or
     everything when closing) and call their `close()`; handle `events` (requests the
     transport failed before sending them).
+
+    Returned, never pushed: the engine cannot open sockets or schedule tasks, so each pump
+    hands the adapter a complete list of what to start and what to close.
     """
 
     requests: list[HTTPRequest]
@@ -332,6 +362,8 @@ class HTTPClientEndpoint:
         limit = connection.limits.max_message_bytes
         self.max_response_bytes = max_response_bytes or limit
         self.max_sse_event_bytes = max_sse_event_bytes or limit
+        # The setting to name in a limit error: the one the user actually set, or the
+        # message limit it defaults to, so the error says which knob to turn.
         self._response_setting = (
             "HTTPClientEndpoint.max_response_bytes"
             if max_response_bytes
@@ -350,6 +382,9 @@ class HTTPClientEndpoint:
         self.session_id: str | None = None
         self._extra = [(k, v) for k, v in headers]
         self._streams: dict[RequestId, _ClientStream] = {}
+        # Tool name to its `x-mcp-header` parameters, learned from `tools/list`: a
+        # `tools/call` must mirror those arguments in `Mcp-Param-*` headers (SEP-2243), and
+        # only the tool's schema says which arguments they are.
         self._tool_params: dict[str, Mapping[str, HeaderParam]] = {}
         self._queue: list[HTTPRequest] = []
         self._aborts: list[HTTPClientConnection] = []
@@ -371,7 +406,12 @@ class HTTPClientEndpoint:
         return self._tool_params
 
     def pump(self) -> ClientOutbox:
-        """Turn what the `ClientConnection` queued into HTTP requests (and aborts)."""
+        """Turn what the `ClientConnection` queued into HTTP requests (and aborts).
+
+        The GET stream is opened here, once `initialize` gave a session id, and queued
+        after the messages of the same pump, so the `initialized` notification comes first
+        in the list: an adapter that starts requests in order sends it before the GET.
+        """
         for message in self.mcp.messages_to_send():
             self._outgoing(message)
         # The GET stream is opened for a legacy session only (once initialize gave an
@@ -419,7 +459,11 @@ class HTTPClientEndpoint:
 
     def retry_challenged(self) -> None:
         """Send the requests held on an authorization challenge again (with the
-        current `authorization`); the next `pump()` hands them over."""
+        current `authorization`); the next `pump()` hands them over.
+
+        A fresh `HTTPRequest` for each held stream, because the old one may be cancelled or
+        half-used; the headers are the same, and `start` adds the new authorization.
+        """
         held, self._held = self._held, []
         for stream in held:
             request = stream.request
@@ -441,7 +485,11 @@ class HTTPClientEndpoint:
 
     def fail_challenged(self, message: str, code: int = INTERNAL_ERROR) -> None:
         """Fail the requests held on an authorization challenge (the flow could not
-        get a token) with `code`; the next `pump()` hands over their events."""
+        get a token) with `code`; the next `pump()` hands over their events.
+
+        A held GET stream is not reopened after a failed flow: without a token every attempt
+        would be refused again, and the retries would only load the server.
+        """
         held, self._held = self._held, []
         for stream in held:
             if stream.cancelled or stream.completed:
@@ -456,7 +504,12 @@ class HTTPClientEndpoint:
                 self._events += self._fail(stream, code, message)
 
     def _challenged(self, stream: _ClientStream, status: int, headers: Headers) -> list[Event]:
-        """Hold `stream` on an authorization challenge, if it may be retried."""
+        """Hold `stream` on an authorization challenge, if it may be retried.
+
+        Each challenge status is retried once per stream (RFC 6750 3.1's `invalid_token`
+        after a 401, `insufficient_scope` after a 403): a server that refuses the new token
+        too is misconfigured, and asking the user again would not fix it.
+        """
         if (
             not self.hold_challenges
             or self._closing
@@ -498,6 +551,8 @@ class HTTPClientEndpoint:
                 if stream is not None:
                     self._abort(stream)
                 return
+        # The payload is read back only when a header depends on it: a big legacy request (a
+        # tool call with megabytes of arguments) is not parsed twice.
         params: Any = None
         is_request = m.kind == "request"
         if (
@@ -515,6 +570,8 @@ class HTTPClientEndpoint:
             # The discovery probe, before any era is agreed: it travels as the
             # revision its own envelope names (ours, so a string).
             modern, version = True, params["_meta"][META_PROTOCOL_VERSION]
+        # Content-Length is always set: the body is complete, and a chunked upload would
+        # only make some servers and proxies buffer it anyway.
         headers: Headers = [
             ("host", self.host),
             ("accept", _ACCEPT_BOTH),
@@ -548,13 +605,21 @@ class HTTPClientEndpoint:
         stream.request = request
         if is_request and m.request_id is not None:
             self._streams[m.request_id] = stream
+        # Streams are tracked by the wire id the request went out with: an answer, a cancel
+        # and a resumption all name that id, never the application's logical one.
         self._queue.append(request)
 
     def _get_headers(self, stream: _ClientStream) -> Headers:
         """The headers of a GET: the legacy listen stream, or a resumption naming the last
         event seen (`Last-Event-ID`), which the server replays from on that stream only.
+
+        The GET carries the session id and the protocol version like any legacy request
+        (2025-06-18: the version header on every request after initialization), or the
+        server refuses it with 400 before looking at `Last-Event-ID`.
         """
         headers: Headers = [("host", self.host), ("accept", SSE), *self._extra]
+        # (the legacy session header; 2026-07-28 requests never carry one, SPEC-NOTES 4.3: a
+        # modern server ignores it and must not mint sessions)
         if self.session_id is not None:
             headers.append((SESSION_ID, self.session_id))
         version = self.mcp.protocol_version
@@ -580,7 +645,12 @@ class HTTPClientEndpoint:
         self._queue.append(request)
 
     def _delay(self, stream: _ClientStream) -> float:
-        """The wait before reopening `stream`, in seconds."""
+        """The wait before reopening `stream`, in seconds.
+
+        2025-11-25 (SEP-1699): the client MUST wait the `retry` the server sent before it
+        reconnects; a server that sent none gets `default_retry_ms`, so no server is polled
+        in a tight loop.
+        """
         retry = stream.retry_ms if stream.retry_ms is not None else self.default_retry_ms
         return retry / 1000.0
 
@@ -612,7 +682,12 @@ class HTTPClientEndpoint:
         return events
 
     def _filter_tools_in(self, data: bytes | bytearray, events: list[Event]) -> bytes | bytearray:
-        """`data` with invalid tools dropped from the 2026-07-28 `tools/list` results in it."""
+        """`data` with invalid tools dropped from the 2026-07-28 `tools/list` results in it.
+
+        2026-07-28 (SEP-2243): a client MUST drop tools with invalid `x-mcp-header`
+        annotations from `tools/list` and warn. Filtering before the engine sees the result
+        keeps the application from ever holding a tool it could not call correctly.
+        """
         try:
             obj: Any = jr.parse(data, self.mcp.limits)
         except RemoteProtocolError:
@@ -702,6 +777,9 @@ class HTTPClientEndpoint:
         # 2026-07-28 request carries none, and its 404 is -32601 for an unknown method.
         if status == 404 and self.session_id is not None and not stream.modern:
             return self._session_expired()
+        # (A legacy 404 with the session id is the spec's "session terminated", 2025-03-26
+        # session management; the session's requests are all lost then, so the check comes
+        # before any per-stream handling.)
         if kind == "listen":
             return self._listen_ended(stream, status, mode)
         events: list[Event] = []
@@ -777,6 +855,10 @@ class HTTPClientEndpoint:
     def _listen_ended(self, stream: _ClientStream, status: int | None, mode: str) -> list[Event]:
         """The legacy GET stream ended: reopen it after a delay, unless the server said it
         has none (405: a server may offer no GET stream) or one is open already (409).
+
+        The GET stream is reopened after it ends normally too: 2025-03-26 lets a server
+        close it at any time, and a client that stopped listening would miss the server's
+        requests and notifications from then on.
         """
         if status in (405, 409):
             # No GET stream here (405), or one is open already (409): nothing to retry.
@@ -832,6 +914,9 @@ class HTTPClientEndpoint:
     def _fail(self, stream: _ClientStream, code: int, message: str) -> list[Event]:
         """Fail the MCP request `stream` carried (nothing to fail for a notification or a
         GET) with `code`; the event comes from the `ClientConnection`, as any failure.
+
+        The failure goes through the `ClientConnection`, so that the request leaves its
+        tables and the event has the same shape as any other failure (a timeout, a close).
         """
         self._forget(stream)
         mcp = self.mcp
@@ -840,13 +925,20 @@ class HTTPClientEndpoint:
         return mcp.fail_request(stream.request_id, code, message)
 
     def _forget(self, stream: _ClientStream) -> None:
-        """Stop tracking `stream`, unless its id was reused by a newer stream."""
+        """Stop tracking `stream`, unless its id was reused by a newer stream.
+
+        The identity check guards against a retry under the same key: only the stream that
+        was tracked is forgotten.
+        """
         if stream.request_id is not None and self._streams.get(stream.request_id) is stream:
             del self._streams[stream.request_id]
 
     def _abort(self, stream: _ClientStream) -> None:
         """Cancel `stream`: close its socket if it is on one (the adapter closes it), or
         mark its queued request so `start` refuses it.
+
+        A queued request is marked rather than removed: the adapter may already hold it (a
+        task waiting out its delay), and `start` is where it must be refused.
         """
         stream.cancelled = True
         self._forget(stream)
@@ -907,12 +999,22 @@ _HEADER_TEXT: Final = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
 
 
 def _header_safe(value: str) -> bool:
-    """Visible ASCII, inner spaces allowed: what a header value carries unchanged."""
+    """Visible ASCII, inner spaces allowed: what a header value carries unchanged.
+
+    An SSE id that fails this is dropped as a cursor rather than sent mangled: a wrong
+    `Last-Event-ID` would resume the wrong place, or be refused.
+    """
     return _HEADER_TEXT.fullmatch(value) is not None
 
 
 def _jsonrpc_error(body: bytes | None) -> tuple[int, str, Any] | None:
-    """(code, message, data) when `body` is one JSON-RPC error response."""
+    """(code, message, data) when `body` is one JSON-RPC error response.
+
+    The status table of 2026-07-28 (SPEC-NOTES 4.3) puts JSON-RPC errors in 400 and 404
+    bodies, and the probe must read them to tell a modern server (a recognised error) from a
+    legacy one (anything else, SPEC-NOTES 1.15). Anything that is not exactly one error
+    response is None, so a proxy's error page never passes for one.
+    """
     if not body:
         return None
     try:
@@ -1004,13 +1106,21 @@ class HTTPClientConnection:
         return True
 
     def data_to_send(self) -> bytes:
-        """Everything queued for the socket."""
+        """Everything queued for the socket.
+
+        One join per call: the head and the body usually go out in a single write.
+        """
         data = b"".join(self._out)
         self._out.clear()
         return data
 
     def receive_data(self, data: bytes) -> list[Event]:
-        """Feed bytes from the socket; `b""` means the server closed it."""
+        """Feed bytes from the socket; `b""` means the server closed it.
+
+        `_received` counts every byte of the current exchange, so `_drop` can tell "closed
+        before answering" (safe to resend on a reused connection) from "closed mid-answer"
+        (never resent: the server may have acted, RFC 9110 9.2.2).
+        """
         if self._closed:
             return []
         self._received += len(data)
@@ -1037,7 +1147,11 @@ class HTTPClientConnection:
         return events
 
     def close(self) -> list[Event]:
-        """The socket is closed (by you, or it broke): settle the exchange on it."""
+        """The socket is closed (by you, or it broke): settle the exchange on it.
+
+        An abort by the adapter (a 2026-07-28 cancel) and a broken socket end the same way:
+        the exchange is settled, and the stream decides whether to resume.
+        """
         if self._closed and self._stream is None:
             return []
         return self._drop("connection closed")
