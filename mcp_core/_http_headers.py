@@ -695,8 +695,8 @@ def _parse_authority(text: str, *, allow_wildcard: bool) -> tuple[str, int | Non
 def _parse_origin(text: str, *, allow_wildcard: bool) -> tuple[str, str, int | None] | None:
     """Split a serialised origin `scheme://host[:port]`; None when malformed or `null`.
 
-    `null` (what RFC 6454 has sandboxed and `file:` pages send) has no `://` and fails here, which is
-    why it can never be allow-listed.
+    `null` (what RFC 6454 has sandboxed and `file:` pages send) has no `://` and fails
+    here, which is why it can never be allow-listed.
     """
     scheme, sep, authority = text.partition("://")
     if not sep or _SCHEME.fullmatch(scheme) is None:
