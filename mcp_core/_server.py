@@ -225,6 +225,10 @@ class ServerConnection(_Connection):
         super().__init__(config.limits)
         self.config = config
         self.principal = principal
+        # The legacy session's negotiated context: set once by `initialize` (or `restore`)
+        # and never again, since a second `initialize` is refused (RELIABILITY.md 1.7). A
+        # modern connection leaves them None, because SEP-2575 forbids carrying a request's
+        # context over to the next.
         self.client_capabilities: Any = None
         self.client_info: Any = None
         self.log_level: str | None = None
@@ -245,6 +249,8 @@ class ServerConnection(_Connection):
         # Legacy questions in flight: our request id -> the round it belongs to.
         self._asking: dict[RequestId, _Round] = {}
         # 2025-11-25 tasks whose creating request's progress token is still valid.
+        # Bounded by `Limits.max_tasks`: a client creating tasks it never polls to the end
+        # must not grow this table for the life of the session.
         self._live_tasks = LiveTasks(config.limits.max_tasks)
 
     # ------------------------------------------- moving a session (legacy)
@@ -267,7 +273,12 @@ class ServerConnection(_Connection):
         """A connection holding the session `snapshot` describes, ready for its
         next request, with no events and nothing to send. Raises
         LocalProtocolError if `config` does not speak the session's revision,
-        ValueError if the snapshot's client capabilities or info are invalid."""
+        ValueError if the snapshot's client capabilities or info are invalid.
+
+        The restored connection starts with no requests in flight, which is why a snapshot
+        is taken only of a ready session: requests belong to the process running their
+        handlers, and the client's retry (or timeout) settles them.
+        """
         conn = cls(config, principal=snapshot.principal)
         apply_snapshot(conn, snapshot)
         return conn
@@ -294,6 +305,8 @@ class ServerConnection(_Connection):
         # one, this transport's policy: an initialize is legacy, anything else is
         # 2026-07-28 when this server speaks it. No byte stream has a header, so
         # the message never says LEGACY here by itself.
+        # The envelope is read before the method: a 2026-07-28 `initialize` is not a legacy
+        # handshake but an unknown method in that revision, and must be refused as one.
         said = classify_era(params)
         if method == "initialize" and said is not Era.MODERN:
             # A modern-only server still answers `initialize` with a reason (SPEC-NOTES 1.5,
@@ -354,6 +367,8 @@ class ServerConnection(_Connection):
         # SHOULD be its latest. The client decides whether that is acceptable; refusing here
         # would take that choice away.
         version = p.protocol_version if p.protocol_version in legacy else legacy[0]
+        # The move comes before the answer: if the table refused it (a second `initialize`
+        # racing the first), nothing has been queued yet.
         self._move(SessionInput.INITIALIZE)
         self.protocol_version = version
         self.era = Era.LEGACY
@@ -371,6 +386,9 @@ class ServerConnection(_Connection):
         # the event by sending a notification must find it queued after the result, since
         # the client may not accept anything but the result before it has one.
         self._reply_result(rid, result, "initialize")
+        # One context object for the whole session, shared by every request that brings no
+        # `_meta`: requests in a session are judged by what `initialize` declared, nothing
+        # else.
         self._session_context = RequestContext(version, p.capabilities, p.client_info)
         events.append(SessionStarted(version, p.capabilities, p.client_info))
 
@@ -409,6 +427,8 @@ class ServerConnection(_Connection):
             self.config.capabilities_wire, LEGACY_AUGMENTABLE.get(("client", method), "-")
         ):
             # Task augmentation the server did not declare: served as a plain request.
+            # (The copy keeps the validated model the peer sent intact for the event's
+            # consumers.)
             model = model.model_copy(update={"task": None})
         # The level is session state that `send_log` must obey, so the engine answers this
         # itself (an empty result, 2025-03-26 "Logging") instead of asking the application.
@@ -417,6 +437,8 @@ class ServerConnection(_Connection):
             self._reply_result(rid, {}, method)
             return
         if method == "resources/subscribe":
+            # The subscription is recorded before the application answers, so that an
+            # unsubscribe arriving in between finds it and wins (see `_track_subscription`).
             self._track_subscription(rid, model.uri)
         elif method == "resources/unsubscribe":
             # Honoured on arrival, whatever the application answers: the client has
@@ -428,6 +450,8 @@ class ServerConnection(_Connection):
         # most requests carry no `_meta`, and building a context for each would be pure
         # cost.
         meta = params.get("_meta") if params else None
+        # The capabilities tracked with the request are the session's: the answer's checks
+        # (may this request be answered with a task?) need no session look-up.
         token = self._track_inbound(rid, method, meta, None, self._client_caps_wire, model)
         base = self._session_context
         assert base is not None
@@ -547,6 +571,8 @@ class ServerConnection(_Connection):
         if spec is None or not spec.is_request:
             raise Reject(METHOD_NOT_FOUND, f"Method not found: {method}")
         meta = params.get("_meta") if params is not None else None
+        # SEP-2575: `params._meta` is required on every 2026-07-28 request; without it the
+        # request names no revision, so -32602 names the key the client must add.
         if type(meta) is not dict:
             raise Reject(
                 INVALID_PARAMS, f"Missing required params._meta with {META_PROTOCOL_VERSION}"
@@ -567,6 +593,8 @@ class ServerConnection(_Connection):
                 "Unsupported protocol version",
                 {"supported": list(self.config.supported_versions), "requested": version},
             )
+        # Required too, even when empty (`{}` means no optional capabilities), because the
+        # server must never infer a capability the request did not declare.
         caps = meta.get(META_CLIENT_CAPABILITIES)
         if type(caps) is not dict:
             raise Reject(
@@ -587,6 +615,9 @@ class ServerConnection(_Connection):
                     f"Unknown log level {log_level[:64]!r} in _meta key {META_LOG_LEVEL}",
                 )
         try:
+            # `clientInfo` is optional and display-only (SPEC-NOTES 1.2: never used for
+            # behaviour or security), but a malformed one is still refused, so a bad client
+            # finds out.
             capabilities, info = _envelope_models(caps, meta.get(META_CLIENT_INFO))
         except pydantic.ValidationError as exc:
             raise Reject(INVALID_PARAMS, f"Invalid _meta envelope: {describe(exc)}") from None
@@ -596,6 +627,9 @@ class ServerConnection(_Connection):
         if self.era is None:
             self._move(SessionInput.ENVELOPE)
             self.era = Era.MODERN
+        # The connection follows the latest request's revision: it decides only what the
+        # engine writes by itself (an error's id, which codes may be sent), and every
+        # request is judged by its own envelope anyway.
         self.protocol_version = version
         # `server/discover` (SEP-2575) must work for every client, before any capability
         # check: it is how a client learns what this server offers.
@@ -624,12 +658,17 @@ class ServerConnection(_Connection):
         if spec.input_required and (
             model.request_state is not None or model.input_responses is not None
         ):
+            # The state is opened before the request is tracked: a forged or expired state
+            # is refused (-32602) without the request ever entering the in-flight table.
             answers, state, asked, forms = self._open_request_state(rid, method, model, events)
             token = self._track_inbound(rid, method, meta, log_level, caps, model)
             if forms is not None:
                 # A retry after request_input: its answers, judged, in one event.
                 assert asked is not None
                 context = RequestContext(version, capabilities, info, log_level, token, meta)
+                # The retry fields are stripped from the params handed on: the answers
+                # arrive judged in `outcomes`, and a handler must not read the unjudged
+                # copies by mistake.
                 bare = model.model_copy(update={"input_responses": None, "request_state": None})
                 outcomes = _retry_answers(asked, answers or {}, forms)
                 events.append(InputReceived(rid, method, bare, context, outcomes, state))
@@ -710,6 +749,8 @@ class ServerConnection(_Connection):
             value = given.get(key)
             if value is None:
                 continue  # missing: the handler asks again rather than failing
+            # An answer must be the result type of the question it answers: an ElicitResult
+            # under a sampling key would otherwise reach a handler that trusts its shape.
             expected = INPUT_RESULT_TYPES.get(kind)
             if expected is None or not isinstance(value, _wire_type(expected)):
                 raise Reject(INVALID_PARAMS, f"inputResponses[{key!r}] does not answer {kind}")
@@ -776,9 +817,13 @@ class ServerConnection(_Connection):
         if self.era is not Era.MODERN:
             result.pop("resultType", None)
             return result
+        # `setdefault` because an application may set the type itself (an `input_required`
+        # from `send_input_required`, a task); `complete` is what every other result is.
         result_type = result.setdefault("resultType", "complete")
         meta = result.get("_meta")
         server_info = self.config.server_info_wire
+        # A new `_meta` dict rather than the application's own, which may be shared between
+        # answers; the server info goes in last so an application cannot spoof it.
         result["_meta"] = (
             {**meta, META_SERVER_INFO: server_info} if meta else {META_SERVER_INFO: server_info}
         )
@@ -808,6 +853,7 @@ class ServerConnection(_Connection):
         answer carries the related-task `_meta`, which that revision requires.
         """
         if self.era is Era.MODERN:
+            # A modern result other than a task was already shaped by `_finish_result`.
             if result.get("resultType") != "task":
                 return result
             if entry.method not in MODERN_TASK_METHODS:
@@ -827,6 +873,7 @@ class ServerConnection(_Connection):
             # The answer to a task-augmented request is the task; its result comes
             # from tasks/result. Its progress token stays valid until the task ends.
             self._check_shape("CreateTaskResult", result)
+            # (validated just above, so the keys exist)
             task_id = result["task"]["taskId"]
             if entry.progress_token is not None and result["task"].get("status") not in (
                 "completed",
@@ -840,6 +887,8 @@ class ServerConnection(_Connection):
             self._live_tasks.end(task_id)
             return with_related_task(result, task_id)
         if entry.method in ("tasks/get", "tasks/cancel"):
+            # A `tasks/get` or `tasks/cancel` answer that reports a terminal status ends the
+            # task's progress token (2025-11-25, "Progress": valid until the task ends).
             ended = terminal_status(entry.method, result)
             if ended is not None:
                 self._live_tasks.end(ended)
@@ -882,6 +931,8 @@ class ServerConnection(_Connection):
         if live[2] is not None and not progress > live[2]:
             raise LocalProtocolError("progress must increase with each notification")
         live[2] = progress
+        # The token of the creating request, with the related-task `_meta`, so the client
+        # can attribute the progress to the task and not to the (already answered) request.
         params: dict[str, Any] = {"progressToken": live[0], "progress": progress}
         if total is not None:
             params["total"] = total
@@ -909,6 +960,8 @@ class ServerConnection(_Connection):
             raise LocalProtocolError(
                 "2026-07-28 sends task status only on subscriptions/listen streams"
             )
+        # Validated before sending: a malformed status notification would break the client's
+        # task bookkeeping, not ours, and the application gets the error where it made it.
         wire = to_wire(task)
         if not isinstance(wire, dict):
             raise LocalProtocolError("a task must be a model or a mapping")
@@ -956,6 +1009,8 @@ class ServerConnection(_Connection):
         problem = capability_problem(self._client_caps_wire, spec.method, params)
         if problem is not None:
             raise LocalProtocolError(f"the client did not declare it: {problem[1]}")
+        # 2025-11-25: a server may ask the client to run its request as a task only if the
+        # client declared that request type under `tasks.requests`.
         if wants_task(params):
             cap = LEGACY_AUGMENTABLE.get(("server", spec.method))
             if cap is None:
@@ -1020,6 +1075,8 @@ class ServerConnection(_Connection):
         entry = self._take_inbound(request_id)
         if entry is None:
             return False
+        # An `InputRequiredResult` exists only in 2026-07-28 (SEP-2322); a legacy session
+        # asks with requests, which `request_input` does in either era.
         if self.era is not Era.MODERN:
             raise LocalProtocolError(
                 "legacy sessions ask with server-to-client requests (send_request)"
@@ -1055,6 +1112,8 @@ class ServerConnection(_Connection):
         # SEP-2322: at least one of `inputRequests` and `requestState` MUST be present.
         if not asked and state is None:
             raise LocalProtocolError("an InputRequiredResult needs input requests or state")
+        # The kinds of the questions are sealed with the state so that the retry's answers
+        # can be checked against what was asked, even on another replica.
         token = self._seal(entry, kinds, state)
         result: dict[str, Any] = {"resultType": "input_required"}
         if asked:
@@ -1139,6 +1198,8 @@ class ServerConnection(_Connection):
                 f"{entry.method} cannot ask for input (only tools/call, "
                 "prompts/get and resources/read can, and a 2025-11-25 tasks/result)"
             )
+        # The table is asked before anything else changes: a second round while one is out
+        # is refused with nothing sent, since the client could not tell the rounds apart.
         asking = RequestInput.ASK_IN_RESULT if self.era is Era.MODERN else RequestInput.ASK
         if follows_request("server", "inbound", entry.state, asking) is None:
             # One round at a time (the table has no ASK out of ASKING).
@@ -1161,6 +1222,8 @@ class ServerConnection(_Connection):
             json.dumps(state, allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise LocalProtocolError(f"state must be strict JSON: {exc}") from None
+        # All questions are checked before the era's path runs, so both eras refuse the same
+        # bad question in the same words.
         asked = self._questions(entry, questions)
         if self.era is Era.MODERN:
             if wall_time is not None:
@@ -1185,6 +1248,8 @@ class ServerConnection(_Connection):
         modern = self.era is Era.MODERN
         asked: dict[str, tuple[str, dict[str, Any]]] = {}
         for key, question in questions.items():
+            # Keys are strings because they become JSON object keys on the wire (SEP-2322's
+            # `inputRequests` and `inputResponses` maps).
             if type(key) is not str or not key:
                 raise LocalProtocolError("question keys are non-empty strings")
             method, params = _question_parts(question)
@@ -1270,9 +1335,13 @@ class ServerConnection(_Connection):
             wid = self._mint_id(self._next_id)
             self._next_id += 1
             self._queue(payload, "request", method, wid, request_id)
+            # The form is kept with the question so the answer can be judged against it; a
+            # URL question has no form, and its answer carries no content to judge.
             schema = params.get("requestedSchema") if params.get("mode", "form") == "form" else None
             round_.waiting[wid] = (key, method, schema)
             round_.order.append(key)
+            # `_asking` maps our question id to its round, so an answer finds its round in
+            # one look-up, whichever of several rounds (one per request) are out at once.
             self._asking[wid] = round_
             self._register_outbound(
                 wid, Outbound(method, deadline, None, self._on_answer, request_id, wid)
@@ -1305,6 +1374,8 @@ class ServerConnection(_Connection):
             answer = InputAnswer(
                 method, "refused", None, error["code"], error["message"], error.get("data")
             )
+        # The round waits for every question: the handler re-runs once with all the answers,
+        # not once per answer, as the 2026-07-28 retry does.
         round_.answers[key] = answer
         if round_.waiting:
             return None
@@ -1401,9 +1472,13 @@ class ServerConnection(_Connection):
         """
         if self.state in _ENDED:
             return False
+        # The level is the application's: an unknown one is its bug (LocalProtocolError),
+        # while a client's unknown level is refused on arrival with -32602.
         rank = LOG_RANK.get(level)
         if rank is None:
             raise LocalProtocolError(f"unknown log level {level!r}")
+        # 2025-03-26 ("Logging"): servers that emit log messages MUST declare `logging`; a
+        # client that did not see it may treat the notification as an error.
         if "logging" not in self.config.capabilities_wire:
             raise LocalProtocolError("the server did not advertise the logging capability")
         # 2026-07-28 (SPEC-NOTES 1.10): log messages are request-scoped, go only on that
@@ -1461,6 +1536,9 @@ class ServerConnection(_Connection):
         requested = to_wire(entry.params.notifications) or {}
         allowed = to_wire(notifications) if notifications is not None else None
         honoured: dict[str, Any] = {}
+        # SPEC-NOTES 1.8: the acknowledgement lists the subset the server will honour. A
+        # type the client did not ask for is never added, and one the server lacks the
+        # capability for is dropped, so the filter can only narrow.
         for field, (_, cap) in _LISTEN_FILTER.items():
             value = requested.get(field)
             if not value or not has_capability(self.config.capabilities_wire, cap):
@@ -1474,9 +1552,14 @@ class ServerConnection(_Connection):
                 narrow = allowed.get(field)
                 if not narrow:
                     continue
+                # URI and task lists are intersected, so an application can limit a listen
+                # to the resources (or tasks) this client may see.
                 if field in ("resourceSubscriptions", "taskIds") and isinstance(narrow, list):
                     value = [item for item in value if item in narrow]
             honoured[field] = value
+        # Set before the acknowledgement is queued: a `notify_subscribers` in the same turn
+        # must already see the filter, and nothing may go out on the stream before the
+        # acknowledgement (it is queued first on the stream's output).
         entry.subscription = honoured
         self._queue(
             jr.encode_notification(
@@ -1514,6 +1597,8 @@ class ServerConnection(_Connection):
             return self._notify_session(field, method, to_wire(params))
         wire = to_wire(params) or {}
         sent = 0
+        # Every listen stream is its own request in the inbound table: each gets its own
+        # copy, tagged with its own id, since a client may hold several listens at once.
         for rid, entry in self._inbound.items():
             honoured = entry.subscription
             if not honoured or not honoured.get(field):
@@ -1572,6 +1657,7 @@ class ServerConnection(_Connection):
         self._end_inbound(
             request_id, entry, RequestInput.RESULT, jr.encode_result(request_id, result), "result"
         )
+        # (see the docstring: the result, then the cancel, satisfies both spec pages)
         self._queue_cancel(request_id, "subscription ended")
         return True
 
@@ -1654,7 +1740,11 @@ def _elicitation_for(params: dict[str, Any], revision: str, modern: bool) -> dic
     if mode != "form":
         raise LocalProtocolError(f"unknown elicitation mode {mode!r}")
     schema = params.get("requestedSchema")
+    # A model class is rendered for the question's own revision: the same model gives
+    # 2025-06-18 and 2025-11-25 clients the form each can draw.
     if isinstance(schema, type) and issubclass(schema, pydantic.BaseModel):
+        # Imported here, not at the top: pydantic's JSON Schema machinery is slow to load
+        # and only a form question needs it.
         from ._elicitation import form_schema
 
         try:
