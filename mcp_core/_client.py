@@ -82,6 +82,8 @@ from ._versions import (
 
 # The requests a 2026-07-28 server may put in `inputRequests` (the three a legacy
 # server sends as requests); the client answers each as it would the request.
+# The same three that `_server.INPUT_RESULT_TYPES` keys, from the other side: the client
+# answers nothing else inside an `InputRequiredResult` (SEP-2322).
 INPUT_REQUEST_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 
 
@@ -118,11 +120,15 @@ class ClientConnection(_Connection):
         # sending path; empty until a handshake or discovery told us, which
         # `_prepare_request` reads as "unknown" rather than "nothing offered".
         self._server_caps_wire: dict[str, Any] = {}
+        # Events caused by the application's own calls (not by input): they wait here for
+        # the next call that returns events, in order, so none is lost and none jumps the
+        # queue.
         self._pending_events: list[Event] = []
         # Each modern revision is probed at most once: a server answering -32022 to every
         # revision it lists would otherwise keep the probe going for ever.
         self._probe_tried: set[str] = set()
         self._probe_deadline: float | None = None
+        # The 2026-07-28 `_meta` every request carries, built once (`_envelope_for`).
         self._envelope: dict[str, Any] = {}
         # 2026-07-28 multi-round-trip bookkeeping.
         self._pending_inputs: dict[RequestId, PendingInputs] = {}
@@ -135,6 +141,8 @@ class ClientConnection(_Connection):
         # call that ended long ago gets LocalProtocolError instead of a quiet no-op, which
         # is the lesser harm next to unbounded memory.
         self._dead_slots = RecentIds(config.limits.max_remembered_ids)
+        # A counter across the connection's life, so a slot id is never reused even when a
+        # call asks the same key twice in two rounds.
         self._slot_numbers = count(1)
         # 2025-11-25 tasks we created whose progress token outlives the request.
         self._live_tasks = LiveTasks(config.limits.max_tasks)
@@ -163,6 +171,8 @@ class ClientConnection(_Connection):
         # here, since 2025-03-26 ("Lifecycle") forbids cancelling it and a legacy server may
         # take its time to start; the application's own connect timeout bounds it.
         self._move(SessionInput.CONNECT)
+        # The config's revisions split by era: the probe offers the newest modern one, the
+        # handshake the newest legacy one, and a client with only one era skips the other.
         versions = self.config.supported_versions
         modern = [v for v in versions if era_of(v) is Era.MODERN]
         legacy = [v for v in versions if era_of(v) is Era.LEGACY]
@@ -217,6 +227,7 @@ class ClientConnection(_Connection):
             ):
                 # A modern server that answered our late probe after we gave up on it
                 # and fell back: it names what it speaks, so use that, not initialize.
+                # (the server's list is the peer's: only strings are read from it)
                 theirs = {v for v in data["supported"] if isinstance(v, str)}
                 mutual = preference_order(tuple(set(self.config.supported_versions) & theirs))
                 modern = [v for v in mutual if era_of(v) is Era.MODERN]
@@ -230,6 +241,8 @@ class ClientConnection(_Connection):
                 )
             )
         try:
+            # A malformed handshake answer ends the connection (Fatal): without a valid
+            # result there is no revision and no capabilities to judge anything by.
             init = validator("InitializeResult")(result)
         except pydantic.ValidationError as exc:
             raise Fatal(
@@ -255,6 +268,8 @@ class ClientConnection(_Connection):
         self._negotiated()
         self.protocol_version = version
         self.era = Era.LEGACY
+        # What the server declared once for the session: every later request is gated on it
+        # (`_prepare_request`), as 2025-03-26 ("Capability Negotiation") asks.
         self.server_capabilities = init.capabilities
         self.server_info = init.server_info
         self.instructions = init.instructions
@@ -318,11 +333,16 @@ class ClientConnection(_Connection):
         ours = self.config.supported_versions
         if error is None:
             try:
+                # A result that does not validate is not taken for a legacy server: it came
+                # as an answer to `server/discover`, so the server is modern and broken,
+                # which is fatal.
                 discovered = validator("DiscoverResult")(result)
             except pydantic.ValidationError as exc:
                 raise Fatal(
                     RemoteProtocolError(f"invalid server/discover result: {describe(exc)}")
                 ) from None
+            # The newest revision both sides list: discovery's `supportedVersions` covers
+            # both eras (SEP-2575), so a dual-era server is used in 2026-07-28.
             mutual = preference_order(tuple(set(ours) & set(discovered.supported_versions)))
             self._take_mutual(mutual, discovered)
             return
@@ -440,6 +460,9 @@ class ClientConnection(_Connection):
         running while the questions of a round sit with the application: no server
         round trip is pending then, and only this tick can end the call.
         """
+        # The wire deadlines first: a call whose retry is on the wire is in the base tables,
+        # and one waiting on the application is only in `_pending_inputs`; the two are
+        # disjoint (`check_invariants`), so no call times out twice.
         events = super().tick(now)
         # The deadline keeps running while the application answers input requests.
         for logical, pending in list(self._pending_inputs.items()):
@@ -457,6 +480,8 @@ class ClientConnection(_Connection):
         fails its call) leave through the next `tick()`; reporting them as due
         makes any driver tick at once.
         """
+        # A due event is a deadline already passed: minus infinity makes any driver tick at
+        # once, and the epoch is read as for any deadline so `deadline_moved` stays right.
         if self._pending_events:
             self._armed_epoch = self._deadline_epoch
             return float("-inf")
@@ -500,15 +525,21 @@ class ClientConnection(_Connection):
         if method == "ping":
             self._reply_result(rid, {}, method)
             return
+        # A server request before the handshake answered: 2025-03-26 ("Lifecycle") lets the
+        # server send only pings and logging before it receives `initialized`.
         if version is None:
             raise Reject(INVALID_REQUEST, "Received request before initialization was complete")
         spec = lookup("server", method, version)
         if spec is None or not spec.is_request:
             raise Reject(METHOD_NOT_FOUND, f"Method not found: {method}")
+        # Refused before the params are validated, as the SDKs do: a request for a
+        # capability the client never declared is "method not found" whatever its params.
         self._check_declared(method, params)
         model = self._validate_params(spec, params)
         meta = params.get("_meta") if params else None
         token = self._track_inbound(rid, method, meta, None)
+        # No client capabilities or info in the context: those describe us, and the handler
+        # of a server's request needs only the revision and the request's own `_meta`.
         context = RequestContext(version, None, None, None, token, meta)
         events.append(RequestReceived(rid, method, model, context))
 
@@ -542,16 +573,23 @@ class ClientConnection(_Connection):
         except Reject as rej:
             events.append(MessageRejected(None, rej.code, rej.message))
             return
+        # 2026-07-28 (SPEC-NOTES 1.8): every notification on a listen stream names its
+        # subscription, so the application can tell several listens apart; on stdio they all
+        # share one stream.
         subscription = None
         if self.era is Era.MODERN:
             meta = params.get("_meta") if params else None
             candidate = meta.get(META_SUBSCRIPTION_ID) if type(meta) is dict else None
             if jr.is_request_id(candidate):
                 subscription = candidate
+            # The acknowledgement is its own event, carrying the honoured filter: the
+            # application learns what it will and will not receive before any notification
+            # arrives.
             if method == "notifications/subscriptions/acknowledged":
                 if subscription is not None:
                     events.append(SubscriptionAcknowledged(subscription, model.notifications))
                 return
+        # 2025-11-25: a terminal status in a notification ends the task's progress token.
         elif method == "notifications/tasks/status":
             self._task_over(terminal_status(method, params))
         events.append(NotificationReceived(method, model, subscription))
@@ -600,6 +638,9 @@ class ClientConnection(_Connection):
                 self._accept_task(rid, entry, result, events)
                 return
             if result_type != "complete":
+                # SPEC-NOTES 1.3: a client MUST treat an unknown `resultType` as invalid,
+                # and an `input_required` answer to a method that cannot ask is a server
+                # bug; either fails the one call rather than the connection.
                 problem = (
                     f"{entry.method} may not answer with input_required"
                     if result_type == "input_required"
@@ -697,6 +738,8 @@ class ClientConnection(_Connection):
         that a server cannot keep a call and its user waiting for ever.
         """
         logical = entry.logical
+        # The round's result ended the attempt on the wire: the call is between attempts
+        # now, with no wire id until the retry is sent.
         self._retry_wire.pop(logical, None)
         try:
             interim = validator("InputRequiredResult")(result)
@@ -708,6 +751,8 @@ class ClientConnection(_Connection):
                 )
             )
             return
+        # SEP-2322: at least one of the two MUST be present; a result with neither gives the
+        # client nothing to answer or echo, so retrying would only loop.
         if not interim.input_requests and interim.request_state is None:
             self._step(entry, "outbound", RequestInput.LOST)
             events.append(
@@ -748,6 +793,8 @@ class ClientConnection(_Connection):
                 events.append(RequestFailed(logical, entry.method, rej.code, rej.message))
                 return
             asked.append((key, method, request.params, raw_params.get("_meta")))
+        # The move is made only after every question passed the declaration check, so a
+        # refused round leaves the call failed, not half waiting.
         self._step(entry, "outbound", RequestInput.INPUT_REQUIRED_IN)
         pending = PendingInputs(
             entry.method,
@@ -760,6 +807,8 @@ class ClientConnection(_Connection):
             entry.related,
         )
         self._pending_inputs[logical] = pending
+        # The progress token keeps pointing at the call across rounds: a server may report
+        # progress on the retry under the same token, and the call is the same call.
         if entry.progress_token is not None:
             self._progress_tokens[entry.progress_token] = logical
         version = self.protocol_version
@@ -810,6 +859,9 @@ class ClientConnection(_Connection):
             )
             self._deadline_epoch += 1  # next_deadline() is now minus infinity
             return True
+        # Answers are collected until every question of the round has one; only then does
+        # the retry go out, since SEP-2322 asks the client to fulfil the requests before
+        # retrying.
         pending.answers[key] = result
         pending.waiting.discard(key)
         if not pending.waiting:
@@ -882,11 +934,15 @@ class ClientConnection(_Connection):
         if pending is None:
             return False
         self._step(pending, "outbound", by)
+        # A linear scan is fine here: a call has a handful of questions at most, and this
+        # runs once per ended call.
         for slot in [s for s, (owner, _) in self._input_slots.items() if owner == request_id]:
             del self._input_slots[slot]
             self._dead_slots.add(slot)
         if pending.progress_token is not None:
             self._progress_tokens.pop(pending.progress_token, None)
+        # Remembered as ended, so a late `cancel_request` for it is a no-op rather than an
+        # error, as for any request that ended.
         self._ended_outbound.add(request_id)
         return True
 
