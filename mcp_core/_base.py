@@ -139,9 +139,12 @@ LOG_LEVELS: Final = (
     "alert",
     "emergency",
 )
+# A rank per level so a threshold test is one integer comparison on every log call.
 LOG_RANK: Final = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 
 # What an undeclared client capability is called in the refusal (the SDK's wording).
+# The words are the official SDK's, so a server written against it recognises the refusal
+# text as well as the code.
 CAPABILITY_LABEL: Final = {
     "elicitation": "Elicitation",
     "sampling": "Sampling",
@@ -232,6 +235,9 @@ def json_kind(value: object) -> str:
 
     Errors name the JSON type, never echo the value: a wrong-typed value can be
     megabytes long or nested a hundred levels deep.
+
+    The JSON names ("an array", not "list") because the reader is a peer's developer, who
+    thinks in JSON, not Python.
     """
     if value is None:
         return "null"
@@ -252,6 +258,9 @@ def json_kind(value: object) -> str:
 def describe(exc: pydantic.ValidationError) -> str:
     """A pydantic error as one line for a JSON-RPC message: the first three
     problems by path, without the input (a peer's value is never echoed back).
+
+    Three problems at most: enough to fix a request, and a bound on the size of an error
+    that a hostile value with thousands of faults could otherwise make huge.
     """
     parts = []
     for err in exc.errors(include_url=False, include_input=False)[:3]:
@@ -331,6 +340,10 @@ def capability_problem(
     One rule for both sides and both eras: the client must have declared the
     capability, the elicitation mode, and sampling with tools when tools are
     offered. The client answers with this error; the server refuses to send.
+
+    The same function runs on both sides so that the server never sends a request its client
+    would refuse, and the client refuses exactly what the server should not have sent: the
+    two can never disagree about a declaration.
     """
     spec = METHODS.get(("server", method))
     cap = spec.client_capability if spec is not None else None
@@ -375,6 +388,9 @@ def missing_wall_time() -> NoReturn:
 
     Without the wall clock every retry's sealed state would be refused as
     expired: say so at the first input instead, where the fix is obvious.
+
+    Raised before any input is read, so the connection is left exactly as it was and the
+    caller can retry the same call with the clock.
     """
     raise LocalProtocolError(
         "this server seals requestState (request_state_keys): pass "
@@ -444,15 +460,23 @@ class _Connection:
         # over-long line's ends, so that an oversized request can still be refused by its
         # id.
         self._lines = LineBuffer(limits.max_message_bytes, jr.peek_window(limits))
+        # Output is a buffer the caller drains, never a return value: receiving can produce
+        # output by itself (an error reply, a ping answer), and so can a verb called from
+        # another task; `_outgoing_bytes` keeps the total for the output limit in O(1).
         self._outgoing: list[OutgoingMessage] = []
         self._outgoing_bytes = 0
         self._outbound: dict[RequestId, Outbound] = {}
+        # The two in-flight tables, keyed by wire id: ours (waiting on the peer) and theirs
+        # (waiting on us). They are per connection, never shared, which is what keeps one
+        # client's ids from routing another's answers (RELIABILITY.md 1.4).
         self._inbound: dict[RequestId, Inbound] = {}
         # Bounded memories of ids that ended, so that a late answer (or a late cancel) is
         # told apart from one naming an id that never existed, without a memory that grows
         # with the connection's age.
         self._ended_outbound = RecentIds(limits.max_remembered_ids)
         self._ended_inbound = RecentIds(limits.max_remembered_ids)
+        # A heap so that the next deadline is found in O(1) and expiry in O(log n), however
+        # many requests are in flight.
         self._deadlines = DeadlineHeap()
         # progress token -> the logical id of our request it reports on
         self._progress_tokens: dict[int | str, RequestId] = {}
@@ -510,7 +534,11 @@ class _Connection:
     ) -> list[Event]:
         """What every input entry point does around `receive(item, events)`: take the
         wall time (refused without one where sealing needs it), check that input is
-        still read, and settle the connection on a fatal error."""
+        still read, and settle the connection on a fatal error.
+
+        The wall time is remembered even on calls that do not need it, because sealing an
+        answer later (`send_input_required` from a worker) falls back on the latest one.
+        """
         if wall_time is not None:
             self._wall_time = wall_time
         elif self._needs_wall_time:
@@ -526,6 +554,9 @@ class _Connection:
     def _receive_lines(self, data: bytes, events: list[Event]) -> None:
         # The limit is per message, not per chunk (RELIABILITY.md 1.3): a chunk may hold a
         # valid near-limit line and the start of another, and both must be accepted.
+        """An oversized line arrives as its two kept ends (`Oversized`), so it is refused by
+        the same rule, with its id, as a message the framing let through.
+        """
         for item in self._lines.feed(data):
             if isinstance(item, Oversized):
                 self._receive_one(self._too_big(item.size, item.head, item.tail), events)
@@ -552,7 +583,11 @@ class _Connection:
         route it (the HTTP server parses a POST body to find its era, session and
         request ids): `message` is what `jr.parse` returned for it under this
         connection's limits, and it is read exactly as those bytes would be, without
-        a second parse. `wall_time` as for `receive_data`."""
+        a second parse. `wall_time` as for `receive_data`.
+
+        The message must have been parsed with this connection's limits: a transport that
+        parsed with looser ones would bypass the depth and size checks this promises.
+        """
         return self._receiving(self._receive_object, message, wall_time)
 
     def receive_oversized(
@@ -575,6 +610,10 @@ class _Connection:
         its id when the kept bytes show it, a response to one of our requests
         fails that request (`RequestFailed` with `LIMIT_EXCEEDED`), and the
         connection goes on. `wall_time` as for `receive_data`.
+
+        WebSocket libraries enforce their own size limits; this lets the refusal be the same
+        JSON-RPC error (with the id) as on stdio, instead of a close that would fail every
+        request in flight (see `_websocket`'s module notes).
         """
         limit = self.limits.max_message_bytes if limit is None else limit
         refusal = jr.too_big(size, limit, head, tail, setting, self.limits)
@@ -655,7 +694,11 @@ class _Connection:
         self._receive_object(obj, events)
 
     def _receive_object(self, obj: Any, events: list[Event]) -> None:
-        """Route a parsed message by its JSON type: an object, a batch, or junk."""
+        """Route a parsed message by its JSON type: an object, a batch, or junk.
+
+        A JSON text that is not an object or an array is answered -32600 with no id:
+        JSON-RPC 2.0 section 5 gives that for an invalid request whose id cannot be read.
+        """
         if type(obj) is dict:
             self._dispatch(obj, events)
         elif type(obj) is list:
@@ -686,6 +729,10 @@ class _Connection:
         if len(items) > self.limits.max_batch_size:
             self._reply_error(None, INVALID_REQUEST, "batch too large", events)
             return
+        # Items are dispatched one by one, each answered in a message of its own rather
+        # than in one array: JSON-RPC 2.0 section 6 says a server SHOULD answer with an
+        # array, but the answers come as the application gives them, possibly much later,
+        # and clients correlate answers by id.
         for item in items:
             if type(item) is dict:
                 if item.get("method") == "initialize":
@@ -760,6 +807,10 @@ class _Connection:
         flight names one slot), whatever the method. A `Reject` raised by the role
         becomes the JSON-RPC error for this request, and nothing else changes.
         """
+        # The refusal carries the duplicate's id, so a buggy peer sees two answers under
+        # one id (this error, then the first request's answer); confusing for it, but the
+        # first request's slot is never overwritten, which is what matters (RELIABILITY.md
+        # 1.6).
         if rid in self._inbound:
             # Never overwrite a routing slot: the first request completes normally.
             self._reply_error(
@@ -812,6 +863,8 @@ class _Connection:
         del self._inbound[rid]
         self._ended_inbound.add(rid)
         self._inbound_ended(rid, entry, answered=False)
+        # Questions a server asked for this request go with it (`_withdraw` cancels them on
+        # the wire), so the client stops prompting for a request nobody waits on.
         if self._rounds:
             self._withdraw(rid, "the request was cancelled")
         reason = params.get("reason")
@@ -834,6 +887,8 @@ class _Connection:
         progress = params.get("progress")
         total = params.get("total")
         message = params.get("message")
+        # Reported, not raised: progress is advisory, and a broken notification must not
+        # fail the request it reports on.
         if not _finite_number(progress) or (total is not None and not _finite_number(total)):
             events.append(MessageRejected(None, INVALID_PARAMS, "malformed progress notification"))
             return
@@ -881,6 +936,8 @@ class _Connection:
         # How it ends is known only further on for a result (valid? an
         # InputRequiredResult?), so the move is made where that is decided.
         self._ended(rid, entry)
+        # Internal requests (the handshake, the probe) answer to a handler, never to an
+        # event: the application did not send them and has nothing to match their ids to.
         if entry.handler is not None:
             is_error = type(error) is dict
             self._step(
@@ -990,6 +1047,9 @@ class _Connection:
 
         Called once the move is sure to happen (its output queued, nothing left
         to raise), so a refused verb leaves the record as it was.
+
+        The request's own record is moved (not a table keyed by state) so a lookup by id is
+        all the dispatch costs; the tables in `_state.py` only say which moves exist.
         """
         entry.state = advance_request(self._role, direction, entry.state, by)
 
@@ -1023,6 +1083,9 @@ class _Connection:
         return params
 
     def _sending_revision(self) -> str:
+        """Requests and notifications of ours need an agreed revision: before one is agreed the
+        method table has nothing to judge them by.
+        """
         if self.state is not State.READY or self.protocol_version is None:
             raise LocalProtocolError(f"connection is not ready (state {self.state})")
         return self.protocol_version
@@ -1062,6 +1125,9 @@ class _Connection:
         """Enter a peer's request in the in-flight table (OPEN) with what answering
         it needs: its progress token (only a string or an integer: anything else
         could not be echoed back), the log level and capabilities in force.
+
+        The progress token is kept only when it is a string or an integer, because it is
+        echoed back in every progress notification and must be a valid one there.
         """
         token = meta.get("progressToken") if type(meta) is dict else None
         if not jr.is_request_id(token):
@@ -1149,7 +1215,11 @@ class _Connection:
         return data
 
     def messages_to_send(self) -> list[OutgoingMessage]:
-        """Everything queued, one entry per message, for transports that frame messages."""
+        """Everything queued, one entry per message, for transports that frame messages.
+
+        The list is handed over, not copied: the caller owns it from now on, and the engine
+        starts a new one.
+        """
         out = self._outgoing
         if not out:
             return []
@@ -1160,12 +1230,21 @@ class _Connection:
     def _check_sending(self) -> None:
         """A verb that starts something of ours after the end is the application's
         mistake, unlike the answering verbs, which become no-ops (see `State`).
+
+        The asymmetry is deliberate: answering a request that ended is a race the
+        application cannot avoid (a disconnect can come at any moment), while starting
+        something new on a closed connection is a mistake it can.
         """
         if self.state in _ENDED:
             raise LocalProtocolError(f"connection is {self.state}")
 
     def _mint_id(self, n: int) -> RequestId:
-        """The id our `n`th request goes out with (see `_id_tag`)."""
+        """The id our `n`th request goes out with (see `_id_tag`).
+
+        Tagged ids let processes behind one URL tell their own answers apart (see
+        `mcp_core.http.tag_request_ids`); a plain connection uses bare integers, the
+        shortest ids JSON can carry.
+        """
         tag = self._id_tag
         return n if tag is None else f"{tag}{n}"
 
@@ -1202,6 +1281,9 @@ class _Connection:
         wire = to_wire(params)
         if wire is not None and not isinstance(wire, dict):
             raise LocalProtocolError("params must be a model or a mapping")
+        # The role's hook may refuse (an undeclared capability) or rewrite the params (the
+        # 2026-07-28 envelope); both happen before an id is minted, so a refusal costs no
+        # id.
         wire = self._prepare_request(spec, wire)
         rid = self._mint_id(self._next_id)
         self._next_id += 1
@@ -1234,6 +1316,9 @@ class _Connection:
     def _register_outbound(self, rid: RequestId, entry: Outbound) -> None:
         """Enter one of ours in the in-flight table (SENT) with its deadline and
         progress token; a new deadline bumps the epoch `deadline_moved` reads.
+
+        The epoch is bumped for every new deadline, not only earlier ones: comparing
+        deadlines here would cost a heap peek per request, and an early wake-up is cheap.
         """
         self._outbound[rid] = entry
         if entry.deadline is not None:
@@ -1264,7 +1349,11 @@ class _Connection:
     def send_notification(
         self, method: str, params: Any = None, *, related_request_id: RequestId | None = None
     ) -> None:
-        """Queue a notification the current revision allows this role to send."""
+        """Queue a notification the current revision allows this role to send.
+
+        Notifications are fire and forget (JSON-RPC 2.0 section 4.1): nothing is tracked, so
+        nothing here needs settling when the connection ends.
+        """
         self._check_sending()
         revision = self._sending_revision()
         spec = lookup(self._role, method, revision)
@@ -1309,6 +1398,9 @@ class _Connection:
         False, with nothing sent, when the request no longer waits for an answer:
         the peer cancelled it, or the connection closed (it is then listed in
         `ConnectionClosed.abandoned_inbound`).
+
+        The result is checked and finished (the role's rules) before the record changes, so
+        a refused result (LocalProtocolError) leaves the request waiting for a valid one.
         """
         if self.state in _ENDED:
             return False
@@ -1557,6 +1649,9 @@ class _Connection:
         `error` marks a failure found by the layer around this connection (a
         broken WebSocket frame, say): the connection then ends in the ERROR state
         and `ConnectionClosed.error` carries it.
+
+        Closing twice is harmless (nothing left to settle), because a transport may see both
+        an EOF and an error for one connection.
         """
         if self.state in _ENDED:
             return []  # nothing left to settle: the table has no move out of an end
@@ -1656,12 +1751,20 @@ class _Connection:
     # ------------------------------------------------------------ inspection
 
     def awaiting(self, request_id: RequestId) -> bool:
-        """Whether our request that went out under `request_id` still waits for an answer."""
+        """Whether our request that went out under `request_id` still waits for an answer.
+
+        By wire id: the HTTP client asks it after feeding a response, to learn which of its
+        streams got their answer without parsing the message again.
+        """
         return request_id in self._outbound
 
     @property
     def requests_in_flight(self) -> tuple[int, int]:
-        """(ours waiting on the peer, the peer's waiting on us)."""
+        """(ours waiting on the peer, the peer's waiting on us).
+
+        For back-pressure: an adapter can stop reading while the peer has many requests
+        waiting on it.
+        """
         return len(self._outbound), len(self._inbound)
 
     def check_invariants(self) -> None:
