@@ -410,11 +410,16 @@ class HTTPServerEndpoint:
         self.limits = limits = limits or HTTPLimits()
         # The limits in force, and the setting each error names.
         if limits.max_body_bytes is not None:
+            # A body is one message (one JSON-RPC object, or a 2025-03-26 batch), so by
+            # default it is bounded by the message limit itself: no second, smaller limit
+            # waits behind it, and the error names whichever setting is in force.
             self.max_body_bytes = limits.max_body_bytes
             self.body_setting = "HTTPLimits.max_body_bytes"  # the setting errors name
         else:
             self.max_body_bytes = config.limits.max_message_bytes
             self.body_setting = "Limits.max_message_bytes"
+        # What one connection may hold unwritten before its client counts as not reading; by
+        # default the engine's own output limit, so any answer the engine would queue fits.
         self.max_output_bytes = (
             limits.max_output_bytes
             if limits.max_output_bytes is not None
@@ -432,6 +437,8 @@ class HTTPServerEndpoint:
             else TrustedProxies(trusted_proxies or ())
         )
         self._new_session_id = new_session_id
+        # No store at all when not resumable: the events are then never kept, and no event
+        # id goes out (a client must not be given a cursor the server cannot honour).
         self._store: EventStore | None = (
             (event_store if event_store is not None else InMemoryEventStore())
             if resumable
@@ -498,6 +505,8 @@ class HTTPServerEndpoint:
         moment = self.moment
         saved = moment.enter(now)
         try:
+            # A snapshot of the owners: draining may end a stream and drop its connection
+            # from the table mid-loop.
             for conn in connections or tuple(self._owners):
                 self._drain(conn)
         finally:
@@ -527,6 +536,8 @@ class HTTPServerEndpoint:
         then lives one timeout past that tick, never less than its timeout.
         """
         events: list[Event] = []
+        # A list copy: a timed-out request may end its session (the engine gives up), which
+        # removes it from the table during the loop.
         for session in list(self._sessions.values()):
             conn = session.conn
             deadline = conn.next_deadline()
@@ -642,6 +653,8 @@ class HTTPServerEndpoint:
         events: list[Event] = []
         for session in list(self._sessions.values()):
             events += self._end_session(session, reason)
+        # The 2026-07-28 requests in flight are owned by their streams, not by a session, so
+        # they are found through the owners table.
         for owner in list(self._owners.values()):
             if isinstance(owner, Stream):
                 http = owner.http
@@ -722,12 +735,17 @@ class HTTPServerEndpoint:
         enough. A body that is not JSON is refused before it is parsed (415).
         """
         policy = self.host_policy
+        # `host_policy=None` is the explicit opt-out for a server behind its own checks; the
+        # default is the loopback allow-list (see `DEFAULT_HOST_POLICY`).
         if policy is not None:
             status = policy.check_headers(head.headers, view=head.view)
             if status == 421:
                 return Refusal(421, "Invalid Host header", jsonrpc=False)
             if status == 403:
                 return Refusal(403, "Forbidden: invalid Origin header")
+        # The OAuth metadata paths (RFC 9728 3: `/.well-known/oauth-protected-resource`) are
+        # served by the same endpoint when it is a resource server, so a client can discover
+        # how to authorize from the server it was refused by.
         if _path_of(head.target) != self.path and not (
             self.auth is not None and self.auth.is_metadata_path(_path_of(head.target))
         ):
@@ -745,6 +763,9 @@ class HTTPServerEndpoint:
                 406,
                 "Not Acceptable: Client must accept both application/json and text/event-stream",
             )
+        # Two Content-Type headers are refused, not resolved: which one a proxy believed is
+        # unknown, and a body read as JSON by one party and as text by another is the kind
+        # of disagreement mirroring rules out elsewhere.
         content_type, repeated = single_header(head.headers, "content-type")
         if repeated or media_type(content_type) != JSON:
             return Refusal(415, "Unsupported Media Type: Content-Type must be application/json")
@@ -812,6 +833,9 @@ class HTTPServerEndpoint:
             return self.refuse_over_limit(http, head, refusal)
         except RemoteProtocolError as exc:
             return http.refuse(Refusal(exc.http_status, exc.message, exc.code))
+        # Per-tool scopes are judged on the parsed body (the tool named in it) and before
+        # any engine sees the request: a 403 `insufficient_scope` must come before any side
+        # effect.
         denied = _http_auth.scope_refusal(self, http, head, obj)
         if denied is not None:
             return denied
@@ -950,6 +974,8 @@ class HTTPServerEndpoint:
             return http.refuse(
                 Refusal(503, "Too many requests in flight", INTERNAL_ERROR, request_id=rid)
             )
+        # A connection per request (SEP-2575): its `principal` binds any state it seals to
+        # the caller, so a retry by another user is refused even on the same replica.
         conn = ServerConnection(self.config, principal=self._principal(head))
         mode = self.response_mode
         stream = Stream(
@@ -1064,6 +1090,8 @@ class HTTPServerEndpoint:
         # one session from pinning unbounded responses (429: the client should slow down).
         if session.attached >= self.limits.max_streams_per_session:
             return http.refuse(Refusal(429, "Too many concurrent streams in this session"))
+        # One stream for every request of the body: a batch's answers all go on its one
+        # response, whether that becomes a JSON array or an SSE stream.
         stream = self._new_stream(session, set(request_ids), head, batch=not single)
         self._attach(http, stream)
         events = self._feed(session, stream, obj, self.moment.wall)
@@ -1146,6 +1174,8 @@ class HTTPServerEndpoint:
             raise LocalProtocolError("new_session_id() must return visible ASCII (0x21-0x7E)")
         if session_id in self._sessions:
             raise LocalProtocolError("new_session_id() returned an id already in use")
+        # The session is bound to whoever opened it; every later request of the session must
+        # come from the same principal (`_session_for`).
         principal = self._principal(head)
         conn = ServerConnection(self.config, principal=principal)
         session = _Session(session_id, conn, principal, self.limits.max_backlog_messages)
@@ -1235,6 +1265,8 @@ class HTTPServerEndpoint:
         _, sse_ok = accepted(head.headers)
         if not sse_ok:
             return http.refuse(Refusal(406, "Not Acceptable: Client must accept text/event-stream"))
+        # A GET with `Last-Event-ID` is a resumption (2025-11-25: resumption always goes
+        # through GET); without a store the header is ignored and a fresh GET stream opens.
         last_event_id, _ = single_header(head.headers, LAST_EVENT_ID)
         if last_event_id is not None and self._store is not None:
             return self._resume(http, session, last_event_id)
@@ -1298,6 +1330,7 @@ class HTTPServerEndpoint:
             assert found is not None
             stream = found
         self._attach(http, stream)
+        # A resumed stream streams at once: its first bytes are the replay, which is SSE.
         stream.state = StreamState.STREAMING
         http.start_sse(self._sse_headers(session))
         for event_id, payload in events:
@@ -1319,6 +1352,8 @@ class HTTPServerEndpoint:
         target = self._legacy_target(http, head)
         if not isinstance(target, _Session):
             return target
+        # The session ends before the 200 goes out, so a request racing the DELETE gets 404
+        # and not a half-closed session.
         events = self._end_session(target, "session terminated by the client")
         http.respond(200, [], b"")
         return events
@@ -1362,6 +1397,8 @@ class HTTPServerEndpoint:
                 if target is not None:
                     self._deliver(target, m)
                 return  # its stream is gone (cancelled): a response must go nowhere else
+            # An id-less error during a feed of notifications only (a parse error, a refused
+            # notification) is captured for the 400 the POST gets.
             if session.capture is not None:
                 session.capture.append(m)
                 return
@@ -1496,6 +1533,8 @@ class HTTPServerEndpoint:
         """
         if stream.state is StreamState.DONE:
             return
+        # A response that cannot be JSON (its client did not accept `application/json`)
+        # gets its held answers as SSE events instead.
         if stream.state is StreamState.PENDING and stream.parts and not stream.can_json:
             self.commit(stream)  # the answers go out as SSE events after all
         state = stream.state
@@ -1519,6 +1558,8 @@ class HTTPServerEndpoint:
         if not parts:
             http.respond(202, self._session_header(stream), b"")  # all cancelled
             return
+        # A batch answers as one JSON array (JSON-RPC 2.0 section 6), in the order the
+        # answers came; a single request's answer is its object alone.
         if stream.batch:
             body = b"[" + b",".join(p.payload for p in parts) + b"]"
         else:
