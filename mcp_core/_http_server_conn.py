@@ -85,6 +85,8 @@ _FEED: Final = 16 * 1024  # bytes handed to h11 at a time (see HTTPServerConnect
 # without carrying an event a client would have to interpret. 2026-07-28 names comments as
 # the keep-alive for long streams.
 _KEEPALIVE: Final = b": keep-alive\n\n"
+# Built once: every request that sends `Expect: 100-continue` (clients do for large
+# bodies) gets the same interim response.
 _CONTINUE: Final = h11.InformationalResponse(status_code=100, headers=[])
 _END: Final = h11.EndOfMessage()
 
@@ -169,6 +171,8 @@ class HTTPLimits:
     # and of the order common servers allow (nginx refuses a header line over 8 KiB by
     # default); h11 applies it while a head is incomplete, `HeadScanner` to the whole head.
     max_header_bytes: int = 16 * 1024
+    # None follows the engine's message limit (one body is one message); `max_output_bytes`
+    # None follows the engine's output limit, so the two layers never disagree by default.
     max_body_bytes: int | None = None
     max_output_bytes: int | None = None
     # 10,000 sessions and 10,000 exchanges as the official SDK's DEFAULT_MAX_SESSIONS: each
@@ -259,6 +263,7 @@ class Moment:
         return saved
 
     def leave(self, saved: tuple[Any, Any]) -> None:
+        """Restoring, not clearing: an outer call still in progress keeps its clocks."""
         self.now, self.wall = saved
 
 
@@ -456,6 +461,9 @@ class HTTPExchange:
         self.endpoint = endpoint
         self._buffer: _Buffer | None = None
         self._sink: ResponseSink
+        # A standalone exchange writes into its own buffer, which the ASGI (or HTTP/2) layer
+        # reads; one run by `HTTPServerConnection` writes through h11 on the socket's
+        # behalf.
         if sink is None:
             self._buffer = self._sink = _Buffer(self)
         else:
@@ -535,25 +543,41 @@ class HTTPExchange:
         return self._stream
 
     def data_to_send(self) -> bytes:
-        """The response body bytes queued so far."""
+        """The response body bytes queued so far.
+
+        Reading the output clears the ready mark, so a later `pump()` names this exchange
+        only if something new was written.
+        """
         self.endpoint.mark_read(self)
         buffer = self._buffer
         return buffer.take() if buffer is not None else b""
 
     def receive_head(self, head: RequestHead, *, now: float | None = None) -> list[Event]:
         """The request line and headers: checked at once (Host/Origin, path, method, media
-        types, a declared body too large), so a refusal needs no body."""
+        types, a declared body too large), so a refusal needs no body.
+
+        Judging at the head is what lets a 413 or 403 go out while the client is still
+        sending (with `wants_body` False the server may stop reading and close).
+        """
         return self._call(now, None, self._begin, head)
 
     def receive_body(self, data: bytes, *, now: float | None = None) -> list[Event]:
-        """A chunk of the request body (kept as given; joined once at the end)."""
+        """A chunk of the request body (kept as given; joined once at the end).
+
+        Chunks are kept as given and joined once: a body arriving in many small reads costs
+        one copy, not one per chunk.
+        """
         return self._call(now, None, self._body_chunk, data)
 
     def receive_end(
         self, *, now: float | None = None, wall_time: float | None = None
     ) -> list[Event]:
         """The body is complete: the request becomes MCP work. `wall_time` (seconds since
-        the epoch) judges the expiry of a sealed 2026-07-28 `requestState`."""
+        the epoch) judges the expiry of a sealed 2026-07-28 `requestState`.
+
+        The end of the body is when the request becomes MCP work: a JSON-RPC message is one
+        whole JSON text, and nothing about it can be judged from part of it.
+        """
         return self._call(now, wall_time, self._end_of_request, None)
 
     def receive_token_verification(
@@ -564,7 +588,11 @@ class HTTPExchange:
         wall_time: float | None = None,
     ) -> list[Event]:
         """The answer to this exchange's `TokenVerificationNeeded`: an `AccessToken`,
-        `InvalidToken` or `VerifierUnavailable` (see `mcp_core.auth`)."""
+        `InvalidToken` or `VerifierUnavailable` (see `mcp_core.auth`).
+
+        Verification is asynchronous by nature (a JWKS fetch, an introspection call), so the
+        request is parked with its body and resumed here; the engine never waits.
+        """
         return self._call(now, wall_time, self._verified, result)
 
     def close(self, reason: str = "client went away") -> list[Event]:
@@ -665,6 +693,9 @@ class HTTPExchange:
             self._head = head
         head = self._head
         headers = list(refusal.headers)
+        # A JSON-RPC body where a JSON-RPC client will read it (2026-07-28's status table
+        # puts errors in 400 and 404 bodies); plain text for statuses a non-MCP client may
+        # get (a bad Host, a wrong path), which should not look like an MCP answer.
         if refusal.jsonrpc:
             body = error_body(refusal.request_id, refusal.code, refusal.message, refusal.data)
             headers.append(("content-type", JSON))
@@ -741,7 +772,11 @@ class HTTPExchange:
             self._stream = None
 
     def grant(self, head: RequestHead) -> None:
-        """The request's credentials were granted: `head` carries its token."""
+        """The request's credentials were granted: `head` carries its token.
+
+        The new head carries the verified token, so the principal the request runs as comes
+        from the credential, never from anything the request says about itself.
+        """
         self._head = head
 
     def run_step(
@@ -811,6 +846,8 @@ class HTTPExchange:
                     # Not worth reading to its end: refuse now (the connection closes).
                     return self.refuse_unread_body()
                 self._dropping = Ends(self._window())
+        # A refusal that must close (a framing doubt) goes out at once; the others wait for
+        # the body's end (see `_end_of_request`).
         if refusal is not None and refusal.close:
             return self.refuse(refusal)
         self._refusal = refusal
@@ -822,6 +859,8 @@ class HTTPExchange:
         the id of a JSON-RPC request sits near its start, and a refusal carrying the id lets
         the client match it to its call.
         """
+        # Already answered or refused: the rest of the body is read (so the connection can
+        # be reused) and thrown away.
         if self._responded or self._refusal is not None:
             return []
         dropping = self._dropping
@@ -838,6 +877,7 @@ class HTTPExchange:
                 dropping.add(piece)
             self._body = []
         dropping.add(data)
+        # Past twice the limit, reading on is the attacker's choice of cost: refuse, close.
         if dropping.size > 2 * limit:
             return self._refuse_body(dropping, dropping.size, close=True)
         return []
@@ -983,8 +1023,11 @@ class HTTPServerConnection:
         self._closed = False
         self._exchange: HTTPExchange | None = None
         self._deferred: list[Event] = []
+        # Input that waits for the next tick: bytes after a request that arrived while its
+        # response was open (pipelining), processed once that response is done.
         self._input_pending = False
         self._processing = False
+        # What arrived while a response was open, counted against the pipelining bound.
         self._paused_bytes = 0
         self._phase = HTTPConnectionState.IDLE
         # When the current phase began: the idle and header timers both count from it.
@@ -1043,6 +1086,9 @@ class HTTPServerConnection:
                 self._paused_bytes += len(data)
                 if self._paused_bytes > endpoint.limits.max_header_bytes + endpoint.max_body_bytes:
                     return events + self.close("client sent too much while a response was open")
+            # The first byte of a new request moves the connection out of IDLE and starts
+            # the header timer: a slow-loris client is timed from its first byte, not its
+            # last.
             elif self._phase is HTTPConnectionState.IDLE:
                 self._set_phase(HTTPConnectionState.RECEIVING)
             self._input += data
@@ -1129,6 +1175,8 @@ class HTTPServerConnection:
         connection is already unusable, so it closes.
         """
         h = self._h11
+        # From IDLE too: a refusal of the connection's own (a timeout before any head)
+        # answers a request h11 never saw.
         if h.our_state is not h11.SEND_RESPONSE and h.our_state is not h11.IDLE:
             return False
         if close:
@@ -1142,6 +1190,8 @@ class HTTPServerConnection:
             if body:
                 self._emit(h.send(h11.Data(data=body)))
             self._emit(h.send(_END))
+        # h11 refuses a response it cannot frame for this request (a body on a HEAD, say):
+        # the connection cannot go on in a known state, so it closes.
         except h11.LocalProtocolError:
             self._closed = True
             return True
@@ -1220,6 +1270,9 @@ class HTTPServerConnection:
                     if self._feed(events):
                         continue
                     break
+                # PAUSED: h11 has a whole request and waits for our response before it
+                # parses the next (HTTP/1.1 answers in order); the loop resumes from
+                # `_after_response`.
                 if event is h11.PAUSED:
                     break
                 if type(event) is h11.Request:
@@ -1377,6 +1430,8 @@ class HTTPServerConnection:
             self._scanner = HeadScanner(self.endpoint.limits.max_header_bytes)
             if not self._processing:
                 self._input_pending = bool(self._unscanned or self._input)
+        # h11 says the connection cannot be reused (HTTP/1.0, `Connection: close`, an
+        # error): closing is the only correct next step.
         elif h.our_state in (h11.MUST_CLOSE, h11.CLOSED, h11.ERROR):
             self._closed = True
 
