@@ -492,6 +492,8 @@ class _WebSocket:
         if code not in _SENDABLE_CODES and not 3000 <= code <= 4999:
             raise LocalProtocolError(f"{code} may not be sent in a close frame")
         events, self._deferred = self._deferred, []
+        # Before the upgrade there are no frames to close with: the socket is just dropped,
+        # and the MCP connection (which never opened) is closed cleanly.
         if self._phase == _HANDSHAKE:
             self._phase = _DONE
             return events + self._close_mcp(reason or "closed locally before the handshake")
@@ -554,6 +556,8 @@ class _WebSocket:
             if self._phase == _OPEN:
                 self._fail(CLOSE_UNSUPPORTED_DATA, "binary messages are not supported", events)
         elif isinstance(event, wse.Ping):
+            # Only the latest ping's payload is kept (RFC 6455 5.5.3 lets an endpoint answer
+            # only the most recent), so a ping flood costs one pong, not one per ping.
             self._pong = bytes(event.payload)
         elif isinstance(event, wse.CloseConnection):
             if ws.state in (ConnectionState.REMOTE_CLOSING, ConnectionState.CLOSED):
@@ -593,6 +597,8 @@ class _WebSocket:
         if not event.message_finished:
             return
         self._fragments = 0
+        # A message completed after the MCP connection ended (our close is on its way) is
+        # dropped: nothing could answer it.
         if self.mcp.state in (State.CLOSED, State.ERROR):
             self._reset_message()
             return
@@ -799,6 +805,10 @@ class WebSocketServerConnection(_WebSocket):
         self._scanner: HeadScanner | None = HeadScanner(limits.max_header_bytes)
 
     def receive_data(self, data: bytes, *, wall_time: float | None = None) -> list[Event]:
+        """With `auth=` the wall time is required from the first byte, not only with sealing
+        keys: the token's expiry is judged on the handshake itself, and a token that cannot
+        be judged must not open a connection that may live for hours.
+        """
         if wall_time is None and data and self.auth is not None and self._phase == _HANDSHAKE:
             raise LocalProtocolError(
                 "this endpoint checks access tokens (auth=): pass wall_time=<the wall clock> "
@@ -867,6 +877,9 @@ class WebSocketServerConnection(_WebSocket):
                 )
                 self.request = head
                 guard = self.auth
+                # A resource server's metadata (RFC 9728) is served on the WebSocket port
+                # too, as a plain GET: a client refused at the upgrade must be able to
+                # discover how to authorize from the same origin.
                 if guard is not None and guard.is_metadata_path(head.target.split("?", 1)[0]):
                     policy = self.host_policy
                     if policy is None or policy.check_headers(head.headers) is None:
@@ -935,6 +948,9 @@ class WebSocketServerConnection(_WebSocket):
         return self._go_on(outcome)
 
     def _go_on(self, outcome: Granted | AuthResponse) -> list[Event]:
+        """The principal is set on the MCP connection before the 101, so the first message is
+        already judged as the token's principal (sealed state, session binding).
+        """
         if isinstance(outcome, AuthResponse):
             return self._refuse(outcome)
         self.token = outcome.token
