@@ -552,11 +552,11 @@ class _Connection:
         return events
 
     def _receive_lines(self, data: bytes, events: list[Event]) -> None:
-        # The limit is per message, not per chunk (RELIABILITY.md 1.3): a chunk may hold a
-        # valid near-limit line and the start of another, and both must be accepted.
         """An oversized line arrives as its two kept ends (`Oversized`), so it is refused by
         the same rule, with its id, as a message the framing let through.
         """
+        # The limit is per message, not per chunk (RELIABILITY.md 1.3): a chunk may hold a
+        # valid near-limit line and the start of another, and both must be accepted.
         for item in self._lines.feed(data):
             if isinstance(item, Oversized):
                 self._receive_one(self._too_big(item.size, item.head, item.tail), events)
@@ -842,13 +842,13 @@ class _Connection:
             self._accept_notification(method, params, events)
 
     def _receive_cancel(self, params: dict[str, Any] | None, events: list[Event]) -> None:
-        # Malformed, unknown and late cancels are ignored, as the spec asks.
         """2025-03-26 ("Cancellation"): the receiver MAY ignore a cancel for an unknown or
         finished request, and the client MUST NOT cancel `initialize`; 2026-07-28 keeps
         both. After a cancel nothing is sent for the request (RELIABILITY.md rule 6): the
         record leaves the table at once, so a late `send_result` finds it gone and becomes a
         no-op instead of a response the peer no longer expects.
         """
+        # Malformed, unknown and late cancels are ignored, as the spec asks.
         if not params:
             return
         rid = params.get("requestId")

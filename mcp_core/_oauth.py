@@ -381,12 +381,12 @@ class OAuthClientConfig:
     max_response_bytes: int = 256 * 1024
 
     def __post_init__(self) -> None:
-        # Refused at construction, not mid-flow: a bad redirect_uri would
-        # otherwise surface only after the user has authorized.
         """Every check here is one that would otherwise fail after the user has already gone
         through the browser, or only against one particular server: a configuration error
         must show at start-up, where the fix is obvious.
         """
+        # Refused at construction, not mid-flow: a bad redirect_uri would
+        # otherwise surface only after the user has authorized.
         if self.grant_type not in ("authorization_code", "client_credentials"):
             raise ValueError(f"unknown grant_type {self.grant_type!r}")
         if self.grant_type == "authorization_code":
@@ -562,12 +562,12 @@ class OAuthClientFlow:
         record: OAuthRecord | None = None,
         token_bytes: Callable[[int], bytes] = secrets.token_bytes,
     ) -> None:
-        # The MCP server itself may be plain http (a local development server);
-        # every URL learnt from it is held to https later, in `_secure`.
         """`token_bytes` is injectable so a test can make PKCE verifiers and `state` values
         deterministic; the default is `secrets.token_bytes`, a CSPRNG, as RFC 7636 (4.1)
         asks of the verifier.
         """
+        # The MCP server itself may be plain http (a local development server);
+        # every URL learnt from it is held to https later, in `_secure`.
         problem = url_problem(server_url, require_secure=False)
         if problem is not None:
             raise ValueError(f"server_url {problem}")
