@@ -102,7 +102,11 @@ _SAFE_INT = 2**53  # ids and numbers every JSON implementation reads exactly
 
 
 def revisions(*, era: Literal["legacy", "modern"] | None = None) -> SearchStrategy[str]:
-    """Protocol revision strings the engine knows, optionally of one era only."""
+    """Protocol revision strings the engine knows, optionally of one era only.
+
+    Drawn from the registry, so a new revision is fuzzed the day it is added, with no change
+    here.
+    """
     if era is None:
         return st.sampled_from(ALL_REVISIONS)
     return st.sampled_from(LEGACY_REVISIONS if era == "legacy" else MODERN_REVISIONS)
@@ -130,7 +134,11 @@ def _texts(min_size: int = 0, max_size: int = 10) -> SearchStrategy[str]:
 
 
 def json_values(*, max_leaves: int = 8) -> SearchStrategy[JSON]:
-    """Any JSON value (null, bools, safe integers, finite floats, strings, arrays, objects)."""
+    """Any JSON value (null, bools, safe integers, finite floats, strings, arrays, objects).
+
+    `st.recursive` here (unlike `_small_json`) because the caller chose the size with
+    `max_leaves`, and shrinking a recursive value gives the smallest failing shape.
+    """
     scalars = st.one_of(
         st.none(),
         st.booleans(),
@@ -174,7 +182,11 @@ def _small_json(depth: int = 2) -> SearchStrategy[JSON]:
 
 
 def _json_objects(depth: int = 1) -> SearchStrategy[dict[str, JSON]]:
-    """A small JSON object of `_small_json` values (tool arguments, extras)."""
+    """A small JSON object of `_small_json` values (tool arguments, extras).
+
+    Object keys are any short text, the empty key included: JSON allows it, and code that
+    treats "" as "no key" mishandles a valid message.
+    """
     return st.dictionaries(_texts(max_size=8), _small_json(depth), max_size=3)
 
 
@@ -191,7 +203,11 @@ def _capability_objects() -> SearchStrategy[dict[str, dict[str, JSON]]]:
 
 
 def _numbers() -> SearchStrategy[float | int]:
-    """JSON numbers every implementation reads alike: safe integers and finite floats."""
+    """JSON numbers every implementation reads alike: safe integers and finite floats.
+
+    Integers and floats both, because the schemas type progress and bounds as `number`: an
+    implementation that assumed one kind breaks on the other.
+    """
     return st.one_of(
         st.integers(min_value=-_SAFE_INT, max_value=_SAFE_INT),
         st.floats(allow_nan=False, allow_infinity=False),
@@ -217,6 +233,9 @@ def _check_revision(revision: str) -> None:
 def _implementation(revision: str) -> SearchStrategy[dict[str, JSON]]:
     """A `clientInfo` / `serverInfo`: `title` only from 2025-06-18, since the older
     schemas do not list it and a schema-checking peer may refuse it.
+
+    `name` and `version` are required in every revision's `Implementation`; drawing them
+    always keeps every generated handshake valid.
     """
     optional: dict[str, SearchStrategy[Any]] = {}
     if revision not in (V2024_11_05, V2025_03_26):
@@ -304,12 +323,20 @@ def _modern_envelope(revision: str) -> SearchStrategy[dict[str, JSON]]:
 def _legacy_request_meta() -> SearchStrategy[dict[str, JSON]]:
     """The `_meta` a legacy request may carry: a progress token at most (the keys every
     legacy revision defines).
+
+    The progress token is a request id's type (string or integer), as every revision's
+    `ProgressToken` is; drawing it from `request_ids` makes tokens collide with ids, which
+    must not confuse a receiver.
     """
     return st.fixed_dictionaries({}, optional={"progressToken": request_ids()})
 
 
 def _subscription_filter() -> SearchStrategy[dict[str, JSON]]:
-    """A 2026-07-28 listen filter: any subset of the opt-in notification types."""
+    """A 2026-07-28 listen filter: any subset of the opt-in notification types.
+
+    `resourceSubscriptions` lists arbitrary strings: the server must honour only URIs it
+    knows, and a filter naming unknown ones is valid on the wire.
+    """
     return st.fixed_dictionaries(
         {},
         optional={
@@ -322,7 +349,11 @@ def _subscription_filter() -> SearchStrategy[dict[str, JSON]]:
 
 
 def _text_content() -> SearchStrategy[dict[str, JSON]]:
-    """The one content block every revision has: text."""
+    """The one content block every revision has: text.
+
+    Other content types (images, audio, resources) are validated by the models alone; the
+    engine routes content without reading it, so text exercises the same paths.
+    """
     return st.fixed_dictionaries({"type": st.just("text"), "text": _texts()})
 
 
@@ -409,7 +440,11 @@ def _read_resource(revision: str) -> SearchStrategy[dict[str, JSON]]:
 
 
 def _uri_only(revision: str) -> SearchStrategy[dict[str, JSON]]:
-    """Params that are just a resource URI (subscribe, unsubscribe, updated)."""
+    """Params that are just a resource URI (subscribe, unsubscribe, updated).
+
+    URIs are any non-empty text: the spec leaves their syntax to the server, and a URI is
+    looked up, never parsed, by the engine.
+    """
     return st.fixed_dictionaries({"uri": _texts(min_size=1)})
 
 
@@ -419,7 +454,10 @@ def _listen(revision: str) -> SearchStrategy[dict[str, JSON]]:
 
 
 def _complete(revision: str) -> SearchStrategy[dict[str, JSON]]:
-    """`completion/complete` params; `context` only from 2025-06-18, which introduced it."""
+    """`completion/complete` params; `context` only from 2025-06-18, which introduced it.
+
+    Both reference kinds are drawn, since the server routes a completion by the kind.
+    """
     ref = st.one_of(
         st.fixed_dictionaries({"type": st.just("ref/prompt"), "name": _texts()}),
         st.fixed_dictionaries({"type": st.just("ref/resource"), "uri": _texts()}),
@@ -544,13 +582,21 @@ def _acknowledged(revision: str) -> SearchStrategy[dict[str, JSON]]:
 
 
 def _task_id(revision: str) -> SearchStrategy[dict[str, JSON]]:
-    """Params naming one task."""
+    """Params naming one task.
+
+    A non-empty id: the schemas do not forbid "", but no server mints one, and a task id
+    that looks absent would test nothing real.
+    """
     return st.fixed_dictionaries({"taskId": _texts(min_size=1)})
 
 
 def _task_fields(revision: str) -> dict[str, SearchStrategy[Any]]:
     """What every task carries: 2025-11-25 names its durations `ttl` / `pollInterval`,
-    the 2026-07-28 extension `ttlMs` / `pollIntervalMs`."""
+    the 2026-07-28 extension `ttlMs` / `pollIntervalMs`.
+
+    The TTL may be null (the schemas: unlimited), so a reader that assumed a number meets the
+    case.
+    """
     ttl = "ttl" if revision == V2025_11_25 else "ttlMs"
     return {
         "taskId": _texts(min_size=1),
@@ -564,7 +610,11 @@ def _task_fields(revision: str) -> dict[str, SearchStrategy[Any]]:
 
 def _task(revision: str) -> SearchStrategy[dict[str, JSON]]:
     """A task in a status that needs nothing inlined (2026-07-28 inlines the
-    result, error or questions of the other statuses)."""
+    result, error or questions of the other statuses).
+
+    Only statuses that need nothing inlined, so a drawn task is valid in both eras with the
+    same fields; the other statuses are built by the tests that need them.
+    """
     poll = "pollInterval" if revision == V2025_11_25 else "pollIntervalMs"
     return st.fixed_dictionaries(
         {**_task_fields(revision), "status": st.sampled_from(("working", "cancelled"))},
@@ -761,7 +811,11 @@ def valid_notifications(
     *,
     methods: Collection[str] | None = None,
 ) -> SearchStrategy[dict[str, JSON]]:
-    """Well-formed notifications of methods `sender` may send in `revision`."""
+    """Well-formed notifications of methods `sender` may send in `revision`.
+
+    One strategy per method, as for requests: shrinking then moves towards the first method
+    in sorted order, and a failure names a real notification.
+    """
     names = _methods(revision, sender, False, methods)
 
     def build(method: str) -> SearchStrategy[dict[str, JSON]]:
@@ -791,8 +845,14 @@ def _tool() -> SearchStrategy[dict[str, JSON]]:
 def _result_bodies(revision: str, result: str) -> SearchStrategy[dict[str, JSON]]:
     """The body of a result model for `revision`, before the 2026-07-28 additions
     (`resultType`, `_meta`, caching hints) that `valid_results` puts on.
+
+    Keyed by result model name, so every method sharing a result type (the `*/list` family
+    shares pagination) draws from one place; a missing name is a KeyError, so a new result
+    type cannot be silently skipped.
     """
     named = st.fixed_dictionaries({"name": _texts(min_size=1)})
+    # `nextCursor` is optional in every list result: its absence ends the pagination, and
+    # both cases must reach the receiver.
     paginated = {"nextCursor": _texts()}
     bodies: dict[str, Callable[[], SearchStrategy[dict[str, JSON]]]] = {
         "InitializeResult": lambda: st.fixed_dictionaries(
@@ -1076,9 +1136,13 @@ def _broken_objects() -> SearchStrategy[JSON]:
     `result` the confusion of a response with a request, params as an array a JSON-RPC 1.0
     habit that MCP forbids.
     """
+    # Real method names (so the breakage reaches the method's own checks) plus near misses:
+    # a trailing space and a case variant must never match a method.
     methods = st.sampled_from([*sorted({m for _, m in METHODS}), "ping ", "Ping", "x"])
     ids = request_ids()
     params = _small_json()
+    # Params that are not an object: JSON-RPC 2.0 (section 4.2) allows arrays, MCP does not,
+    # so an engine that passed an array on would hand a handler positional params.
     bad_params = st.one_of(
         st.lists(_small_json(1), max_size=3),
         st.none(),
@@ -1086,6 +1150,8 @@ def _broken_objects() -> SearchStrategy[JSON]:
         st.integers(-10, 10),
         _texts(),
     )
+    # `jsonrpc` must be exactly the string "2.0": the number 2.0, `null` and "1.0" are each
+    # something a lax reader might accept.
     envelope: SearchStrategy[dict[str, Any]] = st.one_of(
         st.just({}),
         st.just({"jsonrpc": "1.0"}),
@@ -1193,7 +1259,12 @@ _TOKENS = (
 
 
 def _raw_lines() -> SearchStrategy[bytes]:
-    """Byte strings that are not one valid JSON text (or barely are)."""
+    """Byte strings that are not one valid JSON text (or barely are).
+
+    Raw bytes rather than JSON values, because the breakage is below JSON: what a parser
+    sees before any object exists (RELIABILITY.md 1.2: raw invalid UTF-8 crashed a server
+    that handled the same text escaped).
+    """
     # 1001 to 1500 digits: just past `Limits.max_integer_digits` (1000) and below CPython's
     # `int_max_str_digits` (4300), so the engine's limit, not a ValueError raised inside the
     # parser, must be what refuses them.
@@ -1219,6 +1290,8 @@ def _raw_lines() -> SearchStrategy[bytes]:
         filled,
         st.tuples(st.integers(120, 300), st.integers(0, 2)).map(lambda t: _nested(*t)),
         st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=8).map(b"".join),
+        # Arbitrary short bytes: the framing and the parser must refuse anything, not only
+        # the shapes listed above.
         st.binary(max_size=64),
         # duplicate envelope keys: last one wins in most parsers
         request_ids().map(
@@ -1278,6 +1351,9 @@ def message_bytes(
     `bytes` taken as an already-encoded line. Lines end in `\\n`, sometimes
     `\\r\\n`; an occasional blank line is thrown in. The default mixes valid
     messages of every revision and both senders with `invalid_messages()`.
+
+    The default mixes senders and revisions on purpose: a receiver gets whatever a peer
+    sends, and messages of the wrong era or direction must be refused, not crash it.
     """
     if messages is None:
         messages = st.one_of(
