@@ -374,10 +374,15 @@ class HTTPClientEndpoint:
             if max_sse_event_bytes
             else "Limits.max_message_bytes"
         )
+        # 64 KiB for a response head (four times what our server accepts for a request
+        # head): a server's head carries cookies and long `WWW-Authenticate` challenges, and
+        # a client refusing one would lose a valid answer.
         self.max_header_bytes = max_header_bytes
         self.max_tools = max_tools
         self.hold_challenges = hold_challenges
         self.authorization: str | None = None
+        # Requests held on an authorization challenge, in order, until the flow gives a
+        # token (`retry_challenged`) or fails (`fail_challenged`).
         self._held: list[_ClientStream] = []
         self.session_id: str | None = None
         self._extra = [(k, v) for k, v in headers]
@@ -390,8 +395,12 @@ class HTTPClientEndpoint:
         self._aborts: list[HTTPClientConnection] = []
         self._events: list[Event] = []
         self._listen: _ClientStream | None = None
+        # Set once a legacy session is connected (and `listen` allows it): the GET stream
+        # opens at the next pump, and reopens after it ends, until a 405 says there is none.
         self._want_listen = False
         self._closing = False
+        # After a 404 for our session nothing more is sent under it: a new session needs a
+        # new connection (and a new `initialize`), which the application decides.
         self._expired = False
 
     # ----------------------------------------------------------------- public
@@ -598,6 +607,9 @@ class HTTPClientEndpoint:
                 headers.append((PROTOCOL_VERSION, version))
             if self.session_id is not None:
                 headers.append((SESSION_ID, self.session_id))
+        # The era is fixed on the stream now: a response judged later (a 404, say) must be
+        # read by the rules the request was sent under, even if the probe settled the era
+        # meanwhile.
         stream = _ClientStream("message", m.request_id if is_request else None, m.method, modern)
         request = HTTPRequest(
             "POST", self.path, headers, m.payload, "message", stream.request_id, _stream=stream
@@ -668,10 +680,15 @@ class HTTPClientEndpoint:
         if mcp.state in (State.CLOSED, State.ERROR):
             return []
         events: list[Event] = []
+        # Parsed here only while a modern `tools/list` is out: every other message goes to
+        # the connection untouched and is parsed once, by it.
         if any(s.method == "tools/list" and s.modern for s in self._streams.values()):
             data = self._filter_tools_in(data, events)
         events += mcp.receive_message(data)
         # The stream's own request, or (on a GET stream) any whose answer came there.
+        # On a GET (a resumption, or a server that answers there anyway) the message may
+        # answer any request still tracked, so each is checked against what the connection
+        # still awaits.
         targets = [stream] if stream.kind == "message" else list(self._streams.values())
         for target in targets:
             if target.request_id is not None and not mcp.awaiting(target.request_id):
@@ -738,6 +755,9 @@ class HTTPClientEndpoint:
                 params = x_mcp_header_params(schema)
             except InvalidToolHeaderAnnotation:  # pragma: no cover - filtered above
                 continue
+            # A tool already known is always updated, and a new one only while there is
+            # room: the table stays bounded, and a tool that changed its annotations is
+            # never left with the old ones.
             if params and (name in self._tool_params or len(self._tool_params) < self.max_tools):
                 self._tool_params[name] = params
             else:
@@ -746,6 +766,9 @@ class HTTPClientEndpoint:
             return response, ()
         for name, _ in dropped:
             self._tool_params.pop(name, None)
+        # By identity, because tools are mappings that may compare equal; the result keeps
+        # the page's order and any non-mapping entries (the engine's validation judges
+        # them).
         keep_ids = {id(t) for t in kept}
         tools_out = [t for t in tools if not isinstance(t, Mapping) or id(t) in keep_ids]
         assert type(result) is dict
@@ -784,6 +807,8 @@ class HTTPClientEndpoint:
             return self._listen_ended(stream, status, mode)
         events: list[Event] = []
         ok = status is not None and 200 <= status < 300
+        # An empty 2xx body is no answer (a 202 to a request, a proxy's empty 200): it falls
+        # through to the failure below instead of being parsed as a message.
         if ok and mode == "json" and body is not None and body.strip():
             events += self._deliver(stream, body)
         if stream.request_id is None:
@@ -833,6 +858,10 @@ class HTTPClientEndpoint:
 
         Attempts count only failures in a row: a resumption that delivered events
         resets the count, since the stream was making progress.
+
+        The resumption is a GET with `Last-Event-ID` whatever the stream started as
+        (2025-11-25: resumption always goes through GET), and it waits the server's `retry`
+        (SEP-1699) before it goes.
         """
         stream.attempts = 0 if stream.got_events else stream.attempts + 1
         stream.got_events = False
@@ -866,6 +895,9 @@ class HTTPClientEndpoint:
             return (
                 [] if status == 405 else [HTTPErrorReceived("listen", status, "GET stream refused")]
             )
+        # A stream that delivered events was working: its end resets the failure count, so a
+        # server that closes its GET stream every few minutes (as SEP-1699 polling does) is
+        # listened to for ever.
         if status == 200 and mode == "sse" and stream.got_events:
             stream.attempts = 0
         else:
@@ -968,6 +1000,8 @@ class HTTPClientEndpoint:
         """
         session_id = self.session_id
         assert session_id is not None
+        # Set before anything is failed, so that whatever the failures trigger (an
+        # application retrying at once) finds the endpoint expired and sends nothing.
         self._expired = True
         self.session_id = None
         self._abort_all()
@@ -1074,6 +1108,9 @@ class HTTPClientConnection:
 
     def start(self, request: HTTPRequest) -> bool:
         """Send `request` on this connection. False (nothing sent) if it was cancelled."""
+        # One request at a time per connection: HTTP/1.1 pipelining is allowed but a slow
+        # SSE answer would hold up everything behind it, so the adapter uses another
+        # connection instead.
         if self._closed or self._stream is not None or self._h11.our_state is not h11.IDLE:
             raise LocalProtocolError("this connection is busy or closed; use another one")
         stream = request._stream
@@ -1182,6 +1219,8 @@ class HTTPClientConnection:
                 # is the one a big message meets.)
                 self._decoder = SSEDecoder(endpoint.max_sse_event_bytes)
                 return events
+            # A 2xx that is neither JSON nor SSE carries no JSON-RPC answer: its body is
+            # read (bounded) and then judged as "no answer", rather than parsed as one.
             self._mode = "json" if content_type == JSON else "other"
             self._limit = endpoint.max_response_bytes
         else:
@@ -1282,6 +1321,9 @@ class HTTPClientConnection:
             return []
         if limit and stream.request_id is not None and not stream.completed:
             return self.endpoint._fail(stream, LIMIT_EXCEEDED, reason)
+        # Only on a reused connection and before any byte of the answer: then the server
+        # closed an idle connection as we sent, and never read the request (see the module
+        # notes); anything else may have been acted on, and is never sent twice.
         if self._reused and self._received == 0 and self.endpoint._resend(stream):
             return []
         status = self._status if self._mode == "sse" else None
