@@ -218,6 +218,8 @@ _ROWS: tuple[MethodSpec, ...] = (
     _req("ping", "client", _L, None, "EmptyResult"),
     # Not gated: discovery is how a client learns the capabilities in the first place.
     _req("server/discover", "client", _M, None, "DiscoverResult", cacheable=True),
+    # Cacheable (SEP-2549): 2026-07-28 results carry `ttlMs`/`cacheScope`, and SEP-2575
+    # asks for a deterministic order so a client can cache the list.
     _req(
         "tools/list",
         "client",
@@ -239,6 +241,7 @@ _ROWS: tuple[MethodSpec, ...] = (
         input_required=True,
         params_required=True,
     ),
+    # Cacheable, as every 2026-07-28 list is (SEP-2549).
     _req(
         "prompts/list",
         "client",
@@ -258,6 +261,7 @@ _ROWS: tuple[MethodSpec, ...] = (
         input_required=True,
         params_required=True,
     ),
+    # Cacheable; its pages are cached one by one (SPEC-NOTES 1.9).
     _req(
         "resources/list",
         "client",
@@ -276,6 +280,8 @@ _ROWS: tuple[MethodSpec, ...] = (
         server_capability="resources",
         cacheable=True,
     ),
+    # Both an MRTR method and cacheable: a complete read may be cached, an
+    # `input_required` answer never is (SPEC-NOTES 1.9).
     _req(
         "resources/read",
         "client",
@@ -366,6 +372,8 @@ _ROWS: tuple[MethodSpec, ...] = (
     *_legacy_task_rows("client"),
     *_legacy_task_rows("server"),
     # tasks, 2026-07-28 extension (SEP-2663): only the client polls, the server hosts
+    # Gated on the extension the server advertised (SEP-2663); a request must also
+    # declare it itself, which `_server` checks per request.
     _req(
         "tasks/get",
         "client",
@@ -375,6 +383,8 @@ _ROWS: tuple[MethodSpec, ...] = (
         server_capability=_TASKS_EXT_CAP,
         params_required=True,
     ),
+    # Carries the answers to a task's questions (the extension's MRTR): any replica
+    # may take it, since the answers go to the task's record.
     _req(
         "tasks/update",
         "client",
