@@ -924,6 +924,9 @@ class ServerConnection(_Connection):
         if self.state in _ENDED:
             return False
         live = self._live_tasks.get(task_id)
+        # None: not a task of this connection with a live token (it ended, the table was
+        # full, or the request asked for no progress); nothing is sent, as for
+        # `send_progress`.
         if live is None:
             return False
         # 2025-03-26 ("Progress"): the progress value MUST increase with each notification,
@@ -1495,8 +1498,14 @@ class ServerConnection(_Connection):
                 or rank < LOG_RANK[entry.log_level]
             ):
                 return False
+        # A legacy server may log only once the session is up: 2025-03-26 ("Lifecycle")
+        # lets it send pings and logging once it answered `initialize`, and nothing
+        # before; a level set by `logging/setLevel` needs the session too.
         elif self.state is not State.READY:
             raise LocalProtocolError(f"connection is not ready (state {self.state})")
+        # No `logging/setLevel` yet means every level passes: 2025-03-26 leaves the default
+        # to the server, and sending all is what a client that never asked can filter
+        # itself.
         elif self.log_level is not None and rank < LOG_RANK[self.log_level]:
             return False
         params: dict[str, Any] = {"level": level, "data": data}
@@ -1543,6 +1552,8 @@ class ServerConnection(_Connection):
             value = requested.get(field)
             if not value or not has_capability(self.config.capabilities_wire, cap):
                 continue
+            # Task ids are honoured only for a request that declared the tasks extension
+            # (SEP-2663), and only as a list of strings: anything else names no task.
             if field == "taskIds":
                 if not isinstance(value, list) or not all(type(t) is str for t in value):
                     continue  # not a list of ids: nothing to honour
@@ -1662,6 +1673,9 @@ class ServerConnection(_Connection):
         return True
 
     def _listen_entry(self, request_id: RequestId) -> Inbound:
+        """A listen id that is not open is the application's mistake (LocalProtocolError): it
+        must not be able to close or acknowledge a request that is not a listen.
+        """
         entry = self._inbound.get(request_id)
         if entry is None or entry.method != "subscriptions/listen":
             raise LocalProtocolError(f"no subscriptions/listen request {request_id!r} is open")
@@ -1820,7 +1834,11 @@ def check_form(params: Mapping[str, Any], revision: str) -> None:
 
 
 def _wire_type(name: str) -> type:
-    """A model class of `mcp_core.types`, imported on first use: it is the slowest import."""
+    """A model class of `mcp_core.types`, imported on first use: it is the slowest import.
+
+    The isinstance check on answers needs the class itself, not a validator: the answer
+    arrived validated by the params model, and only its type is in question.
+    """
     from . import types
 
     model: type = getattr(types, name)
