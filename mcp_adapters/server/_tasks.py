@@ -68,6 +68,8 @@ logger = logging.getLogger("mcp_adapters.server")
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 TASK_SUPPORT: Final = ("forbidden", "optional", "required")
+# Where an anonymous connection's owner tag is kept on the connection itself, so it lives
+# and dies with the connection and needs no table of its own.
 _OWNER_KEY: Final = "_mcp_task_owner"
 
 
@@ -92,16 +94,24 @@ class TaskSettings:
     a loaded event loop: a runner that is only late past it loses its tasks.
     """
 
+    # An hour by default and a day at most: long enough for a human-in-the-loop task, short
+    # enough that abandoned tasks leave the store on their own. The TTL is the spec's
+    # backstop (2025-11-25 `ttl`, the extension's `ttlMs`), so it is always set.
     default_ttl: float = 3600.0
     min_ttl: float = 1.0
     max_ttl: float = 86400.0
     poll_interval: float = 1.0
+    # Bodies run in this process whatever their client does afterwards; the cap bounds what
+    # clients that create tasks and leave can make one replica run.
     max_running: int = 256
     max_result_bytes: int = 4 * 1024 * 1024
     heartbeat_interval: float = 5.0
     heartbeat_expiry: float = 20.0
 
     def __post_init__(self) -> None:
+        """A zero or negative value would make every task expire at once or never be polled,
+        which no configuration means: refused at start-up, where the fix is obvious.
+        """
         for name in (
             "default_ttl",
             "min_ttl",
@@ -123,17 +133,27 @@ class TaskSettings:
                 raise ValueError(f"{name} must be a positive int")
 
     def ttl_ms(self, requested_ms: int | None) -> int:
+        """Clamped rather than refused: 2025-11-25 lets the receiver choose the TTL it grants
+        (and report it), so a client asking for a year gets the maximum, not an error.
+        """
         seconds = self.default_ttl if requested_ms is None else requested_ms / 1000
         return max(1, round(min(max(seconds, self.min_ttl), self.max_ttl) * 1000))
 
 
 def _iso(wall: float) -> str:
+    """ISO 8601 with a `Z`, as both schemas type `createdAt`/`lastUpdatedAt`; milliseconds so
+    two updates within a second still order.
+    """
     moment = datetime.datetime.fromtimestamp(wall, datetime.UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def legacy_task(record: TaskRecord) -> dict[str, Any]:
-    """A record as the 2025-11-25 `Task` (`ttl`, `pollInterval`)."""
+    """A record as the 2025-11-25 `Task` (`ttl`, `pollInterval`).
+
+    Two wire shapes for one record, because the two eras name the durations differently
+    (`ttl` vs `ttlMs`); the record itself is era-neutral so any replica can answer either.
+    """
     wire: dict[str, Any] = {
         "taskId": record.task_id,
         "status": record.status,
@@ -199,6 +219,9 @@ RUNNER_LOST: Final = "the server process running this task stopped"
 
 
 def not_found(task_id: str) -> MCPError:
+    """A task another principal owns is reported exactly like a missing one, so task ids cannot
+    be probed for existence (the same rule as sessions, RELIABILITY.md 1.4).
+    """
     return MCPError(INVALID_PARAMS, "Failed to retrieve task: Task not found", {"taskId": task_id})
 
 
@@ -208,6 +231,9 @@ class _Running:
     __slots__ = ("answers", "changed", "done", "poked", "questions", "record", "scope")
 
     def __init__(self, record: TaskRecord) -> None:
+        """`changed` is replaced on every change (an event fires once): a waiting
+        `tasks/result` waits on the current one and sees each new set of questions.
+        """
         self.record = record
         self.scope = anyio.CancelScope()
         # key -> {method, params}: asked and not yet answered
@@ -235,6 +261,9 @@ class TaskHost:
     """The tasks of one `MCPServer`: creating, running, asking, answering, cancelling."""
 
     def __init__(self, server: MCPServer, settings: TaskSettings | None = None) -> None:
+        """Without a store the records live in this process (an in-memory store made on first
+        use): a single-process server gets tasks without configuring anything.
+        """
         self._server = server
         self.settings = settings or TaskSettings()
         self._group: anyio.abc.TaskGroup | None = None
@@ -370,6 +399,11 @@ class TaskHost:
         return stored
 
     async def _run(self, running: _Running, scope: RequestScope, body: Body) -> None:
+        """The body runs under the task's TTL: past it the body is cancelled and the record
+        deleted, which the spec allows and which keeps a runaway body from running for ever.
+        Waiters still pending are failed at the end so that no `tasks/result` (or question)
+        is left waiting on a body that is gone.
+        """
         record = running.record
         try:
             with running.scope, anyio.move_on_after(record.ttl_ms / 1000) as ttl:
@@ -424,6 +458,10 @@ class TaskHost:
     async def _finish(
         self, running: _Running, scope: RequestScope, outcome: dict[str, Any]
     ) -> None:
+        """Shielded, because the final record must be written even when the body ended by
+        cancellation racing the result: a task that never reaches a terminal status would be
+        polled until its TTL.
+        """
         record = running.record
         final = replace(
             record,
@@ -463,6 +501,9 @@ class TaskHost:
                     answer.set_result(value)
 
     async def _quietly(self, operation: Awaitable[Any]) -> Any:
+        """A store that fails a write costs the update, not the task: polling clients see the
+        last stored status, and the next write (or the TTL) settles it.
+        """
         try:
             return await operation
         except StoreError as exc:
@@ -514,6 +555,9 @@ class TaskHost:
                     await self._set_questions(running, scope)
 
     async def _set_questions(self, running: _Running, scope: RequestScope) -> None:
+        """The record is written only when the questions really changed: every write is a store
+        round trip, and clients poll the record, so no-op writes would only cost.
+        """
         record = running.record
         status = "input_required" if running.questions else "working"
         if status == record.status and record.input_requests == (running.questions or None):
