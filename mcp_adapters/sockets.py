@@ -35,31 +35,18 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
-from mcp_adapters._driver import (
-    CLOSE_TIMEOUT,
-    CONNECT_TIMEOUT,
-    PROBE_TIMEOUT,
-    authority,
-)
-from mcp_adapters._errors import (
-    ConnectionClosedError,
-    RequestTimeoutError,
-    TransportError,
-)
-from mcp_adapters._session import Connection, RequestId, SessionCore, SessionState
+from mcp_adapters._driver import CLOSE_TIMEOUT, CONNECT_TIMEOUT, PROBE_TIMEOUT, authority
+from mcp_adapters._errors import ConnectionClosedError, TransportError
+from mcp_adapters._session import Connection, Outcome, RequestId, SessionCore, SessionState
 from mcp_adapters.backends.blocking import Driver, FdStream, open_tcp_stream, tune_socket
 from mcp_adapters.transports.process import ServerProcess, Sleep, StdioServerParameters, WaitExit
 from mcp_adapters.transports.stdio import claim_stdio
 from mcp_core import (
-    METHOD_NOT_FOUND,
-    REQUEST_TIMEOUT,
     ClientConfig,
     ClientConnection,
-    Connected,
     Event,
-    MCPError,
     NotificationReceived,
     ProgressReceived,
     RequestReceived,
@@ -83,34 +70,19 @@ HANDLER_GRACE = 5.0
 # =========================================================================== session
 
 
-class _Outcome(Generic[T]):
-    """One result or exception, handed from the driving thread to a waiting one."""
+class _Outcome(Outcome):
+    """An `Outcome` waited for on a `threading.Event` (`done`): driving thread to waiting one."""
 
-    __slots__ = ("_error", "_value", "done")
+    __slots__ = ("done",)
 
     def __init__(self) -> None:
         self.done = threading.Event()
-        self._value: Any = None
-        self._error: BaseException | None = None
-
-    def set_result(self, value: Any) -> None:
-        if not self.done.is_set():
-            self._value = value
-            self.done.set()
-
-    def set_exception(self, exc: BaseException) -> None:
-        if not self.done.is_set():
-            self._error = exc
-            self.done.set()
-
-    def get(self) -> T:
-        if self._error is not None:
-            raise self._error
-        value: T = self._value
-        return value
+        super().__init__(self.done)
 
 
-class _Job(_Outcome[T]):
+class _Job(_Outcome):
+    """A call handed to the driving thread; its outcome comes back to the caller."""
+
     __slots__ = ("_fn",)
 
     def __init__(self, fn: Callable[[], T]) -> None:
@@ -171,7 +143,7 @@ class Session(SessionState):
         self._core = SessionCore(
             connection,
             spawn=self._spawn,
-            on_notification=self._notification if on_notification is not None else None,
+            on_notification=self._notifications(),
             on_event=on_event,
         )
         self._driver: Driver = Driver(
@@ -179,9 +151,9 @@ class Session(SessionState):
             stream,
             self._on_events,
             close_timeout=close_timeout,
-            hold_eof=self._core.answers_due if drain_on_eof else None,
+            hold_eof=self._core.hold_eof(drain_on_eof),
         )
-        self._jobs: deque[_Job[Any]] = deque()
+        self._jobs: deque[_Job] = deque()
         self._jobs_lock = threading.Lock()
         self._drive_lock = threading.Lock()
         self._driving_thread: int | None = None
@@ -209,14 +181,12 @@ class Session(SessionState):
         self.close()
 
     def _handshake(self) -> None:
-        waiter: _Outcome[Connected] = _Outcome()
+        waiter = _Outcome()
         deadline = time.monotonic() + self._probe_timeout
         self._call(lambda: self._core.connect(waiter, deadline=deadline))
         if not self._wait(waiter.done, time.monotonic() + self._connect_timeout):
-            raise RequestTimeoutError(
-                "initialize", REQUEST_TIMEOUT, "the server did not complete the handshake"
-            )
-        waiter.get()
+            raise self._core.handshake_timeout()
+        waiter.outcome()
 
     def serve_forever(self) -> None:
         """Drive the connection until it ends (the peer closed it, or `close`)."""
@@ -276,7 +246,7 @@ class Session(SessionState):
         when the connection ends first. An interrupt (KeyboardInterrupt)
         cancels the request before propagating.
         """
-        waiter: _Outcome[Any] = _Outcome()
+        waiter = _Outcome()
         deadline = None if timeout is None else time.monotonic() + timeout
         rid = self._call(
             lambda: self._core.start_request(
@@ -297,7 +267,7 @@ class Session(SessionState):
         if not waiter.done.is_set():  # the loop ended without settling it (defensive)
             closed = self._core.closed
             raise ConnectionClosedError() if closed is None else self._core.closed_error(closed)
-        return waiter.get()
+        return waiter.outcome()
 
     def notify(
         self, method: str, params: Any = None, *, related_request_id: RequestId | None = None
@@ -312,12 +282,7 @@ class Session(SessionState):
         message: str | None = None,
     ) -> bool:
         """Progress on a request the peer sent us; False when it did not ask for any."""
-
-        def send() -> bool:
-            self._core.check_open()
-            return self._core.connection.send_progress(request_id, progress, total, message)
-
-        return self._call(send)
+        return self._call(lambda: self._core.send_progress(request_id, progress, total, message))
 
     def send_log(
         self,
@@ -328,17 +293,12 @@ class Session(SessionState):
         related_request_id: RequestId | None = None,
     ) -> bool:
         """Server side: `notifications/message`, if the client's level lets it through."""
-        connection = self._core.connection
-        if not isinstance(connection, ServerConnection):
-            raise TypeError("only a server sends log messages")
-
-        def send() -> bool:
-            self._core.check_open()
-            return connection.send_log(
+        self._core.log_connection()  # a client is refused on its own thread
+        return self._call(
+            lambda: self._core.send_log(
                 level, data, logger=logger, related_request_id=related_request_id
             )
-
-        return self._call(send)
+        )
 
     # ---- cancellation, seen from a handler thread
 
@@ -364,11 +324,13 @@ class Session(SessionState):
         with self._jobs_lock:
             if self._driver.finished.is_set():
                 job.run()  # nothing drives any more; the lock keeps callers in line
-                return job.get()
-            self._jobs.append(job)
-        self._driver.wake()
-        self._wait(job.done)
-        return job.get()
+            else:
+                self._jobs.append(job)
+        if not job.done.is_set():
+            self._driver.wake()
+            self._wait(job.done)
+        result: T = job.outcome()
+        return result
 
     def _run_jobs(self) -> None:
         while True:
@@ -424,16 +386,7 @@ class Session(SessionState):
 
     # ---- inbound
 
-    def _on_events(self, events: list[Any]) -> None:
-        if self._driver.error is not None and self._core.cause is None:
-            self._core.cause = self._driver.error
-        self._core.dispatch(events)
-        if self._core.closed is not None:
-            self._driver.finish()
-
-    def _notification(self, event: NotificationReceived) -> None:
-        assert self._on_notification is not None
-        self._on_notification(self, event)
+    # `_on_events` (the driver's sink) and `_notification` come from SessionState.
 
     def _spawn(self, event: RequestReceived) -> _Flag:
         flag = _Flag()
@@ -454,7 +407,7 @@ class Session(SessionState):
         try:
             try:
                 if self._on_request is None:
-                    raise MCPError(METHOD_NOT_FOUND, f"Method not found: {event.method}")
+                    raise self._core.unhandled(event)
                 result = self._on_request(self, event)
             except Exception as exc:
                 error = exc
