@@ -22,36 +22,45 @@ the driving thread: other threads hand it a job and wake it through a socket
 pair; if nobody drives, the caller becomes the driver for as long as it waits.
 Callbacks (`on_notification`, `on_event`, progress) run on the driving thread
 and must not block or wait on this session.
+
+What is this module's own, and what is shared: the thread machinery above is
+(a loop-less design needs it). The bookkeeping is `SessionCore`'s, the event
+routing `SessionState`'s, the driver `backends.blocking` stepping `DriverCore`;
+stdio and TCP (spawning and stopping a server, claiming stdio, connecting,
+listening) are the shared transports' blocking faces, bound below as
+`mcp_adapters.asyncio` binds their async ones.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import select
-import selectors
-import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, TypeVar
 
-from mcp_adapters._driver import CLOSE_TIMEOUT, CONNECT_TIMEOUT, PROBE_TIMEOUT, authority
+from mcp_adapters._driver import CLOSE_TIMEOUT, CONNECT_TIMEOUT, PROBE_TIMEOUT
 from mcp_adapters._errors import ConnectionClosedError, TransportError
 from mcp_adapters._session import Connection, Outcome, RequestId, SessionCore, SessionState
-from mcp_adapters.backends.blocking import Driver, FdStream, open_tcp_stream, tune_socket
-from mcp_adapters.transports.process import ServerProcess, Sleep, StdioServerParameters, WaitExit
-from mcp_adapters.transports.stdio import claim_stdio
+from mcp_adapters.backends.blocking import (
+    HANDLER_GRACE,
+    BlockingBackend,
+    Driver,
+    FdStream,
+    open_tcp_stream,
+)
+from mcp_adapters.backends.blocking import backend as blocking_backend
+from mcp_adapters.transports import tcp
+from mcp_adapters.transports.bound import BlockingTransports
+from mcp_adapters.transports.process import ServerProcess, StdioServerParameters
 from mcp_core import (
-    ClientConfig,
     ClientConnection,
     Event,
     NotificationReceived,
     ProgressReceived,
     RequestReceived,
-    ServerConfig,
-    ServerConnection,
     State,
 )
 
@@ -62,9 +71,6 @@ T = TypeVar("T")
 RequestHandler = Callable[["Session", RequestReceived], Any]
 NotificationHandler = Callable[["Session", NotificationReceived], None]
 EventObserver = Callable[[Event], None]
-
-#: How long `close()` waits for handler threads that ignore cancellation.
-HANDLER_GRACE = 5.0
 
 
 # =========================================================================== session
@@ -162,6 +168,11 @@ class Session(SessionState):
         self._threads_lock = threading.Lock()
         #: The server process, for a session made by `connect_stdio`.
         self.process: ServerProcess | None = None
+
+    @staticmethod
+    def loop_backend() -> BlockingBackend:
+        """The backend the transports' blocking faces open streams and wait on."""
+        return blocking_backend
 
     # ---- state: `connection`, `connected`, `closed`, `transport_error` (SessionState)
 
@@ -424,205 +435,22 @@ class Session(SessionState):
 
 
 # =========================================================================== transports
+# Written once in `transports.stdio` and `transports.tcp` (their blocking faces,
+# `transports.bound.BlockingTransports`); bound here to this session.
 
 
-@contextlib.contextmanager
-def connect_stdio(
-    params: StdioServerParameters,
-    config: ClientConfig | None = None,
-    **session_options: Any,
-) -> Iterator[Session]:
-    """Start a stdio server, connect to it, and on exit stop it and its children."""
-    process = ServerProcess(params)
-    try:
-        stream = FdStream(*process.take_pipes())
-        session = Session(ClientConnection(config or ClientConfig()), stream, **session_options)
-        session.process = process
-        with session:
-            yield session
-    finally:
-        _stop_process(process)
-
-
-def _stop_process(process: ServerProcess) -> None:
-    try:
-        for step in process.shutdown():
-            if isinstance(step, Sleep):
-                time.sleep(step.seconds)
-            elif isinstance(step, WaitExit) and step.process.poll() is None:
-                if step.pidfd is not None:
-                    select.select([step.pidfd], [], [], step.timeout)
-                else:
-                    with contextlib.suppress(Exception):
-                        step.process.wait(step.timeout)
-                step.process.poll()
-    finally:
-        process.release()
-
-
-def serve_stdio(
-    on_request: RequestHandler | None,
-    config: ServerConfig,
-    **session_options: Any,
-) -> None:
-    """Serve one connection on this process's stdin/stdout until stdin ends.
-
-    While serving, `print()` and anything else written to fd 1 goes to stderr.
-    stdin and stdout may be pipes, sockets, terminals, files, devices or closed
-    (see `mcp_adapters.transports.stdio`). When stdin ends, the requests in flight are
-    still answered (`drain_on_eof`), then serving returns.
-    """
-    options: dict[str, Any] = {"drain_on_eof": True, **session_options}
-    with claim_stdio() as (fd_in, fd_out):
-        stream = FdStream(fd_in, fd_out)
-        logger.info("serving %s on stdio", config.name)
-        with Session(ServerConnection(config), stream, on_request=on_request, **options) as s:
-            s.serve_forever()
-
-
-@contextlib.contextmanager
-def connect_tcp(
-    host: str,
-    port: int,
-    config: ClientConfig | None = None,
-    **session_options: Any,
-) -> Iterator[Session]:
-    """Connect to an MCP server speaking the stdio framing over TCP."""
-    stream = open_tcp_stream(host, port, session_options.get("connect_timeout", CONNECT_TIMEOUT))
-    with Session(ClientConnection(config or ClientConfig()), stream, **session_options) as session:
-        yield session
-
-
-class TcpServer:
+class TcpServer(tcp.BlockingTcpServer):
     """A listening socket; each connection is served by a `Session` on its own thread."""
 
-    def __init__(
-        self,
-        on_request: RequestHandler | None,
-        config: ServerConfig,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        **session_options: Any,
-    ) -> None:
-        self._on_request = on_request
-        self._config = config
-        self._options = session_options
-        self._listener = socket.create_server((host, port))
-        self._listener.setblocking(False)
-        self.host, self.port = self._listener.getsockname()[:2]
-        self._stop_r, self._stop_w = socket.socketpair()
-        self._lock = threading.Lock()
-        self._closing = False
-        self.sessions: set[Session] = set()
-        self._threads: set[threading.Thread] = set()
-        self._accept_thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        """Where it listens, as `Client` takes it: tcp://host:port."""
-        return f"tcp://{authority(self.host, self.port)}"
-
-    def __enter__(self) -> TcpServer:
-        """Serve on a background thread until the block ends."""
-        self._accept_thread = threading.Thread(
-            target=self.serve_forever, name="mcp-tcp-accept", daemon=True
-        )
-        self._accept_thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def serve_forever(self) -> None:
-        """Accept connections until `close()`."""
-        with selectors.DefaultSelector() as selector:
-            selector.register(self._listener, selectors.EVENT_READ)
-            selector.register(self._stop_r, selectors.EVENT_READ)
-            while not self._closing:
-                for key, _ in selector.select():
-                    if key.fileobj is self._stop_r:
-                        return
-                    try:
-                        sock, _ = self._listener.accept()
-                    except (BlockingIOError, InterruptedError):
-                        continue
-                    self._start(sock)
-
-    def _start(self, sock: socket.socket) -> None:
-        tune_socket(sock)
-        session = Session(
-            ServerConnection(self._config),
-            FdStream.from_socket(sock),
-            on_request=self._on_request,
-            **self._options,
-        )
-        thread = threading.Thread(
-            target=self._serve, args=(session,), name="mcp-tcp-connection", daemon=True
-        )
-        with self._lock:
-            if self._closing:
-                session.close()
-                return
-            self.sessions.add(session)
-            self._threads.add(thread)
-        thread.start()
-
-    def _serve(self, session: Session) -> None:
-        try:
-            session.serve_forever()
-        finally:
-            session.close()
-            with self._lock:
-                self.sessions.discard(session)
-                self._threads.discard(threading.current_thread())
-
-    def close(self) -> None:
-        """Stop accepting, close every connection and wait for their threads."""
-        with self._lock:
-            if self._closing:
-                return
-            self._closing = True
-            sessions = list(self.sessions)
-        with contextlib.suppress(OSError):
-            self._stop_w.send(b"x")
-        if self._accept_thread is not None:
-            self._accept_thread.join()
-        for session in sessions:
-            session.close("server shutting down")
-        with self._lock:
-            threads = list(self._threads)
-        for thread in threads:
-            thread.join(HANDLER_GRACE)
-        self._listener.close()
-        self._stop_r.close()
-        self._stop_w.close()
+    session_type = Session
 
 
-def tcp_server(
-    on_request: RequestHandler | None,
-    config: ServerConfig,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    **session_options: Any,
-) -> TcpServer:
-    """A `TcpServer`; use it as a context manager to serve on a background thread."""
-    return TcpServer(on_request, config, host, port, **session_options)
-
-
-def serve_tcp(
-    on_request: RequestHandler | None,
-    config: ServerConfig,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    **session_options: Any,
-) -> None:
-    """Serve MCP over TCP on this thread, forever (until interrupted)."""
-    server = TcpServer(on_request, config, host, port, **session_options)
-    logger.info("serving %s on %s", config.name, server.url)
-    try:
-        server.serve_forever()
-    finally:
-        server.close()
+_transports = BlockingTransports(Session, TcpServer, logger)
+connect_stdio = _transports.connect_stdio
+serve_stdio = _transports.serve_stdio
+connect_tcp = _transports.connect_tcp
+tcp_server = _transports.tcp_server
+serve_tcp = _transports.serve_tcp
 
 
 __all__ = [
