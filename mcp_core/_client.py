@@ -887,7 +887,7 @@ class ClientConnection(_Connection):
             params["inputResponses"] = pending.answers
         if pending.request_state is not None:
             params["requestState"] = pending.request_state
-        wire_id = self._next_id
+        wire_id = self._mint_id(self._next_id)
         self._next_id += 1
         payload = jr.encode_request(wire_id, pending.method, params)
         self._queue(payload, "request", pending.method, wire_id, pending.related)
