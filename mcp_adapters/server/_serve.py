@@ -9,6 +9,8 @@ purpose: protocol decisions live in the core and in the server.
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -219,4 +221,44 @@ def run_server(
 
     # anyio picks the loop by name, so the command line's `--backend` chooses asyncio or
     # trio without the server code knowing which.
-    anyio.run(main, backend=backend)
+    if backend == "trio" and threading.current_thread() is threading.main_thread():
+        if anyio.run(_stopped_by_sigint, main, backend=backend):
+            raise KeyboardInterrupt
+    else:
+        anyio.run(main, backend=backend)
+
+
+async def _stopped_by_sigint(main: Callable[[], Awaitable[None]]) -> bool:
+    """Run `main` until it returns or SIGINT arrives; True if SIGINT stopped it.
+
+    Why: trio raises KeyboardInterrupt at whatever checkpoint the main thread is
+    at, and one that lands while a connection's session is being entered or left
+    inside a nursery corrupts trio's nursery stack (seen as "Nursery stack
+    corrupted" and an exit status of 1 from `mcp_adapters run --backend trio`).
+    Turned into a cancellation here, Ctrl-C stops every connection the way any
+    cancel does, and the caller still gets its KeyboardInterrupt, raised outside
+    the loop. asyncio's runner already cancels its main task on SIGINT.
+    Only the first SIGINT is caught: the receiver closes with it, so a second
+    one during a slow shutdown interrupts as usual.
+    """
+    interrupted = False
+
+    async def watch(scope: anyio.CancelScope) -> None:
+        nonlocal interrupted
+        with anyio.open_signal_receiver(signal.SIGINT) as signals:
+            async for _ in signals:
+                interrupted = True
+                break
+        scope.cancel()
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch, group.cancel_scope)
+            await main()
+            group.cancel_scope.cancel()
+    except BaseExceptionGroup as group_error:
+        # The task group wraps what `main` raised; the caller expects it bare.
+        if len(group_error.exceptions) == 1:
+            raise group_error.exceptions[0] from None
+        raise
+    return interrupted
