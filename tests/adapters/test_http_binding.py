@@ -1204,6 +1204,58 @@ async def test_a_request_dropped_unread_on_an_idle_connection_is_sent_again() ->
     assert seen == [(1, "tools/list"), (2, "tools/list")]
 
 
+async def test_one_kept_alive_connection_carries_sequential_requests() -> None:
+    """Sequential requests go on one TCP connection, one after the other; when the
+    server closes it while it is idle, the client drops it then (not when the next
+    request would have picked it), and the next request opens another."""
+    seen: list[tuple[int, str]] = []
+
+    def handle(n: int, sock: socket.socket) -> None:
+        buffer = bytearray()
+        for _ in range(3 if n == 1 else 10):
+            message = read_message(sock, buffer)
+            if message is None:
+                return
+            seen.append((n, message["method"]))
+            answer(sock, message, {"tools": []})
+        # n == 1: closed here, idle, after its third answer
+
+    with scripted_server(handle) as port:
+        async with connect_http(
+            f"http://127.0.0.1:{port}/mcp", ClientConfig(mode=MODERN)
+        ) as session:
+            for _ in range(3):
+                assert (await session.request("tools/list")).tools == []
+            assert session.open_connections <= 1  # 0 once the close is seen
+            await settle(lambda: session.open_connections == 0)
+            assert (await session.request("tools/list")).tools == []
+            assert session.open_connections == 1
+    assert seen == [(1, "tools/list")] * 3 + [(2, "tools/list")]
+
+
+async def test_max_connections_caps_the_exchanges_running_at_once() -> None:
+    """With `max_connections=1` concurrent requests wait their turn for the one
+    connection instead of opening more (trio starts the callers in any order)."""
+    seen: list[tuple[int, str]] = []
+
+    def handle(n: int, sock: socket.socket) -> None:
+        buffer = bytearray()
+        while (message := read_message(sock, buffer)) is not None:
+            seen.append((n, message["params"]["cursor"]))
+            answer(sock, message, {"tools": []})
+
+    with scripted_server(handle) as port:
+        async with (
+            connect_http(
+                f"http://127.0.0.1:{port}/mcp", ClientConfig(mode=MODERN), max_connections=1
+            ) as session,
+            anyio.create_task_group() as tg,
+        ):
+            for cursor in "abcd":
+                tg.start_soon(session.request, "tools/list", {"cursor": cursor})
+    assert sorted(seen) == [(1, "a"), (1, "b"), (1, "c"), (1, "d")]
+
+
 @pytest.mark.parametrize("anyio_backend", [("trio", {"clock": trio.testing.MockClock()})])
 async def test_auto_mode_waits_for_a_slow_discover_answer(anyio_backend: Any) -> None:
     """The "auto" probe over HTTP follows the server's answer, not a timer: a modern
