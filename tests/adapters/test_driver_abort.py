@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from typing import Any
 
 import pytest
 
 from mcp_adapters._driver import Driver
 from mcp_adapters.backends import asyncio as asyncio_backend
+from tests.adapters.test_driver_wake import _Connection
 from tests.timing import HANG
 
 pytestmark = pytest.mark.anyio
@@ -24,26 +24,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-class _Queued:
-    """A sans-IO connection with output queued and nothing else to do."""
-
-    def __init__(self, out: bytes) -> None:
-        self.out = out
-
-    def receive_data(self, data: bytes, *, wall_time: float | None = None) -> list[Any]:
-        return []
-
-    def data_to_send(self) -> bytes:
-        out, self.out = self.out, b""
-        return out
-
-    def next_deadline(self) -> float | None:
-        return None
-
-    def tick(self, now: float) -> list[Any]:
-        return []
 
 
 def _read_to_eof(sock: socket.socket) -> bytes:
@@ -62,7 +42,8 @@ async def _run(stop: str) -> bytes:
     loop = asyncio.get_running_loop()
     _, protocol = await loop.connect_accepted_socket(asyncio_backend.StreamProtocol, ours)
     stream = asyncio_backend.AsyncioStream(protocol)
-    conn = _Queued(b"queued before the stop")
+    conn = _Connection()
+    conn.out = b"queued before the stop"
     driver = Driver(conn, stream, lambda events: None, backend=asyncio_backend.backend())
     getattr(driver, stop)()
     await asyncio.wait_for(driver.run(), HANG)
