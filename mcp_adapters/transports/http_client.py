@@ -39,6 +39,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
+import anyio.abc
 
 from mcp_adapters._driver import CLOSE_TIMEOUT, CONNECT_TIMEOUT, Driver
 from mcp_adapters._errors import (
@@ -270,9 +271,7 @@ class HTTPSession:
         self._stop = backend.event()
         self._finished = backend.event()
         async with anyio.create_task_group() as tg:
-            started = backend.event()
-            tg.start_soon(self._run, started)
-            await started.wait()
+            await tg.start(self._run)
             try:
                 await self._handshake()
                 yield
@@ -286,14 +285,14 @@ class HTTPSession:
             finally:
                 failure = None  # no reference cycle through the traceback
 
-    async def _run(self, started: BackendEvent) -> None:
+    async def _run(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         """The session's main task: holds its tasks until stopped, then ends them."""
         assert self._tasks is not None and self._timer is not None and self._stop is not None
         assert self._finished is not None
         try:
             async with self._tasks:
                 timer = self._tasks.start(self._timer.serve)
-                started.set()
+                task_status.started()
                 try:
                     await self._stop.wait()
                 finally:
