@@ -12,6 +12,7 @@ import contextlib
 import math
 import os
 import socket
+import ssl
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -43,13 +44,25 @@ def open_pipe_stream(read_fd: int, write_fd: int) -> trio.StapledStream[Any, Any
     return trio.StapledStream(trio.lowlevel.FdStream(write_fd), receive)
 
 
-async def open_tcp_stream(host: str, port: int) -> trio.SocketStream:
-    """A TCP connection as a stream (trio sets TCP_NODELAY itself)."""
+async def open_tcp_stream(
+    host: str, port: int, *, ssl_context: ssl.SSLContext | None = None
+) -> trio.SocketStream | trio.SSLStream[trio.SocketStream]:
+    """A TCP connection as a stream (trio sets TCP_NODELAY itself); with `ssl_context`,
+    TLS on it, the server's certificate checked against `host` (HTTPS-style: a peer
+    that closes without TLS's close_notify is no error, as most servers do)."""
     stream = await trio.open_tcp_stream(host, port)
     # Keep-alive probes notice a peer that vanished without a FIN (a laptop lid, a dropped
     # NAT mapping), which would otherwise hold the connection open until the OS gives up.
     stream.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-    return stream
+    if ssl_context is None:
+        return stream
+    tls = trio.SSLStream(stream, ssl_context, server_hostname=host, https_compatible=True)
+    try:
+        await tls.do_handshake()
+    except BaseException:
+        await trio.aclose_forcefully(stream)
+        raise
+    return tls
 
 
 # =========================================================================== the seam
@@ -254,8 +267,10 @@ class TrioBackend:
     async def open_pipe_stream(self, read_fd: int, write_fd: int) -> trio.abc.Stream:
         return open_pipe_stream(read_fd, write_fd)
 
-    async def open_tcp_stream(self, host: str, port: int) -> trio.SocketStream:
-        return await open_tcp_stream(host, port)
+    async def open_tcp_stream(
+        self, host: str, port: int, *, ssl_context: ssl.SSLContext | None = None
+    ) -> trio.abc.Stream:
+        return await open_tcp_stream(host, port, ssl_context=ssl_context)
 
     def listen_tcp(
         self, host: str, port: int, handle: Callable[[Any], Awaitable[None]]
