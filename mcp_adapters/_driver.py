@@ -323,6 +323,15 @@ class Driver:
         self.core.finish()
         self.wake()
 
+    def abort(self) -> None:
+        """Stop at once: what is queued is dropped and the stream closed unflushed.
+
+        What a 2026-07-28 HTTP client does to cancel a request: closing the TCP
+        connection that carries it is the cancellation, so nothing more may go out.
+        """
+        self.core.abandon()
+        self.finish()
+
     def _start_close_timeout(self) -> None:
         # A write may be stuck on a peer that does not read: bound the whole flush.
         self._finish_by = self._backend.now() + self._close_timeout

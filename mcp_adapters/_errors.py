@@ -88,6 +88,13 @@ def error_for_event(event: ErrorReceived | RequestFailed) -> Exception:
     return RequestFailedError(event.method, event.code, event.message)
 
 
+def os_error(exc: OSError) -> TransportError:
+    """`to_transport_error` for an `OSError`, which always has a translation."""
+    error = to_transport_error(exc)
+    assert error is not None
+    return error
+
+
 # Errors that mean "the other end is gone", as opposed to "the stream is broken".
 _DISCONNECTS: tuple[type[BaseException], ...] = (
     BrokenPipeError,
@@ -135,5 +142,6 @@ __all__ = [
     "RequestTimeoutError",
     "TransportError",
     "error_for_event",
+    "os_error",
     "to_transport_error",
 ]

@@ -29,9 +29,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from mcp_adapters._errors import ConnectionClosedError, TransportError, error_for_event
+from mcp_adapters._errors import (
+    ConnectionClosedError,
+    RequestTimeoutError,
+    TransportError,
+    error_for_event,
+)
 from mcp_core import (
     INTERNAL_ERROR,
+    METHOD_NOT_FOUND,
+    REQUEST_TIMEOUT,
     ClientConnection,
     Connected,
     ConnectionClosed,
@@ -69,6 +76,43 @@ class Cancellable(Protocol):
     """A running inbound handler, as the backend started it."""
 
     def cancel(self) -> object: ...
+
+
+class _Settable(Protocol):
+    def set(self) -> None: ...
+
+    def is_set(self) -> bool: ...
+
+
+class Outcome:
+    """A `Waiter` that keeps its one outcome: the first result or exception wins.
+
+    `done` is set when it has one; how it is waited for is the backend's (an
+    async event's `wait`, a `threading.Event`'s), then `outcome()` reads it.
+    """
+
+    __slots__ = ("_done", "_error", "_value")
+
+    def __init__(self, done: _Settable) -> None:
+        self._done = done
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    def set_result(self, value: Any) -> None:
+        if not self._done.is_set():
+            self._value = value
+            self._done.set()
+
+    def set_exception(self, exc: BaseException) -> None:
+        if not self._done.is_set():
+            self._error = exc
+            self._done.set()
+
+    def outcome(self) -> Any:
+        """The result, or the exception raised; only once `done` is set."""
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 @dataclass(slots=True)
@@ -124,6 +168,13 @@ class SessionCore:
         self._handshake = waiter
         self.dispatch(connection.connect(deadline=deadline))
 
+    @staticmethod
+    def handshake_timeout() -> RequestTimeoutError:
+        """The error when the server did not complete the handshake in `connect_timeout`."""
+        return RequestTimeoutError(
+            "initialize", REQUEST_TIMEOUT, "the server did not complete the handshake"
+        )
+
     def start_request(
         self,
         method: str,
@@ -158,7 +209,40 @@ class SessionCore:
         self.check_open()
         self.connection.send_notification(method, params, related_request_id=related_request_id)
 
+    def send_progress(
+        self, request_id: RequestId, progress: float, total: float | None, message: str | None
+    ) -> bool:
+        """Progress on a request the peer sent us; False when it did not ask for any."""
+        self.check_open()
+        return self.connection.send_progress(request_id, progress, total, message)
+
+    def send_log(
+        self, level: str, data: Any, *, logger: str | None, related_request_id: RequestId | None
+    ) -> bool:
+        """Server side: `notifications/message`, if the client's level lets it through."""
+        connection = self.log_connection()
+        self.check_open()
+        return connection.send_log(
+            level, data, logger=logger, related_request_id=related_request_id
+        )
+
+    def log_connection(self) -> ServerConnection:
+        """The connection, if it is a server's (only a server sends log messages)."""
+        if not isinstance(self.connection, ServerConnection):
+            raise TypeError("only a server sends log messages")
+        return self.connection
+
     # ------------------------------------------------------------- inbound
+
+    def hold_eof(self, drain_on_eof: bool) -> Callable[[], bool] | None:
+        """What the driver asks at end of input before closing (`drain_on_eof`: a server
+        still answers the requests in flight), as both drivers take it."""
+        return self.answers_due if drain_on_eof else None
+
+    @staticmethod
+    def unhandled(event: RequestReceived) -> MCPError:
+        """The error for a request when the session has no `on_request` at all."""
+        return MCPError(METHOD_NOT_FOUND, f"Method not found: {event.method}")
 
     def answer(self, request_id: RequestId, result: Any) -> None:
         """A handler returned: send its result (an invalid one becomes an internal error)."""
@@ -386,17 +470,26 @@ _ROUTES: dict[type, Callable[[SessionCore, Any, ConnectionClosed | None], None]]
 }
 
 
-class _HasError(Protocol):
+class _Driving(Protocol):
+    """What a session's driver (async, link or blocking) shows the shared half."""
+
     @property
     def error(self) -> TransportError | None: ...
+
+    def finish(self) -> None: ...
+
+    def wake(self) -> None: ...
 
 
 class SessionState:
     """The state every stream session shows (async and blocking), read from its
-    `SessionCore` (`_core`) and its driver (`_driver`), which the session sets."""
+    `SessionCore` (`_core`) and its driver (`_driver`), which the session sets;
+    and the two steps both kinds take the same way: routing a batch of events
+    from the driver, and handing a notification to the application."""
 
     _core: SessionCore
-    _driver: _HasError
+    _driver: _Driving
+    _on_notification: Callable[[Any, NotificationReceived], None] | None
 
     @property
     def connection(self) -> Connection:
@@ -414,10 +507,27 @@ class SessionState:
     def transport_error(self) -> TransportError | None:
         return self._driver.error
 
+    def _on_events(self, events: list[Any]) -> None:
+        """The driver's event sink: route the batch; a closed connection ends the driver."""
+        if self._driver.error is not None and self._core.cause is None:
+            self._core.cause = self._driver.error
+        self._core.dispatch(events)
+        if self._core.closed is not None:
+            self._driver.finish()
+
+    def _notification(self, event: NotificationReceived) -> None:
+        assert self._on_notification is not None
+        self._on_notification(self, event)
+
+    def _notifications(self) -> Callable[[NotificationReceived], None] | None:
+        """The core's `on_notification`: ours when the application gave one."""
+        return self._notification if self._on_notification is not None else None
+
 
 __all__ = [
     "ANSWERED",
     "Cancellable",
+    "Outcome",
     "ProgressCallback",
     "SessionCore",
     "SessionState",

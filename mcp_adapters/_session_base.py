@@ -22,7 +22,6 @@ from mcp_adapters._driver import (
     Driver,
     SansIOConnection,
 )
-from mcp_adapters._errors import RequestTimeoutError
 from mcp_adapters._session import (
     ANSWERED,
     Cancellable,
@@ -35,15 +34,11 @@ from mcp_adapters.backends import SessionBackend
 from mcp_adapters.transports.link import LinkDriver, LinkEnd
 from mcp_adapters.transports.process import ServerProcess
 from mcp_core import (
-    METHOD_NOT_FOUND,
-    REQUEST_TIMEOUT,
     ClientConnection,
     Event,
-    MCPError,
     NotificationReceived,
     ProgressReceived,
     RequestReceived,
-    ServerConnection,
     State,
 )
 
@@ -108,7 +103,7 @@ class Session(SessionState):
         self._core = SessionCore(
             connection,
             spawn=self._spawn,
-            on_notification=self._notification if on_notification is not None else None,
+            on_notification=self._notifications(),
             on_event=on_event,
         )
         sansio = layer if layer is not None else connection
@@ -122,7 +117,7 @@ class Session(SessionState):
                 self._on_events,
                 backend=backend,
                 close_timeout=close_timeout,
-                hold_eof=self._core.answers_due if drain_on_eof else None,
+                hold_eof=self._core.hold_eof(drain_on_eof),
             )
         self._attach_to_server()
 
@@ -171,9 +166,7 @@ class Session(SessionState):
         async with limit:
             await waiter.wait()
         if limit.expired:
-            raise RequestTimeoutError(
-                "initialize", REQUEST_TIMEOUT, "the server did not complete the handshake"
-            )
+            raise self._core.handshake_timeout()
 
     async def _run(self) -> None:
         try:
@@ -226,8 +219,7 @@ class Session(SessionState):
     ) -> bool:
         """Progress on a request the peer sent us; False when it did not ask for any."""
         await self._driver.drain()
-        self._core.check_open()
-        sent = self._core.connection.send_progress(request_id, progress, total, message)
+        sent = self._core.send_progress(request_id, progress, total, message)
         self._driver.wake()
         return sent
 
@@ -240,12 +232,9 @@ class Session(SessionState):
         related_request_id: RequestId | None = None,
     ) -> bool:
         """Server side: `notifications/message`, if the client's level lets it through."""
-        connection = self._core.connection
-        if not isinstance(connection, ServerConnection):
-            raise TypeError("only a server sends log messages")
+        self._core.log_connection()  # a client is refused before any wait
         await self._driver.drain()
-        self._core.check_open()
-        sent = connection.send_log(
+        sent = self._core.send_log(
             level, data, logger=logger, related_request_id=related_request_id
         )
         self._driver.wake()
@@ -308,17 +297,6 @@ class Session(SessionState):
         self._on_events(events)
         self._driver.wake()
 
-    def _on_events(self, events: list[Any]) -> None:
-        if self._driver.error is not None and self._core.cause is None:
-            self._core.cause = self._driver.error
-        self._core.dispatch(events)
-        if self._core.closed is not None:
-            self._driver.finish()
-
-    def _notification(self, event: NotificationReceived) -> None:
-        assert self._on_notification is not None
-        self._on_notification(self, event)
-
     def _start_now(self, event: RequestReceived) -> tuple[bool, Work | None]:
         """(True, None) when the request was answered where it arrived; else the work
         to run in a task (None: call `on_request`)."""
@@ -347,7 +325,7 @@ class Session(SessionState):
                 await work()
                 result = ANSWERED
             elif self._on_request is None:
-                raise MCPError(METHOD_NOT_FOUND, f"Method not found: {event.method}")
+                raise self._core.unhandled(event)
             else:
                 result = await self._on_request(self, event)
             await self._driver.drain()

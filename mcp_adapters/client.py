@@ -31,7 +31,8 @@ tasks it polls, and knows we can follow a task of its own) and the 2026-07-28
 extension `io.modelcontextprotocol/tasks` (the server may answer any
 `tools/call` with a task). `call_tool(..., task=True)` returns a `TaskHandle`;
 a plain `call_tool` that the server answers with a task follows it to the end.
-`task_status_callback` gets every task status notification (either era);
+`task_status_callback` (a plain function or a coroutine function) gets every
+task status notification (either era);
 `task_poll_bounds` clamp the server's suggested poll interval (seconds).
 
 `limits` (`mcp_core.Limits`) bound what the server may send us; the HTTP body,
@@ -44,6 +45,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -110,10 +112,26 @@ ListRootsCallback = Callable[["ClientRequestContext"], Awaitable[Any]]
 LoggingCallback = Callable[[LoggingMessageNotificationParams], Awaitable[None]]
 IncomingMessage = Any  # a ServerNotification model, or an Exception from the transport
 MessageHandler = Callable[[IncomingMessage], Awaitable[None]]
-# Params of notifications/tasks/status (2025-11-25) or notifications/tasks (2026-07-28).
-TaskStatusCallback = Callable[[Any], Awaitable[None]]
+# Params of notifications/tasks/status (2025-11-25) or notifications/tasks (2026-07-28);
+# a plain function or a coroutine function, as `progress_callback` is plain.
+TaskStatusCallback = Callable[[Any], Awaitable[None] | None]
 _TASK_NOTIFICATIONS = ("notifications/tasks/status", "notifications/tasks")
 _HOSTED_TASK_METHODS = ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel")
+
+
+def _awaited(callback: TaskStatusCallback | None) -> Callable[[Any], Awaitable[None]] | None:
+    """A callback the notification queue can await: a coroutine function as is, a
+    plain function wrapped (and awaited too if it returns an awaitable, such as a
+    `functools.partial` of a coroutine function)."""
+    if callback is None or inspect.iscoroutinefunction(callback):
+        return callback
+
+    async def call(argument: Any) -> None:
+        outcome = callback(argument)
+        if inspect.isawaitable(outcome):
+            await outcome
+
+    return call
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +194,7 @@ class Client:
             )
         self.task_poll_bounds = task_poll_bounds
         self.tasks = tasks
-        self._task_status_callback = task_status_callback
+        self._task_status_callback = _awaited(task_status_callback)
         # The handles of tasks not seen to end yet, by task id: notifications reach them.
         # Made on first use, like the rest of the task state: most clients run no task.
         self._task_handles: dict[str, TaskHandle] | None = None

@@ -319,6 +319,8 @@ class ClusterBinding:
             tg.start_soon(self._publisher)
             tg.start_soon(self._inbox)
             tg.start_soon(self._listener)
+            # The runner heartbeat: other replicas fail this one's tasks once it stops.
+            tg.start_soon(self.server.tasks.keep_alive, self.store)
             self.server.publish_through(self._queue_publish)
             task_status.started()
             try:

@@ -22,49 +22,45 @@ the driving thread: other threads hand it a job and wake it through a socket
 pair; if nobody drives, the caller becomes the driver for as long as it waits.
 Callbacks (`on_notification`, `on_event`, progress) run on the driving thread
 and must not block or wait on this session.
+
+What is this module's own, and what is shared: the thread machinery above is
+(a loop-less design needs it). The bookkeeping is `SessionCore`'s, the event
+routing `SessionState`'s, the driver `backends.blocking` stepping `DriverCore`;
+stdio and TCP (spawning and stopping a server, claiming stdio, connecting,
+listening) are the shared transports' blocking faces, bound below as
+`mcp_adapters.asyncio` binds their async ones.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import select
-import selectors
-import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from mcp_adapters._driver import (
-    CLOSE_TIMEOUT,
-    CONNECT_TIMEOUT,
-    PROBE_TIMEOUT,
-    authority,
+from mcp_adapters._driver import CLOSE_TIMEOUT, CONNECT_TIMEOUT, PROBE_TIMEOUT
+from mcp_adapters._errors import ConnectionClosedError, TransportError
+from mcp_adapters._session import Connection, Outcome, RequestId, SessionCore, SessionState
+from mcp_adapters.backends.blocking import (
+    HANDLER_GRACE,
+    BlockingBackend,
+    Driver,
+    FdStream,
+    open_tcp_stream,
 )
-from mcp_adapters._errors import (
-    ConnectionClosedError,
-    RequestTimeoutError,
-    TransportError,
-)
-from mcp_adapters._session import Connection, RequestId, SessionCore, SessionState
-from mcp_adapters.backends.blocking import Driver, FdStream, open_tcp_stream, tune_socket
-from mcp_adapters.transports.process import ServerProcess, Sleep, StdioServerParameters, WaitExit
-from mcp_adapters.transports.stdio import claim_stdio
+from mcp_adapters.backends.blocking import backend as blocking_backend
+from mcp_adapters.transports import tcp
+from mcp_adapters.transports.bound import BlockingTransports
+from mcp_adapters.transports.process import ServerProcess, StdioServerParameters
 from mcp_core import (
-    METHOD_NOT_FOUND,
-    REQUEST_TIMEOUT,
-    ClientConfig,
     ClientConnection,
-    Connected,
     Event,
-    MCPError,
     NotificationReceived,
     ProgressReceived,
     RequestReceived,
-    ServerConfig,
-    ServerConnection,
     State,
 )
 
@@ -76,41 +72,23 @@ RequestHandler = Callable[["Session", RequestReceived], Any]
 NotificationHandler = Callable[["Session", NotificationReceived], None]
 EventObserver = Callable[[Event], None]
 
-#: How long `close()` waits for handler threads that ignore cancellation.
-HANDLER_GRACE = 5.0
-
 
 # =========================================================================== session
 
 
-class _Outcome(Generic[T]):
-    """One result or exception, handed from the driving thread to a waiting one."""
+class _Outcome(Outcome):
+    """An `Outcome` waited for on a `threading.Event` (`done`): driving thread to waiting one."""
 
-    __slots__ = ("_error", "_value", "done")
+    __slots__ = ("done",)
 
     def __init__(self) -> None:
         self.done = threading.Event()
-        self._value: Any = None
-        self._error: BaseException | None = None
-
-    def set_result(self, value: Any) -> None:
-        if not self.done.is_set():
-            self._value = value
-            self.done.set()
-
-    def set_exception(self, exc: BaseException) -> None:
-        if not self.done.is_set():
-            self._error = exc
-            self.done.set()
-
-    def get(self) -> T:
-        if self._error is not None:
-            raise self._error
-        value: T = self._value
-        return value
+        super().__init__(self.done)
 
 
-class _Job(_Outcome[T]):
+class _Job(_Outcome):
+    """A call handed to the driving thread; its outcome comes back to the caller."""
+
     __slots__ = ("_fn",)
 
     def __init__(self, fn: Callable[[], T]) -> None:
@@ -171,7 +149,7 @@ class Session(SessionState):
         self._core = SessionCore(
             connection,
             spawn=self._spawn,
-            on_notification=self._notification if on_notification is not None else None,
+            on_notification=self._notifications(),
             on_event=on_event,
         )
         self._driver: Driver = Driver(
@@ -179,9 +157,9 @@ class Session(SessionState):
             stream,
             self._on_events,
             close_timeout=close_timeout,
-            hold_eof=self._core.answers_due if drain_on_eof else None,
+            hold_eof=self._core.hold_eof(drain_on_eof),
         )
-        self._jobs: deque[_Job[Any]] = deque()
+        self._jobs: deque[_Job] = deque()
         self._jobs_lock = threading.Lock()
         self._drive_lock = threading.Lock()
         self._driving_thread: int | None = None
@@ -190,6 +168,11 @@ class Session(SessionState):
         self._threads_lock = threading.Lock()
         #: The server process, for a session made by `connect_stdio`.
         self.process: ServerProcess | None = None
+
+    @staticmethod
+    def loop_backend() -> BlockingBackend:
+        """The backend the transports' blocking faces open streams and wait on."""
+        return blocking_backend
 
     # ---- state: `connection`, `connected`, `closed`, `transport_error` (SessionState)
 
@@ -209,14 +192,12 @@ class Session(SessionState):
         self.close()
 
     def _handshake(self) -> None:
-        waiter: _Outcome[Connected] = _Outcome()
+        waiter = _Outcome()
         deadline = time.monotonic() + self._probe_timeout
         self._call(lambda: self._core.connect(waiter, deadline=deadline))
         if not self._wait(waiter.done, time.monotonic() + self._connect_timeout):
-            raise RequestTimeoutError(
-                "initialize", REQUEST_TIMEOUT, "the server did not complete the handshake"
-            )
-        waiter.get()
+            raise self._core.handshake_timeout()
+        waiter.outcome()
 
     def serve_forever(self) -> None:
         """Drive the connection until it ends (the peer closed it, or `close`)."""
@@ -276,7 +257,7 @@ class Session(SessionState):
         when the connection ends first. An interrupt (KeyboardInterrupt)
         cancels the request before propagating.
         """
-        waiter: _Outcome[Any] = _Outcome()
+        waiter = _Outcome()
         deadline = None if timeout is None else time.monotonic() + timeout
         rid = self._call(
             lambda: self._core.start_request(
@@ -297,7 +278,7 @@ class Session(SessionState):
         if not waiter.done.is_set():  # the loop ended without settling it (defensive)
             closed = self._core.closed
             raise ConnectionClosedError() if closed is None else self._core.closed_error(closed)
-        return waiter.get()
+        return waiter.outcome()
 
     def notify(
         self, method: str, params: Any = None, *, related_request_id: RequestId | None = None
@@ -312,12 +293,7 @@ class Session(SessionState):
         message: str | None = None,
     ) -> bool:
         """Progress on a request the peer sent us; False when it did not ask for any."""
-
-        def send() -> bool:
-            self._core.check_open()
-            return self._core.connection.send_progress(request_id, progress, total, message)
-
-        return self._call(send)
+        return self._call(lambda: self._core.send_progress(request_id, progress, total, message))
 
     def send_log(
         self,
@@ -328,17 +304,12 @@ class Session(SessionState):
         related_request_id: RequestId | None = None,
     ) -> bool:
         """Server side: `notifications/message`, if the client's level lets it through."""
-        connection = self._core.connection
-        if not isinstance(connection, ServerConnection):
-            raise TypeError("only a server sends log messages")
-
-        def send() -> bool:
-            self._core.check_open()
-            return connection.send_log(
+        self._core.log_connection()  # a client is refused on its own thread
+        return self._call(
+            lambda: self._core.send_log(
                 level, data, logger=logger, related_request_id=related_request_id
             )
-
-        return self._call(send)
+        )
 
     # ---- cancellation, seen from a handler thread
 
@@ -364,11 +335,13 @@ class Session(SessionState):
         with self._jobs_lock:
             if self._driver.finished.is_set():
                 job.run()  # nothing drives any more; the lock keeps callers in line
-                return job.get()
-            self._jobs.append(job)
-        self._driver.wake()
-        self._wait(job.done)
-        return job.get()
+            else:
+                self._jobs.append(job)
+        if not job.done.is_set():
+            self._driver.wake()
+            self._wait(job.done)
+        result: T = job.outcome()
+        return result
 
     def _run_jobs(self) -> None:
         while True:
@@ -424,16 +397,7 @@ class Session(SessionState):
 
     # ---- inbound
 
-    def _on_events(self, events: list[Any]) -> None:
-        if self._driver.error is not None and self._core.cause is None:
-            self._core.cause = self._driver.error
-        self._core.dispatch(events)
-        if self._core.closed is not None:
-            self._driver.finish()
-
-    def _notification(self, event: NotificationReceived) -> None:
-        assert self._on_notification is not None
-        self._on_notification(self, event)
+    # `_on_events` (the driver's sink) and `_notification` come from SessionState.
 
     def _spawn(self, event: RequestReceived) -> _Flag:
         flag = _Flag()
@@ -454,7 +418,7 @@ class Session(SessionState):
         try:
             try:
                 if self._on_request is None:
-                    raise MCPError(METHOD_NOT_FOUND, f"Method not found: {event.method}")
+                    raise self._core.unhandled(event)
                 result = self._on_request(self, event)
             except Exception as exc:
                 error = exc
@@ -471,205 +435,22 @@ class Session(SessionState):
 
 
 # =========================================================================== transports
+# Written once in `transports.stdio` and `transports.tcp` (their blocking faces,
+# `transports.bound.BlockingTransports`); bound here to this session.
 
 
-@contextlib.contextmanager
-def connect_stdio(
-    params: StdioServerParameters,
-    config: ClientConfig | None = None,
-    **session_options: Any,
-) -> Iterator[Session]:
-    """Start a stdio server, connect to it, and on exit stop it and its children."""
-    process = ServerProcess(params)
-    try:
-        stream = FdStream(*process.take_pipes())
-        session = Session(ClientConnection(config or ClientConfig()), stream, **session_options)
-        session.process = process
-        with session:
-            yield session
-    finally:
-        _stop_process(process)
-
-
-def _stop_process(process: ServerProcess) -> None:
-    try:
-        for step in process.shutdown():
-            if isinstance(step, Sleep):
-                time.sleep(step.seconds)
-            elif isinstance(step, WaitExit) and step.process.poll() is None:
-                if step.pidfd is not None:
-                    select.select([step.pidfd], [], [], step.timeout)
-                else:
-                    with contextlib.suppress(Exception):
-                        step.process.wait(step.timeout)
-                step.process.poll()
-    finally:
-        process.release()
-
-
-def serve_stdio(
-    on_request: RequestHandler | None,
-    config: ServerConfig,
-    **session_options: Any,
-) -> None:
-    """Serve one connection on this process's stdin/stdout until stdin ends.
-
-    While serving, `print()` and anything else written to fd 1 goes to stderr.
-    stdin and stdout may be pipes, sockets, terminals, files, devices or closed
-    (see `mcp_adapters.transports.stdio`). When stdin ends, the requests in flight are
-    still answered (`drain_on_eof`), then serving returns.
-    """
-    options: dict[str, Any] = {"drain_on_eof": True, **session_options}
-    with claim_stdio() as (fd_in, fd_out):
-        stream = FdStream(fd_in, fd_out)
-        logger.info("serving %s on stdio", config.name)
-        with Session(ServerConnection(config), stream, on_request=on_request, **options) as s:
-            s.serve_forever()
-
-
-@contextlib.contextmanager
-def connect_tcp(
-    host: str,
-    port: int,
-    config: ClientConfig | None = None,
-    **session_options: Any,
-) -> Iterator[Session]:
-    """Connect to an MCP server speaking the stdio framing over TCP."""
-    stream = open_tcp_stream(host, port, session_options.get("connect_timeout", CONNECT_TIMEOUT))
-    with Session(ClientConnection(config or ClientConfig()), stream, **session_options) as session:
-        yield session
-
-
-class TcpServer:
+class TcpServer(tcp.BlockingTcpServer):
     """A listening socket; each connection is served by a `Session` on its own thread."""
 
-    def __init__(
-        self,
-        on_request: RequestHandler | None,
-        config: ServerConfig,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        **session_options: Any,
-    ) -> None:
-        self._on_request = on_request
-        self._config = config
-        self._options = session_options
-        self._listener = socket.create_server((host, port))
-        self._listener.setblocking(False)
-        self.host, self.port = self._listener.getsockname()[:2]
-        self._stop_r, self._stop_w = socket.socketpair()
-        self._lock = threading.Lock()
-        self._closing = False
-        self.sessions: set[Session] = set()
-        self._threads: set[threading.Thread] = set()
-        self._accept_thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        """Where it listens, as `Client` takes it: tcp://host:port."""
-        return f"tcp://{authority(self.host, self.port)}"
-
-    def __enter__(self) -> TcpServer:
-        """Serve on a background thread until the block ends."""
-        self._accept_thread = threading.Thread(
-            target=self.serve_forever, name="mcp-tcp-accept", daemon=True
-        )
-        self._accept_thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def serve_forever(self) -> None:
-        """Accept connections until `close()`."""
-        with selectors.DefaultSelector() as selector:
-            selector.register(self._listener, selectors.EVENT_READ)
-            selector.register(self._stop_r, selectors.EVENT_READ)
-            while not self._closing:
-                for key, _ in selector.select():
-                    if key.fileobj is self._stop_r:
-                        return
-                    try:
-                        sock, _ = self._listener.accept()
-                    except (BlockingIOError, InterruptedError):
-                        continue
-                    self._start(sock)
-
-    def _start(self, sock: socket.socket) -> None:
-        tune_socket(sock)
-        session = Session(
-            ServerConnection(self._config),
-            FdStream.from_socket(sock),
-            on_request=self._on_request,
-            **self._options,
-        )
-        thread = threading.Thread(
-            target=self._serve, args=(session,), name="mcp-tcp-connection", daemon=True
-        )
-        with self._lock:
-            if self._closing:
-                session.close()
-                return
-            self.sessions.add(session)
-            self._threads.add(thread)
-        thread.start()
-
-    def _serve(self, session: Session) -> None:
-        try:
-            session.serve_forever()
-        finally:
-            session.close()
-            with self._lock:
-                self.sessions.discard(session)
-                self._threads.discard(threading.current_thread())
-
-    def close(self) -> None:
-        """Stop accepting, close every connection and wait for their threads."""
-        with self._lock:
-            if self._closing:
-                return
-            self._closing = True
-            sessions = list(self.sessions)
-        with contextlib.suppress(OSError):
-            self._stop_w.send(b"x")
-        if self._accept_thread is not None:
-            self._accept_thread.join()
-        for session in sessions:
-            session.close("server shutting down")
-        with self._lock:
-            threads = list(self._threads)
-        for thread in threads:
-            thread.join(HANDLER_GRACE)
-        self._listener.close()
-        self._stop_r.close()
-        self._stop_w.close()
+    session_type = Session
 
 
-def tcp_server(
-    on_request: RequestHandler | None,
-    config: ServerConfig,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    **session_options: Any,
-) -> TcpServer:
-    """A `TcpServer`; use it as a context manager to serve on a background thread."""
-    return TcpServer(on_request, config, host, port, **session_options)
-
-
-def serve_tcp(
-    on_request: RequestHandler | None,
-    config: ServerConfig,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    **session_options: Any,
-) -> None:
-    """Serve MCP over TCP on this thread, forever (until interrupted)."""
-    server = TcpServer(on_request, config, host, port, **session_options)
-    logger.info("serving %s on %s", config.name, server.url)
-    try:
-        server.serve_forever()
-    finally:
-        server.close()
+_transports = BlockingTransports(Session, TcpServer, logger)
+connect_stdio = _transports.connect_stdio
+serve_stdio = _transports.serve_stdio
+connect_tcp = _transports.connect_tcp
+tcp_server = _transports.tcp_server
+serve_tcp = _transports.serve_tcp
 
 
 __all__ = [

@@ -122,8 +122,14 @@ __all__ = [
     "validator",
 ]
 
+# JSON-RPC 2.0 allows a null id and fractional numbers; MCP (2025-03-26 on, "Requests")
+# narrows it to a string or an integer and MUST NOT be null. Every table keyed by id relies
+# on that: a float id would compare equal to an int one (1.0 == 1) and share its slot.
 RequestId = int | str
 
+# The syslog severities of RFC 5424 section 6.2.1, which MCP's logging uses (2025-03-26 on,
+# `server/utilities/logging`), from the least to the most severe: the order is the rank a
+# threshold compares, so it must not be sorted or reordered.
 LOG_LEVELS: Final = (
     "debug",
     "info",
@@ -134,9 +140,12 @@ LOG_LEVELS: Final = (
     "alert",
     "emergency",
 )
+# A rank per level so a threshold test is one integer comparison on every log call.
 LOG_RANK: Final = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 
 # What an undeclared client capability is called in the refusal (the SDK's wording).
+# The words are the official SDK's, so a server written against it recognises the refusal
+# text as well as the code.
 CAPABILITY_LABEL: Final = {
     "elicitation": "Elicitation",
     "sampling": "Sampling",
@@ -158,6 +167,10 @@ class OutgoingMessage:
     `related_request_id` names the inbound request this message belongs to (its
     response, its progress and log notifications, a server request made while
     handling it), so HTTP can put it on that request's stream.
+
+    Frozen, because a transport may hold it after the engine has moved on (an HTTP stream
+    waiting to be written); `kind` and the two ids are all a transport routes by, so it
+    never has to parse a payload we encoded.
     """
 
     payload: bytes
@@ -168,7 +181,12 @@ class OutgoingMessage:
 
 
 class Fatal(Exception):
-    """Internal: the connection cannot go on (broken framing or handshake)."""
+    """Internal: the connection cannot go on (broken framing or handshake).
+
+    Raised deep in receiving and caught only in `_receiving` and the timers, so that the
+    settling (every request failed, then ConnectionClosed) happens once, in one place,
+    whatever found the failure.
+    """
 
     def __init__(self, error: RemoteProtocolError) -> None:
         super().__init__(error.message)
@@ -176,7 +194,12 @@ class Fatal(Exception):
 
 
 class Reject(Exception):
-    """Internal: answer the current message with a JSON-RPC error and go on."""
+    """Internal: answer the current message with a JSON-RPC error and go on.
+
+    An exception rather than a return value because the role's checks are many levels deep
+    and all end the same way; `_receive_request` is the one place that turns it into an
+    answer, so a refusal can never be sent twice or not at all.
+    """
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
@@ -185,6 +208,8 @@ class Reject(Exception):
         self.data = data
 
 
+# By type name, built on first use: importing every pydantic model up front would make
+# importing the engine slow, and a session uses a small share of them.
 _VALIDATORS: dict[str, Callable[[Any], Any]] = {}
 
 
@@ -211,6 +236,9 @@ def json_kind(value: object) -> str:
 
     Errors name the JSON type, never echo the value: a wrong-typed value can be
     megabytes long or nested a hundred levels deep.
+
+    The JSON names ("an array", not "list") because the reader is a peer's developer, who
+    thinks in JSON, not Python.
     """
     if value is None:
         return "null"
@@ -231,6 +259,9 @@ def json_kind(value: object) -> str:
 def describe(exc: pydantic.ValidationError) -> str:
     """A pydantic error as one line for a JSON-RPC message: the first three
     problems by path, without the input (a peer's value is never echoed back).
+
+    Three problems at most: enough to fix a request, and a bound on the size of an error
+    that a hostile value with thousands of faults could otherwise make huge.
     """
     parts = []
     for err in exc.errors(include_url=False, include_input=False)[:3]:
@@ -245,6 +276,12 @@ def has_capability(caps: Mapping[str, Any], path: str) -> bool:
     or `null` at every step (peers write all three to mean "not offered"), so
     an empty object counts. Under `extensions` the rest of the path is one
     extension id, dots and all.
+
+    `null` and `false` count as "not offered" because the schemas type capabilities as
+    optional objects and SDKs serialise an absent one either way; treating them as offered
+    would let a client that wrote `"sampling": null` be sent sampling requests. Extension
+    ids (SEP-2133) are reverse-DNS names with dots, so they cannot be split like the other
+    paths.
     """
     head, _, tail = path.partition(".")
     value = caps.get(head)
@@ -260,6 +297,8 @@ def has_capability(caps: Mapping[str, Any], path: str) -> bool:
     return has_capability(value, tail)
 
 
+# A sentinel distinct from None: a `"method": null` must be judged (and refused) as a
+# request with a bad method, not taken for a response.
 _MISSING: Final = object()
 
 # Marks a failure an internal handler gets from us (a timeout, a broken answer),
@@ -268,6 +307,8 @@ _MISSING: Final = object()
 LOCAL_FAILURE: Final = object()
 
 # MCP reserves -32020..-32099 for codes the spec defines; emitting any other is forbidden.
+# (2026-07-28 error code policy, SPEC-NOTES 1.13), so an application error that happens to
+# pick a code in that range would look like a protocol error to the peer.
 _SPEC_CODES: Final = frozenset(
     {
         HEADER_MISMATCH,
@@ -279,7 +320,12 @@ _SPEC_CODES: Final = frozenset(
 
 
 def elicitation_mode_declared(declared: Any, mode: str) -> bool:
-    """Whether an elicitation capability object covers `mode` (`{}` means form only)."""
+    """Whether an elicitation capability object covers `mode` (`{}` means form only).
+
+    2025-11-25 (`client/elicitation`, "Capabilities"): an empty elicitation object is form
+    mode only, kept so that clients written for 2025-06-18, which declared `{}`, are never
+    sent a URL they cannot handle.
+    """
     if not isinstance(declared, Mapping):
         return False
     if "form" not in declared and "url" not in declared:
@@ -295,17 +341,25 @@ def capability_problem(
     One rule for both sides and both eras: the client must have declared the
     capability, the elicitation mode, and sampling with tools when tools are
     offered. The client answers with this error; the server refuses to send.
+
+    The same function runs on both sides so that the server never sends a request its client
+    would refuse, and the client refuses exactly what the server should not have sent: the
+    two can never disagree about a declaration.
     """
     spec = METHODS.get(("server", method))
     cap = spec.client_capability if spec is not None else None
     if cap is None:
         return None
+    # 2025-11-25 (`basic/utilities/tasks`): the capability names each request type the
+    # receiver supports as a task, so the check is the full dotted path, not its head.
     if cap.startswith("tasks"):
         # 2025-11-25 tasks the client hosts: tasks/get and tasks/result need the
         # capability itself, tasks/list and tasks/cancel their own sub-field.
         if not has_capability(declared_caps, cap):
             return METHOD_NOT_FOUND, f"{cap} not supported"
         return None
+    # -32601 for an undeclared capability: the client has no such method as far as this
+    # session goes, which is what the official SDKs answer.
     declared = declared_caps.get(cap)
     if declared is None:
         return METHOD_NOT_FOUND, f"{CAPABILITY_LABEL.get(cap, cap)} not supported"
@@ -318,6 +372,8 @@ def capability_problem(
         if not elicitation_mode_declared(declared, mode):
             return INVALID_PARAMS, f"Elicitation mode {mode!r} not supported"
     if (
+        # 2025-11-25 (`client/sampling`, "Tools"): a server MUST NOT send tools or
+        # toolChoice unless the client declared `sampling.tools`.
         cap == "sampling"
         and (
             (params or {}).get("tools") is not None or (params or {}).get("toolChoice") is not None
@@ -333,6 +389,9 @@ def missing_wall_time() -> NoReturn:
 
     Without the wall clock every retry's sealed state would be refused as
     expired: say so at the first input instead, where the fix is obvious.
+
+    Raised before any input is read, so the connection is left exactly as it was and the
+    caller can retry the same call with the clock.
     """
     raise LocalProtocolError(
         "this server seals requestState (request_state_keys): pass "
@@ -341,15 +400,27 @@ def missing_wall_time() -> NoReturn:
     )
 
 
+# The revisions whose schema makes an error's id optional (leave it out when no request can
+# be named); older ones require the member and write null, as JSON-RPC 2.0 section 5 does
+# for a parse error.
 _ID_OPTIONAL_ON_ERRORS: Final = frozenset({V2025_11_25, "2026-07-28"})
 
 
 def _finite_number(value: object) -> TypeGuard[float]:
+    """JSON cannot carry NaN or infinity, but Python's parser accepts them unless told
+    otherwise; a progress value must compare with the last one, which NaN never does.
+    """
     return type(value) is int or (type(value) is float and math.isfinite(value))
 
 
 def _response_problem(obj: dict[str, Any], error: Any) -> str | None:
-    """What is wrong with a response's shape, if anything (its id aside)."""
+    """What is wrong with a response's shape, if anything (its id aside).
+
+    JSON-RPC 2.0 section 5: a response carries exactly one of `result` and `error`, and an
+    error object has an integer code and a string message. MCP adds that a result is an
+    object (2025-03-26, "Responses"). The id is judged by the caller because what to do
+    about a bad id depends on whether the id names one of ours.
+    """
     if obj.get("jsonrpc") != "2.0":
         return "jsonrpc must be exactly '2.0'"
     if ("result" in obj) == ("error" in obj):
@@ -367,7 +438,14 @@ def _response_problem(obj: dict[str, Any], error: Any) -> str | None:
 
 
 class _Connection:
-    """What both roles share: framing, the in-flight tables, sending, timing out."""
+    """What both roles share: framing, the in-flight tables, sending, timing out.
+
+    No method of this class raises on anything the peer sends except RemoteProtocolError,
+    and only once the connection is already broken (RELIABILITY.md rule 1, as h11 promises
+    for `next_event`): every other bad input becomes an error reply or an event, so a fuzzer
+    can assert that. The verbs raise LocalProtocolError for the application's mistakes,
+    before they change anything.
+    """
 
     _role: Role
     _peer: Role
@@ -381,13 +459,27 @@ class _Connection:
         self.state: SessionState = INITIAL_SESSION_STATE[self._role]
         self.protocol_version: str | None = None
         self.era: Era | None = None
+        # The framing buffer is sized by the message limit and keeps a peek window of an
+        # over-long line's ends, so that an oversized request can still be refused by its
+        # id.
         self._lines = LineBuffer(limits.max_message_bytes, jr.peek_window(limits))
+        # Output is a buffer the caller drains, never a return value: receiving can produce
+        # output by itself (an error reply, a ping answer), and so can a verb called from
+        # another task; `_outgoing_bytes` keeps the total for the output limit in O(1).
         self._outgoing: list[OutgoingMessage] = []
         self._outgoing_bytes = 0
         self._outbound: dict[RequestId, Outbound] = {}
+        # The two in-flight tables, keyed by wire id: ours (waiting on the peer) and theirs
+        # (waiting on us). They are per connection, never shared, which is what keeps one
+        # client's ids from routing another's answers (RELIABILITY.md 1.4).
         self._inbound: dict[RequestId, Inbound] = {}
+        # Bounded memories of ids that ended, so that a late answer (or a late cancel) is
+        # told apart from one naming an id that never existed, without a memory that grows
+        # with the connection's age.
         self._ended_outbound = RecentIds(limits.max_remembered_ids)
         self._ended_inbound = RecentIds(limits.max_remembered_ids)
+        # A heap so that the next deadline is found in O(1) and expiry in O(log n), however
+        # many requests are in flight.
         self._deadlines = DeadlineHeap()
         # progress token -> the logical id of our request it reports on
         self._progress_tokens: dict[int | str, RequestId] = {}
@@ -396,6 +488,9 @@ class _Connection:
         self._rounds: dict[RequestId, Any] = {}
         # Client: its 2026-07-28 calls waiting on the application's input answers.
         self._pending_inputs: dict[RequestId, Any] = {}
+        # Our ids count up from 0 and are never reused on this connection: 2025-03-26
+        # ("Requests") says the id MUST NOT have been used before by the requestor in the
+        # same session, and a late answer to a reused id would settle the wrong request.
         self._next_id = 0
         # Bumped whenever a deadline is set; `_armed_epoch` is its value when the
         # caller last read next_deadline() (see `deadline_moved`).
@@ -421,6 +516,10 @@ class _Connection:
         bytes that come without it (`LocalProtocolError`, before reading any);
         elsewhere it may be left out. Deadlines use the other clock, the one you
         give `tick(now)`; the two are never mixed.
+
+        Empty bytes mean the end, as in h11: a stream cannot end "with an error" at the byte
+        level, so what was in flight is settled as a normal close, and the events say which
+        requests were lost.
         """
         if not data:
             if wall_time is not None:
@@ -438,7 +537,11 @@ class _Connection:
     ) -> list[Event]:
         """What every input entry point does around `receive(item, events)`: take the
         wall time (refused without one where sealing needs it), check that input is
-        still read, and settle the connection on a fatal error."""
+        still read, and settle the connection on a fatal error.
+
+        The wall time is remembered even on calls that do not need it, because sealing an
+        answer later (`send_input_required` from a worker) falls back on the latest one.
+        """
         if wall_time is not None:
             self._wall_time = wall_time
         elif self._needs_wall_time:
@@ -453,6 +556,11 @@ class _Connection:
         return events
 
     def _receive_lines(self, data: bytes, events: list[Event]) -> None:
+        """An oversized line arrives as its two kept ends (`Oversized`), so it is refused by
+        the same rule, with its id, as a message the framing let through.
+        """
+        # The limit is per message, not per chunk (RELIABILITY.md 1.3): a chunk may hold a
+        # valid near-limit line and the start of another, and both must be accepted.
         for item in self._lines.feed(data):
             if isinstance(item, Oversized):
                 self._receive_one(self._too_big(item.size, item.head, item.tail), events)
@@ -465,6 +573,10 @@ class _Connection:
         """Feed one whole message from a transport that frames messages itself.
 
         `wall_time` as for `receive_data`.
+
+        A transport with its own frames (WebSocket, an HTTP body) has no newlines to split
+        on; the checks after the framing are the same, so both eras and every transport
+        judge a message alike.
         """
         return self._receiving(self._receive_one, data, wall_time)
 
@@ -475,7 +587,11 @@ class _Connection:
         route it (the HTTP server parses a POST body to find its era, session and
         request ids): `message` is what `jr.parse` returned for it under this
         connection's limits, and it is read exactly as those bytes would be, without
-        a second parse. `wall_time` as for `receive_data`."""
+        a second parse. `wall_time` as for `receive_data`.
+
+        The message must have been parsed with this connection's limits: a transport that
+        parsed with looser ones would bypass the depth and size checks this promises.
+        """
         return self._receiving(self._receive_object, message, wall_time)
 
     def receive_oversized(
@@ -498,12 +614,19 @@ class _Connection:
         its id when the kept bytes show it, a response to one of our requests
         fails that request (`RequestFailed` with `LIMIT_EXCEEDED`), and the
         connection goes on. `wall_time` as for `receive_data`.
+
+        WebSocket libraries enforce their own size limits; this lets the refusal be the same
+        JSON-RPC error (with the id) as on stdio, instead of a close that would fail every
+        request in flight (see `_websocket`'s module notes).
         """
         limit = self.limits.max_message_bytes if limit is None else limit
         refusal = jr.too_big(size, limit, head, tail, setting, self.limits)
         return self._receiving(self._receive_one, refusal, wall_time)
 
     def _too_big(self, size: int, head: bytes, tail: bytes) -> jr.LimitExceeded:
+        """Named by the setting the operator would raise, so the error a peer receives and the
+        event the application logs both say how to accept the message next time.
+        """
         limits = self.limits
         return jr.too_big(
             size, limits.max_message_bytes, head, tail, "Limits.max_message_bytes", limits
@@ -537,6 +660,9 @@ class _Connection:
     def _check_receiving(self) -> None:
         """Input after the end. After ERROR it is the peer's fault (it kept
         sending on a broken stream); after CLOSED ours (we closed and still feed).
+
+        The two are told apart because they call for different fixes: after ERROR the
+        transport should stop reading, after CLOSED the application has a bug.
         """
         if self.state is State.ERROR:
             raise RemoteProtocolError("connection already failed; no more input is accepted")
@@ -552,6 +678,10 @@ class _Connection:
         one bad line cannot desynchronise the next, so ending the session over it
         would punish every request in flight for one peer bug.
         """
+        # The limits are checked before and after parsing (docs/architecture.md, "Limits"):
+        # a message over a size is never parsed, and a deep or wide one is refused by the
+        # parser before Python's recursion limit could turn it into a crash (RELIABILITY.md
+        # 1.2).
         if type(data) is not bytes and isinstance(data, jr.LimitExceeded):
             self._refuse(data, events)
             return
@@ -561,6 +691,8 @@ class _Connection:
             self._refuse(refusal, events)
             return
         except RemoteProtocolError as exc:
+            # JSON-RPC 2.0 section 5.1: a parse error is answered with id null (or none,
+            # where the revision allows), since no id could be read.
             self._reply_error(None, exc.code, exc.message, events)
             return
         if type(obj) is dict:  # nearly every message: one call less than the router
@@ -569,7 +701,11 @@ class _Connection:
             self._receive_object(obj, events)
 
     def _receive_object(self, obj: Any, events: list[Event]) -> None:
-        """Route a parsed message by its JSON type: an object, a batch, or junk."""
+        """Route a parsed message by its JSON type: an object, a batch, or junk.
+
+        A JSON text that is not an object or an array is answered -32600 with no id:
+        JSON-RPC 2.0 section 5 gives that for an invalid request whose id cannot be read.
+        """
         if type(obj) is dict:
             self._dispatch(obj, events)
         elif type(obj) is list:
@@ -581,6 +717,8 @@ class _Connection:
         """A JSON-RPC batch, legal only in 2025-03-26. Its items are dispatched
         one by one, each answered in a message of its own. An initialize in a batch
         is refused: the revision it picks would change how the other items read."""
+        # JSON-RPC batches were added in 2025-03-26 and removed in 2025-06-18 (SPEC-NOTES
+        # 2.8); before a revision is agreed we cannot know, so a batch is refused then too.
         if self.protocol_version not in BATCH_REVISIONS:
             self._reply_error(
                 None,
@@ -592,9 +730,16 @@ class _Connection:
         if not items:
             self._reply_error(None, INVALID_REQUEST, "empty batch", events)
             return
+        # Bounded separately from the message size: a batch of many tiny requests costs a
+        # dispatch and an answer each, and would otherwise dodge the in-flight limit's
+        # intent.
         if len(items) > self.limits.max_batch_size:
             self._reply_error(None, INVALID_REQUEST, "batch too large", events)
             return
+        # Items are dispatched one by one, each answered in a message of its own rather
+        # than in one array: JSON-RPC 2.0 section 6 says a server SHOULD answer with an
+        # array, but the answers come as the application gives them, possibly much later,
+        # and clients correlate answers by id.
         for item in items:
             if type(item) is dict:
                 if item.get("method") == "initialize":
@@ -626,6 +771,9 @@ class _Connection:
                     rid, INVALID_REQUEST, "a message needs method, result or error", events
                 )
             return
+        # JSON-RPC 2.0 section 4: a request is a message with an id, whatever its value; a
+        # notification has none. An `"id": null` is therefore a request with a bad id, and
+        # it is answered (with no id) rather than silently treated as a notification.
         is_request = "id" in obj
         rid = obj["id"] if is_request else None
         if obj.get("jsonrpc") != "2.0":
@@ -639,6 +787,8 @@ class _Connection:
             reason = "a request must not carry result or error"
         elif "params" in obj and type(obj["params"]) is not dict:
             reason = "params must be an object"
+        # Method names are short in every revision; a long one is refused before it is used
+        # as a dictionary key or copied into an error message.
         elif len(method) > self.limits.max_method_length:
             reason = "method name too long"
         else:
@@ -647,6 +797,8 @@ class _Connection:
             else:
                 self._receive_notification(method, obj.get("params"), events)
             return
+        # A notification is never answered (JSON-RPC 2.0 section 4.1), even when it is
+        # broken; it is only reported.
         if is_request or rid is not None:
             self._reply_error(
                 rid if jr.is_request_id(rid) else None, INVALID_REQUEST, reason, events
@@ -662,12 +814,19 @@ class _Connection:
         flight names one slot), whatever the method. A `Reject` raised by the role
         becomes the JSON-RPC error for this request, and nothing else changes.
         """
+        # The refusal carries the duplicate's id, so a buggy peer sees two answers under
+        # one id (this error, then the first request's answer); confusing for it, but the
+        # first request's slot is never overwritten, which is what matters (RELIABILITY.md
+        # 1.6).
         if rid in self._inbound:
             # Never overwrite a routing slot: the first request completes normally.
             self._reply_error(
                 rid, INVALID_REQUEST, f"request id {rid!r} is already in flight", events
             )
             return
+        # -32000 (implementation-defined, "server busy") so that the peer can tell a
+        # transient refusal from a broken request; the limit caps what a peer can make us
+        # hold.
         if len(self._inbound) >= self.limits.max_inbound_in_flight:
             self._reply_error(rid, SERVER_BUSY, "too many requests in flight", events)
             return
@@ -690,6 +849,12 @@ class _Connection:
             self._accept_notification(method, params, events)
 
     def _receive_cancel(self, params: dict[str, Any] | None, events: list[Event]) -> None:
+        """2025-03-26 ("Cancellation"): the receiver MAY ignore a cancel for an unknown or
+        finished request, and the client MUST NOT cancel `initialize`; 2026-07-28 keeps
+        both. After a cancel nothing is sent for the request (RELIABILITY.md rule 6): the
+        record leaves the table at once, so a late `send_result` finds it gone and becomes a
+        no-op instead of a response the peer no longer expects.
+        """
         # Malformed, unknown and late cancels are ignored, as the spec asks.
         if not params:
             return
@@ -705,6 +870,8 @@ class _Connection:
         del self._inbound[rid]
         self._ended_inbound.add(rid)
         self._inbound_ended(rid, entry, answered=False)
+        # Questions a server asked for this request go with it (`_withdraw` cancels them on
+        # the wire), so the client stops prompting for a request nobody waits on.
         if self._rounds:
             self._withdraw(rid, "the request was cancelled")
         reason = params.get("reason")
@@ -718,12 +885,17 @@ class _Connection:
         if not params:
             return
         token = params.get("progressToken")
+        # Found by token, not by request id: the token is what the notification carries, and
+        # ours equal our ids only by our choice (`send_request`); an internal request has
+        # none.
         rid = self._progress_tokens.get(token) if jr.is_request_id(token) else None
         if rid is None:
             return
         progress = params.get("progress")
         total = params.get("total")
         message = params.get("message")
+        # Reported, not raised: progress is advisory, and a broken notification must not
+        # fail the request it reports on.
         if not _finite_number(progress) or (total is not None and not _finite_number(total)):
             events.append(MessageRejected(None, INVALID_PARAMS, "malformed progress notification"))
             return
@@ -743,6 +915,9 @@ class _Connection:
         rid = raw_id if jr.is_request_id(raw_id) else None
         error = obj.get("error")
         problem = _response_problem(obj, error)
+        # A well-formed error without an id is the peer's parse error or invalid request
+        # reply (JSON-RPC 2.0 section 5): there is nothing of ours to settle, only to
+        # report.
         if problem is None and raw_id is None and type(error) is dict:
             # The peer could not read one of our messages; there is nothing to settle.
             events.append(MessageRejected(None, error["code"], error["message"]))
@@ -759,6 +934,8 @@ class _Connection:
                 )
             events.append(MessageRejected(rid, INVALID_REQUEST, problem))
             return
+        # An answer to one of ours leaves the table before anything else, so a handler that
+        # sends a new request from its event never finds the old one still in flight.
         entry = self._outbound.pop(rid, None)
         if entry is None:
             events.append(ResponseIgnored(rid, late=rid in self._ended_outbound))
@@ -766,6 +943,8 @@ class _Connection:
         # How it ends is known only further on for a result (valid? an
         # InputRequiredResult?), so the move is made where that is decided.
         self._ended(rid, entry)
+        # Internal requests (the handshake, the probe) answer to a handler, never to an
+        # event: the application did not send them and has nothing to match their ids to.
         if entry.handler is not None:
             is_error = type(error) is dict
             self._step(
@@ -793,6 +972,9 @@ class _Connection:
         result model before the application sees it, so an event never carries a
         shape its type says it cannot have.
         """
+        # A result is validated before the application sees it: a typed event must never
+        # carry a shape its type says it cannot have, and a peer's malformed result must
+        # fail the one request rather than raise in the application's code.
         spec = SPECS.get((self._role, entry.method, self.protocol_version or ""))
         value: Any = result
         if spec is not None and spec.result is not None:
@@ -830,6 +1012,10 @@ class _Connection:
         """Fail one of ours for a local reason (timeout, a refused answer): an
         internal request's handler decides what that means (a failed handshake, a
         probe that falls back); an application request gets `RequestFailed`.
+
+        The handler is told through an error object marked `local`, so it can tell our
+        failure (a timeout) from the peer's refusal, which means something else to a probe
+        (SPEC-NOTES 1.15: a timeout is a legacy server, a modern error is not).
         """
         if entry.handler is not None:
             done = entry.handler(
@@ -842,7 +1028,12 @@ class _Connection:
 
     def _ended(self, rid: RequestId, entry: Outbound, by: RequestInput | None = None) -> None:
         """One of ours left the outbound table (`by`, when the caller knows already
-        how it ended; a response's outcome is moved where it is judged)."""
+        how it ended; a response's outcome is moved where it is judged).
+
+        The progress token goes with the request: 2025-03-26 ("Progress") says notifications
+        for a completed request are no longer valid, and a late one must find no request to
+        be attributed to.
+        """
         if by is not None:
             self._step(entry, "outbound", by)
         if entry.progress_token is not None:
@@ -852,7 +1043,11 @@ class _Connection:
     # ---- moving along the tables of _state.py
 
     def _move(self, by: SessionInput) -> None:
-        """Move the session; `LocalProtocolError` for a move the table lacks."""
+        """Move the session; `LocalProtocolError` for a move the table lacks.
+
+        No state is ever assigned: the tables in `_state.py` are the one statement of the
+        lifecycle, and the tests walk every input in every state against them.
+        """
         self.state = advance(self._role, self.state, by)
 
     def _step(
@@ -862,6 +1057,9 @@ class _Connection:
 
         Called once the move is sure to happen (its output queued, nothing left
         to raise), so a refused verb leaves the record as it was.
+
+        The request's own record is moved (not a table keyed by state) so a lookup by id is
+        all the dispatch costs; the tables in `_state.py` only say which moves exist.
         """
         entry.state = advance_request(self._role, direction, entry.state, by)
 
@@ -895,6 +1093,9 @@ class _Connection:
         return params
 
     def _sending_revision(self) -> str:
+        """Requests and notifications of ours need an agreed revision: before one is agreed the
+        method table has nothing to judge them by.
+        """
         if self.state is not State.READY or self.protocol_version is None:
             raise LocalProtocolError(f"connection is not ready (state {self.state})")
         return self.protocol_version
@@ -904,6 +1105,10 @@ class _Connection:
     def _validate_params(self, spec: MethodSpec, params: dict[str, Any] | None) -> Any:
         """A request's params as its method's model, or `Reject` with -32602
         naming where they are wrong (the role answers the peer with it).
+
+        The message names the path of the problem but never the value (`describe`): a peer's
+        value can be megabytes long, and echoing it back would make the error as large as
+        the attack.
         """
         if spec.params is None:
             return None
@@ -931,6 +1136,9 @@ class _Connection:
         """Enter a peer's request in the in-flight table (OPEN) with what answering
         it needs: its progress token (only a string or an integer: anything else
         could not be echoed back), the log level and capabilities in force.
+
+        The progress token is kept only when it is a string or an integer, because it is
+        echoed back in every progress notification and must be a valid one there.
         """
         token = meta.get("progressToken") if type(meta) is dict else None
         if not jr.is_request_id(token):
@@ -956,6 +1164,10 @@ class _Connection:
         again), but output the engine makes by itself (`automatic`: an error reply, a
         ping answer) cannot wait: a peer that sends without reading our answers
         would grow the buffer without bound, so that ends the connection instead.
+
+        The bound is on bytes, not messages, because memory is what it protects; the size is
+        checked before the append, so the buffer never goes over its limit even by one
+        message.
         """
         size = len(payload)
         if self._outgoing_bytes + size > self._output_limit:
@@ -980,6 +1192,8 @@ class _Connection:
         """Answer a message the engine refuses by itself, and report it
         (`MessageRejected`), so the application can log what the peer sent.
         """
+        # (see `_ID_OPTIONAL_ON_ERRORS`): a 2025-11-25 client validating against its schema
+        # would refuse `"id": null`, an older one would refuse a missing id.
         omit_id = rid is None and self.protocol_version in _ID_OPTIONAL_ON_ERRORS
         self._queue(
             jr.encode_error(rid, jr.error_object(code, message, data), omit_id=omit_id),
@@ -992,10 +1206,17 @@ class _Connection:
         events.append(MessageRejected(rid, code, message))
 
     def _reply_result(self, rid: RequestId, result: dict[str, Any], method: str) -> None:
+        """Automatic, as a ping answer is: the engine answers by itself, so a peer that does
+        not read cannot make us buffer without bound.
+        """
         self._queue(jr.encode_result(rid, result), "result", method, rid, rid, automatic=True)
 
     def data_to_send(self) -> bytes:
-        """Everything queued, newline-delimited, for a byte-stream transport."""
+        """Everything queued, newline-delimited, for a byte-stream transport.
+
+        One join for the whole buffer: a burst of small answers costs one allocation, and
+        the transport writes it in one call.
+        """
         out = self._outgoing
         if not out:
             return b""
@@ -1008,7 +1229,11 @@ class _Connection:
         return data
 
     def messages_to_send(self) -> list[OutgoingMessage]:
-        """Everything queued, one entry per message, for transports that frame messages."""
+        """Everything queued, one entry per message, for transports that frame messages.
+
+        The list is handed over, not copied: the caller owns it from now on, and the engine
+        starts a new one.
+        """
         out = self._outgoing
         if not out:
             return []
@@ -1019,12 +1244,21 @@ class _Connection:
     def _check_sending(self) -> None:
         """A verb that starts something of ours after the end is the application's
         mistake, unlike the answering verbs, which become no-ops (see `State`).
+
+        The asymmetry is deliberate: answering a request that ended is a race the
+        application cannot avoid (a disconnect can come at any moment), while starting
+        something new on a closed connection is a mistake it can.
         """
         if self.state in _ENDED:
             raise LocalProtocolError(f"connection is {self.state}")
 
     def _mint_id(self, n: int) -> RequestId:
-        """The id our `n`th request goes out with (see `_id_tag`)."""
+        """The id our `n`th request goes out with (see `_id_tag`).
+
+        Tagged ids let processes behind one URL tell their own answers apart (see
+        `mcp_core.http.tag_request_ids`); a plain connection uses bare integers, the
+        shortest ids JSON can carry.
+        """
         tag = self._id_tag
         return n if tag is None else f"{tag}{n}"
 
@@ -1042,6 +1276,10 @@ class _Connection:
         `deadline` is a time in the caller's clock after which `tick` fails the
         request (and tells the peer). `progress=True` asks the peer for progress
         notifications, which arrive as `ProgressReceived` events.
+
+        Our request is entered in the table only after its bytes are queued: a full buffer
+        raises with nothing recorded, so the application can drain and retry with no ghost
+        request waiting for an answer that will never come.
         """
         self._check_sending()
         revision = self._sending_revision()
@@ -1057,10 +1295,15 @@ class _Connection:
         wire = to_wire(params)
         if wire is not None and type(wire) is not dict and not isinstance(wire, dict):
             raise LocalProtocolError("params must be a model or a mapping")
+        # The role's hook may refuse (an undeclared capability) or rewrite the params (the
+        # 2026-07-28 envelope); both happen before an id is minted, so a refusal costs no
+        # id.
         wire = self._prepare_request(spec, wire)
         rid = self._mint_id(self._next_id)
         self._next_id += 1
         token: RequestId | None = None
+        # The token is the request's own id: unique among our active requests by
+        # construction, which 2025-03-26 ("Progress") requires of a token.
         if progress:
             token = rid
             wire = dict(wire or {})
@@ -1087,6 +1330,9 @@ class _Connection:
     def _register_outbound(self, rid: RequestId, entry: Outbound) -> None:
         """Enter one of ours in the in-flight table (SENT) with its deadline and
         progress token; a new deadline bumps the epoch `deadline_moved` reads.
+
+        The epoch is bumped for every new deadline, not only earlier ones: comparing
+        deadlines here would cost a heap peek per request, and an early wake-up is cheap.
         """
         self._outbound[rid] = entry
         if entry.deadline is not None:
@@ -1105,6 +1351,9 @@ class _Connection:
         """A request of the engine's own (the handshake, the probe): the
         application's in-flight limit does not apply, and its answer goes to
         `handler`, not to an event.
+
+        Exempt from the application's in-flight limit, because the handshake must always be
+        possible: a client at its limit would otherwise never finish connecting.
         """
         rid = self._mint_id(self._next_id)
         self._next_id += 1
@@ -1114,7 +1363,11 @@ class _Connection:
     def send_notification(
         self, method: str, params: Any = None, *, related_request_id: RequestId | None = None
     ) -> None:
-        """Queue a notification the current revision allows this role to send."""
+        """Queue a notification the current revision allows this role to send.
+
+        Notifications are fire and forget (JSON-RPC 2.0 section 4.1): nothing is tracked, so
+        nothing here needs settling when the connection ends.
+        """
         self._check_sending()
         revision = self._sending_revision()
         spec = lookup(self._role, method, revision)
@@ -1139,6 +1392,12 @@ class _Connection:
         """The peer's request an answering verb names. None for one that ended (the
         verb is then a no-op, since cancels race with answers); an id never seen is
         the application's bug, and raises.
+
+        The difference matters because of a race the spec itself names (2025-03-26,
+        "Cancellation": the cancel may arrive after the response is sent): an answer to a
+        request the peer cancelled is expected and dropped, while an id that never existed
+        is the application answering the wrong thing (RELIABILITY.md rule 6, and
+        python-sdk#2416, where the race crashed a task group).
         """
         entry = self._inbound.get(rid)
         if entry is None:
@@ -1153,6 +1412,9 @@ class _Connection:
         False, with nothing sent, when the request no longer waits for an answer:
         the peer cancelled it, or the connection closed (it is then listed in
         `ConnectionClosed.abandoned_inbound`).
+
+        The result is checked and finished (the role's rules) before the record changes, so
+        a refused result (LocalProtocolError) leaves the request waiting for a valid one.
         """
         if self.state in _ENDED:
             return False
@@ -1161,6 +1423,8 @@ class _Connection:
             wire = {}
         elif type(wire) is not dict and not isinstance(wire, dict):
             raise LocalProtocolError("a result must be a model or a mapping")
+        # A client's answer to a question inside a 2026-07-28 InputRequiredResult is not a
+        # JSON-RPC response (servers send no requests then): it is collected for the retry.
         if self._answers_input(request_id, wire, None):
             return True
         entry = self._take_inbound(request_id)
@@ -1200,7 +1464,11 @@ class _Connection:
         self._inbound_ended(request_id, entry, answered=by is RequestInput.RESULT)
 
     def send_error(self, request_id: RequestId, code: int, message: str, data: Any = None) -> bool:
-        """Answer a peer's request with an error. False as for `send_result`."""
+        """Answer a peer's request with an error. False as for `send_result`.
+
+        The code is checked against the revision before anything is queued, so a code the
+        spec forbids never reaches the wire from our side.
+        """
         if self.state in _ENDED:
             return False
         self._check_error_code(code)
@@ -1226,7 +1494,13 @@ class _Connection:
         """Server hook: the request ended while its questions were out; cancel them."""
 
     def _check_error_code(self, code: int) -> None:
-        """Refuse codes this revision forbids, so a local bug never reaches the wire."""
+        """Refuse codes this revision forbids, so a local bug never reaches the wire.
+
+        2026-07-28 (SPEC-NOTES 1.13) reserves -32020..-32099 for the spec, retires -32002
+        (resource not found, now -32602) and -32042 (URL elicitation required, a 2025-11-25
+        code only). Sending one of them would make the peer read a protocol meaning into an
+        application error.
+        """
         if type(code) is not int:
             raise LocalProtocolError("error codes are integers")
         if -32099 <= code <= -32020 and code not in _SPEC_CODES:
@@ -1245,7 +1519,13 @@ class _Connection:
         message: str | None = None,
     ) -> bool:
         """Report progress on a peer's request; False when the peer did not ask for it,
-        or the request no longer waits (cancelled, or the connection closed)."""
+        or the request no longer waits (cancelled, or the connection closed).
+
+        2025-03-26 ("Progress"): only a request that carried a progress token may get
+        progress, and the value MUST increase; `message` arrived in 2025-03-26, so a
+        2024-11-05 session never gets it. Listen streams never carry progress (2026-07-28,
+        SPEC-NOTES 1.8).
+        """
         if self.state in _ENDED:
             return False
         entry = self._take_inbound(request_id)
@@ -1269,7 +1549,12 @@ class _Connection:
         return True
 
     def cancel_request(self, request_id: RequestId, reason: str | None = None) -> None:
-        """Give up on one of our requests and tell the peer; a late answer is ignored."""
+        """Give up on one of our requests and tell the peer; a late answer is ignored.
+
+        2025-03-26 ("Cancellation"): `initialize` MUST NOT be cancelled. The cancel is
+        queued before the record leaves the table, so a full buffer raises with the request
+        still tracked.
+        """
         self._check_sending()
         if self._drop_pending_inputs(request_id):
             return
@@ -1294,6 +1579,10 @@ class _Connection:
         return False
 
     def _queue_cancel(self, request_id: RequestId, reason: str | None) -> None:
+        """Related to the request it cancels, so that HTTP puts it on that request's stream;
+        not automatic, because a cancel is a courtesy the callers may skip when the buffer
+        is full.
+        """
         params: dict[str, Any] = {"requestId": request_id}
         if reason is not None:
             params["reason"] = reason
@@ -1308,7 +1597,11 @@ class _Connection:
     # ------------------------------------------------------------------ time
 
     def next_deadline(self) -> float | None:
-        """The earliest deadline of a request in flight, for the caller's timer."""
+        """The earliest deadline of a request in flight, for the caller's timer.
+
+        Reading it also records the epoch, which is what `deadline_moved` compares: the
+        caller now knows the latest deadline, so nothing set before counts as moved.
+        """
         self._armed_epoch = self._deadline_epoch
         return self._deadlines.next(self._outbound)
 
@@ -1339,6 +1632,8 @@ class _Connection:
         events: list[Event] = []
         if self.state in _ENDED:
             return events
+        # A request fails at its deadline whatever progress came: 2025-03-26 ("Timeouts")
+        # asks for a maximum timeout regardless of progress notifications.
         for rid in self._deadlines.pop_expired(now, self._outbound):
             entry = self._outbound.pop(rid)
             self._ended(rid, entry, RequestInput.TIMEOUT)
@@ -1368,6 +1663,9 @@ class _Connection:
         `error` marks a failure found by the layer around this connection (a
         broken WebSocket frame, say): the connection then ends in the ERROR state
         and `ConnectionClosed.error` carries it.
+
+        Closing twice is harmless (nothing left to settle), because a transport may see both
+        an EOF and an error for one connection.
         """
         if self.state in _ENDED:
             return []  # nothing left to settle: the table has no move out of an end
@@ -1378,6 +1676,10 @@ class _Connection:
 
         In 2026-07-28 a closed response stream *is* the cancellation, so the
         application is told as if the peer had cancelled.
+
+        Legacy transports never call this for a cancel: a dropped connection is not a
+        cancellation there (2025-03-26 transports), and the HTTP server keeps the stream for
+        resumption instead.
         """
         entry = self._inbound.pop(request_id, None)
         if entry is None:
@@ -1403,6 +1705,11 @@ class _Connection:
         unknown or already settled ids are ignored. An internal request (the
         handshake, the discovery probe) takes its failure path instead, as on a
         timeout.
+
+        A 202 answer to a request, in particular, is a legacy server that lost it; without
+        this the caller would wait until its deadline (or forever, with none) for an answer
+        the transport knows will not come (python-sdk#332: pending requests hung when the
+        server died).
         """
         entry = self._outbound.pop(request_id, None)
         if entry is None:
@@ -1417,7 +1724,15 @@ class _Connection:
 
     def _settle(self, reason: str, error: RemoteProtocolError | None) -> list[Event]:
         """End the connection: every request either way leaves its table, in the
-        order the events promise (ours failed, then the roles' own, then the end)."""
+        order the events promise (ours failed, then the roles' own, then the end).
+
+        The order is the promise the events make (docs/embedding.md, "Disconnects"): our
+        requests fail first, so an application waiting on one is woken before it learns that
+        the connection ended, then the roles' own, then ConnectionClosed listing the peer's
+        requests that will never be answered. Moving the session first means a handler that
+        reacts to an event by sending finds the connection ended, not half open
+        (RELIABILITY.md rule 7).
+        """
         events: list[Event] = []
         self._move(SessionInput.FAIL if error is not None else SessionInput.END)
         outbound = self._outbound
@@ -1450,16 +1765,29 @@ class _Connection:
     # ------------------------------------------------------------ inspection
 
     def awaiting(self, request_id: RequestId) -> bool:
-        """Whether our request that went out under `request_id` still waits for an answer."""
+        """Whether our request that went out under `request_id` still waits for an answer.
+
+        By wire id: the HTTP client asks it after feeding a response, to learn which of its
+        streams got their answer without parsing the message again.
+        """
         return request_id in self._outbound
 
     @property
     def requests_in_flight(self) -> tuple[int, int]:
-        """(ours waiting on the peer, the peer's waiting on us)."""
+        """(ours waiting on the peer, the peer's waiting on us).
+
+        For back-pressure: an adapter can stop reading while the peer has many requests
+        waiting on it.
+        """
         return len(self._outbound), len(self._inbound)
 
     def check_invariants(self) -> None:
-        """Assert the engine's internal consistency (for tests and fuzzers)."""
+        """Assert the engine's internal consistency (for tests and fuzzers).
+
+        The tables must agree with each other after any input; the fuzzers call this after
+        every step, so a consistency bug shows where it happens instead of as a wrong answer
+        much later.
+        """
         assert len(self._inbound) <= self.limits.max_inbound_in_flight
         assert len(self._outbound) <= self.limits.max_outbound_in_flight
         assert self._outgoing_bytes <= self.limits.output_limit

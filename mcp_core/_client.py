@@ -82,6 +82,8 @@ from ._versions import (
 
 # The requests a 2026-07-28 server may put in `inputRequests` (the three a legacy
 # server sends as requests); the client answers each as it would the request.
+# The same three that `_server.INPUT_RESULT_TYPES` keys, from the other side: the client
+# answers nothing else inside an `InputRequiredResult` (SEP-2322).
 INPUT_REQUEST_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 
 
@@ -90,6 +92,12 @@ class ClientConnection(_Connection):
 
     Call `connect()` first; requests may be sent once a `Connected` event came
     out (at once for a pinned 2026-07-28 revision).
+
+    The client keeps more state than the server in 2026-07-28, by design of SEP-2322: the
+    server forgets a call once it answered `input_required`, so the client is the one that
+    holds the call across rounds (its params, the answers so far, its deadline) and
+    re-issues it. That is why a call here can be in flight with no request on the wire
+    (`_pending_inputs`).
     """
 
     _role: Role = "client"
@@ -108,16 +116,33 @@ class ClientConnection(_Connection):
         self.server_capabilities: Any = None
         self.server_info: Any = None
         self.instructions: str | None = None
+        # The server's capabilities in wire form, read by every capability check on the
+        # sending path; empty until a handshake or discovery told us, which
+        # `_prepare_request` reads as "unknown" rather than "nothing offered".
         self._server_caps_wire: dict[str, Any] = {}
+        # Events caused by the application's own calls (not by input): they wait here for
+        # the next call that returns events, in order, so none is lost and none jumps the
+        # queue.
         self._pending_events: list[Event] = []
+        # Each modern revision is probed at most once: a server answering -32022 to every
+        # revision it lists would otherwise keep the probe going for ever.
         self._probe_tried: set[str] = set()
         self._probe_deadline: float | None = None
+        # The 2026-07-28 `_meta` every request carries, built once (`_envelope_for`).
         self._envelope: dict[str, Any] = {}
         # 2026-07-28 multi-round-trip bookkeeping.
         self._pending_inputs: dict[RequestId, PendingInputs] = {}
+        # The ids the application answers questions under, mapped back to (call, key), and
+        # the wire id of each call's current retry: the application only ever sees the
+        # logical id of its call.
         self._input_slots: dict[str, tuple[RequestId, str]] = {}
         self._retry_wire: dict[RequestId, RequestId] = {}
+        # Bounded, like every memory of ended ids: an application answering a question of a
+        # call that ended long ago gets LocalProtocolError instead of a quiet no-op, which
+        # is the lesser harm next to unbounded memory.
         self._dead_slots = RecentIds(config.limits.max_remembered_ids)
+        # A counter across the connection's life, so a slot id is never reused even when a
+        # call asks the same key twice in two rounds.
         self._slot_numbers = count(1)
         # 2025-11-25 tasks we created whose progress token outlives the request.
         self._live_tasks = LiveTasks(config.limits.max_tasks)
@@ -130,6 +155,8 @@ class ClientConnection(_Connection):
         `deadline` bounds the `server/discover` probe of "auto" mode: a server
         that stays silent until then is taken to be legacy.
         """
+        # Once per connection: a second handshake on the same stream would be a second
+        # `initialize`, which a legacy server must refuse (RELIABILITY.md 1.7).
         if self.state is not State.IDLE:
             raise LocalProtocolError("connect() was already called")
         mode = self.config.mode
@@ -140,7 +167,12 @@ class ClientConnection(_Connection):
             self._move(SessionInput.CONNECT_PINNED)
             self._become_modern(mode)
             return [self._connected_modern()]
+        # The deadline applies to the probe only: `initialize` has no timeout of its own
+        # here, since 2025-03-26 ("Lifecycle") forbids cancelling it and a legacy server may
+        # take its time to start; the application's own connect timeout bounds it.
         self._move(SessionInput.CONNECT)
+        # The config's revisions split by era: the probe offers the newest modern one, the
+        # handshake the newest legacy one, and a client with only one era skips the other.
         versions = self.config.supported_versions
         modern = [v for v in versions if era_of(v) is Era.MODERN]
         legacy = [v for v in versions if era_of(v) is Era.LEGACY]
@@ -164,7 +196,12 @@ class ClientConnection(_Connection):
         return []
 
     def _send_initialize(self, version: str) -> None:
-        """The legacy handshake: our capabilities once, for the whole session."""
+        """The legacy handshake: our capabilities once, for the whole session.
+
+        The capabilities sent here are the only ones the server will ever know for the
+        session (2025-03-26, "Capability Negotiation"): they cannot be changed later, so
+        they come from the config, not from any call.
+        """
         params = {
             "protocolVersion": version,
             "capabilities": self.config.capabilities_wire,
@@ -190,6 +227,7 @@ class ClientConnection(_Connection):
             ):
                 # A modern server that answered our late probe after we gave up on it
                 # and fell back: it names what it speaks, so use that, not initialize.
+                # (the server's list is the peer's: only strings are read from it)
                 theirs = {v for v in data["supported"] if isinstance(v, str)}
                 mutual = preference_order(tuple(set(self.config.supported_versions) & theirs))
                 modern = [v for v in mutual if era_of(v) is Era.MODERN]
@@ -203,6 +241,8 @@ class ClientConnection(_Connection):
                 )
             )
         try:
+            # A malformed handshake answer ends the connection (Fatal): without a valid
+            # result there is no revision and no capabilities to judge anything by.
             init = validator("InitializeResult")(result)
         except pydantic.ValidationError as exc:
             raise Fatal(
@@ -210,6 +250,9 @@ class ClientConnection(_Connection):
             ) from None
         version = init.protocol_version
         mode = self.config.mode
+        # 2025-03-26 ("Version Negotiation"): if the client does not support the version in
+        # the server's answer, it SHOULD disconnect. A pinned client accepts only its pin,
+        # because the application asked for exactly that behaviour.
         if mode in ("auto", "legacy"):
             acceptable = version in self.config.supported_versions and era_of(version) is Era.LEGACY
         else:
@@ -225,9 +268,13 @@ class ClientConnection(_Connection):
         self._negotiated()
         self.protocol_version = version
         self.era = Era.LEGACY
+        # What the server declared once for the session: every later request is gated on it
+        # (`_prepare_request`), as 2025-03-26 ("Capability Negotiation") asks.
         self.server_capabilities = init.capabilities
         self.server_info = init.server_info
         self.instructions = init.instructions
+        # The initialized notification is automatic output (the engine's own), so a peer
+        # that does not read cannot make it raise in the application's code.
         self._server_caps_wire = to_wire(init.capabilities) or {}
         self._queue(
             jr.encode_notification("notifications/initialized", None),
@@ -245,6 +292,11 @@ class ClientConnection(_Connection):
         """The 2026-07-28 `_meta` envelope: what a legacy client says once in
         initialize, a 2026-07-28 client says on every request, because the server
         keeps no session to remember it by. Built once per connection.
+
+        SEP-2575 requires the protocol version and client capabilities on every request, and
+        the client info SHOULD be there; `logLevel` is optional and, when absent, the server
+        sends no log messages for the request (SPEC-NOTES 1.10), so it is added only when
+        the application asked for logs.
         """
         envelope: dict[str, Any] = {
             META_PROTOCOL_VERSION: version,
@@ -258,6 +310,10 @@ class ClientConnection(_Connection):
     def _send_probe(self, version: str) -> None:
         """`server/discover` under `version`'s envelope: a 2026-07-28 server
         answers it; a legacy one refuses it, or stays silent until the deadline.
+
+        SPEC-NOTES 1.15: on stdio, `server/discover` first is how a client tells the eras
+        apart. The probe is internal (`_send_internal`), so its answer is never an event the
+        application has to understand.
         """
         self._probe_tried.add(version)
         self._send_internal(
@@ -277,11 +333,16 @@ class ClientConnection(_Connection):
         ours = self.config.supported_versions
         if error is None:
             try:
+                # A result that does not validate is not taken for a legacy server: it came
+                # as an answer to `server/discover`, so the server is modern and broken,
+                # which is fatal.
                 discovered = validator("DiscoverResult")(result)
             except pydantic.ValidationError as exc:
                 raise Fatal(
                     RemoteProtocolError(f"invalid server/discover result: {describe(exc)}")
                 ) from None
+            # The newest revision both sides list: discovery's `supportedVersions` covers
+            # both eras (SEP-2575), so a dual-era server is used in 2026-07-28.
             mutual = preference_order(tuple(set(ours) & set(discovered.supported_versions)))
             self._take_mutual(mutual, discovered)
             return
@@ -303,6 +364,8 @@ class ClientConnection(_Connection):
                 return
             self._take_mutual(mutual, None)
             return
+        # Any other error or silence means a legacy server (SPEC-NOTES 1.15: never key the
+        # fallback to one error code; legacy servers answer -32601, -32602, or nothing).
         legacy = [v for v in ours if era_of(v) is Era.LEGACY]
         if not legacy:
             raise Fatal(RemoteProtocolError(f"server/discover failed: {error.get('message')}"))
@@ -311,6 +374,9 @@ class ClientConnection(_Connection):
     def _take_mutual(self, mutual: tuple[str, ...], discovered: Any) -> None:
         """Settle on the best revision both sides speak: a legacy one still needs
         its initialize; a 2026-07-28 one is READY now.
+
+        The best mutual revision is the newest both speak (`preference_order`): the era
+        follows from it, so a server that speaks both eras is used in 2026-07-28.
         """
         if not mutual:
             raise Fatal(RemoteProtocolError("no protocol revision both sides speak"))
@@ -337,7 +403,11 @@ class ClientConnection(_Connection):
     def _negotiated(self) -> None:
         """The handshake or the probe settled on a revision: READY, if the table
         agrees. Peer-driven, so a refusal ends the connection as a broken
-        handshake rather than raising a local error out of `receive_data`."""
+        handshake rather than raising a local error out of `receive_data`.
+
+        The table is asked rather than assigned, so that a server answering a handshake
+        twice (a late probe answer after the fallback) ends the connection cleanly.
+        """
         target = follows("client", self.state, SessionInput.NEGOTIATED)
         if target is None:
             raise Fatal(
@@ -346,7 +416,11 @@ class ClientConnection(_Connection):
         self.state = target
 
     def _become_modern(self, version: str) -> None:
-        """Record a 2026-07-28 revision and the envelope every request will carry."""
+        """Record a 2026-07-28 revision and the envelope every request will carry.
+
+        The envelope is built once: its contents come from the config, which cannot change,
+        and every request then shares one dictionary instead of building its own.
+        """
         self.protocol_version = version
         self.era = Era.MODERN
         self._envelope = self._envelope_for(version)
@@ -386,6 +460,9 @@ class ClientConnection(_Connection):
         running while the questions of a round sit with the application: no server
         round trip is pending then, and only this tick can end the call.
         """
+        # The wire deadlines first: a call whose retry is on the wire is in the base tables,
+        # and one waiting on the application is only in `_pending_inputs`; the two are
+        # disjoint (`check_invariants`), so no call times out twice.
         events = super().tick(now)
         # The deadline keeps running while the application answers input requests.
         for logical, pending in list(self._pending_inputs.items()):
@@ -403,6 +480,8 @@ class ClientConnection(_Connection):
         fails its call) leave through the next `tick()`; reporting them as due
         makes any driver tick at once.
         """
+        # A due event is a deadline already passed: minus infinity makes any driver tick at
+        # once, and the epoch is read as for any deadline so `deadline_moved` stays right.
         if self._pending_events:
             self._armed_epoch = self._deadline_epoch
             return float("-inf")
@@ -413,7 +492,12 @@ class ClientConnection(_Connection):
         return min(deadlines) if deadlines else None
 
     def _flush(self, events: list[Event]) -> list[Event]:
-        """Put events queued by earlier local calls before `events` (causal order)."""
+        """Put events queued by earlier local calls before `events` (causal order).
+
+        Events caused by the application's own calls have no input to ride on; they wait
+        here and come out first from the next call that returns events, so the order the
+        application sees is the order in which things happened.
+        """
         if self._pending_events:
             events = self._pending_events + events
             self._pending_events = []
@@ -441,20 +525,30 @@ class ClientConnection(_Connection):
         if method == "ping":
             self._reply_result(rid, {}, method)
             return
+        # A server request before the handshake answered: 2025-03-26 ("Lifecycle") lets the
+        # server send only pings and logging before it receives `initialized`.
         if version is None:
             raise Reject(INVALID_REQUEST, "Received request before initialization was complete")
         spec = lookup("server", method, version)
         if spec is None or not spec.is_request:
             raise Reject(METHOD_NOT_FOUND, f"Method not found: {method}")
+        # Refused before the params are validated, as the SDKs do: a request for a
+        # capability the client never declared is "method not found" whatever its params.
         self._check_declared(method, params)
         model = self._validate_params(spec, params)
         meta = params.get("_meta") if params else None
         token = self._track_inbound(rid, method, meta, None)
+        # No client capabilities or info in the context: those describe us, and the handler
+        # of a server's request needs only the revision and the request's own `_meta`.
         context = RequestContext(version, None, None, None, token, meta)
         events.append(RequestReceived(rid, method, model, context))
 
     def _check_declared(self, method: str, params: dict[str, Any] | None) -> None:
-        """Refuse what the client did not declare, with the errors users expect."""
+        """Refuse what the client did not declare, with the errors users expect.
+
+        The errors are the SDKs' (-32601 for an undeclared capability, -32602 for an
+        undeclared elicitation mode): servers written against them already handle those.
+        """
         problem = capability_problem(self.config.capabilities_wire, method, params)
         if problem is not None:
             raise Reject(*problem)
@@ -479,16 +573,23 @@ class ClientConnection(_Connection):
         except Reject as rej:
             events.append(MessageRejected(None, rej.code, rej.message))
             return
+        # 2026-07-28 (SPEC-NOTES 1.8): every notification on a listen stream names its
+        # subscription, so the application can tell several listens apart; on stdio they all
+        # share one stream.
         subscription = None
         if self.era is Era.MODERN:
             meta = params.get("_meta") if params else None
             candidate = meta.get(META_SUBSCRIPTION_ID) if type(meta) is dict else None
             if jr.is_request_id(candidate):
                 subscription = candidate
+            # The acknowledgement is its own event, carrying the honoured filter: the
+            # application learns what it will and will not receive before any notification
+            # arrives.
             if method == "notifications/subscriptions/acknowledged":
                 if subscription is not None:
                     events.append(SubscriptionAcknowledged(subscription, model.notifications))
                 return
+        # 2025-11-25: a terminal status in a notification ends the task's progress token.
         elif method == "notifications/tasks/status":
             self._task_over(terminal_status(method, params))
         events.append(NotificationReceived(method, model, subscription))
@@ -496,6 +597,10 @@ class ClientConnection(_Connection):
     def _receive_cancel(self, params: dict[str, Any] | None, events: list[Event]) -> None:
         """A server's cancel: of a request it sent us (legacy), or, in 2026-07-28,
         the end of one of our listen streams, which fails that call.
+
+        2026-07-28 (SPEC-NOTES 1.14): the server sends `notifications/cancelled` only to end
+        a listen stream; any other cancel from a modern server names nothing we could act
+        on, and is ignored as an unknown cancel would be.
         """
         if self.era is not Era.MODERN:
             super()._receive_cancel(params, events)
@@ -533,6 +638,9 @@ class ClientConnection(_Connection):
                 self._accept_task(rid, entry, result, events)
                 return
             if result_type != "complete":
+                # SPEC-NOTES 1.3: a client MUST treat an unknown `resultType` as invalid,
+                # and an `input_required` answer to a method that cannot ask is a server
+                # bug; either fails the one call rather than the connection.
                 problem = (
                     f"{entry.method} may not answer with input_required"
                     if result_type == "input_required"
@@ -552,7 +660,12 @@ class ClientConnection(_Connection):
     ) -> None:
         """A 2026-07-28 `resultType: "task"`: valid only for a method the extension
         covers, on a request that declared the extension (every request of ours
-        carries the same capabilities)."""
+        carries the same capabilities).
+
+        A task answer the client cannot use fails the call rather than being handed on: the
+        application asked for a result, and a task it did not opt into (SEP-2663: only with
+        the extension declared on the request) would have no one polling it.
+        """
         if entry.method not in MODERN_TASK_METHODS:
             problem = f"{entry.method} cannot answer with resultType 'task'"
         elif not extension_declared(self.config.capabilities_wire):
@@ -616,8 +729,17 @@ class ClientConnection(_Connection):
     ) -> None:
         """An InputRequiredResult came in for one of our calls: hand its questions
         to the application as RequestReceived events and wait for every answer
-        (AWAITING_INPUT), or fail the call when the result cannot be acted on."""
+        (AWAITING_INPUT), or fail the call when the result cannot be acted on.
+
+        SEP-2322's client rules: fulfil every input request before retrying, or retry at
+        once when there is only state; never answer what the client did not declare; and
+        (not in the spec, which sets no round limit) stop after
+        `ClientConfig.max_input_rounds`, as the Python SDK does with its default of 10, so
+        that a server cannot keep a call and its user waiting for ever.
+        """
         logical = entry.logical
+        # The round's result ended the attempt on the wire: the call is between attempts
+        # now, with no wire id until the retry is sent.
         self._retry_wire.pop(logical, None)
         try:
             interim = validator("InputRequiredResult")(result)
@@ -629,6 +751,8 @@ class ClientConnection(_Connection):
                 )
             )
             return
+        # SEP-2322: at least one of the two MUST be present; a result with neither gives the
+        # client nothing to answer or echo, so retrying would only loop.
         if not interim.input_requests and interim.request_state is None:
             self._step(entry, "outbound", RequestInput.LOST)
             events.append(
@@ -669,6 +793,8 @@ class ClientConnection(_Connection):
                 events.append(RequestFailed(logical, entry.method, rej.code, rej.message))
                 return
             asked.append((key, method, request.params, raw_params.get("_meta")))
+        # The move is made only after every question passed the declaration check, so a
+        # refused round leaves the call failed, not half waiting.
         self._step(entry, "outbound", RequestInput.INPUT_REQUIRED_IN)
         pending = PendingInputs(
             entry.method,
@@ -681,6 +807,8 @@ class ClientConnection(_Connection):
             entry.related,
         )
         self._pending_inputs[logical] = pending
+        # The progress token keeps pointing at the call across rounds: a server may report
+        # progress on the retry under the same token, and the call is the same call.
         if entry.progress_token is not None:
             self._progress_tokens[entry.progress_token] = logical
         version = self.protocol_version
@@ -707,6 +835,9 @@ class ClientConnection(_Connection):
         """Answers to a 2026-07-28 round's questions are collected per call and
         sent with its retry, never as JSON-RPC responses (the server asked in a
         result, not in a request). True when `request_id` names such a question.
+
+        Only string ids can be question slots, because the slots are minted as strings: an
+        integer id is always an answer to a legacy server's request, and is looked up there.
         """
         if type(request_id) is not str:
             return False
@@ -728,6 +859,9 @@ class ClientConnection(_Connection):
             )
             self._deadline_epoch += 1  # next_deadline() is now minus infinity
             return True
+        # Answers are collected until every question of the round has one; only then does
+        # the retry go out, since SEP-2322 asks the client to fulfil the requests before
+        # retrying.
         pending.answers[key] = result
         pending.waiting.discard(key)
         if not pending.waiting:
@@ -735,7 +869,14 @@ class ClientConnection(_Connection):
         return True
 
     def _retry(self, logical: RequestId, pending: PendingInputs) -> None:
-        """The same call again: a new id, the answers, the state echoed byte for byte."""
+        """The same call again: a new id, the answers, the state echoed byte for byte.
+
+        SEP-2322: the retry MUST use a new JSON-RPC id, carries the original params plus
+        `inputResponses` and `requestState` echoed exactly, and those two belong to this
+        retry only. The id comes from the same counter as every other request, so it can
+        never collide with one of ours still in flight. The round count travels with the
+        call, so the cap holds across retries.
+        """
         self._step(pending, "outbound", RequestInput.RETRY)
         del self._pending_inputs[logical]
         # The original params, plus only this round's answers and state: what earlier
@@ -746,7 +887,7 @@ class ClientConnection(_Connection):
             params["inputResponses"] = pending.answers
         if pending.request_state is not None:
             params["requestState"] = pending.request_state
-        wire_id = self._next_id
+        wire_id = self._mint_id(self._next_id)
         self._next_id += 1
         payload = jr.encode_request(wire_id, pending.method, params)
         self._queue(payload, "request", pending.method, wire_id, pending.related)
@@ -793,17 +934,24 @@ class ClientConnection(_Connection):
         if pending is None:
             return False
         self._step(pending, "outbound", by)
+        # A linear scan is fine here: a call has a handful of questions at most, and this
+        # runs once per ended call.
         for slot in [s for s, (owner, _) in self._input_slots.items() if owner == request_id]:
             del self._input_slots[slot]
             self._dead_slots.add(slot)
         if pending.progress_token is not None:
             self._progress_tokens.pop(pending.progress_token, None)
+        # Remembered as ended, so a late `cancel_request` for it is a no-op rather than an
+        # error, as for any request that ended.
         self._ended_outbound.add(request_id)
         return True
 
     def _wire_id(self, request_id: RequestId) -> RequestId:
         """The id a retried call currently travels under: `notifications/cancelled` must
         name the request the server knows, not the application's logical id.
+
+        Without the mapping a cancel would name the logical id, which the server never saw
+        after the first round, and the server would go on working for nobody.
         """
         return self._retry_wire.get(request_id, request_id)
 
@@ -856,6 +1004,11 @@ class ClientConnection(_Connection):
     ) -> dict[str, Any] | None:
         """Check a request against the server's capabilities and stamp the
         2026-07-28 envelope; the application's own `_meta` keys win over ours.
+
+        The server's capabilities are checked only when known: a pinned 2026-07-28 client
+        that skipped discovery would otherwise be unable to send anything. The envelope is
+        merged under the application's own `_meta`, never replacing it, because
+        `progressToken` and trace context (SPEC-NOTES 1.2) travel there too.
         """
         cap = needs_capability(spec, self.protocol_version or "")
         # A pinned 2026-07-28 client that skipped discovery knows no capabilities yet.
@@ -875,7 +1028,12 @@ class ClientConnection(_Connection):
         return params
 
     def _check_task_request(self, spec: MethodSpec, params: dict[str, Any] | None) -> None:
-        """Only ask for a task where both sides declared it (LocalProtocolError)."""
+        """Only ask for a task where both sides declared it (LocalProtocolError).
+
+        2025-11-25 (`basic/utilities/tasks`): a requestor SHOULD augment only request types
+        the receiver declared; 2026-07-28 (SEP-2663) has no task param at all, the server
+        decides, and only for a request that declared the extension.
+        """
         if self.era is Era.MODERN:
             if wants_task(params):
                 raise LocalProtocolError(
@@ -900,6 +1058,10 @@ class ClientConnection(_Connection):
     def _check_notification_allowed(self, method: str) -> None:
         """`notifications/roots/list_changed` is only for a client that declared
         `roots.listChanged`, the capability that says it sends them.
+
+        2025-03-26 ("Roots"): a client that declared `roots.listChanged` SHOULD send the
+        notification when its roots change, and only such a client may; a server that did
+        not see the capability has no reason to expect it.
         """
         if method == "notifications/roots/list_changed":
             roots = self.config.capabilities_wire.get("roots")

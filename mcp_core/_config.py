@@ -18,7 +18,13 @@ from ._versions import ALL_REVISIONS, TASKS_EXTENSION, Era, era_of, is_known, pr
 
 
 def to_wire(value: Any) -> Any:
-    """A model as its wire dict (camelCase, no nulls); mappings copied shallowly."""
+    """A model as its wire dict (camelCase, no nulls); mappings copied shallowly.
+
+    `exclude_none` because the schemas mark optional members as absent, not null: a strict
+    peer validating `"instructions": null` against a string type refuses the whole message.
+    A dict is copied so the caller's mapping is never changed by the engine adding `_meta`
+    or `resultType`.
+    """
     if type(value) is dict:
         return dict(value)
     if value is None:
@@ -112,6 +118,9 @@ class ServerConfig:
         object.__setattr__(self, "supported_versions", versions)
         caps: dict[str, Any] = to_wire(self.capabilities) or {}
         object.__setattr__(self, "capabilities_wire", caps)
+        # The tasks extension is hidden from legacy sessions and the core `tasks` capability
+        # from modern requests: a client of either era must see only what its revision
+        # defines, or it could try a feature its peer's era does not have.
         legacy = dict(caps)
         extensions = legacy.get("extensions")
         if isinstance(extensions, dict) and TASKS_EXTENSION in extensions:
@@ -125,6 +134,8 @@ class ServerConfig:
             self, "modern_capabilities_wire", {k: v for k, v in caps.items() if k != "tasks"}
         )
         info = to_wire(self.server_info) or {}
+        # `name` and `version` are required in `Implementation` (every revision); the
+        # config's fields fill them unless `server_info` set its own.
         info.setdefault("name", self.name)
         info.setdefault("version", self.version)
         object.__setattr__(self, "server_info_wire", info)
@@ -139,6 +150,7 @@ class ServerConfig:
 
 
 # The RFC 5424 severities `logging/setLevel` and the 2026-07-28 envelope accept.
+# (a copy of `_base.LOG_LEVELS`: `_config` sits below `_base` in the import layering)
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 # "auto", "legacy", or a revision string to pin. Pinning 2026-07-28 skips discovery
@@ -186,6 +198,8 @@ class ClientConfig:
             )
         if self.max_input_rounds < 1:
             raise ValueError("max_input_rounds must be at least 1")
+        # Refused at construction: a legacy-mode client with only modern revisions could
+        # never connect, and would find out only at its first handshake.
         if self.mode == "legacy" and not any(era_of(v) is Era.LEGACY for v in versions):
             raise ValueError("mode 'legacy' needs at least one legacy revision")
         object.__setattr__(self, "capabilities_wire", to_wire(self.capabilities) or {})

@@ -12,6 +12,10 @@ this layering removed.
 
 from __future__ import annotations
 
+# The private names are re-exported too (`_Connection`, `_ENDED`, `Fatal`, `Reject`): tests
+# and tools written before the split import them from here, and this module's only job is
+# that such an import keeps working. New code imports from the layer that defines a name, so
+# a change of this list never breaks the engine itself.
 from ._base import (
     _ENDED,
     CAPABILITY_LABEL,
@@ -38,9 +42,15 @@ from ._base import (
     missing_wall_time,
     validator,
 )
+
+# The roles come last and from above: `_base` must never import them (the cycle this
+# layering removed), and only this compatibility module sees both roles and their base at
+# once. `tests/test_layout.py` fails on any import cycle, so the order is checked.
 from ._client import ClientConnection
 from ._server import ServerConnection
 
+# Spelled out rather than computed, so that a name dropped from a layer below shows as an
+# ImportError here at once, not as an AttributeError in some caller later.
 __all__ = [
     "_ENDED",
     "CAPABILITY_LABEL",

@@ -43,6 +43,9 @@ __all__ = [
     "validate_form_answer",
 ]
 
+# The whole module is pure and revision-parametrised, so the server engine can check a form
+# before sending it and an answer before handing it on, without the application having to
+# know which revision's form rules apply to the request.
 M = TypeVar("M", bound=BaseModel)
 
 #: Key to put in a field's `json_schema_extra` to give enum options display titles:
@@ -52,7 +55,12 @@ ENUM_TITLES: Final = "enumTitles"
 #: Revisions that have form-mode elicitation. 2026-07-28 kept 2025-11-25's schema unchanged.
 FORM_REVISIONS: Final = frozenset({"2025-06-18", "2025-11-25", "2026-07-28"})
 
+# The one revision whose form vocabulary differs: 2025-11-25 added the titled and
+# multi-select enum shapes (SEP-1330) and defaults on every primitive (SEP-1034), and
+# 2026-07-28 kept that schema unchanged, so everything here is "2025-06-18, or the rest".
 _LEGACY: Final = "2025-06-18"  # no defaults except on booleans, no multi-select, no oneOf titles
+# The only formats `StringSchema` lists in any revision; a client draws a date picker or an
+# email field from them, and an unknown format would leave it guessing.
 _STRING_FORMATS: Final = ("date", "date-time", "email", "uri")
 _DEFS_PREFIX: Final = "#/$defs/"
 # Private key our generator adds to enum $defs; never leaves this module.
@@ -90,7 +98,12 @@ _CACHE: weakref.WeakKeyDictionary[type[BaseModel], dict[str, dict[str, Any]]] = 
 
 
 class _Refused(Exception):
-    """A property has no PrimitiveSchemaDefinition form; `hint` says why when it isn't obvious."""
+    """A property has no PrimitiveSchemaDefinition form; `hint` says why when it isn't obvious.
+
+    An exception rather than a return value because the refusal can come from deep inside a
+    property's translation, and only `_build` knows the field's name to put in the
+    TypeError.
+    """
 
     def __init__(self, hint: str | None = None) -> None:
         """`hint` None: the rendering quoted in the TypeError says enough by itself."""
@@ -139,6 +152,9 @@ def form_schema(model: type[BaseModel], *, revision: str = "2025-11-25") -> dict
     Raises:
         ValueError: `revision` has no form-mode elicitation.
         TypeError: a field is not a flat primitive the revision can express.
+
+    The copy is the price of the cache: a caller adding a `description` to what it got must
+    not change the form every later elicitation sends.
     """
     if revision not in FORM_REVISIONS:
         known = ", ".join(sorted(FORM_REVISIONS))
@@ -175,6 +191,10 @@ def validate_form_answer(model: type[M], content: Mapping[str, Any] | None) -> M
 
     Raises:
         pydantic.ValidationError: the answer does not fit the model.
+
+    Going through JSON (`to_json`, then `model_validate_json`) rather than validating the
+    mapping directly is what makes strict mode mean the wire's types: a Python datetime
+    could not have come from the client, an ISO string did.
     """
     payload: Mapping[str, Any] = {} if content is None else content
     return model.model_validate_json(pydantic_core.to_json(payload), strict=True)
@@ -253,7 +273,11 @@ def _translate(rendered: Any, defs: Mapping[str, Any], revision: str) -> dict[st
 
 
 def _drop_null(prop: dict[str, Any]) -> dict[str, Any]:
-    """`X | None` -> `X`: the wire has no null, and leaving a field out already means "none"."""
+    """`X | None` -> `X`: the wire has no null, and leaving a field out already means "none".
+
+    Refusing other unions matters for the answer check too: a field that accepted an `int |
+    str` could be answered with either, and the form shows only one input.
+    """
     branches = prop.get("anyOf")
     if branches is None:
         return prop
@@ -403,6 +427,11 @@ def _titles(
 def _single_select(prop: Mapping[str, Any], legacy: bool) -> dict[str, Any]:
     """A single choice: plain `enum`; titled as `oneOf` (2025-11-25+) or, on 2025-06-18,
     `enum` plus `enumNames`, the only titled form that revision's clients know.
+
+    `enumNames` is the only titled form 2025-06-18's `EnumSchema` has (non-standard
+    JSON Schema, kept later as the deprecated `LegacyTitledEnumSchema`), while `oneOf`
+    with `const` and `title` is what 2025-11-25 standardised (SEP-1330); a client shown
+    the form it does not read sees raw values instead of labels.
     """
     values = _options(prop)
     titles = _titles(prop, prop, values)
@@ -423,6 +452,9 @@ def _multi_select(prop: Mapping[str, Any], defs: Mapping[str, Any], legacy: bool
 
     2025-06-18 has no array fields and nothing equivalent, so there it is refused,
     before anything is sent.
+
+    `anyOf` (not `oneOf`) for titled items is the 2025-11-25 schema's choice for
+    `TitledMultiSelectEnumSchema`: several options may match one answer list.
     """
     raw_items = prop.get("items")
     if not isinstance(raw_items, dict):
@@ -457,6 +489,8 @@ def _multi_select(prop: Mapping[str, Any], defs: Mapping[str, Any], legacy: bool
 # and the second on every answer it hands on, so a form the client cannot draw fails
 # where it is written, and an answer that does not fit never looks like one.
 
+# The published `ElicitRequest` schema gives `requestedSchema` only `type`, `properties`
+# and `required` (and `$schema` from 2025-11-25); anything else a client could not draw.
 _TOP_KEYS: Final = frozenset({"$schema", "type", "properties", "required"})
 _TEXT_KEYS: Final = ("title", "description")
 _OPTION_KEYS: Final = frozenset({"const", "title"})
@@ -535,6 +569,10 @@ def _check_property(prop: Any, legacy: bool) -> None:
 
     The shape is picked by `type` and then by `oneOf`/`enum`, as `types.py` tells
     the shapes apart, so the check and the parser agree on what a field is.
+
+    Checking the form before sending it is the only way the server learns about a bad form:
+    a client that cannot draw it can only decline or cancel (2025-06-18 "Elicitation"), and
+    the user never sees why.
     """
     if type(prop) is not dict:
         raise _Unfit("a field must be an object")
@@ -564,6 +602,9 @@ def _check_property(prop: Any, legacy: bool) -> None:
                 raise _Unfit(
                     f"format {prop['format']!r} is not one of {', '.join(_STRING_FORMATS)}"
                 )
+    # Numbers carry only inclusive bounds on the wire; exclusive ones are a JSON Schema
+    # keyword `NumberSchema` does not list, so a hand-written form with them is refused here
+    # rather than half-honoured by the client.
     elif kind in ("number", "integer"):
         allowed = _LABELS | {"minimum", "maximum"}
         for key in ("minimum", "maximum"):
@@ -677,6 +718,10 @@ def check_form_answer(schema: Mapping[str, Any], content: Any) -> str | None:
     within its bounds and options, `date` and `date-time` strings in ISO 8601
     (and real dates), `email` and `uri` strings shaped like one. Missing content
     counts as an empty form.
+
+    The answer is the client's word, and the user's: a handler receiving it as valid would
+    trust values the form never offered. The checks are offline and shape-only (an email is
+    not verified to exist), which is what the client could have checked too.
     """
     if content is None:
         content = {}
@@ -708,6 +753,9 @@ def _answer_problem(prop: Mapping[str, Any], value: Any) -> str | None:
     kind = prop.get("type")
     if kind == "boolean":
         return None if type(value) is bool else "expected a boolean"
+    # SPEC-NOTES (gaps): `ElicitResult.content` does not list floats although `NumberSchema`
+    # allows `type: "number"`; a finite float is accepted for a number field, since a client
+    # drawing a number field will send one.
     if kind in ("number", "integer"):
         if not (type(value) is int or (kind == "number" and _finite(value))):
             return f"expected {'an integer' if kind == 'integer' else 'a number'}"
@@ -738,7 +786,11 @@ def _answer_problem(prop: Mapping[str, Any], value: Any) -> str | None:
 
 
 def _is_date(value: str) -> bool:
-    """An ISO 8601 calendar date that exists (pure arithmetic: no clock module here)."""
+    """An ISO 8601 calendar date that exists (pure arithmetic: no clock module here).
+
+    Checked by hand rather than with `datetime.date`: the core imports no clock module, and
+    the purity test would flag it.
+    """
     match = _DATE.fullmatch(value)
     if match is None:
         return False
@@ -760,6 +812,8 @@ def _is_date_time(value: str) -> bool:
     )
 
 
+# Keyed by every format `_STRING_FORMATS` allows, so a schema that passed
+# `check_form_schema` always finds its check here.
 _FORMAT_CHECKS: Final[Mapping[str, Callable[[str], bool]]] = {
     "date": _is_date,
     "date-time": _is_date_time,

@@ -23,22 +23,40 @@ class EventStore(Protocol):
     """
 
     def store_event(self, session_id: str, stream_id: str, payload: bytes | None) -> str:
-        """Keep one event (None: a priming event, never replayed) and return its id."""
+        """Keep one event (None: a priming event, never replayed) and return its id.
+
+        The priming event of 2025-11-25 (SEP-1699) is stored with no payload so that its id
+        is a valid cursor (a client may resume from it) while nothing is ever replayed for
+        it.
+        """
         ...
 
     def replay_after(
         self, session_id: str, last_event_id: str
     ) -> tuple[str, list[tuple[str, bytes]]] | None:
         """(stream id, the later events as (id, payload)), or None for an id this
-        session never issued."""
+        session never issued.
+
+        The session id is part of the question, not only of the cursor: a cursor presented
+        by another session must be unknown (RELIABILITY.md 1.5, the cross-session replay of
+        GHSA-84j6-jc92-77jm).
+        """
         ...
 
     def forget_session(self, session_id: str) -> None:
-        """The session ended: drop everything it stored."""
+        """The session ended: drop everything it stored.
+
+        Called when a session ends, because no one can resume a stream of a session that no
+        longer exists, and a store that kept them would grow with every session ever made.
+        """
         ...
 
 
 class _StoredStream:
+    """Sequences count from 1 per stream, so a cursor of 0 (or a sequence not yet issued) is
+    refused by the range check in `replay_after` instead of replaying everything.
+    """
+
     __slots__ = ("events", "next_seq")
 
     def __init__(self, bound: int) -> None:
@@ -71,12 +89,17 @@ class InMemoryEventStore:
         stored = streams.get(stream_id)
         if stored is None:
             stored = streams[stream_id] = _StoredStream(self._max_events)
+            # The least recently written stream goes first: a session's old, finished POST
+            # streams are what nobody will resume, while the GET stream stays busy.
             if len(streams) > self._max_streams:
                 streams.popitem(last=False)
         else:
             streams.move_to_end(stream_id)
         seq = stored.next_seq
         stored.next_seq += 1
+        # A deque with `maxlen` drops the oldest event when the stream is full: a client
+        # that fell that far behind gets what is left instead of the store growing without
+        # bound.
         stored.events.append((seq, payload))
         return f"{stream_id}:{seq}"
 
@@ -84,6 +107,9 @@ class InMemoryEventStore:
         self, session_id: str, last_event_id: str
     ) -> tuple[str, list[tuple[str, bytes]]] | None:
         streams = self._sessions.get(session_id)
+        # Parsed strictly: at most 18 ASCII digits keep `int` fast and bounded on a
+        # peer-chosen string (Python refuses huge integer strings only past 4,300 digits),
+        # and `rpartition` keeps a stream id that contains colons intact.
         stream_id, sep, seq_text = last_event_id.rpartition(":")
         if (
             streams is None
@@ -93,10 +119,14 @@ class InMemoryEventStore:
             return None
         stored = streams.get(stream_id)
         seq = int(seq_text)
+        # A sequence never issued is refused rather than clamped, so a guessed cursor cannot
+        # be used to read a stream from its start.
         if stored is None or not 0 < seq < stored.next_seq:
             return None
         return stream_id, [
             (f"{stream_id}:{n}", payload)
+            # Priming events (no payload) are skipped: they carried nothing, and replaying
+            # an empty data event would hand a 2025-03-26-style client a message to misread.
             for n, payload in stored.events
             if n > seq and payload is not None
         ]

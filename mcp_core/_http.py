@@ -28,10 +28,14 @@ from ._errors import (
 # host and port finds the endpoint.
 DEFAULT_PATH: Final = "/mcp"
 
+# The two media types of Streamable HTTP (2025-03-26 on): a POST's answer is one of them,
+# chosen by the server, which is why a client must accept both.
 JSON: Final = "application/json"
 SSE: Final = "text/event-stream"
 
 # Header names, lower-cased as h11 hands them over.
+# 2025-11-25 spells it `MCP-Session-Id` and earlier revisions `Mcp-Session-Id`; field names
+# ignore case (RFC 9110 5.1), so one lower-case name serves every revision.
 SESSION_ID: Final = "mcp-session-id"
 PROTOCOL_VERSION: Final = "mcp-protocol-version"
 LAST_EVENT_ID: Final = "last-event-id"
@@ -57,7 +61,11 @@ def decode_headers(raw: Iterable[tuple[bytes, bytes]]) -> Headers:
 
 
 def header_values(headers: Headers, name: str) -> list[str]:
-    """Every value of one header (`name` lower-case), in order."""
+    """Every value of one header (`name` lower-case), in order.
+
+    A list, not a dict: repeated headers must stay visible, since a repeat is itself a
+    reason to refuse (see `single_header`).
+    """
     return [value for key, value in headers if key == name]
 
 
@@ -71,7 +79,11 @@ def single_header(headers: Headers, name: str) -> tuple[str | None, bool]:
 
 
 def media_type(value: str | None) -> str:
-    """`application/json; charset=utf-8` -> `application/json`."""
+    """`application/json; charset=utf-8` -> `application/json`.
+
+    Parameters (`charset`) are ignored: JSON is UTF-8 by definition (RFC 8259 8.1), so a
+    charset parameter cannot change how the body is read.
+    """
     if value is None:
         return ""
     return value.split(";", 1)[0].strip().lower()
@@ -110,6 +122,8 @@ def _accepted(values: tuple[str, ...]) -> tuple[bool, bool]:
     for value in values:
         for item in value.split(","):
             kind, *params = (part.strip().lower() for part in item.split(";"))
+            # RFC 9110 12.4.2: a weight has at most three decimals, so these four spellings
+            # are the only ways to write zero.
             if any(p.replace(" ", "") in ("q=0", "q=0.0", "q=0.00", "q=0.000") for p in params):
                 continue
             if kind in ("*/*", JSON, "application/*"):
@@ -120,7 +134,11 @@ def _accepted(values: tuple[str, ...]) -> tuple[bool, bool]:
 
 
 def is_visible_ascii(value: str) -> bool:
-    """Session ids must be visible ASCII (0x21-0x7E), and non-empty."""
+    """Session ids must be visible ASCII (0x21-0x7E), and non-empty.
+
+    2025-03-26 (transports, "Session Management"): a session id MUST contain only visible
+    ASCII, so it can be sent back as a header without any encoding.
+    """
     return bool(value) and all("\x21" <= c <= "\x7e" for c in value)
 
 
@@ -134,7 +152,11 @@ def reason_phrase(status: int) -> bytes:
 
 
 def error_body(request_id: Any, code: int, message: str, data: Any = None) -> bytes:
-    """A JSON-RPC error response (id null when the request's id is unknown)."""
+    """A JSON-RPC error response (id null when the request's id is unknown).
+
+    Used for refusals made before any MCP connection saw the request (a bad header, an
+    unknown session), which still owe the client a JSON-RPC error it can read.
+    """
     return jr.encode_error(
         request_id if jr.is_request_id(request_id) else None,
         jr.error_object(code, message, data),
@@ -175,6 +197,8 @@ class HeadScanner:
         end, 400 for a head with a bare LF or a folded line."""
         head = self._head
         resume = max(0, len(head) - 2)  # an end may straddle the previous feed
+        # Only up to the limit is kept: the rest of an over-long head is never buffered, so
+        # the scanner's memory is bounded by the limit whatever the peer sends.
         head += memoryview(data)[: self._limit - len(head)]
         match = _HEAD_END.search(head, resume)
         if match is None:
@@ -197,6 +221,9 @@ def sse_message(payload: bytes, event_id: str | None = None) -> bytes:
 
     `jr.dumps` never emits a newline, so the payload fits one `data:` line and the
     general encoder in `_sse.py` is not needed on this hot path.
+
+    The event type is written out (`event: message`) although it is the default: some
+    clients dispatch on it, and it costs a few bytes.
     """
     if event_id is None:
         return b"event: message\ndata: " + payload + b"\n\n"

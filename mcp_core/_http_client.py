@@ -134,6 +134,9 @@ __all__ = [
     "ToolsFiltered",
 ]
 
+# What an HTTP request is for decides how its end is judged: a message's response carries
+# (or fails) an MCP request, a listen stream is reopened, a resumption continues a request's
+# stream, and a DELETE's answer matters to no one.
 Purpose = Literal["message", "listen", "resume", "terminate"]
 # A POST must accept both (transports, Streamable HTTP): the server picks JSON or
 # SSE per request, and a client that listed one could be refused with 406.
@@ -152,6 +155,11 @@ class SessionExpired(Event):
 
     The `ClientConnection` has been closed (its requests failed); start over with a
     new connection and `initialize` (without the old session id).
+
+    The connection is closed rather than re-initialized here: a new session has new
+    capabilities and a new revision, which is the application's decision, and requests that
+    were in flight under the old session cannot be carried over (their ids meant something
+    only to the old session).
     """
 
     session_id: str
@@ -160,7 +168,11 @@ class SessionExpired(Event):
 @dataclass(frozen=True, slots=True)
 class ToolsFiltered(Event):
     """Tools dropped from a 2026-07-28 `tools/list` result for invalid `x-mcp-header`
-    annotations, as (name, reason): the spec asks clients to log a warning."""
+    annotations, as (name, reason): the spec asks clients to log a warning.
+
+    An event rather than a log line because the engine does no logging: the adapter decides
+    where the warning goes.
+    """
 
     dropped: tuple[tuple[str, str], ...]
 
@@ -168,7 +180,12 @@ class ToolsFiltered(Event):
 @dataclass(frozen=True, slots=True)
 class HTTPErrorReceived(Event):
     """An HTTP exchange failed without settling an MCP request (a notification POST
-    refused, the GET stream refused or given up on, a failed DELETE)."""
+    refused, the GET stream refused or given up on, a failed DELETE).
+
+    Reported rather than raised: these failures concern no call the application is waiting
+    on, and an exception out of `receive_data` would break the one promise the engine makes
+    about receiving.
+    """
 
     purpose: str
     status: int | None
@@ -185,6 +202,10 @@ class AuthorizationChallenged(Event):
     `HTTPClientEndpoint.authorization` and call `retry_challenged()`; or call
     `fail_challenged()`. `method` and `request_id` name the MCP message refused
     (None for the GET stream).
+
+    Held rather than failed because the fix (a token) takes I/O the engine cannot do: a
+    browser, a token endpoint. The adapter's flow runs, then the same request goes out again
+    with the new `Authorization` header.
     """
 
     status: int
@@ -197,7 +218,13 @@ class AuthorizationChallenged(Event):
 
 
 class _ClientStream:
-    """What one logical exchange needs across HTTP responses (resumption state)."""
+    """What one logical exchange needs across HTTP responses (resumption state).
+
+    It outlives the HTTP response it started on: a legacy stream survives a dropped
+    connection (resumed with its last event id), a challenged one waits for a token, and a
+    request resent after a keep-alive race keeps its state. `attempts` counts failures in a
+    row so that only a stream that makes no progress is given up on.
+    """
 
     __slots__ = (
         "attempts",
@@ -271,6 +298,9 @@ class ClientOutbox:
     Start `requests`; close the sockets of `aborts` (2026-07-28 cancellations, or
     everything when closing) and call their `close()`; handle `events` (requests the
     transport failed before sending them).
+
+    Returned, never pushed: the engine cannot open sockets or schedule tasks, so each pump
+    hands the adapter a complete list of what to start and what to close.
     """
 
     requests: list[HTTPRequest]
@@ -332,6 +362,8 @@ class HTTPClientEndpoint:
         limit = connection.limits.max_message_bytes
         self.max_response_bytes = max_response_bytes or limit
         self.max_sse_event_bytes = max_sse_event_bytes or limit
+        # The setting to name in a limit error: the one the user actually set, or the
+        # message limit it defaults to, so the error says which knob to turn.
         self._response_setting = (
             "HTTPClientEndpoint.max_response_bytes"
             if max_response_bytes
@@ -342,21 +374,33 @@ class HTTPClientEndpoint:
             if max_sse_event_bytes
             else "Limits.max_message_bytes"
         )
+        # 64 KiB for a response head (four times what our server accepts for a request
+        # head): a server's head carries cookies and long `WWW-Authenticate` challenges, and
+        # a client refusing one would lose a valid answer.
         self.max_header_bytes = max_header_bytes
         self.max_tools = max_tools
         self.hold_challenges = hold_challenges
         self.authorization: str | None = None
+        # Requests held on an authorization challenge, in order, until the flow gives a
+        # token (`retry_challenged`) or fails (`fail_challenged`).
         self._held: list[_ClientStream] = []
         self.session_id: str | None = None
         self._extra = [(k, v) for k, v in headers]
         self._streams: dict[RequestId, _ClientStream] = {}
+        # Tool name to its `x-mcp-header` parameters, learned from `tools/list`: a
+        # `tools/call` must mirror those arguments in `Mcp-Param-*` headers (SEP-2243), and
+        # only the tool's schema says which arguments they are.
         self._tool_params: dict[str, Mapping[str, HeaderParam]] = {}
         self._queue: list[HTTPRequest] = []
         self._aborts: list[HTTPClientConnection] = []
         self._events: list[Event] = []
         self._listen: _ClientStream | None = None
+        # Set once a legacy session is connected (and `listen` allows it): the GET stream
+        # opens at the next pump, and reopens after it ends, until a 405 says there is none.
         self._want_listen = False
         self._closing = False
+        # After a 404 for our session nothing more is sent under it: a new session needs a
+        # new connection (and a new `initialize`), which the application decides.
         self._expired = False
 
     # ----------------------------------------------------------------- public
@@ -371,7 +415,12 @@ class HTTPClientEndpoint:
         return self._tool_params
 
     def pump(self) -> ClientOutbox:
-        """Turn what the `ClientConnection` queued into HTTP requests (and aborts)."""
+        """Turn what the `ClientConnection` queued into HTTP requests (and aborts).
+
+        The GET stream is opened here, once `initialize` gave a session id, and queued
+        after the messages of the same pump, so the `initialized` notification comes first
+        in the list: an adapter that starts requests in order sends it before the GET.
+        """
         for message in self.mcp.messages_to_send():
             self._outgoing(message)
         # The GET stream is opened for a legacy session only (once initialize gave an
@@ -419,7 +468,11 @@ class HTTPClientEndpoint:
 
     def retry_challenged(self) -> None:
         """Send the requests held on an authorization challenge again (with the
-        current `authorization`); the next `pump()` hands them over."""
+        current `authorization`); the next `pump()` hands them over.
+
+        A fresh `HTTPRequest` for each held stream, because the old one may be cancelled or
+        half-used; the headers are the same, and `start` adds the new authorization.
+        """
         held, self._held = self._held, []
         for stream in held:
             request = stream.request
@@ -441,7 +494,11 @@ class HTTPClientEndpoint:
 
     def fail_challenged(self, message: str, code: int = INTERNAL_ERROR) -> None:
         """Fail the requests held on an authorization challenge (the flow could not
-        get a token) with `code`; the next `pump()` hands over their events."""
+        get a token) with `code`; the next `pump()` hands over their events.
+
+        A held GET stream is not reopened after a failed flow: without a token every attempt
+        would be refused again, and the retries would only load the server.
+        """
         held, self._held = self._held, []
         for stream in held:
             if stream.cancelled or stream.completed:
@@ -456,7 +513,12 @@ class HTTPClientEndpoint:
                 self._events += self._fail(stream, code, message)
 
     def _challenged(self, stream: _ClientStream, status: int, headers: Headers) -> list[Event]:
-        """Hold `stream` on an authorization challenge, if it may be retried."""
+        """Hold `stream` on an authorization challenge, if it may be retried.
+
+        Each challenge status is retried once per stream (RFC 6750 3.1's `invalid_token`
+        after a 401, `insufficient_scope` after a 403): a server that refuses the new token
+        too is misconfigured, and asking the user again would not fix it.
+        """
         if (
             not self.hold_challenges
             or self._closing
@@ -498,6 +560,8 @@ class HTTPClientEndpoint:
                 if stream is not None:
                     self._abort(stream)
                 return
+        # The payload is read back only when a header depends on it: a big legacy request (a
+        # tool call with megabytes of arguments) is not parsed twice.
         params: Any = None
         is_request = m.kind == "request"
         if (
@@ -515,6 +579,8 @@ class HTTPClientEndpoint:
             # The discovery probe, before any era is agreed: it travels as the
             # revision its own envelope names (ours, so a string).
             modern, version = True, params["_meta"][META_PROTOCOL_VERSION]
+        # Content-Length is always set: the body is complete, and a chunked upload would
+        # only make some servers and proxies buffer it anyway.
         headers: Headers = [
             ("host", self.host),
             ("accept", _ACCEPT_BOTH),
@@ -541,6 +607,9 @@ class HTTPClientEndpoint:
                 headers.append((PROTOCOL_VERSION, version))
             if self.session_id is not None:
                 headers.append((SESSION_ID, self.session_id))
+        # The era is fixed on the stream now: a response judged later (a 404, say) must be
+        # read by the rules the request was sent under, even if the probe settled the era
+        # meanwhile.
         stream = _ClientStream("message", m.request_id if is_request else None, m.method, modern)
         request = HTTPRequest(
             "POST", self.path, headers, m.payload, "message", stream.request_id, _stream=stream
@@ -548,13 +617,21 @@ class HTTPClientEndpoint:
         stream.request = request
         if is_request and m.request_id is not None:
             self._streams[m.request_id] = stream
+        # Streams are tracked by the wire id the request went out with: an answer, a cancel
+        # and a resumption all name that id, never the application's logical one.
         self._queue.append(request)
 
     def _get_headers(self, stream: _ClientStream) -> Headers:
         """The headers of a GET: the legacy listen stream, or a resumption naming the last
         event seen (`Last-Event-ID`), which the server replays from on that stream only.
+
+        The GET carries the session id and the protocol version like any legacy request
+        (2025-06-18: the version header on every request after initialization), or the
+        server refuses it with 400 before looking at `Last-Event-ID`.
         """
         headers: Headers = [("host", self.host), ("accept", SSE), *self._extra]
+        # (the legacy session header; 2026-07-28 requests never carry one, SPEC-NOTES 4.3: a
+        # modern server ignores it and must not mint sessions)
         if self.session_id is not None:
             headers.append((SESSION_ID, self.session_id))
         version = self.mcp.protocol_version
@@ -580,7 +657,12 @@ class HTTPClientEndpoint:
         self._queue.append(request)
 
     def _delay(self, stream: _ClientStream) -> float:
-        """The wait before reopening `stream`, in seconds."""
+        """The wait before reopening `stream`, in seconds.
+
+        2025-11-25 (SEP-1699): the client MUST wait the `retry` the server sent before it
+        reconnects; a server that sent none gets `default_retry_ms`, so no server is polled
+        in a tight loop.
+        """
         retry = stream.retry_ms if stream.retry_ms is not None else self.default_retry_ms
         return retry / 1000.0
 
@@ -598,10 +680,15 @@ class HTTPClientEndpoint:
         if mcp.state in (State.CLOSED, State.ERROR):
             return []
         events: list[Event] = []
+        # Parsed here only while a modern `tools/list` is out: every other message goes to
+        # the connection untouched and is parsed once, by it.
         if any(s.method == "tools/list" and s.modern for s in self._streams.values()):
             data = self._filter_tools_in(data, events)
         events += mcp.receive_message(data)
         # The stream's own request, or (on a GET stream) any whose answer came there.
+        # On a GET (a resumption, or a server that answers there anyway) the message may
+        # answer any request still tracked, so each is checked against what the connection
+        # still awaits.
         targets = [stream] if stream.kind == "message" else list(self._streams.values())
         for target in targets:
             if target.request_id is not None and not mcp.awaiting(target.request_id):
@@ -612,7 +699,12 @@ class HTTPClientEndpoint:
         return events
 
     def _filter_tools_in(self, data: bytes | bytearray, events: list[Event]) -> bytes | bytearray:
-        """`data` with invalid tools dropped from the 2026-07-28 `tools/list` results in it."""
+        """`data` with invalid tools dropped from the 2026-07-28 `tools/list` results in it.
+
+        2026-07-28 (SEP-2243): a client MUST drop tools with invalid `x-mcp-header`
+        annotations from `tools/list` and warn. Filtering before the engine sees the result
+        keeps the application from ever holding a tool it could not call correctly.
+        """
         try:
             obj: Any = jr.parse(data, self.mcp.limits)
         except RemoteProtocolError:
@@ -663,6 +755,9 @@ class HTTPClientEndpoint:
                 params = x_mcp_header_params(schema)
             except InvalidToolHeaderAnnotation:  # pragma: no cover - filtered above
                 continue
+            # A tool already known is always updated, and a new one only while there is
+            # room: the table stays bounded, and a tool that changed its annotations is
+            # never left with the old ones.
             if params and (name in self._tool_params or len(self._tool_params) < self.max_tools):
                 self._tool_params[name] = params
             else:
@@ -671,6 +766,9 @@ class HTTPClientEndpoint:
             return response, ()
         for name, _ in dropped:
             self._tool_params.pop(name, None)
+        # By identity, because tools are mappings that may compare equal; the result keeps
+        # the page's order and any non-mapping entries (the engine's validation judges
+        # them).
         keep_ids = {id(t) for t in kept}
         tools_out = [t for t in tools if not isinstance(t, Mapping) or id(t) in keep_ids]
         assert type(result) is dict
@@ -702,10 +800,15 @@ class HTTPClientEndpoint:
         # 2026-07-28 request carries none, and its 404 is -32601 for an unknown method.
         if status == 404 and self.session_id is not None and not stream.modern:
             return self._session_expired()
+        # (A legacy 404 with the session id is the spec's "session terminated", 2025-03-26
+        # session management; the session's requests are all lost then, so the check comes
+        # before any per-stream handling.)
         if kind == "listen":
             return self._listen_ended(stream, status, mode)
         events: list[Event] = []
         ok = status is not None and 200 <= status < 300
+        # An empty 2xx body is no answer (a 202 to a request, a proxy's empty 200): it falls
+        # through to the failure below instead of being parsed as a message.
         if ok and mode == "json" and body is not None and body.strip():
             events += self._deliver(stream, body)
         if stream.request_id is None:
@@ -755,6 +858,10 @@ class HTTPClientEndpoint:
 
         Attempts count only failures in a row: a resumption that delivered events
         resets the count, since the stream was making progress.
+
+        The resumption is a GET with `Last-Event-ID` whatever the stream started as
+        (2025-11-25: resumption always goes through GET), and it waits the server's `retry`
+        (SEP-1699) before it goes.
         """
         stream.attempts = 0 if stream.got_events else stream.attempts + 1
         stream.got_events = False
@@ -777,6 +884,10 @@ class HTTPClientEndpoint:
     def _listen_ended(self, stream: _ClientStream, status: int | None, mode: str) -> list[Event]:
         """The legacy GET stream ended: reopen it after a delay, unless the server said it
         has none (405: a server may offer no GET stream) or one is open already (409).
+
+        The GET stream is reopened after it ends normally too: 2025-03-26 lets a server
+        close it at any time, and a client that stopped listening would miss the server's
+        requests and notifications from then on.
         """
         if status in (405, 409):
             # No GET stream here (405), or one is open already (409): nothing to retry.
@@ -784,6 +895,9 @@ class HTTPClientEndpoint:
             return (
                 [] if status == 405 else [HTTPErrorReceived("listen", status, "GET stream refused")]
             )
+        # A stream that delivered events was working: its end resets the failure count, so a
+        # server that closes its GET stream every few minutes (as SEP-1699 polling does) is
+        # listened to for ever.
         if status == 200 and mode == "sse" and stream.got_events:
             stream.attempts = 0
         else:
@@ -832,6 +946,9 @@ class HTTPClientEndpoint:
     def _fail(self, stream: _ClientStream, code: int, message: str) -> list[Event]:
         """Fail the MCP request `stream` carried (nothing to fail for a notification or a
         GET) with `code`; the event comes from the `ClientConnection`, as any failure.
+
+        The failure goes through the `ClientConnection`, so that the request leaves its
+        tables and the event has the same shape as any other failure (a timeout, a close).
         """
         self._forget(stream)
         mcp = self.mcp
@@ -840,13 +957,20 @@ class HTTPClientEndpoint:
         return mcp.fail_request(stream.request_id, code, message)
 
     def _forget(self, stream: _ClientStream) -> None:
-        """Stop tracking `stream`, unless its id was reused by a newer stream."""
+        """Stop tracking `stream`, unless its id was reused by a newer stream.
+
+        The identity check guards against a retry under the same key: only the stream that
+        was tracked is forgotten.
+        """
         if stream.request_id is not None and self._streams.get(stream.request_id) is stream:
             del self._streams[stream.request_id]
 
     def _abort(self, stream: _ClientStream) -> None:
         """Cancel `stream`: close its socket if it is on one (the adapter closes it), or
         mark its queued request so `start` refuses it.
+
+        A queued request is marked rather than removed: the adapter may already hold it (a
+        task waiting out its delay), and `start` is where it must be refused.
         """
         stream.cancelled = True
         self._forget(stream)
@@ -876,6 +1000,8 @@ class HTTPClientEndpoint:
         """
         session_id = self.session_id
         assert session_id is not None
+        # Set before anything is failed, so that whatever the failures trigger (an
+        # application retrying at once) finds the endpoint expired and sends nothing.
         self._expired = True
         self.session_id = None
         self._abort_all()
@@ -907,12 +1033,22 @@ _HEADER_TEXT: Final = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
 
 
 def _header_safe(value: str) -> bool:
-    """Visible ASCII, inner spaces allowed: what a header value carries unchanged."""
+    """Visible ASCII, inner spaces allowed: what a header value carries unchanged.
+
+    An SSE id that fails this is dropped as a cursor rather than sent mangled: a wrong
+    `Last-Event-ID` would resume the wrong place, or be refused.
+    """
     return _HEADER_TEXT.fullmatch(value) is not None
 
 
 def _jsonrpc_error(body: bytes | None) -> tuple[int, str, Any] | None:
-    """(code, message, data) when `body` is one JSON-RPC error response."""
+    """(code, message, data) when `body` is one JSON-RPC error response.
+
+    The status table of 2026-07-28 (SPEC-NOTES 4.3) puts JSON-RPC errors in 400 and 404
+    bodies, and the probe must read them to tell a modern server (a recognised error) from a
+    legacy one (anything else, SPEC-NOTES 1.15). Anything that is not exactly one error
+    response is None, so a proxy's error page never passes for one.
+    """
     if not body:
         return None
     try:
@@ -972,6 +1108,9 @@ class HTTPClientConnection:
 
     def start(self, request: HTTPRequest) -> bool:
         """Send `request` on this connection. False (nothing sent) if it was cancelled."""
+        # One request at a time per connection: HTTP/1.1 pipelining is allowed but a slow
+        # SSE answer would hold up everything behind it, so the adapter uses another
+        # connection instead.
         if self._closed or self._stream is not None or self._h11.our_state is not h11.IDLE:
             raise LocalProtocolError("this connection is busy or closed; use another one")
         stream = request._stream
@@ -1004,13 +1143,21 @@ class HTTPClientConnection:
         return True
 
     def data_to_send(self) -> bytes:
-        """Everything queued for the socket."""
+        """Everything queued for the socket.
+
+        One join per call: the head and the body usually go out in a single write.
+        """
         data = b"".join(self._out)
         self._out.clear()
         return data
 
     def receive_data(self, data: bytes) -> list[Event]:
-        """Feed bytes from the socket; `b""` means the server closed it."""
+        """Feed bytes from the socket; `b""` means the server closed it.
+
+        `_received` counts every byte of the current exchange, so `_drop` can tell "closed
+        before answering" (safe to resend on a reused connection) from "closed mid-answer"
+        (never resent: the server may have acted, RFC 9110 9.2.2).
+        """
         if self._closed:
             return []
         self._received += len(data)
@@ -1037,7 +1184,11 @@ class HTTPClientConnection:
         return events
 
     def close(self) -> list[Event]:
-        """The socket is closed (by you, or it broke): settle the exchange on it."""
+        """The socket is closed (by you, or it broke): settle the exchange on it.
+
+        An abort by the adapter (a 2026-07-28 cancel) and a broken socket end the same way:
+        the exchange is settled, and the stream decides whether to resume.
+        """
         if self._closed and self._stream is None:
             return []
         return self._drop("connection closed")
@@ -1068,6 +1219,8 @@ class HTTPClientConnection:
                 # is the one a big message meets.)
                 self._decoder = SSEDecoder(endpoint.max_sse_event_bytes)
                 return events
+            # A 2xx that is neither JSON nor SSE carries no JSON-RPC answer: its body is
+            # read (bounded) and then judged as "no answer", rather than parsed as one.
             self._mode = "json" if content_type == JSON else "other"
             self._limit = endpoint.max_response_bytes
         else:
@@ -1168,6 +1321,9 @@ class HTTPClientConnection:
             return []
         if limit and stream.request_id is not None and not stream.completed:
             return self.endpoint._fail(stream, LIMIT_EXCEEDED, reason)
+        # Only on a reused connection and before any byte of the answer: then the server
+        # closed an idle connection as we sent, and never read the request (see the module
+        # notes); anything else may have been acted on, and is never sent twice.
         if self._reused and self._received == 0 and self.endpoint._resend(stream):
             return []
         status = self._status if self._mode == "sse" else None

@@ -89,6 +89,8 @@ _SENTINEL_SUFFIX: Final = "?="
 _FIELD_TEXT = re.compile(r"[\x20-\x7e]*")
 # RFC 9110 section 5.6.2 tchar; spelled out so Unicode letters never count as ALPHA/DIGIT.
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+# SPEC-NOTES 4.3: servers compare integers numerically, so `042` and `42.0` match 42; no
+# exponent form is accepted, since `4.2e1` is spelled differently by every language.
 _DECIMAL = re.compile(r"(-?[0-9]+)(?:\.([0-9]+))?")
 _MAX_NUMERIC_HEADER = 64  # JS-safe integers need 17 characters; the cap keeps int() cheap.
 # The three types the spec allows `x-mcp-header` on: scalars with one spelling each
@@ -102,7 +104,11 @@ _HEADER_TYPES: Final = frozenset({"string", "integer", "boolean"})
 
 
 def _is_plain(value: str) -> bool:
-    """True when `value` survives an HTTP field unchanged and cannot be read as a sentinel."""
+    """True when `value` survives an HTTP field unchanged and cannot be read as a sentinel.
+
+    Values shaped like a sentinel are wrapped even when plain, so that a decoder never has
+    to guess whether `=?base64?...?=` was meant literally.
+    """
     return (
         value != ""
         and _FIELD_TEXT.fullmatch(value) is not None
@@ -124,6 +130,9 @@ def encode_header_value(value: str | int | bool) -> str:
     Raises `LocalProtocolError` for integers beyond +-(2**53-1) (the spec requires JS-safe
     integers) and for strings that are not valid Unicode (lone surrogates), which no header
     can carry.
+
+    The rule is the same for `Mcp-Name`, so a tool or resource name with non-ASCII letters
+    still routes: a proxy compares the encoded form, the server decodes it.
     """
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -162,7 +171,12 @@ def decode_header_value(raw: str) -> str:
 
 
 def _decode(raw: str) -> str:
-    """`decode_header_value` with a plain ValueError naming the defect."""
+    """`decode_header_value` with a plain ValueError naming the defect.
+
+    Canonical base64 only (the re-encoding must give back the payload): lenient decoders
+    accept different spellings of one value, and a proxy and the server decoding one header
+    differently is exactly the disagreement mirroring exists to prevent.
+    """
     if _FIELD_TEXT.fullmatch(raw) is None:
         raise ValueError("contains characters outside visible ASCII")
     if not (
@@ -201,6 +215,9 @@ class InvalidToolHeaderAnnotation(ValueError):
     """A tool's `x-mcp-header` annotation breaks the spec's rules; clients must drop the tool.
 
     `location` is a JSON pointer into the input schema naming the offending position.
+
+    A ValueError subclass, since it is raised on a value (a schema) that is wrong; a server
+    serving such a tool fails at startup (`tool_header_params_from`).
     """
 
     def __init__(self, message: str, location: str) -> None:
@@ -244,7 +261,11 @@ _SUBSCHEMA_MAP: Final = frozenset(
 
 
 def _pointer_part(key: str) -> str:
-    """A key escaped as one JSON Pointer segment (RFC 6901: `~` first, then `/`)."""
+    """A key escaped as one JSON Pointer segment (RFC 6901: `~` first, then `/`).
+
+    Locations are JSON Pointers so a warning names the place in the schema the way every
+    JSON Schema tool does.
+    """
     return key.replace("~", "~0").replace("/", "~1")
 
 
@@ -290,6 +311,10 @@ def x_mcp_header_params(input_schema: Mapping[str, Any]) -> dict[str, HeaderPara
     non-empty RFC 9110 token, unique in the schema ignoring case, on a property whose `type`
     is exactly `string`, `integer` or `boolean`, reached from the root through `properties`
     alone. One bad annotation invalidates the whole tool, as the spec requires.
+
+    The property must be reachable through `properties` alone because only then does the
+    header name one value: under `items` or a composition keyword the argument could be many
+    values, or none, and the header would mirror which one is undefined.
     """
     found: dict[str, HeaderParam] = {}
     seen: dict[str, str] = {}  # lower-cased token -> pointer of its first use
@@ -338,6 +363,9 @@ def filter_tools_with_valid_headers(
 
     An HTTP client MUST drop tools whose `x-mcp-header` annotations are invalid (and log a
     warning: the caller logs the returned reasons, this module does no I/O).
+
+    Dropped rather than fixed: a client cannot know what the server meant, and a tool called
+    with the wrong mirrored headers would be refused at every call (-32020).
     """
     kept: list[_ToolT] = []
     dropped: list[tuple[str, str]] = []
@@ -358,6 +386,8 @@ def filter_tools_with_valid_headers(
 # Mirrored headers: client side
 # --------------------------------------------------------------------------------------------
 
+# Distinct from None: a null argument and a missing one are both "no header", but the walk
+# must tell "path ended" from "value is null" to report the right reason.
 _ABSENT: Final = object()
 
 
@@ -410,6 +440,10 @@ def mirrored_request_headers(
     null get no header. Raises `LocalProtocolError` when the body cannot be mirrored (a
     missing or non-string name/uri, an integer outside the JS-safe range, a version that
     disagrees with `params._meta`), since any server would refuse the request.
+
+    Building the headers here, in one function shared by our client and any gateway, is the
+    point: the server's check (`check_mirrored_headers`) is its exact inverse, so our client
+    can never produce a request our server refuses.
     """
     version = _plain_or_raise(MCP_PROTOCOL_VERSION_HEADER, protocol_version)
     meta = params.get("_meta") if params is not None else None
@@ -452,7 +486,11 @@ def mirrored_request_headers(
 
 
 def _fold(headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[str, list[str]]:
-    """Lower-case names -> every value given, with optional whitespace trimmed."""
+    """Lower-case names -> every value given, with optional whitespace trimmed.
+
+    Whitespace around a field value is not part of it (RFC 9110 5.5), so it is trimmed
+    before any comparison; the names are folded because field names ignore case (5.1).
+    """
     pairs: Iterable[tuple[str, str]] = headers.items() if isinstance(headers, Mapping) else headers
     folded: dict[str, list[str]] = {}
     for name, value in pairs:
@@ -588,6 +626,9 @@ def check_mirrored_headers(
         elif _decoded(MCP_NAME_HEADER, raw_name) != body_name:
             raise _mismatch_error(MCP_NAME_HEADER, f"does not match params.{name_key}")
 
+    # Only recognised `Mcp-Param-*` headers are checked (SPEC-NOTES 4.3): a header for an
+    # argument the tool's schema does not annotate is ignored, as the spec asks, so a client
+    # with a stale tool list is not refused for an extra header.
     if method != "tools/call" or not header_params:
         return
     arguments = params.get("arguments")
@@ -624,6 +665,8 @@ def check_mirrored_headers(
 
 # Stands for `:*` in an allow-list entry; no real port is negative.
 _ANY_PORT: Final = -1
+# Hostnames in the strict shape only: a percent-escape, userinfo or any other URL part in
+# `Host` is what the prefix-matching bypasses of RELIABILITY.md 1.1 rely on.
 _REG_NAME = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.?")
 _PORT = re.compile(r"[0-9]{1,5}")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
@@ -674,7 +717,11 @@ def _parse_authority(text: str, *, allow_wildcard: bool) -> tuple[str, int | Non
 
 
 def _parse_origin(text: str, *, allow_wildcard: bool) -> tuple[str, str, int | None] | None:
-    """Split a serialised origin `scheme://host[:port]`; None when malformed or `null`."""
+    """Split a serialised origin `scheme://host[:port]`; None when malformed or `null`.
+
+    `null` (what RFC 6454 has sandboxed and `file:` pages send) has no `://` and fails
+    here, which is why it can never be allow-listed.
+    """
     scheme, sep, authority = text.partition("://")
     if not sep or _SCHEME.fullmatch(scheme) is None:
         return None
@@ -744,7 +791,11 @@ class HostPolicy:
         return cls(allowed_hosts=tuple(hosts), allowed_origins=tuple(origins))
 
     def host_allowed(self, host: str | None) -> bool:
-        """True when `host` (the `Host` header or HTTP/2 `:authority`) is allow-listed."""
+        """True when `host` (the `Host` header or HTTP/2 `:authority`) is allow-listed.
+
+        A missing `Host` is refused: HTTP/1.1 requires it (RFC 9112 3.2), and a request
+        without one cannot be judged against the allow-list at all.
+        """
         if host is None:
             return False
         parsed = _parse_authority(host, allow_wildcard=False)
@@ -753,7 +804,13 @@ class HostPolicy:
         return parsed in self._hosts or (parsed[0], _ANY_PORT) in self._hosts
 
     def origin_allowed(self, origin: str | None) -> bool:
-        """True when `origin` is absent (non-browser clients send none) or allow-listed."""
+        """True when `origin` is absent (non-browser clients send none) or allow-listed.
+
+        A missing `Origin` is allowed: browsers send one on every POST (the Fetch
+        standard), the request that carries MCP calls, and the `Host` check already stops a
+        rebinding page; non-browser clients (the SDKs, curl) send none, and refusing it would
+        lock out every native client.
+        """
         if origin is None:
             return True
         parsed = _parse_origin(origin, allow_wildcard=False)
@@ -810,6 +867,8 @@ _FORWARDED_SCHEMES: Final = frozenset({"http", "https"})
 # RFC 7239 section 4: forwarded-pair = token "=" value, value = token / quoted-string.
 _FWD_TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
 _FWD_PAIR = re.compile(rf"\s*({_FWD_TOKEN})=({_FWD_TOKEN}|\"(?:[^\"\\]|\\.)*\")\s*")
+# (A real chain has a CDN, a load balancer and an ingress at most; 32 leaves room for odd
+# deployments while bounding the work a forged header costs.)
 _MAX_FORWARDED_HOPS: Final = 32  # a longer chain is not a deployment, it is an attack
 
 
@@ -837,7 +896,11 @@ class ClientView:
 
 def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     """An address from a peer or header value: brackets, a port and an IPv4-mapped IPv6
-    form are undone (a dual-stack socket reports 127.0.0.1 as ::ffff:127.0.0.1)."""
+    form are undone (a dual-stack socket reports 127.0.0.1 as ::ffff:127.0.0.1).
+
+    IPv4-mapped addresses are unmapped so that a trusted-proxy entry `127.0.0.1` matches the
+    same peer whether the socket is dual-stack or not.
+    """
     text = text.strip()
     if text.startswith("["):
         text = text[1 : text.find("]")] if "]" in text else ""
@@ -853,7 +916,11 @@ def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
 
 
 def _forwarded_elements(values: list[str]) -> list[dict[str, str]] | None:
-    """RFC 7239 elements (pair names lower-cased, quotes undone), None when malformed."""
+    """RFC 7239 elements (pair names lower-cased, quotes undone), None when malformed.
+
+    Malformed means ignored whole (`None`): a partly parsed chain could shift which element
+    counts as the client, and a proxy that writes a bad header has told us nothing reliable.
+    """
     elements: list[dict[str, str]] = []
     text = ",".join(values)
     pos = 0
@@ -952,7 +1019,11 @@ class TrustedProxies:
         return f"TrustedProxies({list(self.entries)!r}, header={self._header!r})"
 
     def trusts(self, address: str | None) -> bool:
-        """Whether `address` (a peer's, or an entry of a forwarding chain) is a proxy."""
+        """Whether `address` (a peer's, or an entry of a forwarding chain) is a proxy.
+
+        `"unix"` is separate from addresses because a Unix-socket peer has none, and None
+        must not mean "trusted" unless the operator said so.
+        """
         if self._any:
             return True
         if address is None:
@@ -1034,7 +1105,11 @@ class TrustedProxies:
 
 
 def _list_values(values: list[str] | None) -> list[str]:
-    """Every comma-separated entry of every line of a list-valued header, in order."""
+    """Every comma-separated entry of every line of a list-valued header, in order.
+
+    Several header lines of one field are one comma-separated list (RFC 9110 5.3), so
+    `X-Forwarded-For` given twice is read as one chain.
+    """
     if not values:
         return []
     return [item.strip() for value in values for item in value.split(",") if item.strip()]

@@ -155,6 +155,9 @@ __all__ = [
     "tool_header_params_from",
 ]
 
+# The legacy GET stream's id in the event store. POST streams count up from "1"
+# (`_Session.next_stream`), so "0" can never name one of them, and an event id's stream part
+# tells `_resume` which of the two kinds a `Last-Event-ID` points at.
 GET_STREAM_ID: Final = "0"
 
 
@@ -169,6 +172,12 @@ class MCPEvent(Event):
     `send_request` ...), then call `HTTPServerEndpoint.pump()`. `session_id` is the
     legacy session, or None for a 2026-07-28 request (whose connection lives only
     until its response is out).
+
+    The wrapper exists because one endpoint feeds many MCP connections: the event alone
+    would not say which connection's verbs answer it, and answering through another
+    connection would put a response on a stream of another client (the request-id confusion
+    of CVE-2026-25536, RELIABILITY.md 1.4). Ids are only unique per connection, so
+    `(connection, event.request_id)` is the key, never the id alone.
     """
 
     event: Event
@@ -176,6 +185,9 @@ class MCPEvent(Event):
     session_id: str | None = None
 
 
+# On by default, and for loopback only: every SDK shipped DNS rebinding once because the
+# check was opt-in (CVE-2025-66416, CVE-2025-66414, RELIABILITY.md 1.1). A public bind has
+# to name its hosts, and switching the check off takes an explicit None.
 DEFAULT_HOST_POLICY: Final = HostPolicy.loopback()
 
 
@@ -186,6 +198,10 @@ def tool_header_params_from(
 
     Raises ValueError for a tool whose `x-mcp-header` annotations are invalid: clients
     must drop such a tool, so serving it is a bug worth failing on at startup.
+
+    The table is built once, at startup, so the per-request check of `Mcp-Param-*` headers
+    (SEP-2243, SPEC-NOTES 4.3) is a dictionary look-up and never walks a schema on the
+    request path.
     """
     table: dict[str, Mapping[str, HeaderParam]] = {}
     for tool in tools:
@@ -205,7 +221,21 @@ def tool_header_params_from(
 
 
 class Stream:
-    """One HTTP response carrying MCP messages: a POST's answer, or a GET stream."""
+    """One HTTP response carrying MCP messages: a POST's answer, or a GET stream.
+
+    A stream outlives the HTTP exchange that carries it in the legacy era: a dropped
+    connection leaves it (resumable with `Last-Event-ID`), so `http` is None between
+    connections and every write also goes to the event store. In 2026-07-28 it lives and
+    dies with its one POST.
+
+    `pending` holds the request ids whose answers still belong on this response; the
+    response ends when it empties. `parts` are answers held back while the response may
+    still be one JSON body (a batch answers as one array, so nothing can go out before the
+    last answer). `can_json` and `can_sse` are what the client's `Accept` allowed, narrowed
+    by the endpoint's response mode. `is_init` and `init_ok` keep the session header off the
+    answer to an `initialize` that failed: a client must not be handed a session that was
+    never made.
+    """
 
     __slots__ = (
         "batch",
@@ -252,7 +282,21 @@ class Stream:
 
 
 class _Session:
-    """A legacy session: its MCP connection and the streams it has open."""
+    """A legacy session: its MCP connection and the streams it has open.
+
+    `backlog` keeps the messages for the GET stream while no GET is connected, up to
+    `HTTPLimits.max_backlog_messages`: a deque with `maxlen` drops the oldest, so a client
+    that never opens the GET stream cannot grow the server without bound. With an event
+    store those messages are in the store as well, and the backlog is only a convenience for
+    a client that GETs without `Last-Event-ID`.
+
+    `attached` counts HTTP exchanges carrying its streams. The idle timer runs only at zero:
+    a session with a request open is in use however long the request takes. `principal` is
+    the one who created it, and every later request must be sent by the same
+    (python-sdk#2100, RELIABILITY.md 1.4). `capture` and `feeding` are set only during one
+    synchronous feed of a body, so that an answer with no id (a parse error of a
+    notification-only body) still has a response to go to.
+    """
 
     __slots__ = (
         "attached",
@@ -289,10 +333,17 @@ class _Session:
 
 
 def _tag(events: list[Event], conn: ServerConnection, session_id: str | None) -> list[Event]:
+    """Tagged at the source, so that the application never has to look a connection up to know
+    which session (if any) an event came from.
+    """
     return [MCPEvent(e, conn, session_id) for e in events]
 
 
 def _error_code(payload: bytes) -> int | None:
+    """Reads back the code of an error already encoded, to pick the HTTP status of a 2026-07-28
+    JSON response (`ERROR_STATUS`): the answer is only bytes by the time the stream is
+    finished. The None branches keep it total for a payload that is no error.
+    """
     try:
         obj = jr.parse(payload)
     except RemoteProtocolError:
@@ -303,6 +354,9 @@ def _error_code(payload: bytes) -> int | None:
 
 
 def _path_of(target: str) -> str:
+    """The query string is not part of the endpoint's identity: clients and proxies add
+    cache-busting or auth parameters, and `/mcp?x=1` must reach the same endpoint.
+    """
     return target.split("?", 1)[0]
 
 
@@ -356,11 +410,16 @@ class HTTPServerEndpoint:
         self.limits = limits = limits or HTTPLimits()
         # The limits in force, and the setting each error names.
         if limits.max_body_bytes is not None:
+            # A body is one message (one JSON-RPC object, or a 2025-03-26 batch), so by
+            # default it is bounded by the message limit itself: no second, smaller limit
+            # waits behind it, and the error names whichever setting is in force.
             self.max_body_bytes = limits.max_body_bytes
             self.body_setting = "HTTPLimits.max_body_bytes"  # the setting errors name
         else:
             self.max_body_bytes = config.limits.max_message_bytes
             self.body_setting = "Limits.max_message_bytes"
+        # What one connection may hold unwritten before its client counts as not reading; by
+        # default the engine's own output limit, so any answer the engine would queue fits.
         self.max_output_bytes = (
             limits.max_output_bytes
             if limits.max_output_bytes is not None
@@ -378,16 +437,25 @@ class HTTPServerEndpoint:
             else TrustedProxies(trusted_proxies or ())
         )
         self._new_session_id = new_session_id
+        # No store at all when not resumable: the events are then never kept, and no event
+        # id goes out (a client must not be given a cursor the server cannot honour).
         self._store: EventStore | None = (
             (event_store if event_store is not None else InMemoryEventStore())
             if resumable
             else None
         )
         self._sessions: dict[str, _Session] = {}
+        # Every MCP connection the endpoint feeds, and what owns it: a legacy `_Session`, or
+        # the one `Stream` of a 2026-07-28 POST. `pump()` with no argument drains exactly
+        # these; a connection missing here has no wire left, so `_drain` drops its output.
         self._owners: dict[ServerConnection, _Session | Stream] = {}
+        # 2026-07-28 requests in flight, held against `HTTPLimits.max_exchanges`: each has a
+        # connection of its own, so this is the era's count of live engines.
         self._exchanges = 0
         # Session id -> idle since (None: no clock was known; the next tick stamps it).
         self._idle: dict[str, float | None] = {}
+        # A dict as an ordered set: `pump()` returns the connections in the order they got
+        # output, and a connection written to twice is named once.
         self._ready: dict[HTTPServerConnection | HTTPExchange, None] = {}
         #: The clocks of the call in progress, shared with every exchange and connection.
         self.moment = Moment()
@@ -400,7 +468,11 @@ class HTTPServerEndpoint:
     def new_connection(
         self, *, now: float | None = None, peer: str | None = None, scheme: str = "http"
     ) -> HTTPServerConnection:
-        """A new `HTTPServerConnection` for one accepted TCP connection from `peer`."""
+        """A new `HTTPServerConnection` for one accepted TCP connection from `peer`.
+
+        `peer` and `scheme` are what the socket says; they only matter when the peer is a
+        trusted proxy (its forwarded headers then replace them) or to the Host check.
+        """
         return HTTPServerConnection(self, now=now, peer=peer, scheme=scheme)
 
     def new_exchange(self) -> HTTPExchange:
@@ -424,10 +496,17 @@ class HTTPServerEndpoint:
         for answers given outside `receive_data`. Returns the HTTP connections that
         now have bytes to write (or events waiting for their next `tick`), and the
         standalone exchanges (`new_exchange`) that have output.
+
+        The endpoint never writes on its own: the application's answers queue inside the MCP
+        connections, and only a pump moves them onto HTTP. This keeps the endpoint free of
+        callbacks into the loop (sans-IO), and it lets one pump after a burst of answers
+        write each stream once.
         """
         moment = self.moment
         saved = moment.enter(now)
         try:
+            # A snapshot of the owners: draining may end a stream and drop its connection
+            # from the table mid-loop.
             for conn in connections or tuple(self._owners):
                 self._drain(conn)
         finally:
@@ -448,7 +527,17 @@ class HTTPServerEndpoint:
             moment.leave(saved)
 
     def _tick(self, now: float) -> list[Event]:
+        """A session's MCP deadlines are checked first, so that a server-to-client request that
+        timed out is failed (and its handler told) before an idle timeout could end the same
+        session with a less precise reason.
+
+        An idle stamp of None means the session went idle in a call that knew no clock
+        (`pump()` without `now`); the first tick that sees it starts its timer. The session
+        then lives one timeout past that tick, never less than its timeout.
+        """
         events: list[Event] = []
+        # A list copy: a timed-out request may end its session (the engine gives up), which
+        # removes it from the table during the loop.
         for session in list(self._sessions.values()):
             conn = session.conn
             deadline = conn.next_deadline()
@@ -467,7 +556,12 @@ class HTTPServerEndpoint:
         return events
 
     def next_deadline(self) -> float | None:
-        """When `tick` next has work, or None (a value in the past means now)."""
+        """When `tick` next has work, or None (a value in the past means now).
+
+        `_armed` remembers the answer so that `deadline_moved` can tell a loop whether a
+        later change came before it; reading the deadline clears that flag, because the
+        caller now knows the latest value.
+        """
         self._moved = False
         self._armed = deadline = self._next_deadline()
         return deadline
@@ -484,6 +578,9 @@ class HTTPServerEndpoint:
         return self._moved
 
     def _next_deadline(self) -> float | None:
+        """`NEVER` stands in while some idle stamp is unknown: it is in the past, so the loop
+        ticks at once and the tick stamps the session (see `_tick`).
+        """
         deadlines = [
             d for d in (s.conn.next_deadline() for s in self._sessions.values()) if d is not None
         ]
@@ -496,13 +593,23 @@ class HTTPServerEndpoint:
         return min(deadlines) if deadlines else None
 
     def _may_come_at(self, deadline: float) -> None:
-        """A deadline was set: the timer must hear of it if it comes first."""
+        """A deadline was set: the timer must hear of it if it comes first.
+
+        Only an earlier deadline matters: a loop that wakes early finds nothing due and
+        re-reads `next_deadline()`, so a later or removed deadline needs no wake-up.
+        """
         armed = self._armed
         if armed is None or deadline < armed:
             self._moved = True
 
     def close_session(self, session_id: str, reason: str = "closed by the server") -> list[Event]:
-        """End a legacy session: its streams end, later requests get 404."""
+        """End a legacy session: its streams end, later requests get 404.
+
+        The session is dropped from the table before its streams are ended, so a request
+        that races in meanwhile already gets the 404 the spec gives a terminated session
+        (2025-03-26 transports, "Session Management"), and the client starts again with a
+        fresh `initialize`.
+        """
         session = self._sessions.get(session_id)
         return self._end_session(session, reason) if session is not None else []
 
@@ -519,6 +626,9 @@ class HTTPServerEndpoint:
         session = self._sessions.get(session_id)
         if session is None or self._store is None:
             return False
+        # Only a stream already streaming can be closed this way: a pending one has sent no
+        # event id, so a client would have nothing to resume from, and the request would
+        # look lost.
         stream = session.get_stream if request_id is None else session.by_request.get(request_id)
         if stream is None or stream.http is None or stream.state is not StreamState.STREAMING:
             return False
@@ -534,10 +644,17 @@ class HTTPServerEndpoint:
         return True
 
     def close(self, reason: str = "server shutting down") -> list[Event]:
-        """End every session and every 2026-07-28 request in flight."""
+        """End every session and every 2026-07-28 request in flight.
+
+        A pending 2026-07-28 response gets 503 rather than a silent close: its request was
+        never answered, and a status tells the client to retry elsewhere (a new replica)
+        instead of waiting on a stream that will never carry the result.
+        """
         events: list[Event] = []
         for session in list(self._sessions.values()):
             events += self._end_session(session, reason)
+        # The 2026-07-28 requests in flight are owned by their streams, not by a session, so
+        # they are found through the owners table.
         for owner in list(self._owners.values()):
             if isinstance(owner, Stream):
                 http = owner.http
@@ -554,7 +671,11 @@ class HTTPServerEndpoint:
     # What `HTTPExchange` and `HTTPServerConnection` call; applications do not.
 
     def mark_ready(self, http: HTTPServerConnection | HTTPExchange) -> None:
-        """`http` has output (or events for its next tick): `pump()` names it."""
+        """`http` has output (or events for its next tick): `pump()` names it.
+
+        The exchanges call this when they buffer bytes, so `pump()` can name every
+        connection with output without scanning them all.
+        """
         self._ready[http] = None
 
     def mark_read(self, http: HTTPServerConnection | HTTPExchange) -> None:
@@ -563,7 +684,13 @@ class HTTPServerEndpoint:
 
     def admit(self, head: RequestHead) -> tuple[RequestHead, Refusal | None]:
         """A request head as judged before its body: with its `view` (who sent it and
-        how, after trusted proxies), and the refusal it gets, if any."""
+        how, after trusted proxies), and the refusal it gets, if any.
+
+        The head is judged before its body is read on purpose: a request from a forbidden
+        Origin, or to the wrong path, is refused without the server reading (and buffering)
+        a body it will throw away. The view comes first because the Host check must judge
+        the host a trusted proxy reports, not the proxy's own.
+        """
         view = self.trusted_proxies.resolve(head.headers, peer=head.peer, scheme=head.scheme)
         # (`dataclasses.replace` would do, at several times the cost.)
         head = RequestHead(
@@ -573,13 +700,21 @@ class HTTPServerEndpoint:
 
     def serve(self, http: HTTPExchange, head: RequestHead, body: bytes) -> list[Event]:
         """A complete request that passed `admit`: judge its credentials (with `auth=`),
-        then route it and answer through `http`."""
+        then route it and answer through `http`.
+
+        Credentials are judged after the body is complete: the scopes a tool needs depend on
+        the tool the body names (`ResourceGuard`), which the head does not carry.
+        """
         if self.auth is not None:
             return _http_auth.authorize(self, http, head, body)
         return self.route(http, head, body)
 
     def route(self, http: HTTPExchange, head: RequestHead, body: bytes) -> list[Event]:
-        """A complete request that may go on (its credentials, if any, granted)."""
+        """A complete request that may go on (its credentials, if any, granted).
+
+        The method was checked by `admit` (405 for the rest), so anything that is neither
+        POST nor GET here is a DELETE.
+        """
         if head.method == "POST":
             return self._post(http, head, body)
         if head.method == "GET":
@@ -589,13 +724,28 @@ class HTTPServerEndpoint:
     # ------------------------------------------------------------ head checks
 
     def _check_head(self, head: RequestHead) -> Refusal | None:
+        """The order follows the cost of a wrong answer. Host and Origin come first: a
+        rebinding page (RELIABILITY.md 1.1) must learn nothing, not even whether the path
+        exists. 421 for a bad Host is "Misdirected Request" (RFC 9110 15.5.20) and carries
+        no JSON-RPC body, since it may not be an MCP client at all; 403 for a bad Origin is
+        what 2025-11-25 made explicit. The path and method come next, then what the client
+        must accept: 2025-03-26 on (transports, "Sending Messages to the Server") a POST
+        must list both `application/json` and `text/event-stream`, because the server
+        chooses which one it answers with. In "json" mode we never stream, so JSON alone is
+        enough. A body that is not JSON is refused before it is parsed (415).
+        """
         policy = self.host_policy
+        # `host_policy=None` is the explicit opt-out for a server behind its own checks; the
+        # default is the loopback allow-list (see `DEFAULT_HOST_POLICY`).
         if policy is not None:
             status = policy.check_headers(head.headers, view=head.view)
             if status == 421:
                 return Refusal(421, "Invalid Host header", jsonrpc=False)
             if status == 403:
                 return Refusal(403, "Forbidden: invalid Origin header")
+        # The OAuth metadata paths (RFC 9728 3: `/.well-known/oauth-protected-resource`) are
+        # served by the same endpoint when it is a resource server, so a client can discover
+        # how to authorize from the server it was refused by.
         if _path_of(head.target) != self.path and not (
             self.auth is not None and self.auth.is_metadata_path(_path_of(head.target))
         ):
@@ -613,22 +763,35 @@ class HTTPServerEndpoint:
                 406,
                 "Not Acceptable: Client must accept both application/json and text/event-stream",
             )
+        # Two Content-Type headers are refused, not resolved: which one a proxy believed is
+        # unknown, and a body read as JSON by one party and as text by another is the kind
+        # of disagreement mirroring rules out elsewhere.
         content_type, repeated = single_header(head.headers, "content-type")
         if repeated or media_type(content_type) != JSON:
             return Refusal(415, "Unsupported Media Type: Content-Type must be application/json")
         return None
 
     def _allow(self) -> tuple[str, str]:
+        """RFC 9110 15.5.6: a 405 must say which methods the target supports. 2026-07-28 is
+        POST only, so a modern-only server names no GET or DELETE.
+        """
         if self.config.legacy_versions:
             return ("allow", "GET, POST, DELETE" if self.allow_delete else "GET, POST")
         return ("allow", "POST")
 
     def _principal(self, head: RequestHead) -> str | None:
+        """With `auth=` the principal is the verified token's, never the application's guess:
+        the binding of sessions to principals must rest on the credential that was checked.
+        """
         if self.auth is not None:
             return head.token.principal if head.token is not None else None
         return self.principal_of(head) if self.principal_of is not None else None
 
     def _session_for(self, head: RequestHead, session_id: str) -> _Session | None:
+        """A session owned by someone else answers exactly like an unknown one (404), so a
+        guessed or leaked session id neither works nor confirms that the session exists
+        (python-sdk PR #2718, RELIABILITY.md 1.4).
+        """
         session = self._sessions.get(session_id)
         if session is None or session.closed:
             return None
@@ -637,6 +800,13 @@ class HTTPServerEndpoint:
         return session
 
     def _version_problem(self, head: RequestHead, session: _Session) -> Refusal | None:
+        """2025-06-18 (transports, "Protocol Version Header"): the client MUST send
+        `MCP-Protocol-Version` on every request after initialization, and a server that gets
+        an invalid or unsupported one answers 400. Absent, the server may assume the
+        negotiated version, which a session knows. A version the server knows but the
+        session did not agree on is refused as well: answering it would mean speaking two
+        revisions on one session.
+        """
         version, repeated = single_header(head.headers, PROTOCOL_VERSION)
         if repeated:
             return Refusal(400, "Bad Request: MCP-Protocol-Version appears more than once")
@@ -653,12 +823,19 @@ class HTTPServerEndpoint:
     # ------------------------------------------------------------------- POST
 
     def _post(self, http: HTTPExchange, head: RequestHead, body: bytes) -> list[Event]:
+        """The body is parsed with the engine's limits before anything else reads it, so a deep
+        or huge body is refused by its own rule (with its id when it can be read), and the
+        routing below only ever sees a bounded JSON value.
+        """
         try:
             obj = jr.parse(body, self.config.limits)
         except jr.LimitExceeded as refusal:
             return self.refuse_over_limit(http, head, refusal)
         except RemoteProtocolError as exc:
             return http.refuse(Refusal(exc.http_status, exc.message, exc.code))
+        # Per-tool scopes are judged on the parsed body (the tool named in it) and before
+        # any engine sees the request: a 403 `insufficient_scope` must come before any side
+        # effect.
         denied = _http_auth.scope_refusal(self, http, head, obj)
         if denied is not None:
             return denied
@@ -700,7 +877,13 @@ class HTTPServerEndpoint:
         """A body over a limit: its status (413, or 400 for depth and digits) with a
         JSON-RPC error carrying the request's id when it could be read. A legacy
         client's answer to one of our requests fails that request here, so the
-        handler waiting on it is not left waiting; the error then names no id."""
+        handler waiting on it is not left waiting; the error then names no id.
+
+        A response over the limit is failed on our side because the client will not send it
+        again: without this the server's handler would wait for an answer that was thrown
+        away, until its deadline or forever. The error then carries no id, since the id
+        belongs to our request, not to anything the client asked.
+        """
         rid, is_response, _ = refusal.envelope
         events: list[Event] = []
         if is_response:
@@ -722,10 +905,19 @@ class HTTPServerEndpoint:
         )
 
     def _post_modern(self, http: HTTPExchange, head: RequestHead, obj: Any) -> list[Event]:
+        """One POST is one request with its own `ServerConnection` (SEP-2575, statelessness):
+        ids are per client and never shared, so no routing table is shared either. The
+        checks before the connection is made are the ones the 2026-07-28 status table
+        (SPEC-NOTES 4.3) maps to HTTP statuses; what remains (the envelope, the method) the
+        engine answers as JSON-RPC, and `_finish` picks the status from the error code.
+        """
         if type(obj) is not dict or "method" not in obj:
             return http.refuse(
                 Refusal(400, "Body must be a single JSON-RPC request or notification object")
             )
+        # A notification is answered 202 (2025-03-26 on, transports). A version the server
+        # does not speak is still refused, as the status table asks, so that a client
+        # misconfigured for another revision hears of it at its first notification.
         if "id" not in obj:
             # A client cancels by closing its stream; no notification has state to act on.
             version, _ = single_header(head.headers, PROTOCOL_VERSION)
@@ -749,6 +941,9 @@ class HTTPServerEndpoint:
             return http.refuse(Refusal(400, "id must be a string or an integer"))
         method = obj.get("method")
         json_ok, sse_ok = accepted(head.headers)
+        # A listen stream only makes sense as SSE (SPEC-NOTES 1.8): it carries notifications
+        # until the client closes it, so a client that cannot take a stream is refused up
+        # front with 406 rather than left with a JSON response that could never end.
         listen = method == "subscriptions/listen"
         if listen and not sse_ok:
             return http.refuse(
@@ -758,6 +953,9 @@ class HTTPServerEndpoint:
                     request_id=rid,
                 )
             )
+        # The mirrored headers are judged against the body before any engine sees the
+        # request (SEP-2243): the body is the truth, and a mismatch means an intermediary
+        # routed on a header that lies. A bad one is 400 with -32020 HeaderMismatch.
         header_params = None
         params = obj.get("params")
         if method == "tools/call" and self.tool_header_params is not None and type(params) is dict:
@@ -770,10 +968,14 @@ class HTTPServerEndpoint:
             return http.refuse(
                 Refusal(exc.http_status, exc.message, exc.code, request_id=rid, data=exc.data)
             )
+        # Every modern request holds a connection until its answer is out; the cap bounds
+        # the memory that many slow requests could pin. 503 says "try again", which is true.
         if self._exchanges >= self.limits.max_exchanges:
             return http.refuse(
                 Refusal(503, "Too many requests in flight", INTERNAL_ERROR, request_id=rid)
             )
+        # A connection per request (SEP-2575): its `principal` binds any state it seals to
+        # the caller, so a retry by another user is refused even on the same replica.
         conn = ServerConnection(self.config, principal=self._principal(head))
         mode = self.response_mode
         stream = Stream(
@@ -787,6 +989,8 @@ class HTTPServerEndpoint:
         self._owners[conn] = stream
         self._exchanges += 1
         self._attach(http, stream)
+        # The stream is attached before the feed: the engine may answer synchronously (an
+        # error, a cached result), and that answer must find its response.
         events = conn.receive_parsed(obj, wall_time=self.moment.wall)
         self._drain(conn)
         self._prefer_sse(stream)
@@ -794,11 +998,22 @@ class HTTPServerEndpoint:
 
     def _prefer_sse(self, stream: Stream) -> None:
         """ "sse" mode streams whatever was not answered at once. Only after the feed:
-        a refusal the engine makes on the spot keeps its JSON body and status."""
+        a refusal the engine makes on the spot keeps its JSON body and status.
+
+        The order matters: committing before the feed would turn a refusal such as -32601
+        into an SSE event under status 200, and the client would lose the 404 that the
+        status table (SPEC-NOTES 4.3) uses to tell a 2026 server from a legacy one.
+        """
         if self.response_mode == "sse" and stream.state is StreamState.PENDING and stream.can_sse:
             self.commit(stream)
 
     def _post_legacy(self, http: HTTPExchange, head: RequestHead, obj: Any) -> list[Event]:
+        """The session checks follow the spec's order (2025-03-26 on, transports, "Session
+        Management"): a request other than `initialize` without `Mcp-Session-Id` is 400, an
+        unknown or terminated session 404 (the client then initializes again). A repeated
+        header is refused rather than one copy picked: two proxies could each pick a
+        different one.
+        """
         session_id, repeated = single_header(head.headers, SESSION_ID)
         if repeated:
             return http.refuse(Refusal(400, "Bad Request: Mcp-Session-Id appears more than once"))
@@ -817,6 +1032,8 @@ class HTTPServerEndpoint:
         problem = self._version_problem(head, session)
         if problem is not None:
             return http.refuse(problem)
+        # JSON-RPC batches exist only in 2025-03-26 (added there, removed in 2025-06-18,
+        # SPEC-NOTES 2.8); a later session refuses an array outright.
         if type(obj) is list:
             if session.version != V2025_03_26:
                 return http.refuse(
@@ -827,6 +1044,10 @@ class HTTPServerEndpoint:
             items = [obj]
         else:
             return http.refuse(Refusal(400, "a JSON-RPC message must be an object"))
+        # The ids are checked before anything is fed: a duplicate must be refused while the
+        # first request's slot is untouched (RELIABILITY.md 1.6: claude.ai sent every
+        # request with id 1, and overwriting the slot cross-wired answers between
+        # conversations). 409 with -32600 is what the SDKs converged on.
         request_ids: list[RequestId] = []
         for item in items:
             if type(item) is not dict or "method" not in item or "id" not in item:
@@ -845,6 +1066,10 @@ class HTTPServerEndpoint:
                 )
             request_ids.append(rid)
         conn = session.conn
+        # Only notifications and responses: the spec answers 202 with no body. The one
+        # exception is a message the engine refuses, which gets 400 so the client sees it;
+        # `capture` catches an id-less error the feed produces, because no stream exists for
+        # it to go on.
         if not request_ids:
             session.capture = []
             try:
@@ -861,8 +1086,12 @@ class HTTPServerEndpoint:
             else:
                 http.respond(202, [], b"")
             return _tag(events, conn, session.id)
+        # A legacy client may POST while earlier POST streams are still open; the cap keeps
+        # one session from pinning unbounded responses (429: the client should slow down).
         if session.attached >= self.limits.max_streams_per_session:
             return http.refuse(Refusal(429, "Too many concurrent streams in this session"))
+        # One stream for every request of the body: a batch's answers all go on its one
+        # response, whether that becomes a JSON array or an SSE stream.
         stream = self._new_stream(session, set(request_ids), head, batch=not single)
         self._attach(http, stream)
         events = self._feed(session, stream, obj, self.moment.wall)
@@ -873,7 +1102,14 @@ class HTTPServerEndpoint:
         self, session: _Session, stream: Stream, obj: Any, wall_time: float | None
     ) -> list[Event]:
         """Hand a POST body (parsed) to the session; its synchronous answers land on
-        `stream`."""
+        `stream`.
+
+        `feeding` is set only for the duration of the synchronous feed: answers the engine
+        gives at once (a parse error without an id, an error for a batch item) have no id of
+        their own to route by, and they belong on the response being built. The stream is
+        finished here when the feed answered everything, so a request answered at once is
+        not held open until the next pump.
+        """
         session.feeding = stream
         try:
             events = session.conn.receive_parsed(obj, wall_time=wall_time)
@@ -893,6 +1129,10 @@ class HTTPServerEndpoint:
         batch: bool = False,
         is_init: bool = False,
     ) -> Stream:
+        """The stream id is a counter per session, which keeps event ids short and unique
+        within the session, as 2025-11-25 asks (SPEC-NOTES 4.2, "Resumability"): the id says
+        which stream an event belongs to, and `_resume` replays that stream only.
+        """
         json_ok, sse_ok = accepted(head.headers)
         stream_id = str(session.next_stream)
         session.next_stream += 1
@@ -914,6 +1154,17 @@ class HTTPServerEndpoint:
     def _initialize(
         self, http: HTTPExchange, head: RequestHead, obj: dict[str, Any]
     ) -> list[Event]:
+        """The session cap is checked before an id is minted: an attacker opening sessions
+        should cost us a 503, not a session each (RELIABILITY.md 1.3; the official SDK's
+        default is the same 10,000). The id comes from the application (`secrets`), and a
+        bad id is our bug, so it raises LocalProtocolError instead of reaching the client:
+        2025-03-26 requires visible ASCII, and a duplicate would hand one client another's
+        session.
+
+        The session is registered before the feed, because the engine may send to it during
+        `initialize`; it is dropped again if the handshake failed, so a refused `initialize`
+        leaves no session behind and carries no `Mcp-Session-Id`.
+        """
         if len(self._sessions) >= self.limits.max_sessions:
             return http.refuse(
                 Refusal(503, "Too many open sessions", INTERNAL_ERROR, request_id=obj["id"])
@@ -923,6 +1174,8 @@ class HTTPServerEndpoint:
             raise LocalProtocolError("new_session_id() must return visible ASCII (0x21-0x7E)")
         if session_id in self._sessions:
             raise LocalProtocolError("new_session_id() returned an id already in use")
+        # The session is bound to whoever opened it; every later request of the session must
+        # come from the same principal (`_session_for`).
         principal = self._principal(head)
         conn = ServerConnection(self.config, principal=principal)
         session = _Session(session_id, conn, principal, self.limits.max_backlog_messages)
@@ -945,7 +1198,12 @@ class HTTPServerEndpoint:
         return _tag(self._session_events(session, events), conn, session_id)
 
     def _session_events(self, session: _Session, events: list[Event]) -> list[Event]:
-        """React to what the session's connection reported: cancels end streams."""
+        """React to what the session's connection reported: cancels end streams.
+
+        A ConnectionClosed means the engine is finished with the session: keeping the
+        session id live would make later requests reach a dead engine, so it is ended here
+        and they get 404, which tells the client to initialize again.
+        """
         for event in events:
             if isinstance(event, RequestCancelled):
                 self._cancelled(session, event.request_id)
@@ -955,6 +1213,10 @@ class HTTPServerEndpoint:
         return events
 
     def _cancelled(self, session: _Session, rid: RequestId) -> None:
+        """A legacy cancel (`notifications/cancelled`) means no response will come (2025-03-26,
+        "Cancellation": the receiver SHOULD NOT respond), so the request stops holding its
+        stream open; a stream whose last request is cancelled ends with 202 and no body.
+        """
         stream = session.by_request.pop(rid, None)
         if stream is None:
             return
@@ -965,7 +1227,11 @@ class HTTPServerEndpoint:
     # -------------------------------------------------------------- GET/DELETE
 
     def _legacy_target(self, http: HTTPExchange, head: RequestHead) -> _Session | list[Event]:
-        """The session a GET or DELETE names, or the refusal already sent."""
+        """The session a GET or DELETE names, or the refusal already sent.
+
+        The checks are those of `_post_legacy`, in the same order, because GET and DELETE
+        carry the same session rules (2025-03-26 on, transports, "Session Management").
+        """
         version, _ = single_header(head.headers, PROTOCOL_VERSION)
         if classify_era(None, version) is Era.MODERN or not self.config.legacy_versions:
             # 2026-07-28 has no GET stream and no sessions to delete.
@@ -986,6 +1252,12 @@ class HTTPServerEndpoint:
         return session
 
     def _get(self, http: HTTPExchange, head: RequestHead) -> list[Event]:
+        """2025-03-26 (transports, "Listening for Messages from the Server"): the GET stream
+        carries server messages unrelated to any request. Only one at a time per session: a
+        second would make "which stream gets the message" ambiguous, and the spec says a
+        message goes on exactly one stream. What queued while no GET was connected is sent
+        first, in order.
+        """
         target = self._legacy_target(http, head)
         if not isinstance(target, _Session):
             return target
@@ -993,6 +1265,8 @@ class HTTPServerEndpoint:
         _, sse_ok = accepted(head.headers)
         if not sse_ok:
             return http.refuse(Refusal(406, "Not Acceptable: Client must accept text/event-stream"))
+        # A GET with `Last-Event-ID` is a resumption (2025-11-25: resumption always goes
+        # through GET); without a store the header is ignored and a fresh GET stream opens.
         last_event_id, _ = single_header(head.headers, LAST_EVENT_ID)
         if last_event_id is not None and self._store is not None:
             return self._resume(http, session, last_event_id)
@@ -1010,6 +1284,9 @@ class HTTPServerEndpoint:
         return []
 
     def _get_stream(self, session: _Session) -> Stream:
+        """A GET stream has no requests of its own (`pending` is empty), so nothing but
+        `_end_session` or a lost connection ever ends it.
+        """
         stream = Stream(
             session.conn, session, GET_STREAM_ID, set(), can_json=False, can_sse=True, is_get=True
         )
@@ -1017,6 +1294,13 @@ class HTTPServerEndpoint:
         return stream
 
     def _resume(self, http: HTTPExchange, session: _Session, last_event_id: str) -> list[Event]:
+        """2025-11-25 (transports, "Resumability and Redelivery"): the server may replay only
+        the stream the event id belongs to, never another's (RELIABILITY.md 1.5: the
+        reference server's store replayed every stream, and a third-party framework leaked
+        across sessions). The store is asked with the session id, so a cursor from another
+        session is simply unknown, and unknown cursors are 400 rather than a fresh stream
+        that would silently skip what was lost.
+        """
         assert self._store is not None
         replay = self._store.replay_after(session.id, last_event_id)
         if replay is None:
@@ -1030,6 +1314,8 @@ class HTTPServerEndpoint:
                 http.send(sse_message(payload, event_id))
             http.end()
             return []
+        # A client that reconnects before the server notices the old socket is gone would
+        # otherwise get two live copies of one stream, each event written twice.
         if found is not None and found.http is not None:
             # The client reconnected before we saw the old connection go: move over.
             old_http = found.http
@@ -1044,6 +1330,7 @@ class HTTPServerEndpoint:
             assert found is not None
             stream = found
         self._attach(http, stream)
+        # A resumed stream streams at once: its first bytes are the replay, which is SSE.
         stream.state = StreamState.STREAMING
         http.start_sse(self._sse_headers(session))
         for event_id, payload in events:
@@ -1051,6 +1338,9 @@ class HTTPServerEndpoint:
         return []
 
     def _delete(self, http: HTTPExchange, head: RequestHead) -> list[Event]:
+        """2025-03-26 (transports, "Session Management"): the client SHOULD DELETE a session it
+        no longer needs, and a server that does not allow it answers 405.
+        """
         if not self.allow_delete:
             return http.refuse(
                 Refusal(
@@ -1062,6 +1352,8 @@ class HTTPServerEndpoint:
         target = self._legacy_target(http, head)
         if not isinstance(target, _Session):
             return target
+        # The session ends before the 200 goes out, so a request racing the DELETE gets 404
+        # and not a half-closed session.
         events = self._end_session(target, "session terminated by the client")
         http.respond(200, [], b"")
         return events
@@ -1069,6 +1361,11 @@ class HTTPServerEndpoint:
     # ---------------------------------------------------------------- routing
 
     def _drain(self, conn: ServerConnection) -> None:
+        """The output is taken from the connection even when it has no owner left: leaving it
+        queued would keep growing a buffer nobody will read. A session's deadlines are
+        checked here because a drain follows every call that could set one (a server request
+        with a timeout), so the endpoint timer hears of it at once.
+        """
         owner = self._owners.get(conn)
         messages = conn.messages_to_send()
         if owner is None:
@@ -1085,6 +1382,13 @@ class HTTPServerEndpoint:
             self._route_session(owner, message)
 
     def _route_session(self, session: _Session, m: OutgoingMessage) -> None:
+        """Routing follows 2025-03-26 (transports, "Sending Messages to the Server"): a
+        response goes on the stream of the POST that carried its request, and nowhere else;
+        a notification or server request made while handling a request goes on that
+        request's stream when it can stream. Everything else (and anything related to a
+        request that has no stream left) goes on the GET stream, the only one the spec
+        allows for unrelated messages.
+        """
         if session.closed:
             return
         if m.kind in ("result", "error"):
@@ -1093,6 +1397,8 @@ class HTTPServerEndpoint:
                 if target is not None:
                     self._deliver(target, m)
                 return  # its stream is gone (cancelled): a response must go nowhere else
+            # An id-less error during a feed of notifications only (a parse error, a refused
+            # notification) is captured for the 400 the POST gets.
             if session.capture is not None:
                 session.capture.append(m)
                 return
@@ -1111,6 +1417,9 @@ class HTTPServerEndpoint:
         self._deliver_get(session, m)
 
     def _deliver_get(self, session: _Session, m: OutgoingMessage) -> None:
+        """The event is stored before it is sent, so a client that loses the GET stream can
+        resume it and lose nothing; without a connected GET it waits in the backlog.
+        """
         event_id = self._store_event(session, GET_STREAM_ID, m.payload)
         stream = session.get_stream
         if stream is not None and stream.http is not None:
@@ -1119,6 +1428,13 @@ class HTTPServerEndpoint:
             session.backlog.append((m.payload, event_id))
 
     def _deliver(self, stream: Stream, m: OutgoingMessage) -> None:
+        """In "auto" mode, this is where JSON or SSE is decided. While the response is pending,
+        an answer is held in `parts` (it might still be the whole JSON body); anything else
+        that must go on this response commits it to SSE first, since a JSON body can carry
+        only the answer. A response that cannot stream drops what it cannot carry: a related
+        notification is only informative, and a legacy server request already went to the
+        GET stream in `_route_session`.
+        """
         if stream.state is StreamState.DONE:
             return
         response = m.kind in ("result", "error")
@@ -1145,7 +1461,14 @@ class HTTPServerEndpoint:
             self._finish(stream)
 
     def commit(self, stream: Stream) -> None:
-        """Turn a pending response into an SSE stream (priming it when resumable)."""
+        """Turn a pending response into an SSE stream (priming it when resumable).
+
+        The priming event (an id with empty data, and `retry`) is 2025-11-25's (SEP-1699):
+        it hands the client a cursor before the first real event, so even a stream that
+        breaks at once can be resumed. Earlier revisions did not define it, and a 2025-03-26
+        client may treat an empty event as a message, so it is sent only on a 2025-11-25
+        session. Held answers follow in order.
+        """
         stream.state = StreamState.STREAMING
         http = stream.http
         session = stream.session
@@ -1160,6 +1483,11 @@ class HTTPServerEndpoint:
             self._write(stream, part.payload)
 
     def _sse_headers(self, session: _Session | None, stream: Stream | None = None) -> Headers:
+        """`no-transform` and `X-Accel-Buffering: no` stop proxies (nginx buffers by default)
+        from holding events back, which would turn progress and keep-alives into one late
+        burst; 2026-07-28 makes the latter a SHOULD. The session id goes on every response
+        of the session (2025-03-26), except the answer to a failed `initialize`.
+        """
         headers = [
             ("content-type", "text/event-stream"),
             ("cache-control", "no-cache, no-transform"),
@@ -1172,6 +1500,9 @@ class HTTPServerEndpoint:
         return headers
 
     def _write(self, stream: Stream, payload: bytes) -> None:
+        """Every event of a legacy stream is stored, with or without a connection: resumption
+        works only if the store saw every event in the order it was sent.
+        """
         event_id = None
         if stream.session is not None:
             event_id = self._store_event(stream.session, stream.stream_id, payload)
@@ -1179,6 +1510,10 @@ class HTTPServerEndpoint:
             stream.http.send(sse_message(payload, event_id))
 
     def _store_event(self, session: _Session, stream_id: str, payload: bytes | None) -> str | None:
+        """The store is the application's (Redis, say), so its ids are checked: an id with a
+        line break would end the SSE field early and let the store inject event fields into
+        the stream.
+        """
         store = self._store
         if store is None:
             return None
@@ -1188,9 +1523,18 @@ class HTTPServerEndpoint:
         return event_id
 
     def _finish(self, stream: Stream) -> None:
-        """Every request of the stream is answered (or cancelled): end the response."""
+        """Every request of the stream is answered (or cancelled): end the response.
+
+        A JSON response gets the status table (SPEC-NOTES 4.3) only where 2026-07-28 rules:
+        a modern request, or a refused `initialize` (which a 2026 client probing a legacy
+        server must be able to read as a status). Legacy answers travel with 200 whatever
+        the error, as the official SDK does, so that old clients that read the body only
+        keep working. A batch is always 200: its items may carry different codes.
+        """
         if stream.state is StreamState.DONE:
             return
+        # A response that cannot be JSON (its client did not accept `application/json`)
+        # gets its held answers as SSE events instead.
         if stream.state is StreamState.PENDING and stream.parts and not stream.can_json:
             self.commit(stream)  # the answers go out as SSE events after all
         state = stream.state
@@ -1214,6 +1558,8 @@ class HTTPServerEndpoint:
         if not parts:
             http.respond(202, self._session_header(stream), b"")  # all cancelled
             return
+        # A batch answers as one JSON array (JSON-RPC 2.0 section 6), in the order the
+        # answers came; a single request's answer is its object alone.
         if stream.batch:
             body = b"[" + b",".join(p.payload for p in parts) + b"]"
         else:
@@ -1225,6 +1571,10 @@ class HTTPServerEndpoint:
         http.respond_json(status, body, self._session_header(stream))
 
     def _session_header(self, stream: Stream) -> Headers:
+        """The session header is withheld from a failed `initialize`: the spec assigns the id
+        "at initialization time", and a client given one for a refused handshake would send
+        requests to a session that does not exist.
+        """
         session = stream.session
         if session is None or (stream.is_init and not stream.init_ok):
             return []
@@ -1233,6 +1583,9 @@ class HTTPServerEndpoint:
     # ------------------------------------------------------ attach and detach
 
     def _attach(self, http: HTTPExchange, stream: Stream) -> None:
+        """Attaching stops the session's idle timer: a session is idle only while no request of
+        its is open, so a slow tool call never expires the session under it.
+        """
         stream.http = http
         http.attach(stream)
         session = stream.session
@@ -1241,6 +1594,9 @@ class HTTPServerEndpoint:
             self._idle.pop(session.id, None)
 
     def _release(self, stream: Stream) -> None:
+        """The idle timer starts when the last exchange goes; `_may_come_at` tells the loop,
+        since this deadline may come before any it armed.
+        """
         http = stream.http
         if http is None:
             return
@@ -1256,7 +1612,13 @@ class HTTPServerEndpoint:
                     self._may_come_at(NEVER if since is None else since + timeout)
 
     def stream_lost(self, stream: Stream, reason: str) -> list[Event]:
-        """The TCP connection under a stream went away."""
+        """The TCP connection under a stream went away.
+
+        The two eras differ on purpose. 2025-03-26 on: a disconnect is not a cancellation,
+        and the server may keep the stream for resumption. 2026-07-28 (transports,
+        "Cancellation"): the client cancels by closing the stream, and the server MUST treat
+        that as a cancel, so the request is abandoned and its handler told.
+        """
         self._release(stream)
         session = stream.session
         if session is None:
@@ -1268,7 +1630,12 @@ class HTTPServerEndpoint:
         return []
 
     def _abandon(self, stream: Stream, reason: str) -> list[Event]:
-        """2026-07-28: a request whose stream closed is cancelled."""
+        """2026-07-28: a request whose stream closed is cancelled.
+
+        The state goes to DONE first, so whatever the engine sends while abandoning (it
+        sends nothing after a cancel, but a racing answer might be queued) finds the stream
+        finished and goes nowhere.
+        """
         if stream.state is StreamState.DONE:
             return []
         stream.state = StreamState.DONE
@@ -1280,6 +1647,11 @@ class HTTPServerEndpoint:
         return _tag(events, stream.conn, None)
 
     def _end_session(self, session: _Session, reason: str) -> list[Event]:
+        """Every stream is answered, none left hanging: a stream already streaming ends, a
+        pending one gets 404 "Session terminated" so that its client knows to initialize
+        again (rather than a bare close it might retry into the same dead session). The
+        store forgets the session too; its events could only ever be replayed to it.
+        """
         if session.closed:
             return []
         session.closed = True

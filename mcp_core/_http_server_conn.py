@@ -72,9 +72,21 @@ __all__ = [
     "StreamState",
 ]
 
+# -inf rather than 0: whatever the caller's clock (a loop clock may start anywhere, even
+# below zero), a deadline of -inf is always due, so a timer armed from it fires at once and
+# the tick that follows stamps the timer properly.
 NEVER: Final = -math.inf  # a deadline in the past: "call tick() now"
+# 16 KiB: large enough that a body arrives in few calls, small enough that what h11 holds
+# past a message's end (re-read for the next head's scanner) stays cheap.
 _FEED: Final = 16 * 1024  # bytes handed to h11 at a time (see HTTPServerConnection._feed)
+# An SSE comment line (WHATWG HTML, "Server-sent events": a line starting with a colon is
+# ignored). Proxies and load balancers close connections that stay silent, often after 60 s;
+# a comment every `keepalive_interval` keeps a slow tool call or a listen stream alive
+# without carrying an event a client would have to interpret. 2026-07-28 names comments as
+# the keep-alive for long streams.
 _KEEPALIVE: Final = b": keep-alive\n\n"
+# Built once: every request that sends `Expect: 100-continue` (clients do for large
+# bodies) gets the same interim response.
 _CONTINUE: Final = h11.InformationalResponse(status_code=100, headers=[])
 _END: Final = h11.EndOfMessage()
 
@@ -84,7 +96,11 @@ _END: Final = h11.EndOfMessage()
 
 @dataclass(frozen=True, slots=True)
 class HTTPRequestRejected(Event):
-    """The HTTP layer answered a request itself with an error status (for your logs)."""
+    """The HTTP layer answered a request itself with an error status (for your logs).
+
+    It exists because these refusals never reach an MCP connection: without the event a
+    probing client or a misconfigured proxy would leave no trace in the server's logs.
+    """
 
     method: str
     target: str
@@ -103,6 +119,11 @@ class RequestHead:
     (`TrustedProxies`); build links back to the server from `view.base_url`. With
     `auth=`, the endpoint also fills in `token`: the verified token's claims (never
     the token itself), whose principal the request runs as.
+
+    Latin-1 because RFC 9110 (5.5) treats bytes above 0x7F in a field value as opaque:
+    decoding them as Latin-1 keeps every byte, one character each, and nothing a peer sends
+    can fail to decode. Frozen, because the endpoint replaces the head (with `view`, then
+    `token`) rather than changing it under code that already holds it.
     """
 
     method: str
@@ -146,20 +167,43 @@ class HTTPLimits:
     2026-07-28 requests in flight over the whole endpoint (503).
     """
 
+    # 16 KiB is well above any real MCP request head (a bearer token, the mirrored headers)
+    # and of the order common servers allow (nginx refuses a header line over 8 KiB by
+    # default); h11 applies it while a head is incomplete, `HeadScanner` to the whole head.
     max_header_bytes: int = 16 * 1024
+    # None follows the engine's message limit (one body is one message); `max_output_bytes`
+    # None follows the engine's output limit, so the two layers never disagree by default.
     max_body_bytes: int | None = None
     max_output_bytes: int | None = None
+    # 10,000 sessions and 10,000 exchanges as the official SDK's DEFAULT_MAX_SESSIONS: each
+    # holds an engine, so the bound is memory, and above it new clients get 503 while the
+    # existing ones keep working.
     max_sessions: int = 10_000
+    # 32 concurrent requests is far above what one client does in practice (SDK clients run
+    # a handful), and bounds what one session can pin.
     max_streams_per_session: int = 32
     max_exchanges: int = 10_000
+    # What waits for a GET stream that is not connected: a client that never opens one must
+    # not make the server keep every list_changed it was ever sent.
     max_backlog_messages: int = 256
+    # 10 s for a head defeats slow-loris clients (a byte every few seconds) while being
+    # generous to any real client. 60 s between requests frees an idle socket within a
+    # minute and still lets a client working in bursts reuse its connection. 30 minutes of
+    # session idleness lets an interactive user step away without losing the session, while
+    # abandoned sessions still go within the hour.
     header_timeout: float | None = 10.0
     idle_timeout: float | None = 60.0
     session_idle_timeout: float | None = 1800.0
+    # 15 s of silence commits an "auto" response to SSE, well below nginx's default
+    # `proxy_read_timeout` of 60 s, so the keep-alives start before a proxy gives up on a
+    # silent response.
     sse_after: float | None = 15.0
     keepalive_interval: float | None = 15.0
 
     def __post_init__(self) -> None:
+        """Zero or a negative number would not mean "no limit" but "refuse everything" (or a
+        timer that is always due), so it is refused here; None is the way to say no limit.
+        """
         for name in (
             "max_header_bytes",
             "max_body_bytes",
@@ -194,6 +238,10 @@ class Moment:
     epoch) goes to the MCP connections for sealed 2026-07-28 `requestState`. Both are
     None outside a call that was given them. `enter` sets what a call was given (and
     keeps what an enclosing call set otherwise); `leave` puts the previous back.
+
+    One per endpoint rather than per connection, because an answer given through one
+    connection's MCP engine is written onto another's socket (`pump`); the write must be
+    stamped with the clock of the call in progress, whichever connection it lands on.
     """
 
     __slots__ = ("now", "wall")
@@ -203,6 +251,10 @@ class Moment:
         self.wall: float | None = None
 
     def enter(self, now: float | None, wall: float | None = None) -> tuple[Any, Any]:
+        """Nested calls (a pump inside a receive) keep the outer call's clocks unless they were
+        given their own: a call without `now` must not erase the clock another call is
+        running under.
+        """
         saved = (self.now, self.wall)
         if now is not None:
             self.now = now
@@ -211,13 +263,19 @@ class Moment:
         return saved
 
     def leave(self, saved: tuple[Any, Any]) -> None:
+        """Restoring, not clearing: an outer call still in progress keeps its clocks."""
         self.now, self.wall = saved
 
 
 @dataclass(slots=True)
 class Refusal:
     """An error answer the HTTP layer gives itself: its status and, with `jsonrpc`, a
-    JSON-RPC error body (otherwise plain text); `close` ends the TCP connection after."""
+    JSON-RPC error body (otherwise plain text); `close` ends the TCP connection after.
+
+    Mutable on purpose: the auth layer adds a `WWW-Authenticate` header to a refusal built
+    elsewhere. The code defaults to -32600 because most refusals at this layer are about the
+    request's shape, not its content.
+    """
 
     status: int
     message: str
@@ -231,7 +289,12 @@ class Refusal:
 
 class ResponseSink(Protocol):
     """Where an `HTTPExchange` writes its response: h11 (`HTTPServerConnection`) or a
-    buffer (a standalone exchange). Each write says whether it went out."""
+    buffer (a standalone exchange). Each write says whether it went out.
+
+    The seam between the request-level rules and HTTP/1.1 framing: a standalone exchange
+    (ASGI, HTTP/2) and an h11 connection obey the same rules above it, so a server behind
+    uvicorn refuses exactly what ours refuses.
+    """
 
     def send_response(self, status: int, headers: Headers, body: bytes, close: bool) -> bool:
         """A whole response; False when none can go out any more (nothing is sent)."""
@@ -260,6 +323,9 @@ class ResponseSink(Protocol):
 
 
 def _deadline(base: float | None, delta: float | None) -> float | None:
+    """An unstamped base means the timer started in a call that had no clock; -inf asks for a
+    tick now, which stamps it (see the module's docstring on time).
+    """
     if delta is None:
         return None
     if base is None:
@@ -272,7 +338,11 @@ def _deadline(base: float | None, delta: float | None) -> float | None:
 
 class _Buffer:
     """The response sink of a standalone exchange: the status and headers, and the
-    body bytes until the server takes them."""
+    body bytes until the server takes them.
+
+    It plays the role h11 plays for a connection: it keeps the response's phase, so a second
+    response for one request is refused the same way h11 would refuse it.
+    """
 
     __slots__ = ("close_connection", "exchange", "out", "out_len", "phase", "response")
 
@@ -322,12 +392,16 @@ class _Buffer:
         return self.out_len
 
     def drop_for_overflow(self, reason: str) -> None:
+        """The close is deferred because this runs inside a write the endpoint is making:
+        reporting the lost stream there would re-enter the endpoint mid-route.
+        """
         self.exchange.defer(self.exchange.close(reason))
         self.out.clear()
         self.out_len = 0
         self.exchange.endpoint.mark_ready(self.exchange)  # so the adapter looks (and ticks)
 
     def take(self) -> bytes:
+        """One body chunk is returned as is, without a join: most responses are one JSON body."""
         out = self.out
         if not out:
             return b""
@@ -387,6 +461,9 @@ class HTTPExchange:
         self.endpoint = endpoint
         self._buffer: _Buffer | None = None
         self._sink: ResponseSink
+        # A standalone exchange writes into its own buffer, which the ASGI (or HTTP/2) layer
+        # reads; one run by `HTTPServerConnection` writes through h11 on the socket's
+        # behalf.
         if sink is None:
             self._buffer = self._sink = _Buffer(self)
         else:
@@ -443,7 +520,11 @@ class HTTPExchange:
     @property
     def wants_body(self) -> bool:
         """False once the response is decided before the body is in (a refusal): the
-        rest of the body need not be read."""
+        rest of the body need not be read.
+
+        A server that stops reading a refused body must also close the connection (the rest
+        of the body would be read as the next request); `close_connection` says so.
+        """
         return not self._responded and self._refusal is None and not self._complete_seen
 
     @property
@@ -462,25 +543,41 @@ class HTTPExchange:
         return self._stream
 
     def data_to_send(self) -> bytes:
-        """The response body bytes queued so far."""
+        """The response body bytes queued so far.
+
+        Reading the output clears the ready mark, so a later `pump()` names this exchange
+        only if something new was written.
+        """
         self.endpoint.mark_read(self)
         buffer = self._buffer
         return buffer.take() if buffer is not None else b""
 
     def receive_head(self, head: RequestHead, *, now: float | None = None) -> list[Event]:
         """The request line and headers: checked at once (Host/Origin, path, method, media
-        types, a declared body too large), so a refusal needs no body."""
+        types, a declared body too large), so a refusal needs no body.
+
+        Judging at the head is what lets a 413 or 403 go out while the client is still
+        sending (with `wants_body` False the server may stop reading and close).
+        """
         return self._call(now, None, self._begin, head)
 
     def receive_body(self, data: bytes, *, now: float | None = None) -> list[Event]:
-        """A chunk of the request body (kept as given; joined once at the end)."""
+        """A chunk of the request body (kept as given; joined once at the end).
+
+        Chunks are kept as given and joined once: a body arriving in many small reads costs
+        one copy, not one per chunk.
+        """
         return self._call(now, None, self._body_chunk, data)
 
     def receive_end(
         self, *, now: float | None = None, wall_time: float | None = None
     ) -> list[Event]:
         """The body is complete: the request becomes MCP work. `wall_time` (seconds since
-        the epoch) judges the expiry of a sealed 2026-07-28 `requestState`."""
+        the epoch) judges the expiry of a sealed 2026-07-28 `requestState`.
+
+        The end of the body is when the request becomes MCP work: a JSON-RPC message is one
+        whole JSON text, and nothing about it can be judged from part of it.
+        """
         return self._call(now, wall_time, self._end_of_request, None)
 
     def receive_token_verification(
@@ -491,12 +588,21 @@ class HTTPExchange:
         wall_time: float | None = None,
     ) -> list[Event]:
         """The answer to this exchange's `TokenVerificationNeeded`: an `AccessToken`,
-        `InvalidToken` or `VerifierUnavailable` (see `mcp_core.auth`)."""
+        `InvalidToken` or `VerifierUnavailable` (see `mcp_core.auth`).
+
+        Verification is asynchronous by nature (a JWKS fetch, an introspection call), so the
+        request is parked with its body and resumed here; the engine never waits.
+        """
         return self._call(now, wall_time, self._verified, result)
 
     def close(self, reason: str = "client went away") -> list[Event]:
         """The client is gone: settle what rode on this request (a 2026-07-28 request is
-        cancelled; a legacy stream stays resumable)."""
+        cancelled; a legacy stream stays resumable).
+
+        A dropped connection means different things per era (see
+        `HTTPServerEndpoint.stream_lost`), which is why the exchange does not decide: it
+        hands the stream back to the endpoint.
+        """
         events, self._deferred = self._deferred, []
         if self._closed and self._stream is None:
             return events
@@ -507,7 +613,11 @@ class HTTPExchange:
         return events + self.endpoint.stream_lost(stream, reason)
 
     def tick(self, now: float) -> list[Event]:
-        """Run the timers: SSE commit and keep-alive comments."""
+        """Run the timers: SSE commit and keep-alive comments.
+
+        A timer that was never stamped (no clock was known) is stamped by its first tick:
+        the timer then runs a full interval from there, never less.
+        """
         moment = self.endpoint.moment
         saved = moment.enter(now)
         try:
@@ -526,7 +636,12 @@ class HTTPExchange:
             moment.leave(saved)
 
     def next_deadline(self) -> float | None:
-        """When `tick` next has work; a value in the past means now; None: never."""
+        """When `tick` next has work; a value in the past means now; None: never.
+
+        A pending response counts down to the SSE commit, a streaming one to the next
+        keep-alive; a response that can only be JSON has no timer, since there is nothing it
+        could send while the handler works.
+        """
         if self._deferred:
             return NEVER
         if self._closed:
@@ -547,7 +662,11 @@ class HTTPExchange:
     def respond(
         self, status: int, headers: Headers, body: bytes = b"", *, close: bool = False
     ) -> None:
-        """A whole response (status, headers, body), unless one already went out."""
+        """A whole response (status, headers, body), unless one already went out.
+
+        The content length is always set: without it HTTP/1.1 would have to close the
+        connection to mark the end of the body, and the connection could not be kept alive.
+        """
         if self._responded:
             return
         if self._sink.send_response(
@@ -564,11 +683,19 @@ class HTTPExchange:
 
     def refuse(self, refusal: Refusal, head: RequestHead | None = None) -> list[Event]:
         """Answer with a refusal (a JSON-RPC error body, or plain text) and report it.
-        `head` is the request's, when it was refused before the exchange took it."""
+        `head` is the request's, when it was refused before the exchange took it.
+
+        A 405 carries no body: its `Allow` header says all there is to say, and a JSON-RPC
+        body would make a legacy client's probe (SPEC-NOTES 4.2: POST, then GET on 405) read
+        it as a modern server's error.
+        """
         if head is not None and self._head is None:
             self._head = head
         head = self._head
         headers = list(refusal.headers)
+        # A JSON-RPC body where a JSON-RPC client will read it (2026-07-28's status table
+        # puts errors in 400 and 404 bodies); plain text for statuses a non-MCP client may
+        # get (a bad Host, a wrong path), which should not look like an MCP answer.
         if refusal.jsonrpc:
             body = error_body(refusal.request_id, refusal.code, refusal.message, refusal.data)
             headers.append(("content-type", JSON))
@@ -588,11 +715,19 @@ class HTTPExchange:
 
     def refuse_unread_body(self) -> list[Event]:
         """413 at the head, for a declared Content-Length over the limit, without
-        reading the body; the connection under it closes."""
+        reading the body; the connection under it closes.
+
+        Closing is the only safe end: the unread body would otherwise be parsed as the next
+        request on this connection.
+        """
         return self._refuse_body(Ends(0), self._declared, close=True)
 
     def start_sse(self, headers: Headers) -> None:
-        """Start a `200` response whose body is an SSE stream."""
+        """Start a `200` response whose body is an SSE stream.
+
+        The last write is stamped here because the head itself is what a proxy sees: the
+        keep-alive interval counts from it.
+        """
         if self._responded:
             return
         if self._sink.start_response(200, headers):
@@ -601,7 +736,13 @@ class HTTPExchange:
 
     def send(self, data: bytes) -> None:
         """Bytes of the open SSE stream; a client that reads none of it is dropped
-        once `max_output_bytes` wait."""
+        once `max_output_bytes` wait.
+
+        RELIABILITY.md rule 3: a limit that is hit must have a visible effect. A client that
+        stops reading an SSE stream would otherwise make the server buffer every event sent
+        to it; dropping the stream settles it like a disconnect, which each era already
+        knows how to handle.
+        """
         if self._closed:
             return
         sink = self._sink
@@ -617,7 +758,11 @@ class HTTPExchange:
         self._sink.end_response()
 
     def attach(self, stream: Stream) -> None:
-        """`stream` now rides on this response; its timers start now."""
+        """`stream` now rides on this response; its timers start now.
+
+        The SSE timer counts from the attach, not from the head: a request that waited for
+        its token verification must still get its full `sse_after`.
+        """
         self._stream = stream
         self._started = self.endpoint.moment.now
 
@@ -627,7 +772,11 @@ class HTTPExchange:
             self._stream = None
 
     def grant(self, head: RequestHead) -> None:
-        """The request's credentials were granted: `head` carries its token."""
+        """The request's credentials were granted: `head` carries its token.
+
+        The new head carries the verified token, so the principal the request runs as comes
+        from the credential, never from anything the request says about itself.
+        """
         self._head = head
 
     def run_step(
@@ -639,7 +788,12 @@ class HTTPExchange:
         return self._call(now, wall, lambda _: step(), None)
 
     def defer(self, events: list[Event]) -> None:
-        """Events raised where none can be returned: the next call returns them."""
+        """Events raised where none can be returned: the next call returns them.
+
+        Some events arise in writes (a client dropped for not reading) where the caller is
+        the endpoint, which has no events to return; they come back from the next call on
+        this exchange, which is the one the adapter makes for it.
+        """
         self._deferred += events
 
     # ------------------------------------------------------------------ input
@@ -651,6 +805,7 @@ class HTTPExchange:
         step: Callable[[Any], list[Event]],
         arg: Any,
     ) -> list[Event]:
+        """Deferred events go out first, so events keep the order in which they happened."""
         moment = self.endpoint.moment
         saved = moment.enter(now, wall)
         try:
@@ -668,6 +823,11 @@ class HTTPExchange:
         return _http_auth.resume(self, result)
 
     def _begin(self, head: RequestHead) -> list[Event]:
+        """The head is admitted before any body is read (Host/Origin, path, method, media
+        types) so that a refusal costs the server no body. A declared Content-Length over
+        the limit starts the dropping at once; past twice the limit reading to the end is
+        not worth it, and the connection is closed instead.
+        """
         if self._head is not None:
             raise LocalProtocolError("receive_head() was already called for this exchange")
         endpoint = self.endpoint
@@ -676,6 +836,9 @@ class HTTPExchange:
         if refusal is None:
             length, _ = single_header(head.headers, "content-length")
             declared = self._declared = (
+                # `isdigit` rather than int(): int() accepts signs, underscores and spaces,
+                # which RFC 9110 8.6 does not, and h11 has already refused a malformed
+                # length.
                 int(length) if length is not None and length.isdigit() else 0
             )
             if declared > endpoint.max_body_bytes:
@@ -683,12 +846,21 @@ class HTTPExchange:
                     # Not worth reading to its end: refuse now (the connection closes).
                     return self.refuse_unread_body()
                 self._dropping = Ends(self._window())
+        # A refusal that must close (a framing doubt) goes out at once; the others wait for
+        # the body's end (see `_end_of_request`).
         if refusal is not None and refusal.close:
             return self.refuse(refusal)
         self._refusal = refusal
         return []
 
     def _body_chunk(self, data: bytes) -> list[Event]:
+        """The limit is counted over the chunks as they come, so memory never holds more than
+        the limit; the two ends of an oversized body are kept (RELIABILITY.md 1.3) because
+        the id of a JSON-RPC request sits near its start, and a refusal carrying the id lets
+        the client match it to its call.
+        """
+        # Already answered or refused: the rest of the body is read (so the connection can
+        # be reused) and thrown away.
         if self._responded or self._refusal is not None:
             return []
         dropping = self._dropping
@@ -705,11 +877,15 @@ class HTTPExchange:
                 dropping.add(piece)
             self._body = []
         dropping.add(data)
+        # Past twice the limit, reading on is the attacker's choice of cost: refuse, close.
         if dropping.size > 2 * limit:
             return self._refuse_body(dropping, dropping.size, close=True)
         return []
 
     def _window(self) -> int:
+        """Half the limit at most, so that the two kept ends of a small limit never hold more
+        than the limit itself.
+        """
         return min(jr.PEEK_BYTES, self.endpoint.max_body_bytes // 2)
 
     def _refuse_body(self, ends: Ends, size: int, *, close: bool) -> list[Event]:
@@ -730,6 +906,10 @@ class HTTPExchange:
         return endpoint.refuse_over_limit(self, head, refusal, close=close)
 
     def _end_of_request(self, _: None) -> list[Event]:
+        """A refusal decided at the head is sent only now, after the body, when the head did
+        not ask to close: answering before the client finished sending would make many
+        clients see a reset instead of the answer.
+        """
         head = self._head
         if head is None:
             raise LocalProtocolError("receive_end() before receive_head()")
@@ -750,6 +930,10 @@ class HTTPExchange:
     # ------------------------------------------------------------------ time
 
     def _run_timers(self, now: float) -> None:
+        """The SSE commit is a decision of the endpoint (it may prime the stream and flush held
+        answers), so the exchange only says when; a keep-alive is plain bytes and needs no
+        endpoint.
+        """
         limits = self.endpoint.limits
         stream = self._stream
         if stream is None:
@@ -823,6 +1007,8 @@ class HTTPServerConnection:
         self.endpoint = endpoint
         self.peer = peer
         self.scheme = scheme
+        # h11 bounds an incomplete event (the head) by the same limit, so a head that never
+        # ends is refused by h11 even before the scanner sees it all.
         self._h11 = h11.Connection(
             h11.SERVER, max_incomplete_event_size=endpoint.limits.max_header_bytes
         )
@@ -837,10 +1023,14 @@ class HTTPServerConnection:
         self._closed = False
         self._exchange: HTTPExchange | None = None
         self._deferred: list[Event] = []
+        # Input that waits for the next tick: bytes after a request that arrived while its
+        # response was open (pipelining), processed once that response is done.
         self._input_pending = False
         self._processing = False
+        # What arrived while a response was open, counted against the pipelining bound.
         self._paused_bytes = 0
         self._phase = HTTPConnectionState.IDLE
+        # When the current phase began: the idle and header timers both count from it.
         self._since: float | None = now if now is not None else endpoint.moment.now
 
     # ----------------------------------------------------------------- public
@@ -871,6 +1061,9 @@ class HTTPServerConnection:
         needs it to judge the expiry of a sealed 2026-07-28 `requestState`: with
         `request_state_keys` configured, bytes without it are refused at once
         (`LocalProtocolError`, nothing read).
+
+        The wall-time check comes before anything is read so that a misconfigured server
+        fails at its first request with the fix in the message, not later at every retry.
         """
         endpoint = self.endpoint
         if wall_time is None and data and endpoint.config.request_state_sealer is not None:
@@ -883,12 +1076,19 @@ class HTTPServerConnection:
                 return events
             if not data:
                 return events + self.close("client closed the connection")
+            # HTTP/1.1 allows pipelining (RFC 9112 9.3.2): the next request may arrive
+            # before this response is done. It is kept unparsed until then, and bounded by
+            # what one whole request may be (a head and a body), so a client cannot stream
+            # unbounded data into a connection whose response is still open.
             if self._phase is HTTPConnectionState.RESPONDING:
                 # Only a pipelined request (or garbage) can arrive now; it waits
                 # unparsed, so bound it here.
                 self._paused_bytes += len(data)
                 if self._paused_bytes > endpoint.limits.max_header_bytes + endpoint.max_body_bytes:
                     return events + self.close("client sent too much while a response was open")
+            # The first byte of a new request moves the connection out of IDLE and starts
+            # the header timer: a slow-loris client is timed from its first byte, not its
+            # last.
             elif self._phase is HTTPConnectionState.IDLE:
                 self._set_phase(HTTPConnectionState.RECEIVING)
             self._input += data
@@ -897,7 +1097,11 @@ class HTTPServerConnection:
             moment.leave(saved)
 
     def close(self, reason: str = "connection closed") -> list[Event]:
-        """The socket is gone (or the adapter gave up on it): settle what rode on it."""
+        """The socket is gone (or the adapter gave up on it): settle what rode on it.
+
+        Closing twice is harmless: the second call has nothing left to settle, and an
+        adapter that sees both EOF and an error may well call it twice.
+        """
         exchange = self._exchange
         if self._closed and (exchange is None or exchange.stream is None):
             return []
@@ -907,7 +1111,12 @@ class HTTPServerConnection:
         return exchange.close(reason)
 
     def tick(self, now: float) -> list[Event]:
-        """Run the timers: header and idle timeouts, SSE commit, keep-alive comments."""
+        """Run the timers: header and idle timeouts, SSE commit, keep-alive comments.
+
+        Input that arrived while a response was open (pipelining) is processed here, after
+        that response ended: processing it inside the write that ended the response would
+        re-enter the endpoint.
+        """
         moment = self.endpoint.moment
         saved = moment.enter(now)
         try:
@@ -922,6 +1131,9 @@ class HTTPServerConnection:
             limits = self.endpoint.limits
             phase = self._phase
             exchange = self._exchange
+            # Between requests the idle timer closes quietly (nothing to answer); while a
+            # head or a body is arriving the header timer answers 408 (RFC 9110 15.5.9) and
+            # closes, since the rest of that request can no longer be trusted.
             if phase is HTTPConnectionState.IDLE:
                 if limits.idle_timeout is not None and self._since + limits.idle_timeout <= now:
                     self._closed = True
@@ -957,7 +1169,14 @@ class HTTPServerConnection:
     # ---------------------------------------------------- the response sink
 
     def send_response(self, status: int, headers: Headers, body: bytes, close: bool) -> bool:
+        """A `connection: close` header is added when the body was left unread or untrusted:
+        RFC 9112 9.6 asks a server that will close to say so, and the client then knows not
+        to send another request on this connection. h11 refusing to send means the
+        connection is already unusable, so it closes.
+        """
         h = self._h11
+        # From IDLE too: a refusal of the connection's own (a timeout before any head)
+        # answers a request h11 never saw.
         if h.our_state is not h11.SEND_RESPONSE and h.our_state is not h11.IDLE:
             return False
         if close:
@@ -971,6 +1190,8 @@ class HTTPServerConnection:
             if body:
                 self._emit(h.send(h11.Data(data=body)))
             self._emit(h.send(_END))
+        # h11 refuses a response it cannot frame for this request (a body on a HEAD, say):
+        # the connection cannot go on in a known state, so it closes.
         except h11.LocalProtocolError:
             self._closed = True
             return True
@@ -978,6 +1199,10 @@ class HTTPServerConnection:
         return True
 
     def start_response(self, status: int, headers: Headers) -> bool:
+        """Only from SEND_RESPONSE: a streaming response needs a request that is fully
+        received, which h11's state says; starting one from IDLE would be a response to no
+        request.
+        """
         h = self._h11
         if h.our_state is not h11.SEND_RESPONSE:
             return False
@@ -1007,6 +1232,9 @@ class HTTPServerConnection:
         return self._out_len
 
     def drop_for_overflow(self, reason: str) -> None:
+        """The output is dropped with the client: a client that does not read will not read it,
+        and keeping it would keep the memory the limit exists to protect.
+        """
         self._deferred += self.close(reason)
         self._out.clear()
         self._out_len = 0
@@ -1015,6 +1243,10 @@ class HTTPServerConnection:
     # ------------------------------------------------------------------ input
 
     def _process(self) -> list[Event]:
+        """Every h11 error closes the connection after an answer when one can still go out: an
+        HTTP/1.1 message that failed to parse leaves no trustworthy boundary for the next
+        one (h11 moves to ERROR and refuses to go on).
+        """
         events: list[Event] = []
         self._processing = True
         h = self._h11
@@ -1038,6 +1270,9 @@ class HTTPServerConnection:
                     if self._feed(events):
                         continue
                     break
+                # PAUSED: h11 has a whole request and waits for our response before it
+                # parses the next (HTTP/1.1 answers in order); the loop resumes from
+                # `_after_response`.
                 if event is h11.PAUSED:
                     break
                 if type(event) is h11.Request:
@@ -1081,7 +1316,12 @@ class HTTPServerConnection:
 
     def _scan(self, data: bytes, events: list[Event]) -> bool:
         """Measure the head these bytes belong to, if one is arriving; False when it
-        is refused (the connection then closes after the answer)."""
+        is refused (the connection then closes after the answer).
+
+        h11 checks line framing loosely (it accepts a bare LF, as RFC 9112 2.2 allows);
+        `HeadScanner` refuses it, because a proxy in front may split lines otherwise, and a
+        disagreement on where a head ends is a request-smuggling shape.
+        """
         scanner = self._scanner
         if scanner is None:
             return True
@@ -1094,7 +1334,11 @@ class HTTPServerConnection:
         return True
 
     def _protocol_error(self, status: int, message: str) -> list[Event]:
-        """Malformed input: answer if a response can still go out, and close."""
+        """Malformed input: answer if a response can still go out, and close.
+
+        No answer goes out once a response has started: a status line in the middle of a
+        body would be read as body bytes. Closing is then the only signal left.
+        """
         events: list[Event] = []
         exchange = self._exchange
         responded = exchange is not None and exchange.responded
@@ -1105,13 +1349,22 @@ class HTTPServerConnection:
 
     def _refuse(self, refusal: Refusal) -> list[Event]:
         """A refusal of the connection's own (a timeout, malformed HTTP), possibly before
-        any head: it goes out through the current exchange, or a head-less one."""
+        any head: it goes out through the current exchange, or a head-less one.
+
+        A head-less exchange exists so that a timeout before any head still answers through
+        the same path (and the same event) as every other refusal.
+        """
         exchange = self._exchange
         if exchange is None:
             exchange = self._exchange = HTTPExchange(self.endpoint, sink=self)
         return exchange.refuse(refusal)
 
     def _on_head(self, request: h11.Request) -> list[Event]:
+        """The body timer starts when the head is in; each chunk restarts it (`_on_body`), so a
+        slow but steady upload is never cut while a stalled one is. `100 Continue` (RFC 9110
+        10.1.1) is sent only when the body is wanted: a client waiting for it sends nothing
+        if we refuse from the head, and we need not read a body we would drop.
+        """
         self._set_phase(HTTPConnectionState.RECEIVING)
         self._paused_bytes = 0
         head = RequestHead(
@@ -1148,6 +1401,9 @@ class HTTPServerConnection:
         return exchange.receive_body(data)
 
     def _on_complete(self) -> list[Event]:
+        """A request refused from its head is done once its body has been read, so the
+        connection can move on to the next request at once (keep-alive).
+        """
         self._set_phase(HTTPConnectionState.RESPONDING)
         exchange = self._exchange
         assert exchange is not None
@@ -1159,6 +1415,10 @@ class HTTPServerConnection:
         return exchange.receive_end()
 
     def _after_response(self) -> None:
+        """Both sides must be DONE for the next cycle (h11's rule for keep-alive); until then
+        input waits. The trailing data is what h11 read past this request, the start of the
+        next head, so the new scanner must measure it first.
+        """
         h = self._h11
         if h.our_state is h11.DONE and h.their_state is h11.DONE:
             h.start_next_cycle()
@@ -1170,16 +1430,24 @@ class HTTPServerConnection:
             self._scanner = HeadScanner(self.endpoint.limits.max_header_bytes)
             if not self._processing:
                 self._input_pending = bool(self._unscanned or self._input)
+        # h11 says the connection cannot be reused (HTTP/1.0, `Connection: close`, an
+        # error): closing is the only correct next step.
         elif h.our_state in (h11.MUST_CLOSE, h11.CLOSED, h11.ERROR):
             self._closed = True
 
     def _emit(self, data: bytes | None) -> None:
+        """Every write marks the connection ready, so `pump()` can tell the adapter which
+        sockets to wake without scanning all of them.
+        """
         if data:
             self._out.append(data)
             self._out_len += len(data)
             self.endpoint.mark_ready(self)
 
     def _set_phase(self, phase: HTTPConnectionState) -> None:
+        """The phase stamp is what the idle and header timers count from, so it moves only when
+        the phase really changes.
+        """
         if phase is not self._phase:
             self._phase = phase
             self._since = self.endpoint.moment.now

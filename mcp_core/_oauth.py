@@ -381,6 +381,10 @@ class OAuthClientConfig:
     max_response_bytes: int = 256 * 1024
 
     def __post_init__(self) -> None:
+        """Every check here is one that would otherwise fail after the user has already gone
+        through the browser, or only against one particular server: a configuration error
+        must show at start-up, where the fix is obvious.
+        """
         # Refused at construction, not mid-flow: a bad redirect_uri would
         # otherwise surface only after the user has authorized.
         if self.grant_type not in ("authorization_code", "client_credentials"):
@@ -513,6 +517,10 @@ class _Attempt:
     def __init__(
         self, hint: str | None, challenge_scopes: tuple[str, ...], refresh_first: bool = False
     ) -> None:
+        """Each attempt starts from nothing but the challenge: what an earlier attempt learnt
+        about the resource or its authorization server may be stale, and the point of a new
+        401 is often that it changed.
+        """
         self.hint = hint
         self.challenge_scopes = challenge_scopes
         self.refresh_first = refresh_first  # refresh if the issuer is still the same
@@ -531,6 +539,7 @@ class _Attempt:
 
     @property
     def resource(self) -> str | None:
+        """The resource the tokens will be bound to (RFC 8707), once its metadata is known."""
         return None if self.prm is None else self.prm.resource
 
 
@@ -553,6 +562,10 @@ class OAuthClientFlow:
         record: OAuthRecord | None = None,
         token_bytes: Callable[[int], bytes] = secrets.token_bytes,
     ) -> None:
+        """`token_bytes` is injectable so a test can make PKCE verifiers and `state` values
+        deterministic; the default is `secrets.token_bytes`, a CSPRNG, as RFC 7636 (4.1)
+        asks of the verifier.
+        """
         # The MCP server itself may be plain http (a local development server);
         # every URL learnt from it is held to https later, in `_secure`.
         problem = url_problem(server_url, require_secure=False)
@@ -1151,6 +1164,12 @@ class OAuthClientFlow:
         return self._pick_method(metadata, preferred)
 
     def _on_registration(self, status: int, body: bytes, wall_time: float) -> Step:
+        """Dynamic Client Registration (RFC 7591) is the last resort of the spec's order, after
+        pre-registration and Client ID Metadata Documents, because it leaves a client behind
+        on the server per installation. Its answer is held to RFC 7591 3.2.1 (a `client_id`,
+        and a secret if a secret-based method was chosen), since a registration that cannot
+        authenticate would only fail later, at the token endpoint.
+        """
         attempt = self._attempt_now()
         assert attempt.metadata is not None
         doc = json_object(body, self.config.max_response_bytes)

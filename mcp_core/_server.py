@@ -93,6 +93,9 @@ from ._versions import (
 )
 
 # What an answer to each kind of input request must validate as.
+# Keyed by the only three methods an `InputRequiredResult` may carry (SEP-2322, 2026-07-28
+# `basic/patterns/mrtr`), which are also the three a legacy server asks with: the table
+# doubles as the check that a question is one of them.
 INPUT_RESULT_TYPES: Final = {
     "elicitation/create": "ElicitResult",
     "sampling/createMessage": "CreateMessageResult",
@@ -100,6 +103,10 @@ INPUT_RESULT_TYPES: Final = {
 }
 
 # Server notifications that need an advertised capability (legacy sessions).
+# The spec lets a server send each of these only under the capability that announces it
+# (2025-03-26 on: "Servers that declared the listChanged capability SHOULD send..."), and a
+# client that did not see the capability may treat the notification as a protocol error.
+# Refusing on our side keeps an application's mistake from reaching it.
 _NOTIFICATION_CAPABILITY: Final = {
     "notifications/tools/list_changed": "tools.listChanged",
     "notifications/prompts/list_changed": "prompts.listChanged",
@@ -109,6 +116,11 @@ _NOTIFICATION_CAPABILITY: Final = {
 }
 
 # subscriptions/listen filter field -> (notification method, capability it needs)
+# The filter a `subscriptions/listen` names (2026-07-28, SEP-2575 and
+# `basic/utilities/subscriptions`): every type is opt-in, and the server MUST NOT send a
+# type the client did not ask for, nor one its own capabilities do not cover. The capability
+# is the one a legacy session needs for the same notification, so one table serves both eras
+# in `notify_subscribers`.
 _LISTEN_FILTER: Final = {
     "toolsListChanged": ("notifications/tools/list_changed", "tools.listChanged"),
     "promptsListChanged": ("notifications/prompts/list_changed", "prompts.listChanged"),
@@ -135,6 +147,8 @@ class _EnvelopeCache:
     def __init__(self, bound: int = 256) -> None:
         self._capabilities = validator("ClientCapabilities")
         self._info = validator("Implementation")
+        # Keyed by the canonical JSON bytes rather than the parsed objects, which are not
+        # hashable; two requests with the same declaration produce the same bytes.
         self._cache: dict[bytes, tuple[Any, Any]] = {}
         self._bound = bound
 
@@ -144,16 +158,26 @@ class _EnvelopeCache:
         if found is None:
             # Capabilities first: an error names the first bad one, as before.
             found = (self._capabilities(caps), self._info(info) if info is not None else None)
+            # Cleared whole rather than evicted one by one: a client rarely changes its
+            # declaration, so the cache is nearly always one or two entries, and only a peer
+            # sending a new declaration per request (to grow our memory) fills it. Clearing
+            # keeps the bound with no bookkeeping on the common path.
             if len(self._cache) >= self._bound:
                 self._cache.clear()
             self._cache[key] = found
         return found
 
 
+# Built on first use, not at import: `validator` pulls in the pydantic models of `types`,
+# the slowest import of the package, which a legacy-only server never needs for the
+# envelope.
 _ENVELOPE_CACHE: _EnvelopeCache | None = None
 
 
 def _envelope_models(caps: Any, info: Any) -> tuple[Any, Any]:
+    """Validation errors are the caller's to turn into -32602: a bad declaration is the peer's
+    fault, and must come back as an error naming the envelope, not as a crash.
+    """
     global _ENVELOPE_CACHE
     if _ENVELOPE_CACHE is None:
         _ENVELOPE_CACHE = _EnvelopeCache()
@@ -161,14 +185,23 @@ def _envelope_models(caps: Any, info: Any) -> tuple[Any, Any]:
 
 
 def _envelope_problem(key: str, value: Any, expected: str) -> str:
-    """The -32602 message for an envelope key that is missing or of the wrong type."""
+    """The -32602 message for an envelope key that is missing or of the wrong type.
+
+    2026-07-28 (`basic/index`, "_meta"): a missing required key is -32602 Invalid params,
+    and the message names the key so that a client author sees which one at once.
+    """
     if value is None:
         return f"Missing required _meta key {key}"
     return f"_meta key {key} must be {expected}, not {json_kind(value)}"
 
 
 def _target_and_arguments(method: str, params: Any) -> tuple[str, Mapping[str, Any] | None]:
-    """What a sealed requestState is bound to: the tool/prompt name or resource URI."""
+    """What a sealed requestState is bound to: the tool/prompt name or resource URI.
+
+    SEP-2322 asks that sealed state be bound to "the originating method plus a digest of its
+    key parameters": this picks those parameters per method, so a state sealed for one tool
+    (or one URI) is refused when echoed to another.
+    """
     if method == "resources/read":
         return params.uri, None
     return params.name, params.arguments
@@ -179,6 +212,12 @@ class ServerConnection(_Connection):
 
     `principal` names who the transport authenticated (if anyone); a sealed
     `requestState` is bound to it, so another principal cannot replay it.
+
+    The class keeps what the legacy revisions call session state (negotiated capabilities,
+    the log level, resource subscriptions) and nothing of the kind on a 2026-07-28
+    connection, where SEP-2575 forbids deriving a request's context from an earlier one:
+    every modern request builds its `RequestContext` from its own envelope, and the
+    connection only remembers the latest revision spoken.
     """
 
     _role: Role = "server"
@@ -188,9 +227,16 @@ class ServerConnection(_Connection):
         super().__init__(config.limits)
         self.config = config
         self.principal = principal
+        # The legacy session's negotiated context: set once by `initialize` (or `restore`)
+        # and never again, since a second `initialize` is refused (RELIABILITY.md 1.7). A
+        # modern connection leaves them None, because SEP-2575 forbids carrying a request's
+        # context over to the next.
         self.client_capabilities: Any = None
         self.client_info: Any = None
         self.log_level: str | None = None
+        # The wire form of the legacy client's capabilities, kept beside the model because
+        # every capability check on the sending path reads the wire form (`has_capability`),
+        # and converting the model per call would cost more than the check.
         self._client_caps_wire: dict[str, Any] = {}
         self._session_context: RequestContext | None = None
         # A legacy session's resource subscriptions: the URIs in force, and the
@@ -199,10 +245,14 @@ class ServerConnection(_Connection):
         self._subscribed: set[str] = set()
         self._subscribing: dict[str, set[RequestId]] = {}
 
+        # A sealing server needs the wall clock on every input: the seal's expiry is judged
+        # by it, and another replica must judge it alike, which the loop clock cannot do.
         self._needs_wall_time = config.request_state_sealer is not None
         # Legacy questions in flight: our request id -> the round it belongs to.
         self._asking: dict[RequestId, _Round] = {}
         # 2025-11-25 tasks whose creating request's progress token is still valid.
+        # Bounded by `Limits.max_tasks`: a client creating tasks it never polls to the end
+        # must not grow this table for the life of the session.
         self._live_tasks = LiveTasks(config.limits.max_tasks)
 
     # ------------------------------------------- moving a session (legacy)
@@ -213,6 +263,10 @@ class ServerConnection(_Connection):
         Raises LocalProtocolError on a 2026-07-28 connection (each request
         carries its own context) or a session not yet (or no longer) ready.
         Requests in flight are not included; see `SessionSnapshot`.
+
+        This is how a legacy session survives a replica: what the session negotiated is all
+        another process needs to answer its next request, and in-flight requests stay with
+        the process running their handlers.
         """
         return take_snapshot(self)
 
@@ -221,7 +275,12 @@ class ServerConnection(_Connection):
         """A connection holding the session `snapshot` describes, ready for its
         next request, with no events and nothing to send. Raises
         LocalProtocolError if `config` does not speak the session's revision,
-        ValueError if the snapshot's client capabilities or info are invalid."""
+        ValueError if the snapshot's client capabilities or info are invalid.
+
+        The restored connection starts with no requests in flight, which is why a snapshot
+        is taken only of a ready session: requests belong to the process running their
+        handlers, and the client's retry (or timeout) settles them.
+        """
         conn = cls(config, principal=snapshot.principal)
         apply_snapshot(conn, snapshot)
         return conn
@@ -231,6 +290,11 @@ class ServerConnection(_Connection):
     def _accept_request(
         self, rid: RequestId, method: str, params: dict[str, Any] | None, events: list[Event]
     ) -> None:
+        """The era is decided once, by the first request that the table accepts, and never
+        changes after: mixing eras on one connection would let a legacy session's
+        capabilities leak into a modern request, which SEP-2575 forbids, or let a modern
+        client's envelope stand for a session it never negotiated.
+        """
         era = self.era
         if era is Era.MODERN:
             self._modern_request(rid, method, params, events)
@@ -243,8 +307,13 @@ class ServerConnection(_Connection):
         # one, this transport's policy: an initialize is legacy, anything else is
         # 2026-07-28 when this server speaks it. No byte stream has a header, so
         # the message never says LEGACY here by itself.
+        # The envelope is read before the method: a 2026-07-28 `initialize` is not a legacy
+        # handshake but an unknown method in that revision, and must be refused as one.
         said = classify_era(params)
         if method == "initialize" and said is not Era.MODERN:
+            # A modern-only server still answers `initialize` with a reason (SPEC-NOTES 1.5,
+            # rule 4): a legacy client cannot move forward on its own, and the versions
+            # named in the error may be the only clue its user sees.
             if not self.config.legacy_versions:
                 self._refuse_initialize(params)
             self._initialize(rid, params, events)
@@ -254,6 +323,9 @@ class ServerConnection(_Connection):
             self._reply_result(rid, {}, method)
         elif self.config.modern_versions:
             self._modern_request(rid, method, params, events)
+        # A legacy method before `initialize`: 2025-03-26 ("Lifecycle") says the client
+        # SHOULD NOT send requests other than pings before the server answered `initialize`,
+        # and the SDKs answer -32600 with these words, which clients already recognise.
         elif lookup("client", method, self.config.legacy_versions[0]) is not None:
             raise Reject(INVALID_REQUEST, "Received request before initialization was complete")
         else:
@@ -263,6 +335,10 @@ class ServerConnection(_Connection):
         """An initialize at a server without legacy revisions. Not "method not
         found": the client is a legacy one, and the error's data names the
         revisions we speak so that it can say why it cannot connect.
+
+        SPEC-NOTES 1.5 leaves the code to the implementation; -32022 is the one a client
+        that knows both eras already handles as "speak one of these", and its data is the
+        same `supported`/`requested` pair as the modern error.
         """
         requested = (params or {}).get("protocolVersion")
         supported = list(self.config.supported_versions)
@@ -288,7 +364,13 @@ class ServerConnection(_Connection):
         spec = METHODS[("client", "initialize")]
         p = self._validate_params(spec, params)
         legacy = self.config.legacy_versions
+        # 2025-03-26 ("Version Negotiation"): if the server supports the requested version
+        # it MUST answer with the same; otherwise it answers with another it supports, which
+        # SHOULD be its latest. The client decides whether that is acceptable; refusing here
+        # would take that choice away.
         version = p.protocol_version if p.protocol_version in legacy else legacy[0]
+        # The move comes before the answer: if the table refused it (a second `initialize`
+        # racing the first), nothing has been queued yet.
         self._move(SessionInput.INITIALIZE)
         self.protocol_version = version
         self.era = Era.LEGACY
@@ -302,7 +384,13 @@ class ServerConnection(_Connection):
         }
         if self.config.instructions is not None:
             result["instructions"] = self.config.instructions
+        # The answer is queued before SessionStarted is reported: an application reacting to
+        # the event by sending a notification must find it queued after the result, since
+        # the client may not accept anything but the result before it has one.
         self._reply_result(rid, result, "initialize")
+        # One context object for the whole session, shared by every request that brings no
+        # `_meta`: requests in a session are judged by what `initialize` declared, nothing
+        # else.
         self._session_context = RequestContext(version, p.capabilities, p.client_info)
         events.append(SessionStarted(version, p.capabilities, p.client_info))
 
@@ -319,26 +407,40 @@ class ServerConnection(_Connection):
         spec = SPECS.get(("client", method, version))
         if spec is None or not spec.is_request:
             raise Reject(METHOD_NOT_FOUND, f"Method not found: {method}")
+        # 2025-03-26 ("Ping"): a ping needs no capability and is answered promptly with an
+        # empty result, so it short-cuts every check below; a keep-alive must not depend on
+        # what the session negotiated.
         if method == "ping":
             self._reply_result(rid, {}, method)
             return
         if (
+            # A second `initialize` is refused, not re-run (RELIABILITY.md 1.7,
+            # python-sdk#2605): re-running it let a client change its declared capabilities
+            # and revision mid-session.
             method == "initialize"
             and follows("server", self.state, SessionInput.INITIALIZE) is None
         ):
             raise Reject(INVALID_REQUEST, "Session already initialized")
         self._check_offered(spec)
         model = self._validate_params(spec, params)
+        # 2025-11-25 (`basic/utilities/tasks`): a receiver that did not declare task support
+        # for a request type MUST process the request normally, ignoring the task metadata.
         if is_task_augmented(model) and not has_capability(
             self.config.capabilities_wire, LEGACY_AUGMENTABLE.get(("client", method), "-")
         ):
             # Task augmentation the server did not declare: served as a plain request.
+            # (The copy keeps the validated model the peer sent intact for the event's
+            # consumers.)
             model = model.model_copy(update={"task": None})
+        # The level is session state that `send_log` must obey, so the engine answers this
+        # itself (an empty result, 2025-03-26 "Logging") instead of asking the application.
         if method == "logging/setLevel":
             self.log_level = model.level
             self._reply_result(rid, {}, method)
             return
         if method == "resources/subscribe":
+            # The subscription is recorded before the application answers, so that an
+            # unsubscribe arriving in between finds it and wins (see `_track_subscription`).
             self._track_subscription(rid, model.uri)
         elif method == "resources/unsubscribe":
             # Honoured on arrival, whatever the application answers: the client has
@@ -346,7 +448,12 @@ class ServerConnection(_Connection):
             # waiting for its answer loses to this later word.
             self._subscribed.discard(model.uri)
             self._subscribing.pop(model.uri, None)
+        # The session's context is reused as is when the request adds nothing of its own:
+        # most requests carry no `_meta`, and building a context for each would be pure
+        # cost.
         meta = params.get("_meta") if params else None
+        # The capabilities tracked with the request are the session's: the answer's checks
+        # (may this request be answered with a task?) need no session look-up.
         token = self._track_inbound(rid, method, meta, None, self._client_caps_wire, model)
         base = self._session_context
         assert base is not None
@@ -356,6 +463,9 @@ class ServerConnection(_Connection):
             context = RequestContext(
                 version, base.client_capabilities, base.client_info, None, token, meta
             )
+        # Kept on the request so that the answers to its questions, which arrive as
+        # responses with no context of their own, can be reported under the context of the
+        # request.
         if spec.input_required:
             self._inbound[rid].context = context  # for the InputReceived of its questions
         events.append(RequestReceived(rid, method, model, context))
@@ -364,7 +474,15 @@ class ServerConnection(_Connection):
         """A `resources/subscribe` arrived. It takes effect when the application
         answers it with a result (`_inbound_ended`), so a refused subscribe never
         subscribed anything; a URI is subscribed once any subscribe to it since the
-        last unsubscribe was accepted."""
+        last unsubscribe was accepted.
+
+        2025-03-26 ("Resources", "Subscriptions"): the server sends `resources/updated` only
+        for subscribed URIs. Counting a subscribe only once answered keeps
+        `notify_subscribers` from notifying for a URI the application refused to watch. The
+        cap counts waiting subscribes too, so a peer flooding subscribes it never lets
+        finish is bounded as well (`Limits.max_subscriptions`, -32000 server busy: the
+        client may retry later).
+        """
         if uri in self._subscribed:
             return  # in force already: whatever this one's answer, it stays
         pending = self._subscribing.get(uri)
@@ -378,6 +496,10 @@ class ServerConnection(_Connection):
         pending.add(rid)
 
     def _inbound_ended(self, rid: RequestId, entry: Inbound, *, answered: bool) -> None:
+        """Called for every request that ends, so that a subscribe's fate is decided where its
+        answer leaves: a result subscribes, anything else (an error, a cancel, a lost
+        connection) does not.
+        """
         if entry.method != "resources/subscribe":
             return
         uri = entry.params.uri
@@ -400,6 +522,9 @@ class ServerConnection(_Connection):
         return frozenset(self._subscribed)
 
     def check_invariants(self) -> None:
+        """The tests call this after every step of the state-machine fuzzing; a violation here
+        is a bug of ours, never of the peer, so plain asserts are right.
+        """
         super().check_invariants()
         assert len(self._subscribed) + len(self._subscribing) <= self.limits.max_subscriptions
         for uri, pending in self._subscribing.items():
@@ -417,6 +542,10 @@ class ServerConnection(_Connection):
     def _check_offered(self, spec: MethodSpec) -> None:
         """A method whose capability this server did not advertise is "not found",
         as if it did not exist: that is how the SDKs answer it.
+
+        2025-03-26 ("Capabilities"): both parties SHOULD respect the negotiated
+        capabilities. Answering -32601 rather than -32602 follows the official SDKs, and a
+        client that probes a feature gets the same answer as for a server that lacks it.
         """
         cap = needs_capability(spec, self.protocol_version or "")
         if cap and not has_capability(self.config.capabilities_wire, cap):
@@ -436,10 +565,16 @@ class ServerConnection(_Connection):
         if method == "initialize" and classify_era(params) is not Era.MODERN:
             # A legacy client: tell it, in words it can show, which revisions we speak.
             self._refuse_initialize(params)
+        # The method table of our newest modern revision: the method set is the same for
+        # every modern revision we speak, and the envelope (which names the revision) is
+        # checked just below, so a request for an unknown method is refused even when its
+        # envelope is bad.
         spec = SPECS.get(("client", method, self.config.modern_versions[0]))
         if spec is None or not spec.is_request:
             raise Reject(METHOD_NOT_FOUND, f"Method not found: {method}")
         meta = params.get("_meta") if params is not None else None
+        # SEP-2575: `params._meta` is required on every 2026-07-28 request; without it the
+        # request names no revision, so -32602 names the key the client must add.
         if type(meta) is not dict:
             raise Reject(
                 INVALID_PARAMS, f"Missing required params._meta with {META_PROTOCOL_VERSION}"
@@ -451,18 +586,26 @@ class ServerConnection(_Connection):
             raise Reject(
                 INVALID_PARAMS, _envelope_problem(META_PROTOCOL_VERSION, version, "a string")
             )
+        # SPEC-NOTES 1.5, rule 1: a version unknown to us, or known but not spoken here (a
+        # legacy one in a modern envelope), is -32022 with both lists, so the client can
+        # pick a version both sides speak and retry.
         if version not in self.config.modern_versions:
             raise Reject(
                 UNSUPPORTED_PROTOCOL_VERSION,
                 "Unsupported protocol version",
                 {"supported": list(self.config.supported_versions), "requested": version},
             )
+        # Required too, even when empty (`{}` means no optional capabilities), because the
+        # server must never infer a capability the request did not declare.
         caps = meta.get(META_CLIENT_CAPABILITIES)
         if type(caps) is not dict:
             raise Reject(
                 INVALID_PARAMS, _envelope_problem(META_CLIENT_CAPABILITIES, caps, "an object")
             )
         log_level = meta.get(META_LOG_LEVEL)
+        # 2026-07-28 (`server/utilities/logging`): an unrecognised level SHOULD be rejected
+        # with -32602. The level is cut to 64 characters in the message so that a huge value
+        # cannot make the error as large as the request.
         if log_level is not None:
             if type(log_level) is not str:
                 raise Reject(
@@ -474,17 +617,30 @@ class ServerConnection(_Connection):
                     f"Unknown log level {log_level[:64]!r} in _meta key {META_LOG_LEVEL}",
                 )
         try:
+            # `clientInfo` is optional and display-only (SPEC-NOTES 1.2: never used for
+            # behaviour or security), but a malformed one is still refused, so a bad client
+            # finds out.
             capabilities, info = _envelope_models(caps, meta.get(META_CLIENT_INFO))
         except pydantic.ValidationError as exc:
             raise Reject(INVALID_PARAMS, f"Invalid _meta envelope: {describe(exc)}") from None
+        # The first valid envelope moves the connection to READY; a refused request leaves
+        # the era open, so that a client whose first probe was wrong can still start either
+        # way.
         if self.era is None:
             self._move(SessionInput.ENVELOPE)
             self.era = Era.MODERN
+        # The connection follows the latest request's revision: it decides only what the
+        # engine writes by itself (an error's id, which codes may be sent), and every
+        # request is judged by its own envelope anyway.
         self.protocol_version = version
+        # `server/discover` (SEP-2575) must work for every client, before any capability
+        # check: it is how a client learns what this server offers.
         if method == "server/discover":
             self._reply_result(rid, self._finish_result(method, self._discover_result()), method)
             return
         self._check_offered(spec)
+        # SEP-2663: the tasks methods exist only for a request that declared the extension,
+        # and a server without it answers -32021 naming the extension.
         if method in MODERN_TASK_REQUESTS and not extension_declared(caps):
             raise Reject(*missing_extension())
         if (
@@ -498,15 +654,23 @@ class ServerConnection(_Connection):
         model = self._validate_params(spec, params)
         if is_task_augmented(model):
             model = model.model_copy(update={"task": None})  # no such param in 2026-07-28
+        # A retry (SEP-2322) carries `inputResponses` and the echoed `requestState`; both
+        # are the client's word until the seal is checked, so they are judged before the
+        # application sees any of it.
         if spec.input_required and (
             model.request_state is not None or model.input_responses is not None
         ):
+            # The state is opened before the request is tracked: a forged or expired state
+            # is refused (-32602) without the request ever entering the in-flight table.
             answers, state, asked, forms = self._open_request_state(rid, method, model, events)
             token = self._track_inbound(rid, method, meta, log_level, caps, model)
             if forms is not None:
                 # A retry after request_input: its answers, judged, in one event.
                 assert asked is not None
                 context = RequestContext(version, capabilities, info, log_level, token, meta)
+                # The retry fields are stripped from the params handed on: the answers
+                # arrive judged in `outcomes`, and a handler must not read the unjudged
+                # copies by mistake.
                 bare = model.model_copy(update={"input_responses": None, "request_state": None})
                 outcomes = _retry_answers(asked, answers or {}, forms)
                 events.append(InputReceived(rid, method, bare, context, outcomes, state))
@@ -536,6 +700,13 @@ class ServerConnection(_Connection):
         Returns (answers, state, asked, forms): `asked` (key -> method) only when the
         state verified, `forms` (key -> the form asked with) only when it was sealed
         by `request_input`.
+
+        The checks follow SEP-2322's server rules: treat `requestState` as attacker input,
+        reject it when verification fails, ignore answers to keys that were not asked, and
+        give ordinary JSON-RPC errors for malformed ones. Rejection is reported twice on
+        purpose: a RequestStateRejected event with the precise reason for the operator, and
+        one generic -32602 for the client, so that a forger learns nothing about which check
+        failed.
         """
         sealer = self.config.request_state_sealer
         if sealer is None:
@@ -580,6 +751,8 @@ class ServerConnection(_Connection):
             value = given.get(key)
             if value is None:
                 continue  # missing: the handler asks again rather than failing
+            # An answer must be the result type of the question it answers: an ElicitResult
+            # under a sampling key would otherwise reach a handler that trusts its shape.
             expected = INPUT_RESULT_TYPES.get(kind)
             if expected is None or not isinstance(value, _wire_type(expected)):
                 raise Reject(INVALID_PARAMS, f"inputResponses[{key!r}] does not answer {kind}")
@@ -589,6 +762,10 @@ class ServerConnection(_Connection):
     def _discover_result(self) -> dict[str, Any]:
         """The `server/discover` answer: every revision we speak, in both eras, so a
         probing client can fall back to initialize knowingly.
+
+        2026-07-28 `server/discover` (SEP-2575): `instructions` moved here from the
+        `initialize` result, and the cache fields are added by `_finish_result` since
+        DiscoverResult is cacheable.
         """
         result: dict[str, Any] = {
             "supportedVersions": list(self.config.supported_versions),
@@ -608,6 +785,8 @@ class ServerConnection(_Connection):
         if version is None:
             return  # nothing but initialize means anything before the era is known
         spec = lookup("client", method, version)
+        # JSON-RPC 2.0 (section 4.1): a notification is never answered, so an unknown or
+        # misplaced one can only be dropped; raising would let any peer end the session.
         if spec is None or spec.is_request:
             return  # unknown notifications are ignored
         if method == "notifications/initialized":
@@ -615,6 +794,9 @@ class ServerConnection(_Connection):
             return
         try:
             model = self._validate_params(spec, params)
+        # A notification with bad params is reported, not answered: JSON-RPC forbids a
+        # response to a notification, and the application may want to log the peer's
+        # mistake.
         except Reject as rej:
             events.append(MessageRejected(None, rej.code, rej.message))
             return
@@ -626,13 +808,24 @@ class ServerConnection(_Connection):
         """What the era adds to every result: 2026-07-28 results carry a
         resultType, our serverInfo and, when cacheable, the caching hints; a legacy
         result must not carry a resultType at all.
+
+        2026-07-28 (SPEC-NOTES 1.3, 1.9): every result MUST carry `resultType`, SHOULD carry
+        `serverInfo` in `_meta`, and the six cacheable results MUST carry `ttlMs` and
+        `cacheScope` (the config's defaults, unless the application set them). A legacy
+        client validating against its schema would refuse the unknown `resultType`, so it is
+        removed there. An `input_required` answer to a method that cannot ask is our
+        application's error, caught before it reaches a client that would reject it.
         """
         if self.era is not Era.MODERN:
             result.pop("resultType", None)
             return result
+        # `setdefault` because an application may set the type itself (an `input_required`
+        # from `send_input_required`, a task); `complete` is what every other result is.
         result_type = result.setdefault("resultType", "complete")
         meta = result.get("_meta")
         server_info = self.config.server_info_wire
+        # A new `_meta` dict rather than the application's own, which may be shared between
+        # answers; the server info goes in last so an application cannot spoof it.
         result["_meta"] = (
             {**meta, META_SERVER_INFO: server_info} if meta else {META_SERVER_INFO: server_info}
         )
@@ -654,7 +847,15 @@ class ServerConnection(_Connection):
     def _check_result(
         self, request_id: RequestId, entry: Inbound, result: dict[str, Any]
     ) -> dict[str, Any]:
+        """The eras put tasks in different places. 2026-07-28 (SEP-2663): a task answer is
+        allowed only for the extension's methods, when both sides declared the extension on
+        this request. 2025-11-25: the answer to a task-augmented request is a
+        CreateTaskResult, and the request's progress token stays valid until the task ends
+        (`basic/utilities/tasks`, "Progress"), so it is remembered here. A `tasks/result`
+        answer carries the related-task `_meta`, which that revision requires.
+        """
         if self.era is Era.MODERN:
+            # A modern result other than a task was already shaped by `_finish_result`.
             if result.get("resultType") != "task":
                 return result
             if entry.method not in MODERN_TASK_METHODS:
@@ -674,6 +875,7 @@ class ServerConnection(_Connection):
             # The answer to a task-augmented request is the task; its result comes
             # from tasks/result. Its progress token stays valid until the task ends.
             self._check_shape("CreateTaskResult", result)
+            # (validated just above, so the keys exist)
             task_id = result["task"]["taskId"]
             if entry.progress_token is not None and result["task"].get("status") not in (
                 "completed",
@@ -687,12 +889,17 @@ class ServerConnection(_Connection):
             self._live_tasks.end(task_id)
             return with_related_task(result, task_id)
         if entry.method in ("tasks/get", "tasks/cancel"):
+            # A `tasks/get` or `tasks/cancel` answer that reports a terminal status ends the
+            # task's progress token (2025-11-25, "Progress": valid until the task ends).
             ended = terminal_status(entry.method, result)
             if ended is not None:
                 self._live_tasks.end(ended)
         return result
 
     def _check_shape(self, type_name: str, result: dict[str, Any]) -> None:
+        """Our own results are validated only where a wrong shape would break the peer's task
+        bookkeeping; elsewhere the application's result goes out as given, for speed.
+        """
         try:
             validator(type_name)(result)
         except pydantic.ValidationError as exc:
@@ -719,11 +926,18 @@ class ServerConnection(_Connection):
         if self.state in _ENDED:
             return False
         live = self._live_tasks.get(task_id)
+        # None: not a task of this connection with a live token (it ended, the table was
+        # full, or the request asked for no progress); nothing is sent, as for
+        # `send_progress`.
         if live is None:
             return False
+        # 2025-03-26 ("Progress"): the progress value MUST increase with each notification,
+        # even if the total is unknown; a client may drop a notification that breaks this.
         if live[2] is not None and not progress > live[2]:
             raise LocalProtocolError("progress must increase with each notification")
         live[2] = progress
+        # The token of the creating request, with the related-task `_meta`, so the client
+        # can attribute the progress to the task and not to the (already answered) request.
         params: dict[str, Any] = {"progressToken": live[0], "progress": progress}
         if total is not None:
             params["total"] = total
@@ -751,6 +965,8 @@ class ServerConnection(_Connection):
             raise LocalProtocolError(
                 "2026-07-28 sends task status only on subscriptions/listen streams"
             )
+        # Validated before sending: a malformed status notification would break the client's
+        # task bookkeeping, not ours, and the application gets the error where it made it.
         wire = to_wire(task)
         if not isinstance(wire, dict):
             raise LocalProtocolError("a task must be a model or a mapping")
@@ -762,7 +978,12 @@ class ServerConnection(_Connection):
 
     def task_ended(self, task_id: str) -> None:
         """A task reached a terminal status without a message saying so: its
-        progress token is no longer valid."""
+        progress token is no longer valid.
+
+        Needed because a task can end where the engine does not see it (in the application's
+        task store, on another replica); without it the token would stay valid and the table
+        slot stay taken.
+        """
         self._live_tasks.end(task_id)
 
     def _sending_revision(self) -> str:
@@ -783,10 +1004,18 @@ class ServerConnection(_Connection):
         """A legacy server's request to the client: refused when the client did not
         declare what it needs, and written in the session revision's dialect of
         elicitation (2025-06-18 has no modes).
+
+        2025-03-26 ("Capabilities"), and for tasks 2025-11-25: a server must not send a
+        request the client did not declare support for. 2025-06-18 elicitation has no `mode`
+        or `elicitationId`, and a strict 2025-06-18 client would refuse them, so they are
+        stripped there; 2025-11-25 URL mode needs the id, which
+        `notifications/elicitation/complete` refers back to.
         """
         problem = capability_problem(self._client_caps_wire, spec.method, params)
         if problem is not None:
             raise LocalProtocolError(f"the client did not declare it: {problem[1]}")
+        # 2025-11-25: a server may ask the client to run its request as a task only if the
+        # client declared that request type under `tasks.requests`.
         if wants_task(params):
             cap = LEGACY_AUGMENTABLE.get(("server", spec.method))
             if cap is None:
@@ -839,6 +1068,10 @@ class ServerConnection(_Connection):
         `wall_time` (seconds since the epoch) dates the sealed state; by default
         the wall time given with the latest input. False, as for `send_result`,
         once the connection closed.
+
+        The answer to the original request is this result: the request ends here (SEP-2322),
+        and the retry arrives as a new request with a new id. Nothing is kept in between:
+        whatever the retry needs comes back in `requestState`, which is why it is sealed.
         """
         if self.state in _ENDED:
             return False
@@ -847,6 +1080,8 @@ class ServerConnection(_Connection):
         entry = self._take_inbound(request_id)
         if entry is None:
             return False
+        # An `InputRequiredResult` exists only in 2026-07-28 (SEP-2322); a legacy session
+        # asks with requests, which `request_input` does in either era.
         if self.era is not Era.MODERN:
             raise LocalProtocolError(
                 "legacy sessions ask with server-to-client requests (send_request)"
@@ -865,17 +1100,25 @@ class ServerConnection(_Connection):
                     "sampling/createMessage or roots/list"
                 )
             params = wire.get("params") or {}
+            # SEP-2322: never ask for a capability the client did not declare on this
+            # request; the envelope of this request is the only declaration that counts.
             problem = capability_problem(entry.capabilities or {}, method, params)
             if problem is not None:
                 raise LocalProtocolError(f"the client did not declare it: {problem[1]}")
             if method == "elicitation/create":
+                # 2026-07-28 removed `elicitationId` with
+                # `notifications/elicitation/complete`: a URL question is answered by the
+                # retry itself.
                 if "elicitationId" in params:
                     raise LocalProtocolError("2026-07-28 URL-mode elicitation has no elicitationId")
                 check_form(params, self.protocol_version or "")
             asked[key] = {"method": method, "params": params} if params else {"method": method}
             kinds[key] = method
+        # SEP-2322: at least one of `inputRequests` and `requestState` MUST be present.
         if not asked and state is None:
             raise LocalProtocolError("an InputRequiredResult needs input requests or state")
+        # The kinds of the questions are sealed with the state so that the retry's answers
+        # can be checked against what was asked, even on another replica.
         token = self._seal(entry, kinds, state)
         result: dict[str, Any] = {"resultType": "input_required"}
         if asked:
@@ -947,6 +1190,9 @@ class ServerConnection(_Connection):
         entry = self._take_inbound(request_id)
         if entry is None:
             return False
+        # The eligible methods are fixed by SEP-2322 (`tools/call`, `prompts/get`,
+        # `resources/read`); the one exception is legacy 2025-11-25, whose `tasks/result` is
+        # the request a task's questions travel on.
         spec = METHODS[("client", entry.method)]
         # A 2025-11-25 `tasks/result` asks too: the questions of an
         # input_required task travel on the stream of the request waiting for it.
@@ -957,21 +1203,32 @@ class ServerConnection(_Connection):
                 f"{entry.method} cannot ask for input (only tools/call, "
                 "prompts/get and resources/read can, and a 2025-11-25 tasks/result)"
             )
+        # The table is asked before anything else changes: a second round while one is out
+        # is refused with nothing sent, since the client could not tell the rounds apart.
         asking = RequestInput.ASK_IN_RESULT if self.era is Era.MODERN else RequestInput.ASK
         if follows_request("server", "inbound", entry.state, asking) is None:
             # One round at a time (the table has no ASK out of ASKING).
             raise LocalProtocolError(
                 f"request {request_id!r} already has questions out: wait for its InputReceived"
             )
+        # Without keys a modern retry's answers cannot be tied to the questions, and an
+        # attacker could answer questions never asked (SEP-2322: treat `requestState` as
+        # attacker-controlled). Refusing in every era keeps one server from behaving
+        # differently by transport.
         if self.config.request_state_sealer is None and self.config.modern_versions:
             raise LocalProtocolError(
                 "asking needs ServerConfig(request_state_keys=...) on a server that speaks "
                 "2026-07-28: answers are trusted only under state this server sealed"
             )
         try:
+            # Strict JSON because the state travels inside `requestState` to other processes
+            # and back: NaN or an object that only Python can encode would fail there, far
+            # from here.
             json.dumps(state, allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise LocalProtocolError(f"state must be strict JSON: {exc}") from None
+        # All questions are checked before the era's path runs, so both eras refuse the same
+        # bad question in the same words.
         asked = self._questions(entry, questions)
         if self.era is Era.MODERN:
             if wall_time is not None:
@@ -984,7 +1241,11 @@ class ServerConnection(_Connection):
     def _questions(
         self, entry: Inbound, questions: Mapping[str, Any]
     ) -> dict[str, tuple[str, dict[str, Any]]]:
-        """Every question as (method, params) for this request's revision, checked."""
+        """Every question as (method, params) for this request's revision, checked.
+
+        Every question is checked before any is sent: a round is all or nothing, since a
+        half-sent round would leave the client answering questions whose request failed.
+        """
         if not isinstance(questions, Mapping) or not questions:
             raise LocalProtocolError("request_input needs at least one question")
         revision = self.protocol_version
@@ -992,6 +1253,8 @@ class ServerConnection(_Connection):
         modern = self.era is Era.MODERN
         asked: dict[str, tuple[str, dict[str, Any]]] = {}
         for key, question in questions.items():
+            # Keys are strings because they become JSON object keys on the wire (SEP-2322's
+            # `inputRequests` and `inputResponses` maps).
             if type(key) is not str or not key:
                 raise LocalProtocolError("question keys are non-empty strings")
             method, params = _question_parts(question)
@@ -1015,7 +1278,12 @@ class ServerConnection(_Connection):
         asked: dict[str, tuple[str, dict[str, Any]]],
         state: Any,
     ) -> None:
-        """2026-07-28: the questions, and the seal that proves them, in the answer."""
+        """2026-07-28: the questions, and the seal that proves them, in the answer.
+
+        The seal holds the kinds of the questions and the forms asked with, so that the
+        retry's answers can be judged (right result type, content fitting the form) without
+        any memory on this server: the retry may reach another replica.
+        """
         kinds = {key: method for key, (method, _) in asked.items()}
         forms = {
             key: params["requestedSchema"]
@@ -1047,7 +1315,13 @@ class ServerConnection(_Connection):
         state: Any,
         deadline: float | None,
     ) -> None:
-        """Legacy: one server-to-client request per question; all of them or none."""
+        """Legacy: one server-to-client request per question; all of them or none.
+
+        Room for every question is checked first (the in-flight cap, the output buffer),
+        then the state moves, then the requests are queued: in that order nothing can fail
+        after the request's state changed, so a refusal leaves it exactly as it was. The ids
+        are minted in a row so the payloads can be encoded before anything is committed.
+        """
         if len(self._outbound) + len(asked) > self.limits.max_outbound_in_flight:
             raise LocalProtocolError("too many requests in flight")
         first = self._next_id
@@ -1066,9 +1340,13 @@ class ServerConnection(_Connection):
             wid = self._mint_id(self._next_id)
             self._next_id += 1
             self._queue(payload, "request", method, wid, request_id)
+            # The form is kept with the question so the answer can be judged against it; a
+            # URL question has no form, and its answer carries no content to judge.
             schema = params.get("requestedSchema") if params.get("mode", "form") == "form" else None
             round_.waiting[wid] = (key, method, schema)
             round_.order.append(key)
+            # `_asking` maps our question id to its round, so an answer finds its round in
+            # one look-up, whichever of several rounds (one per request) are out at once.
             self._asking[wid] = round_
             self._register_outbound(
                 wid, Outbound(method, deadline, None, self._on_answer, request_id, wid)
@@ -1077,7 +1355,13 @@ class ServerConnection(_Connection):
     def _on_answer(
         self, wid: RequestId, result: dict[str, Any] | None, error: dict[str, Any] | None
     ) -> InputReceived | None:
-        """One legacy question settled; the round's event once the last one has."""
+        """One legacy question settled; the round's event once the last one has.
+
+        An error our side made (a deadline, a lost connection) is "unanswered" and one the
+        client sent is "refused": the handler re-asks in the first case and respects the
+        user's no in the second. An answer that does not validate is treated as unanswered,
+        with the reason, rather than handed to the handler as if the user had said it.
+        """
         round_ = self._asking.pop(wid)
         key, method, schema = round_.waiting.pop(wid)
         if error is None:
@@ -1095,6 +1379,8 @@ class ServerConnection(_Connection):
             answer = InputAnswer(
                 method, "refused", None, error["code"], error["message"], error.get("data")
             )
+        # The round waits for every question: the handler re-runs once with all the answers,
+        # not once per answer, as the 2026-07-28 retry does.
         round_.answers[key] = answer
         if round_.waiting:
             return None
@@ -1108,6 +1394,10 @@ class ServerConnection(_Connection):
         )
 
     def _withdraw(self, request_id: RequestId, reason: str) -> None:
+        """The request the questions belong to has ended (cancelled, answered by the
+        application): 2025-03-26 ("Cancellation") lets the sender cancel what it no longer
+        needs, and the client should stop prompting its user for an answer nobody will read.
+        """
         round_ = self._rounds.pop(request_id, None)
         if round_ is None:
             return
@@ -1120,6 +1410,9 @@ class ServerConnection(_Connection):
                 self._queue_cancel(wid, reason)
 
     def _settle_local(self) -> list[Event]:
+        """Only the server's own tables are cleared: the base class settles requests both ways
+        and reports them in ConnectionClosed, so nothing here needs an event.
+        """
         self._live_tasks.clear()
         # The connection is gone: its questions go with the requests they belong to,
         # which ConnectionClosed lists as abandoned.
@@ -1130,6 +1423,10 @@ class ServerConnection(_Connection):
         return []
 
     def _seal(self, entry: Inbound, kinds: dict[str, str], state: Any) -> str | None:
+        """Without keys a string state is passed through as the application's own (it may seal
+        it itself, SEP-2322 allows any scheme); anything else would go out readable and
+        unprotected, so it is refused.
+        """
         sealer = self.config.request_state_sealer
         if sealer is None:
             if state is None or isinstance(state, str):
@@ -1140,7 +1437,12 @@ class ServerConnection(_Connection):
         return self._seal_payload(entry, {"k": kinds, "s": state})
 
     def _seal_payload(self, entry: Inbound, payload: dict[str, Any]) -> str:
-        """Seal what was asked (and the application's state), bound to this request."""
+        """Seal what was asked (and the application's state), bound to this request.
+
+        Bound to the method, the target and its arguments, the principal and the time
+        (SEP-2322's SHOULDs, and what the official SDK 2.3.0 binds): a state lifted from one
+        call cannot be replayed into another tool, by another user, or after it expires.
+        """
         sealer = self.config.request_state_sealer
         assert sealer is not None
         wall_time = self._wall_time
@@ -1175,11 +1477,18 @@ class ServerConnection(_Connection):
         """
         if self.state in _ENDED:
             return False
+        # The level is the application's: an unknown one is its bug (LocalProtocolError),
+        # while a client's unknown level is refused on arrival with -32602.
         rank = LOG_RANK.get(level)
         if rank is None:
             raise LocalProtocolError(f"unknown log level {level!r}")
+        # 2025-03-26 ("Logging"): servers that emit log messages MUST declare `logging`; a
+        # client that did not see it may treat the notification as an error.
         if "logging" not in self.config.capabilities_wire:
             raise LocalProtocolError("the server did not advertise the logging capability")
+        # 2026-07-28 (SPEC-NOTES 1.10): log messages are request-scoped, go only on that
+        # request's stream and at or above the level it asked for, and a request without
+        # `logLevel` gets none. Listen streams carry no logs at all.
         if self.era is Era.MODERN:
             entry = (
                 self._inbound.get(related_request_id) if related_request_id is not None else None
@@ -1191,8 +1500,14 @@ class ServerConnection(_Connection):
                 or rank < LOG_RANK[entry.log_level]
             ):
                 return False
+        # A legacy server may log only once the session is up: 2025-03-26 ("Lifecycle")
+        # lets it send pings and logging once it answered `initialize`, and nothing
+        # before; a level set by `logging/setLevel` needs the session too.
         elif self.state is not State.READY:
             raise LocalProtocolError(f"connection is not ready (state {self.state})")
+        # No `logging/setLevel` yet means every level passes: 2025-03-26 leaves the default
+        # to the server, and sending all is what a client that never asked can filter
+        # itself.
         elif self.log_level is not None and rank < LOG_RANK[self.log_level]:
             return False
         params: dict[str, Any] = {"level": level, "data": data}
@@ -1217,6 +1532,12 @@ class ServerConnection(_Connection):
         The honoured filter is what the client asked for, narrowed to what the
         server's capabilities allow and, if given, to `notifications`. Returns it
         (empty, with nothing sent, once the connection closed).
+
+        2026-07-28 (SPEC-NOTES 1.8): the acknowledgement MUST come first on the stream and
+        names the subset the server will honour, so the client knows at once what it will
+        not get. Anything the server lacks the capability for, or (task ids) the extension
+        the request did not declare, is left out rather than refused: the spec asks for the
+        honoured subset, not an error.
         """
         if self.state in _ENDED:
             return {}
@@ -1226,10 +1547,15 @@ class ServerConnection(_Connection):
         requested = to_wire(entry.params.notifications) or {}
         allowed = to_wire(notifications) if notifications is not None else None
         honoured: dict[str, Any] = {}
+        # SPEC-NOTES 1.8: the acknowledgement lists the subset the server will honour. A
+        # type the client did not ask for is never added, and one the server lacks the
+        # capability for is dropped, so the filter can only narrow.
         for field, (_, cap) in _LISTEN_FILTER.items():
             value = requested.get(field)
             if not value or not has_capability(self.config.capabilities_wire, cap):
                 continue
+            # Task ids are honoured only for a request that declared the tasks extension
+            # (SEP-2663), and only as a list of strings: anything else names no task.
             if field == "taskIds":
                 if not isinstance(value, list) or not all(type(t) is str for t in value):
                     continue  # not a list of ids: nothing to honour
@@ -1239,9 +1565,14 @@ class ServerConnection(_Connection):
                 narrow = allowed.get(field)
                 if not narrow:
                     continue
+                # URI and task lists are intersected, so an application can limit a listen
+                # to the resources (or tasks) this client may see.
                 if field in ("resourceSubscriptions", "taskIds") and isinstance(narrow, list):
                     value = [item for item in value if item in narrow]
             honoured[field] = value
+        # Set before the acknowledgement is queued: a `notify_subscribers` in the same turn
+        # must already see the filter, and nothing may go out on the stream before the
+        # acknowledgement (it is queued first on the stream's output).
         entry.subscription = honoured
         self._queue(
             jr.encode_notification(
@@ -1279,6 +1610,8 @@ class ServerConnection(_Connection):
             return self._notify_session(field, method, to_wire(params))
         wire = to_wire(params) or {}
         sent = 0
+        # Every listen stream is its own request in the inbound table: each gets its own
+        # copy, tagged with its own id, since a client may hold several listens at once.
         for rid, entry in self._inbound.items():
             honoured = entry.subscription
             if not honoured or not honoured.get(field):
@@ -1287,6 +1620,8 @@ class ServerConnection(_Connection):
                 continue
             if field == "taskIds" and wire.get("taskId") not in honoured[field]:
                 continue
+            # Every notification on a listen stream MUST carry the subscription id
+            # (SPEC-NOTES 1.2): on stdio the client demultiplexes several listens by it.
             meta = {**(wire.get("_meta") or {}), META_SUBSCRIPTION_ID: rid}
             self._queue(
                 jr.encode_notification(method, {**wire, "_meta": meta}),
@@ -1299,6 +1634,10 @@ class ServerConnection(_Connection):
         return sent
 
     def _notify_session(self, field: str, method: str, wire: Any) -> int:
+        """A legacy session has no filter of its own: the capability stands for the client's
+        consent, and `resources/updated` also needs a subscription to that URI (2025-03-26
+        "Resources").
+        """
         if self.state is not State.READY or field == "taskIds":
             # No session yet (or no longer): nobody asked. `notifications/tasks` is
             # the extension's; a legacy session hears `notifications/tasks/status`.
@@ -1315,7 +1654,12 @@ class ServerConnection(_Connection):
     def end_subscription(self, request_id: RequestId) -> bool:
         """Close a listen stream gracefully: the final result, then (for byte
         streams) `notifications/cancelled` naming it, as the two spec pages ask.
-        False, with nothing sent, once the connection closed."""
+        False, with nothing sent, once the connection closed.
+
+        The two pages of 2026-07-28 disagree (SPEC-NOTES 1.8): the subscriptions page asks
+        for a final result, the cancellation page for `notifications/cancelled` naming the
+        listen id. Sending both, result first, satisfies a client that follows either.
+        """
         if self.state in _ENDED:
             return False
         entry = self._listen_entry(request_id)
@@ -1326,10 +1670,14 @@ class ServerConnection(_Connection):
         self._end_inbound(
             request_id, entry, RequestInput.RESULT, jr.encode_result(request_id, result), "result"
         )
+        # (see the docstring: the result, then the cancel, satisfies both spec pages)
         self._queue_cancel(request_id, "subscription ended")
         return True
 
     def _listen_entry(self, request_id: RequestId) -> Inbound:
+        """A listen id that is not open is the application's mistake (LocalProtocolError): it
+        must not be able to close or acknowledge a request that is not a listen.
+        """
         entry = self._inbound.get(request_id)
         if entry is None or entry.method != "subscriptions/listen":
             raise LocalProtocolError(f"no subscriptions/listen request {request_id!r} is open")
@@ -1337,7 +1685,11 @@ class ServerConnection(_Connection):
 
 
 class _Round:
-    """One request's questions out on a legacy session, until the last one settles."""
+    """One request's questions out on a legacy session, until the last one settles.
+
+    `order` keeps the keys in the order asked, so the InputReceived lists the answers as the
+    handler wrote the questions, whatever order the client answered in.
+    """
 
     __slots__ = (
         "answers",
@@ -1365,7 +1717,11 @@ class _Round:
 
 
 def _question_parts(question: Any) -> tuple[Any, dict[str, Any]]:
-    """(method, params) of one question, given as a mapping or a request model."""
+    """(method, params) of one question, given as a mapping or a request model.
+
+    Models and mappings are both accepted so that an application can write questions with
+    the `types` models or as plain dicts; both end as the same wire form.
+    """
     if isinstance(question, Mapping):
         method = question.get("method")
         params = question.get("params")
@@ -1380,7 +1736,12 @@ def _question_parts(question: Any) -> tuple[Any, dict[str, Any]]:
 
 
 def _elicitation_for(params: dict[str, Any], revision: str, modern: bool) -> dict[str, Any]:
-    """An elicitation as this revision writes it: the one place its dialects differ."""
+    """An elicitation as this revision writes it: the one place its dialects differ.
+
+    2025-06-18 elicitation is form only and has no `mode`; 2025-11-25 adds URL mode with
+    `elicitationId` (which `notifications/elicitation/complete` refers to); 2026-07-28 keeps
+    URL mode but drops the id, because the retry itself is the completion.
+    """
     mode = params.get("mode", "form")
     if mode == "url":
         if not params.get("elicitationId"):
@@ -1395,7 +1756,11 @@ def _elicitation_for(params: dict[str, Any], revision: str, modern: bool) -> dic
     if mode != "form":
         raise LocalProtocolError(f"unknown elicitation mode {mode!r}")
     schema = params.get("requestedSchema")
+    # A model class is rendered for the question's own revision: the same model gives
+    # 2025-06-18 and 2025-11-25 clients the form each can draw.
     if isinstance(schema, type) and issubclass(schema, pydantic.BaseModel):
+        # Imported here, not at the top: pydantic's JSON Schema machinery is slow to load
+        # and only a form question needs it.
         from ._elicitation import form_schema
 
         try:
@@ -1411,7 +1776,12 @@ def _elicitation_for(params: dict[str, Any], revision: str, modern: bool) -> dic
 
 def _fit(method: str, form: Any, value: Any) -> InputAnswer:
     """A validated answer, judged against the question: content only on an accepted form
-    that fits it."""
+    that fits it.
+
+    2025-06-18 ("Elicitation"): content is present only when the action is "accept". A
+    decline or cancel that carries content anyway has it removed, so a handler can never
+    mistake data the user did not submit for an answer.
+    """
     if method == "elicitation/create":
         if value.action != "accept":
             if value.content:
@@ -1434,7 +1804,11 @@ def _fit(method: str, form: Any, value: Any) -> InputAnswer:
 def _retry_answers(
     asked: Mapping[str, str], given: Mapping[str, Any], forms: Mapping[str, Any]
 ) -> dict[str, InputAnswer]:
-    """A 2026-07-28 retry's answers, one per key the sealed state says was asked."""
+    """A 2026-07-28 retry's answers, one per key the sealed state says was asked.
+
+    A missing answer is "unanswered" rather than an error: SEP-2322 lets a client retry
+    without some answers, and the advised reaction is to ask again.
+    """
     answers: dict[str, InputAnswer] = {}
     for key, method in asked.items():
         value = given.get(key)
@@ -1446,7 +1820,11 @@ def _retry_answers(
 
 
 def check_form(params: Mapping[str, Any], revision: str) -> None:
-    """Refuse a form the client could not draw (`check_form_schema`), before it is sent."""
+    """Refuse a form the client could not draw (`check_form_schema`), before it is sent.
+
+    Checked before sending because a client that cannot draw a form can only decline it, and
+    the user would never learn why.
+    """
     if params.get("mode", "form") != "form":
         return
     from ._elicitation import check_form_schema
@@ -1458,7 +1836,11 @@ def check_form(params: Mapping[str, Any], revision: str) -> None:
 
 
 def _wire_type(name: str) -> type:
-    """A model class of `mcp_core.types`, imported on first use: it is the slowest import."""
+    """A model class of `mcp_core.types`, imported on first use: it is the slowest import.
+
+    The isinstance check on answers needs the class itself, not a validator: the answer
+    arrived validated by the params model, and only its type is in question.
+    """
     from . import types
 
     model: type = getattr(types, name)

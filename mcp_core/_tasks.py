@@ -137,6 +137,11 @@ class LiveTasks:
         self._by_task: dict[str, list[Any]] = {}
 
     def start(self, task_id: str, token: int | str, request_id: int | str) -> bool:
+        """False when the table is full and the task is new: the task itself is still created
+        (the caller does not fail it), only its progress after creation is lost. A task
+        already present is updated, never refused, so a repeated start cannot lose a live
+        token.
+        """
         if task_id not in self._by_task and len(self._by_task) >= self._limit:
             return False
         # [token, creating request id, last progress sent or seen]
@@ -144,12 +149,21 @@ class LiveTasks:
         return True
 
     def get(self, task_id: str) -> list[Any] | None:
+        """The entry is a list rather than a tuple so the last progress value can be updated in
+        place on every notification (the value must increase, 2025-03-26 "Progress").
+        """
         return self._by_task.get(task_id)
 
     def end(self, task_id: str) -> list[Any] | None:
+        """The ended entry is returned so the caller can drop the token's routing, but only if
+        the token still points at this task (see `_client._task_over`).
+        """
         return self._by_task.pop(task_id, None)
 
     def by_token(self, token: int | str) -> str | None:
+        """The task a progress token belongs to. A linear scan, which the bound keeps cheap;
+        nothing in the engine calls it on a hot path (today nothing calls it at all).
+        """
         for task_id, entry in self._by_task.items():
             if entry[0] == token:
                 return task_id

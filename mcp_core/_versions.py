@@ -13,6 +13,9 @@ import enum
 from dataclasses import dataclass
 from typing import Final, Literal
 
+# The sender of a message, which is half of every table key: `ping` and
+# `notifications/cancelled` exist both ways with the same name, and what a method means can
+# differ by who sends it (2025-11-25 tasks are hosted by either side).
 Role = Literal["client", "server"]
 
 
@@ -23,18 +26,26 @@ class Era(enum.Enum):
     and keeps state (capabilities, log level, subscriptions) on the connection; a
     2026-07-28 request carries all of that in its own `_meta`, so any request may go
     to any server process. Code branches on the era, never on a revision's date.
+
+    An enum, not a flag on the revision string, so that a new revision of either shape is
+    one line in the registry and every era test in the engine keeps working.
     """
 
     LEGACY = "legacy"
     MODERN = "modern"
 
 
+# Each revision by its date string, as the wire spells it. 2024-11-05 is spoken for the
+# clients and servers still using it; its HTTP+SSE transport is not offered (see
+# docs/porting.md), only the message rules, which stdio and Streamable HTTP carry.
 V2024_11_05: Final = "2024-11-05"
 V2025_03_26: Final = "2025-03-26"
 V2025_06_18: Final = "2025-06-18"
 V2025_11_25: Final = "2025-11-25"
 V2026_07_28: Final = "2026-07-28"
 
+# Oldest first within each era: `preference_order` reads newest first from the end, so the
+# order here is the preference, and no date is ever compared.
 LEGACY_REVISIONS: Final = (V2024_11_05, V2025_03_26, V2025_06_18, V2025_11_25)
 MODERN_REVISIONS: Final = (V2026_07_28,)
 ALL_REVISIONS: Final = LEGACY_REVISIONS + MODERN_REVISIONS
@@ -92,6 +103,8 @@ def preference_order(revisions: tuple[str, ...] | frozenset[str]) -> tuple[str, 
 # Revision sets of the table's rows: every legacy revision, the modern one, all;
 # elicitation began in 2025-06-18, and the 2025-11-25-only rows are tasks and the
 # URL-elicitation notice, which 2026-07-28 dropped or moved to an extension.
+# Frozensets, so that `revision in spec.revisions` is one hash look-up on the hot path of
+# every message.
 _L = frozenset(LEGACY_REVISIONS)
 _M = frozenset(MODERN_REVISIONS)
 _ALL = _L | _M
@@ -144,7 +157,11 @@ def _req(
     result: str,
     **kw: object,
 ) -> MethodSpec:
-    """A request row; keyword flags pass through to `MethodSpec`."""
+    """A request row; keyword flags pass through to `MethodSpec`.
+
+    `result` is required here because every request has one: a row without it would be a
+    notification, which `_note` builds.
+    """
     return MethodSpec(method, sender, True, revisions, params, result, **kw)  # type: ignore[arg-type]
 
 
@@ -155,7 +172,12 @@ def _note(method: str, sender: Role, revisions: frozenset[str], params: str | No
 
 def _legacy_task_rows(sender: Role) -> tuple[MethodSpec, ...]:
     """The 2025-11-25 `tasks/*` requests sent by `sender`, each gated on what the
-    receiver (the task's host) declared under its `tasks` capability."""
+    receiver (the task's host) declared under its `tasks` capability.
+
+    2025-11-25 (`basic/utilities/tasks`): `tasks/list` and `tasks/cancel` have their own
+    capability sub-fields, while `tasks/get` and `tasks/result` need only the `tasks`
+    capability itself, since polling is the minimum a host must offer.
+    """
 
     def row(method: str, params: str, result: str, gate: str, required: bool) -> MethodSpec:
         """One row, gated on the receiver's side: the task's host declared `gate`."""
@@ -196,6 +218,8 @@ _ROWS: tuple[MethodSpec, ...] = (
     _req("ping", "client", _L, None, "EmptyResult"),
     # Not gated: discovery is how a client learns the capabilities in the first place.
     _req("server/discover", "client", _M, None, "DiscoverResult", cacheable=True),
+    # Cacheable (SEP-2549): 2026-07-28 results carry `ttlMs`/`cacheScope`, and SEP-2575
+    # asks for a deterministic order so a client can cache the list.
     _req(
         "tools/list",
         "client",
@@ -217,6 +241,7 @@ _ROWS: tuple[MethodSpec, ...] = (
         input_required=True,
         params_required=True,
     ),
+    # Cacheable, as every 2026-07-28 list is (SEP-2549).
     _req(
         "prompts/list",
         "client",
@@ -236,6 +261,7 @@ _ROWS: tuple[MethodSpec, ...] = (
         input_required=True,
         params_required=True,
     ),
+    # Cacheable; its pages are cached one by one (SPEC-NOTES 1.9).
     _req(
         "resources/list",
         "client",
@@ -254,6 +280,8 @@ _ROWS: tuple[MethodSpec, ...] = (
         server_capability="resources",
         cacheable=True,
     ),
+    # Both an MRTR method and cacheable: a complete read may be cached, an
+    # `input_required` answer never is (SPEC-NOTES 1.9).
     _req(
         "resources/read",
         "client",
@@ -327,6 +355,7 @@ _ROWS: tuple[MethodSpec, ...] = (
         client_capability="sampling",
         params_required=True,
     ),
+    # No params model: `roots/list` carries at most `_meta` in every revision.
     _req("roots/list", "server", _L, None, "ListRootsResult", client_capability="roots"),
     # Elicitation began in 2025-06-18 (form mode; URL mode needs the client's
     # `elicitation.url`, which only 2025-11-25 and later define).
@@ -343,6 +372,8 @@ _ROWS: tuple[MethodSpec, ...] = (
     *_legacy_task_rows("client"),
     *_legacy_task_rows("server"),
     # tasks, 2026-07-28 extension (SEP-2663): only the client polls, the server hosts
+    # Gated on the extension the server advertised (SEP-2663); a request must also
+    # declare it itself, which `_server` checks per request.
     _req(
         "tasks/get",
         "client",
@@ -352,6 +383,8 @@ _ROWS: tuple[MethodSpec, ...] = (
         server_capability=_TASKS_EXT_CAP,
         params_required=True,
     ),
+    # Carries the answers to a task's questions (the extension's MRTR): any replica
+    # may take it, since the answers go to the task's record.
     _req(
         "tasks/update",
         "client",
@@ -378,7 +411,10 @@ _ROWS: tuple[MethodSpec, ...] = (
     # A client reports progress only on a server's request, and 2026-07-28 servers
     # send none (their questions ride in results), so client progress is legacy.
     _note("notifications/progress", "client", _L, "ProgressNotificationParams"),
+    # Legacy only: 2026-07-28 dropped `roots.listChanged` with the session it would have
+    # invalidated (SPEC-NOTES 1.6).
     _note("notifications/roots/list_changed", "client", _L, None),
+    # (a client hosting a task for the server reports its status too, 2025-11-25)
     _note("notifications/tasks/status", "client", _ONLY_1125, "TaskStatusNotificationParams"),
     # server -> client notifications
     # In 2026-07-28 only to end a listen stream on stdio (the schema's one use).
@@ -404,6 +440,8 @@ _ROWS: tuple[MethodSpec, ...] = (
         "SubscriptionsAcknowledgedNotificationParams",
     ),
     _note("notifications/tasks/status", "server", _ONLY_1125, "TaskStatusNotificationParams"),
+    # The 2026-07-28 tasks extension's one notification (SEP-2663), sent only on a listen
+    # stream whose filter named the task.
     _note("notifications/tasks", "server", _M, "ExtTaskNotificationParams"),
 )
 
@@ -421,10 +459,15 @@ del _row
 METHODS: Final[dict[tuple[Role, str], MethodSpec]] = {key: rows[0] for key, rows in _BY_KEY.items()}
 
 # Every method name any revision knows, whoever sends it.
+# Kept for code outside the engine that must tell a method of another revision from no
+# MCP method at all without a revision at hand; the engine itself asks `lookup` or
+# `known_in_any`.
 KNOWN_METHOD_NAMES: Final = frozenset(row.method for row in _ROWS)
 
 
 # (method, revision) pairs where the method existed before the capability that now gates it.
+# A table rather than a special case in code, so that the next method that predates its
+# capability is one more pair here.
 UNGATED: Final = frozenset({("completion/complete", V2024_11_05)})
 
 
@@ -456,6 +499,10 @@ def lookup(sender: Role, method: str, revision: str) -> MethodSpec | None:
     None means the method does not exist in that revision for that sender: the
     receiver answers -32601 even if another revision knows it, since a peer must not
     use a method the negotiated revision lacks.
+
+    A linear scan over at most two rows (one per era shape): cheaper than building a
+    (sender, method, revision) dictionary of every combination, and it keeps the rows the
+    one source of truth.
     """
     return SPECS.get((sender, method, revision))
 
@@ -476,5 +523,7 @@ def all_rows() -> tuple[MethodSpec, ...]:
 
     For code that walks the whole table (the Hypothesis strategies of
     `mcp_core.testing`, the fuzz tests); the engine itself looks rows up with `lookup`.
+
+    A tuple, so a caller cannot change the table under the engine.
     """
     return _ROWS

@@ -166,10 +166,14 @@ CLOSE_MESSAGE_TOO_BIG: Final = 1009
 CLOSE_INTERNAL_ERROR: Final = 1011
 
 # Codes an endpoint may put in a close frame (RFC 6455 7.4, IANA registry).
+# (1005 and 1006 are reserved to say "no code" and "no close frame", and must never be sent;
+# 1010 is the client's "extension required", listed for completeness.)
 _SENDABLE_CODES: Final = frozenset({1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012})
 # wsproto buffers whatever it is handed, so one huge read given whole would sit in
 # memory before the message limit could see any of it; slices bound that.
 _SLICE: Final = 64 * 1024  # bytes handed to wsproto at a time
+# A refusal's body explains it (a JSON-RPC error, a proxy's message); 4 KiB holds any useful
+# one, and a server streaming an endless body must not be read for ever.
 _MAX_REJECTION_BODY: Final = 4096  # what a client keeps of a refusal's body
 # The only version RFC 6455 defines; a client asking for another gets 426 with this one
 # named, which is how the RFC says to negotiate (section 4.4).
@@ -375,14 +379,20 @@ class _WebSocket:
         else:
             self._max_message = mcp.limits.max_message_bytes
             self._setting = "Limits.max_message_bytes"
+        # The two kept ends of an oversized message never hold more than the limit itself,
+        # even when the limit is smaller than the usual peek window.
         self._window = min(PEEK_BYTES, self._max_message // 2)
         self._skipping: Ends | None = None  # the over-long message being dropped
         self._phase = _HANDSHAKE
         self._ws: FrameConnection | None = None
         self._out: list[bytes] = []
         self._pong: bytes | None = None
+        # The text message being reassembled from its frames; a bytearray so appending a
+        # fragment does not copy what came before.
         self._message = bytearray()
         self._fragments = 0
+        # Events raised in `data_to_send` (which returns bytes) wait here for the next call
+        # that returns events, so none is lost.
         self._deferred: list[Event] = []
         self._wall: float | None = None
         # The running timer (handshake or closing): its length, and its start in the
@@ -457,6 +467,8 @@ class _WebSocket:
         deadlines: list[float] = []
         if self._timer is not None:
             start = self._timer_start
+            # An unstamped timer (armed in a call that had no `tick()` clock) asks for a
+            # tick now, which stamps it; the timeout then runs from that tick.
             deadlines.append(-math.inf if math.isnan(start) else start + self._timer)
         inner = self.mcp.next_deadline()
         if inner is not None:
@@ -489,9 +501,13 @@ class _WebSocket:
         flight are settled). `closed` turns true once the peer answered, or after
         `close_timeout`. Before the upgrade completed the socket is simply dropped.
         """
+        # RFC 6455 7.4.2: 3000-3999 are registered for libraries and frameworks, 4000-4999
+        # private; any other code outside the defined ones may not appear in a close frame.
         if code not in _SENDABLE_CODES and not 3000 <= code <= 4999:
             raise LocalProtocolError(f"{code} may not be sent in a close frame")
         events, self._deferred = self._deferred, []
+        # Before the upgrade there are no frames to close with: the socket is just dropped,
+        # and the MCP connection (which never opened) is closed cleanly.
         if self._phase == _HANDSHAKE:
             self._phase = _DONE
             return events + self._close_mcp(reason or "closed locally before the handshake")
@@ -554,6 +570,8 @@ class _WebSocket:
             if self._phase == _OPEN:
                 self._fail(CLOSE_UNSUPPORTED_DATA, "binary messages are not supported", events)
         elif isinstance(event, wse.Ping):
+            # Only the latest ping's payload is kept (RFC 6455 5.5.3 lets an endpoint answer
+            # only the most recent), so a ping flood costs one pong, not one per ping.
             self._pong = bytes(event.payload)
         elif isinstance(event, wse.CloseConnection):
             if ws.state in (ConnectionState.REMOTE_CLOSING, ConnectionState.CLOSED):
@@ -593,6 +611,8 @@ class _WebSocket:
         if not event.message_finished:
             return
         self._fragments = 0
+        # A message completed after the MCP connection ended (our close is on its way) is
+        # dropped: nothing could answer it.
         if self.mcp.state in (State.CLOSED, State.ERROR):
             self._reset_message()
             return
@@ -670,6 +690,8 @@ class _WebSocket:
         if self._phase != _OPEN or ws is None:
             return  # nothing can carry them any more
         for message in messages:
+            # Our payloads are valid UTF-8 (`jr.dumps` writes strict JSON), so the decode
+            # cannot fail; wsproto wants text for a text frame.
             self._out.append(ws.send(wse.TextMessage(data=message.payload.decode("utf-8"))))
 
     def _sync(self, events: Sequence[Event]) -> list[Event]:
@@ -799,6 +821,10 @@ class WebSocketServerConnection(_WebSocket):
         self._scanner: HeadScanner | None = HeadScanner(limits.max_header_bytes)
 
     def receive_data(self, data: bytes, *, wall_time: float | None = None) -> list[Event]:
+        """With `auth=` the wall time is required from the first byte, not only with sealing
+        keys: the token's expiry is judged on the handshake itself, and a token that cannot
+        be judged must not open a connection that may live for hours.
+        """
         if wall_time is None and data and self.auth is not None and self._phase == _HANDSHAKE:
             raise LocalProtocolError(
                 "this endpoint checks access tokens (auth=): pass wall_time=<the wall clock> "
@@ -867,6 +893,9 @@ class WebSocketServerConnection(_WebSocket):
                 )
                 self.request = head
                 guard = self.auth
+                # A resource server's metadata (RFC 9728) is served on the WebSocket port
+                # too, as a plain GET: a client refused at the upgrade must be able to
+                # discover how to authorize from the same origin.
                 if guard is not None and guard.is_metadata_path(head.target.split("?", 1)[0]):
                     policy = self.host_policy
                     if policy is None or policy.check_headers(head.headers) is None:
@@ -935,6 +964,9 @@ class WebSocketServerConnection(_WebSocket):
         return self._go_on(outcome)
 
     def _go_on(self, outcome: Granted | AuthResponse) -> list[Event]:
+        """The principal is set on the MCP connection before the 101, so the first message is
+        already judged as the token's principal (sealed state, session binding).
+        """
         if isinstance(outcome, AuthResponse):
             return self._refuse(outcome)
         self.token = outcome.token
@@ -1120,6 +1152,9 @@ class WebSocketClientConnection(_WebSocket):
         self.path = path
         self.subprotocols = tuple(subprotocols)
         for token in self.subprotocols:
+            # Subprotocol names are sent as a comma-separated list (RFC 6455 4.1): a comma
+            # or whitespace inside one would split it into names the application never
+            # offered.
             if not token or any(c in token for c in ", \t\r\n"):
                 raise ValueError(f"not a subprotocol token: {token!r}")
         self.connect_deadline = connect_deadline
@@ -1140,12 +1175,16 @@ class WebSocketClientConnection(_WebSocket):
         ]
         if self.subprotocols:
             headers.append(("sec-websocket-protocol", ", ".join(self.subprotocols)))
+        # Browsers always send `Origin` on a WebSocket upgrade (that is what the server's
+        # check is for); a native client need not, and is not judged by it.
         if origin is not None:
             headers.append(("origin", origin))
         headers += list(extra_headers)
         try:
             request = self._h11.send(h11.Request(method="GET", target=path, headers=headers))
             end = self._h11.send(h11.EndOfMessage())
+        # A header value h11 refuses (a line break in an extra header) is the application's
+        # mistake, raised before anything is sent.
         except h11.LocalProtocolError as exc:
             raise LocalProtocolError(f"cannot build the upgrade request: {exc}") from None
         self._out.append((request or b"") + (end or b""))

@@ -23,6 +23,12 @@ Which object for what:
   usable by a gateway that routes on those headers and wants the same checks.
 """
 
+# The client's names: `ClientOutbox` and `HTTPRequest` are the sans-IO seam (the engine says
+# which request to make, the adapter makes it), and the events are what the HTTP layer adds
+# to the MCP events: `SessionExpired` for a legacy 404 (2025-03-26: start again with
+# `initialize`), `ToolsFiltered` for the tools a 2026-07-28 client MUST drop for invalid
+# `x-mcp-header` annotations (SEP-2243), `AuthorizationChallenged` for a 401 or 403 that
+# starts the OAuth flow.
 from ._http_client import (
     AuthorizationChallenged,
     ClientOutbox,
@@ -33,6 +39,11 @@ from ._http_client import (
     SessionExpired,
     ToolsFiltered,
 )
+
+# Header rules that are pure functions of a header map and a body, public so that a gateway
+# or an ASGI middleware in front of the server can make the same checks the server makes
+# (RELIABILITY.md rule 10: one implementation of the security checks that every layer
+# shares).
 from ._http_headers import (
     ClientView,
     HeaderParam,
@@ -58,6 +69,9 @@ from ._http_server import (
     RequestHead,
     tool_header_params_from,
 )
+
+# For several processes behind one URL: a legacy session must reach the process that holds
+# it, or be restored from shared state; 2026-07-28 requests need none of it.
 from ._session_routing import (
     SessionNamed,
     SessionOpened,

@@ -22,6 +22,8 @@ each. The server side (checking tokens on requests) is `mcp_core.auth`.
 # again), so each must be nameable. The step helpers (`pkce_challenge`,
 # `client_assertion`, the URL rules) stay private: used alone, they would skip
 # the checks the flow makes around them.
+# The flow and its inputs and outputs: what a client needs to run the MCP authorization spec
+# (2025-06-18 on) from its own loop, and nothing that would let it skip a step.
 from ._oauth import (
     AuthorizationRequest,
     Authorized,
@@ -33,6 +35,10 @@ from ._oauth import (
     Step,
     is_authorization_challenge,
 )
+
+# Public for servers too: `bearer_challenge` writes the `WWW-Authenticate` a resource server
+# owes a 401 or 403 (RFC 6750 3, with `resource_metadata` from RFC 9728 5.1), and a client
+# must parse exactly what a server writes.
 from ._oauth_challenge import Challenge, bearer_challenge, parse_www_authenticate
 from ._oauth_errors import (
     AuthorizationDenied,
@@ -57,12 +63,19 @@ from ._oauth_errors import (
     UnsupportedGrantType,
     UnsupportedTokenType,
 )
+
+# `AUTHORIZATION_RULES` are the per-revision rules the flow applies (which discovery paths,
+# whether PKCE support must be advertised), public so an application can see which
+# revision's rules a server is judged by.
 from ._oauth_metadata import (
     AUTHORIZATION_RULES,
     AuthorizationRules,
     AuthorizationServerMetadata,
     ProtectedResourceMetadata,
 )
+
+# What a client stores between runs: a registration and tokens outlive the process, and the
+# record is plain data so the application chooses where (and how securely) it is kept.
 from ._oauth_tokens import ClientRegistration, JWTSigner, OAuthRecord, TokenSet
 
 __all__ = [

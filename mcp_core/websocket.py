@@ -13,6 +13,11 @@ implementation may frame differently; the module notes of `_websocket` say
 what this one accepts and refuses.
 """
 
+# The RFC 6455 (7.4.1) close codes are public because `WebSocketClosed.code` is the only
+# account a peer gives of why it closed: 1003 for a binary frame (what the SEP-1288 proposal
+# asks), 1007 for invalid UTF-8, 1009 for a message over the limit, 1008 for a policy
+# refusal such as a bad Origin. `MCP_SUBPROTOCOL` is public so a server behind another
+# WebSocket stack can negotiate the same subprotocol name.
 from ._websocket import (
     CLOSE_ABNORMAL,
     CLOSE_GOING_AWAY,
@@ -33,6 +38,9 @@ from ._websocket import (
     WebSocketTokenVerificationNeeded,
 )
 
+# The events and limits stay beside the connections: an adapter that drives a WebSocket
+# needs nothing else from the engine, and `mcp_core.websocket` is the only module that
+# imports wsproto.
 __all__ = [
     "CLOSE_ABNORMAL",
     "CLOSE_GOING_AWAY",

@@ -25,11 +25,20 @@ _READ = 65536
 
 
 class FetchError(Exception):
-    """The request could not be made or its answer was not HTTP, or too large."""
+    """The request could not be made or its answer was not HTTP, or too large.
+
+    One exception for every way a fetch fails, so a verifier can map them all to "verifier
+    unavailable" (a 503 to the client), never to "token invalid": a network fault must not
+    read as a forged token.
+    """
 
 
 @dataclass(frozen=True, slots=True)
 class Fetched:
+    """The whole answer, already bounded: verifiers parse small JSON documents and have no use
+    for a stream.
+    """
+
     status: int
     headers: tuple[tuple[str, str], ...]
     body: bytes
@@ -47,6 +56,9 @@ async def fetch(
 ) -> Fetched:
     """Perform one request and read its whole answer (at most `max_bytes` of body)."""
     parts = urlsplit(url)
+    # Only http(s), and only with a host: a JWKS or introspection URL comes from
+    # configuration or from metadata, and a `file:` or host-less URL there is a mistake to
+    # refuse, not a request to attempt.
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise FetchError(f"not an http(s) URL: {url!r}")
     secure = parts.scheme == "https"
@@ -58,10 +70,14 @@ async def fetch(
         ("connection", "close"),
         *headers,
     ]
+    # A POST always says its length, even when empty: some servers refuse a POST without
+    # `Content-Length` (411) rather than assume an empty body.
     if body or method == "POST":
         request_headers.append(("content-length", str(len(body))))
     conn = h11.Connection(h11.CLIENT)
     try:
+        # One deadline for the whole exchange (connect, send, read): a server that answers a
+        # byte at a time cannot hold a verification for longer than `timeout`.
         with anyio.fail_after(timeout):
             stream: anyio.abc.ByteStream
             if secure:
@@ -69,6 +85,9 @@ async def fetch(
                     parts.hostname,
                     port,
                     ssl_context=ssl_context or ssl.create_default_context(),
+                    # Servers that close without a TLS close_notify (common behind load
+                    # balancers) would otherwise make a complete answer fail; h11's framing
+                    # already says where it ends.
                     tls_standard_compatible=False,
                 )
             else:
@@ -87,6 +106,9 @@ async def fetch(
 
 
 async def _read(stream: anyio.abc.ByteStream, conn: h11.Connection, max_bytes: int) -> Fetched:
+    """The size is checked per chunk, before it is kept: memory never holds more than
+    `max_bytes` of a hostile or misconfigured server's answer.
+    """
     status = 0
     response_headers: tuple[tuple[str, str], ...] = ()
     chunks: list[bytes] = []
@@ -98,6 +120,8 @@ async def _read(stream: anyio.abc.ByteStream, conn: h11.Connection, max_bytes: i
                 data = await stream.receive(_READ)
             except anyio.EndOfStream:
                 data = b""
+            # An empty read is EOF, which h11 turns into ConnectionClosed if the answer was
+            # not complete, so a truncated answer is refused rather than parsed.
             conn.receive_data(data)
         elif isinstance(event, h11.Response):
             status = event.status_code

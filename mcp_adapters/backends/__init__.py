@@ -27,6 +27,7 @@ transports (`transports.stdio`, `transports.tcp`) are written once.
 from __future__ import annotations
 
 import importlib
+import ssl
 from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType
 from typing import Any, Protocol
@@ -193,7 +194,11 @@ class SessionBackend(Backend, Protocol):
 
     async def open_pipe_stream(self, read_fd: int, write_fd: int) -> ByteStream: ...
 
-    async def open_tcp_stream(self, host: str, port: int) -> ByteStream: ...
+    async def open_tcp_stream(
+        self, host: str, port: int, *, ssl_context: ssl.SSLContext | None = None
+    ) -> ByteStream:
+        """A TCP connection (TLS on it with `ssl_context`, checked against `host`)."""
+        ...
 
     def listen_tcp(
         self, host: str, port: int, handle: Callable[[Any], Awaitable[None]]

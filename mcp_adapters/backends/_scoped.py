@@ -13,6 +13,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
+from mcp_adapters._session import Outcome
 from mcp_adapters.backends import Event
 
 
@@ -95,31 +96,18 @@ class TaskTimer:
                 self._fire(self._clock())
 
 
-class EventWaiter:
-    """One outcome (a result or an exception) handed over through an event."""
+class EventWaiter(Outcome):
+    """One outcome (a result or an exception) handed over through an async event."""
 
-    __slots__ = ("_event", "_exception", "_value")
+    __slots__ = ("_event",)
 
     def __init__(self, event: Event) -> None:
+        super().__init__(event)
         self._event = event
-        self._value: Any = None
-        self._exception: BaseException | None = None
-
-    def set_result(self, value: Any) -> None:
-        if not self._event.is_set():
-            self._value = value
-            self._event.set()
-
-    def set_exception(self, exc: BaseException) -> None:
-        if not self._event.is_set():
-            self._exception = exc
-            self._event.set()
 
     async def wait(self) -> Any:
         await self._event.wait()
-        if self._exception is not None:
-            raise self._exception
-        return self._value
+        return self.outcome()
 
 
 __all__ = ["CancelScope", "EventWaiter", "ScopeLimit", "TaskTimer"]

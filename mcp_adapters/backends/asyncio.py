@@ -12,6 +12,7 @@ import asyncio
 import logging
 import os
 import socket
+import ssl
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -64,7 +65,10 @@ class _StreamProtocol(asyncio.Protocol):
     def eof_received(self) -> bool:
         self._eof = True
         self._wake_reader()
-        return True  # keep the write side open: queued answers may still go out
+        # Keep the write side open: queued answers may still go out. (TLS has no
+        # half-close: asyncio closes it anyway and warns when asked to keep it.)
+        transport = self.transport
+        return transport is None or transport.get_extra_info("sslcontext") is None
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._eof = True
@@ -219,10 +223,19 @@ async def open_pipe_stream(read_fd: int, write_fd: int) -> AsyncioStream:
     return AsyncioStream(reader, writer)
 
 
-async def open_tcp_stream(host: str, port: int) -> AsyncioStream:
-    """A TCP connection as a stream (asyncio sets TCP_NODELAY itself)."""
+async def open_tcp_stream(
+    host: str, port: int, *, ssl_context: ssl.SSLContext | None = None
+) -> AsyncioStream:
+    """A TCP connection as a stream (asyncio sets TCP_NODELAY itself); with
+    `ssl_context`, TLS on it, the server's certificate checked against `host`."""
     loop = asyncio.get_running_loop()
-    transport, protocol = await loop.create_connection(_StreamProtocol, host, port)
+    transport, protocol = await loop.create_connection(
+        _StreamProtocol,
+        host,
+        port,
+        ssl=ssl_context,
+        server_hostname=host if ssl_context is not None else None,
+    )
     sock = transport.get_extra_info("socket")
     if sock is not None:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
@@ -551,8 +564,10 @@ class AsyncioBackend:
     async def open_pipe_stream(self, read_fd: int, write_fd: int) -> AsyncioStream:
         return await open_pipe_stream(read_fd, write_fd)
 
-    async def open_tcp_stream(self, host: str, port: int) -> AsyncioStream:
-        return await open_tcp_stream(host, port)
+    async def open_tcp_stream(
+        self, host: str, port: int, *, ssl_context: ssl.SSLContext | None = None
+    ) -> AsyncioStream:
+        return await open_tcp_stream(host, port, ssl_context=ssl_context)
 
     def listen_tcp(
         self, host: str, port: int, handle: Callable[[Any], Awaitable[None]]

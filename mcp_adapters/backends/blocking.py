@@ -4,12 +4,17 @@ There is no loop to hand the async `Driver`, so this backend's `Driver` steps th
 same sans-IO `DriverCore` itself: `pump()` (what needs no waiting) and `poll()`
 (wait for a descriptor, a wake-up or the next deadline), called by whichever
 thread drives the session (see `mcp_adapters.sockets`).
+
+`BlockingBackend` is the rest of this backend, what the transports' blocking
+faces take: opening pipes and TCP, listening (`Listener`: one thread per
+accepted connection), sleeping and waiting for a descriptor.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import select
 import selectors
 import socket
 import threading
@@ -24,7 +29,11 @@ from mcp_adapters._driver import (
     EventSink,
     SansIOConnection,
 )
-from mcp_adapters._errors import TransportError, to_transport_error
+from mcp_adapters._errors import TransportError, os_error
+
+#: How long closing waits for each thread that ignores cancellation (a handler's,
+#: a TCP connection's).
+HANDLER_GRACE = 5.0
 
 # =========================================================================== streams
 
@@ -78,9 +87,7 @@ def open_tcp_stream(host: str, port: int, timeout: float | None = CONNECT_TIMEOU
     try:
         sock = socket.create_connection((host, port), timeout=timeout)
     except OSError as exc:
-        error = to_transport_error(exc)
-        assert error is not None
-        raise error from exc
+        raise os_error(exc) from exc
     tune_socket(sock)
     return FdStream.from_socket(sock)
 
@@ -221,7 +228,7 @@ class Driver:
         try:
             data = self._stream.read(self._read_size)
         except OSError as exc:
-            self.core.read_failed(_translated(exc))
+            self.core.read_failed(os_error(exc))
             data = b""
         if data is not None:
             self.core.received(data)
@@ -231,7 +238,7 @@ class Driver:
         try:
             sent = self._stream.write(self._out)
         except OSError as exc:
-            self.core.write_failed(_translated(exc))
+            self.core.write_failed(os_error(exc))
             return False
         del self._out[:sent]
         return not self._out
@@ -245,10 +252,127 @@ class Driver:
             self.finished.set()
 
 
-def _translated(exc: OSError) -> TransportError:
-    error = to_transport_error(exc)
-    assert error is not None  # every OSError has a translation
-    return error
+# =========================================================================== listening
 
 
-__all__ = ["Driver", "FdStream", "open_tcp_stream", "tune_socket"]
+class Listener:
+    """Listening TCP: accepts on the thread in `serve_forever`; each accepted
+    connection's stream is served by `handle(stream)` on a thread of its own.
+
+    Bound when made, so the port is known before anything is accepted. `close()`
+    stops accepting (if `stop_accepting` did not already), waits up to `grace`
+    for each connection's thread (they are expected to have been told to end),
+    and closes the listening socket.
+    """
+
+    def __init__(self, host: str, port: int, handle: Callable[[FdStream], None]) -> None:
+        self._sock = socket.create_server((host, port))
+        self._sock.setblocking(False)
+        name = self._sock.getsockname()
+        self.address: tuple[str, int] = (name[0], name[1])
+        self._handle = handle
+        self._stop_r, self._stop_w = socket.socketpair()
+        self._lock = threading.Lock()
+        self._stopping = False
+        self._threads: set[threading.Thread] = set()
+        # Held while accepting: `close()` from another thread waits for the accept
+        # loop to see the stop byte before the sockets it selects on are closed.
+        self._accepting = threading.Lock()
+
+    def serve_forever(self) -> None:
+        """Accept connections until `stop_accepting()`."""
+        with self._accepting, selectors.DefaultSelector() as selector:
+            selector.register(self._sock, selectors.EVENT_READ)
+            selector.register(self._stop_r, selectors.EVENT_READ)
+            while not self._stopping:
+                for key, _ in selector.select():
+                    if key.fileobj is self._stop_r:
+                        return
+                    try:
+                        sock, _ = self._sock.accept()
+                    except (BlockingIOError, InterruptedError):
+                        continue
+                    self._start(sock)
+
+    def _start(self, sock: socket.socket) -> None:
+        tune_socket(sock)
+        stream = FdStream.from_socket(sock)
+        thread = threading.Thread(
+            target=self._serve, args=(stream,), name="mcp-tcp-connection", daemon=True
+        )
+        with self._lock:
+            if self._stopping:
+                stream.close()
+                return
+            self._threads.add(thread)
+        thread.start()
+
+    def _serve(self, stream: FdStream) -> None:
+        try:
+            self._handle(stream)
+        finally:
+            with self._lock:
+                self._threads.discard(threading.current_thread())
+
+    def stop_accepting(self) -> None:
+        """Make `serve_forever` return; connections accepted later are closed at once."""
+        with self._lock:
+            self._stopping = True
+        with contextlib.suppress(OSError):
+            self._stop_w.send(b"x")
+
+    def close(self, grace: float) -> None:
+        self.stop_accepting()
+        with self._accepting, self._lock:
+            threads = list(self._threads)
+        for thread in threads:
+            thread.join(grace)
+        self._sock.close()
+        self._stop_r.close()
+        self._stop_w.close()
+
+
+# =========================================================================== the backend
+
+
+class BlockingBackend:
+    """What the transports' blocking faces (`transports.stdio`, `.tcp`) need, on this thread.
+
+    The blocking twin of `SessionBackend`'s openers and waits: no loop, so every
+    call simply blocks the thread that makes it.
+    """
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+    def wait_readable(self, fd: int, timeout: float) -> None:
+        """Until `fd` is readable or `timeout` seconds passed."""
+        select.select([fd], [], [], timeout)
+
+    def open_pipe_stream(self, read_fd: int, write_fd: int) -> FdStream:
+        return FdStream(read_fd, write_fd)
+
+    def open_tcp_stream(self, host: str, port: int, timeout: float | None) -> FdStream:
+        return open_tcp_stream(host, port, timeout)
+
+    def listen_tcp(self, host: str, port: int, handle: Callable[[FdStream], None]) -> Listener:
+        return Listener(host, port, handle)
+
+
+#: The one blocking backend (it has no state).
+backend = BlockingBackend()
+
+
+__all__ = [
+    "HANDLER_GRACE",
+    "BlockingBackend",
+    "Driver",
+    "FdStream",
+    "Listener",
+    "backend",
+    "open_tcp_stream",
+    "tune_socket",
+]

@@ -12,6 +12,7 @@ import contextlib
 import math
 import os
 import socket
+import ssl
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -35,17 +36,33 @@ def open_pipe_stream(read_fd: int, write_fd: int) -> trio.StapledStream[Any, Any
     try:
         receive = trio.lowlevel.FdStream(read_fd)
     except BaseException:
+        # The stream owns both descriptors from the call on: if wrapping the first fails,
+        # both are closed here, or the caller would leak the one it can no longer name.
         os.close(read_fd)
         os.close(write_fd)
         raise
     return trio.StapledStream(trio.lowlevel.FdStream(write_fd), receive)
 
 
-async def open_tcp_stream(host: str, port: int) -> trio.SocketStream:
-    """A TCP connection as a stream (trio sets TCP_NODELAY itself)."""
+async def open_tcp_stream(
+    host: str, port: int, *, ssl_context: ssl.SSLContext | None = None
+) -> trio.SocketStream | trio.SSLStream[trio.SocketStream]:
+    """A TCP connection as a stream (trio sets TCP_NODELAY itself); with `ssl_context`,
+    TLS on it, the server's certificate checked against `host` (HTTPS-style: a peer
+    that closes without TLS's close_notify is no error, as most servers do)."""
     stream = await trio.open_tcp_stream(host, port)
+    # Keep-alive probes notice a peer that vanished without a FIN (a laptop lid, a dropped
+    # NAT mapping), which would otherwise hold the connection open until the OS gives up.
     stream.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-    return stream
+    if ssl_context is None:
+        return stream
+    tls = trio.SSLStream(stream, ssl_context, server_hostname=host, https_compatible=True)
+    try:
+        await tls.do_handshake()
+    except BaseException:
+        await trio.aclose_forcefully(stream)
+        raise
+    return tls
 
 
 # =========================================================================== the seam
@@ -93,6 +110,10 @@ class _Tasks:
         return self._nursery
 
     def start_main(self, fn: Callable[[], Awaitable[None]]) -> None:
+        """The main task's end is recorded so `join_main` can wait for it alone: the handlers
+        may still be running, and shutting the session down must not wait on them first.
+        """
+
         async def main() -> None:
             try:
                 await fn()
@@ -102,6 +123,9 @@ class _Tasks:
         self._running().start_soon(main)
 
     def start(self, fn: Callable[..., Awaitable[None]], *args: Any) -> trio.CancelScope:
+        """A cancel scope per handler, so one request can be cancelled (the peer's
+        `notifications/cancelled`) without touching the other handlers of the session.
+        """
         scope = trio.CancelScope()
         scopes = self._scopes
 
@@ -117,10 +141,16 @@ class _Tasks:
         return scope
 
     async def stop(self) -> None:
+        """Cancelling, not waiting: the nursery's exit does the waiting, and it runs exactly
+        once however the session ends.
+        """
         for scope in list(self._scopes):
             scope.cancel()  # the nursery waits for them when the session is left
 
     async def join_main(self) -> None:
+        """Shielded: a session closing inside a cancelled scope must still let its main task
+        (the reader and writer) finish flushing.
+        """
         if self._nursery is not None:
             with trio.CancelScope(shield=True):
                 await self._main_done.wait()
@@ -150,6 +180,9 @@ class _Listener:
     async def _accept(
         self, listeners: list[trio.SocketListener], connections: trio.Nursery
     ) -> None:
+        """Accepted connections run in the listener's own nursery, so leaving the listener ends
+        them all: no connection outlives the server that accepted it.
+        """
         with self._accepting:
             await trio.serve_listeners(self._serve, listeners, handler_nursery=connections)
 
@@ -159,6 +192,8 @@ class _Listener:
     async def __aenter__(self) -> _Listener:
         host, port = self._where
         listeners = await trio.open_tcp_listeners(port, host=host)
+        # The first listener's address: with port 0 the OS picks the port, and tests and
+        # callers need to learn which.
         self.address = listeners[0].socket.getsockname()[:2]
         nursery = await self._stack.enter_async_context(trio.open_nursery())
         nursery.start_soon(self._accept, listeners, nursery)
@@ -178,12 +213,18 @@ class TrioBackend:
     cancelled: type[BaseException] = trio.Cancelled
 
     def now(self) -> float:
+        """trio's clock, which is what its deadlines (`move_on_at`) are measured in: the
+        driver's timers and the waits must use one clock.
+        """
         return trio.current_time()
 
     def event(self) -> trio.Event:
         return trio.Event()
 
     async def wait(self, event: Any, deadline: float | None) -> None:
+        """A deadline in the past returns at once and None waits for ever: the driver passes
+        whatever `next_deadline()` said without special cases.
+        """
         with trio.move_on_at(math.inf if deadline is None else deadline):
             await event.wait()
 
@@ -194,6 +235,9 @@ class TrioBackend:
         return _TaskGroup()
 
     def timer(self, fire: Callable[[float], None]) -> TaskTimer:
+        """trio has no callbacks without a task, so the deadline timer is a task sleeping to
+        the armed deadline (`TaskTimer`, shared with the anyio backend).
+        """
         return TaskTimer(
             fire, event=trio.Event, move_on_at=trio.move_on_at, clock=trio.current_time
         )
@@ -207,6 +251,9 @@ class TrioBackend:
         return _Tasks()
 
     async def shielded(self, fn: Callable[[], Awaitable[None]]) -> None:
+        """For clean-up that must finish even when the caller is being cancelled (closing a
+        session, settling its requests).
+        """
         with trio.CancelScope(shield=True):
             await fn()
 
@@ -220,8 +267,10 @@ class TrioBackend:
     async def open_pipe_stream(self, read_fd: int, write_fd: int) -> trio.abc.Stream:
         return open_pipe_stream(read_fd, write_fd)
 
-    async def open_tcp_stream(self, host: str, port: int) -> trio.SocketStream:
-        return await open_tcp_stream(host, port)
+    async def open_tcp_stream(
+        self, host: str, port: int, *, ssl_context: ssl.SSLContext | None = None
+    ) -> trio.abc.Stream:
+        return await open_tcp_stream(host, port, ssl_context=ssl_context)
 
     def listen_tcp(
         self, host: str, port: int, handle: Callable[[Any], Awaitable[None]]

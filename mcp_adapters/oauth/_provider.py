@@ -238,11 +238,15 @@ class SessionAuth:
 
     # ------------------------------------------------------ session hooks
 
+    def must_prepare(self) -> bool:
+        """Whether `before_request` has work to do (else the request starts in place)."""
+        flow = self._flow
+        return flow is None or self._lock.locked() or flow.needs_refresh(time.time())
+
     async def before_request(self) -> None:
         """Before a request is started: the stored token on first use, a refresh if
         it is about to expire. Waits while a flow runs (it will bring a new token)."""
-        flow = self._flow
-        if flow is not None and not self._lock.locked() and not flow.needs_refresh(time.time()):
+        if not self.must_prepare():
             return
         async with self._lock:
             try:

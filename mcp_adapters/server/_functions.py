@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 else:
     types = LazyModule("mcp_core.types", globals(), "types")
 
+# Filled on first use: the content classes live in `mcp_core.types`, the slowest import of
+# the core, which a server should pay for only when a tool returns content.
 _CONTENT_TYPES: tuple[type[Any], ...] = ()
 
 
@@ -52,12 +54,19 @@ def _content_types() -> tuple[type[Any], ...]:
 
 
 def __getattr__(name: str) -> Any:
+    """`CONTENT_TYPES` stays importable by name (PEP 562) while the models behind it load
+    lazily.
+    """
     if name == "CONTENT_TYPES":
         return _content_types()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """`include_extras` keeps `Annotated` metadata, which is where resolver markers and
+    pydantic field constraints live. A failure names the function: a forward reference that
+    cannot be resolved is a registration bug, and must not surface at the first call.
+    """
     try:
         return typing.get_type_hints(fn, include_extras=True)
     except Exception as exc:
@@ -65,6 +74,9 @@ def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
 
 
 def _doc(fn: Callable[..., Any]) -> str | None:
+    """`inspect.getdoc` cleans the indentation, so the description a client shows is the
+    docstring as written, not as indented in the source.
+    """
     doc = inspect.getdoc(fn)
     return doc or None
 
@@ -80,12 +92,19 @@ def _is_object_type(annotation: Any) -> bool:
     return False
 
 
+# Return annotations that promise nothing: no output schema is advertised for them, since
+# 2025-06-18 (`outputSchema`) obliges a server that declares one to send `structuredContent`
+# matching it on every call.
 _NO_OUTPUT = {inspect.Signature.empty, None, type(None), Any}
 
 
 @dataclass
 class FunctionTool:
-    """A registered tool: the function, its schemas and how to call it."""
+    """A registered tool: the function, its schemas and how to call it.
+
+    Everything a call needs is computed once at registration (the arguments model, the
+    schemas, the output adapter), so a call costs a validation and the function itself.
+    """
 
     fn: Callable[..., Any]
     name: str
@@ -125,6 +144,11 @@ class FunctionTool:
         input_schema: dict[str, Any] | None = None,
         task: str = "forbidden",
     ) -> FunctionTool:
+        """The input schema comes from the signature, so the arguments a client sends are
+        validated against the same model the schema was drawn from: the two can never
+        disagree. Framework-filled parameters (the `Context`, resolver results) are taken
+        out first, so a client can neither see nor supply them.
+        """
         if task not in ("forbidden", "optional", "required"):
             raise ValueError(f'task must be "forbidden", "optional" or "required", not {task!r}')
         hints = _hints(fn)
@@ -133,6 +157,8 @@ class FunctionTool:
         context_param: str | None = None
         resolved_params: list[tuple[str, Any, Any]] = []
         for pname, parameter in signature.parameters.items():
+            # A JSON object schema has named properties only; `*args` and `**kwargs` have no
+            # schema, and accepting them would let a client pass arguments nobody validates.
             if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
                 raise TypeError(f"tool {fn.__name__}: *args and **kwargs cannot become a schema")
             annotation = hints.get(pname, Any)
@@ -148,11 +174,16 @@ class FunctionTool:
         tool_name = name or fn.__name__
         model = pydantic.create_model(
             f"{tool_name}Arguments",
+            # Arbitrary types are allowed so that a tool may take a type pydantic validates
+            # by `isinstance` only; its schema then says less, but the call is still
+            # checked.
             __config__=pydantic.ConfigDict(arbitrary_types_allowed=True),
             **fields,
         )
         if input_schema is None:
             input_schema = model.model_json_schema()
+            # The model's generated title (`<tool>Arguments`) is an implementation detail;
+            # the tool's name and title already label it for clients.
             input_schema.pop("title", None)
         # else: the schema you declare is what clients see; arguments are still
         # validated against the signature.
@@ -180,6 +211,9 @@ class FunctionTool:
                     raise
                 adapter = None
             else:
+                # 2025-06-18 requires `outputSchema` to be an object schema; a scalar or
+                # list return is wrapped as `{"result": ...}`, the convention the official
+                # SDK uses, so clients written against it read the same shape.
                 if _is_object_type(returns):
                     output_schema = rendered
                 else:
@@ -214,6 +248,9 @@ class FunctionTool:
         )
 
     def definition(self) -> types.Tool:
+        """The `Tool` as `tools/list` shows it; built per listing so a tool's metadata changed
+        after registration is what clients see.
+        """
         return types.Tool(
             name=self.name,
             title=self.title,
@@ -227,12 +264,19 @@ class FunctionTool:
 
     def parse_arguments(self, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """Validated keyword arguments; raises pydantic.ValidationError."""
+        # Missing arguments are an empty object: a tool without required parameters may be
+        # called with no `arguments` member at all (the schema makes it optional).
         model = self.arguments_model.model_validate(arguments or {})
         # A model's __dict__ holds exactly its fields (extras are ignored, kept apart).
         return dict(model.__dict__)
 
     def to_wire_result(self, value: Any) -> dict[str, Any]:
-        """`to_result` in wire form; text, the common case, without building models."""
+        """`to_result` in wire form; text, the common case, without building models.
+
+        The plain-string path skips the models entirely: it is the most common return of a
+        tool, and building and dumping a CallToolResult for it was most of a small call's
+        cost.
+        """
         if type(value) is str:
             wire: dict[str, Any] = {"content": [{"type": "text", "text": value}]}
             if self.output_schema is not None and self.text_output:
@@ -255,6 +299,9 @@ class FunctionTool:
 
 
 def _is_content(annotation: Any) -> bool:
+    """A return annotation of content blocks (or a list of them) means the function builds its
+    own content: no output schema is drawn for it, since content is not structured output.
+    """
     members = (
         get_args(annotation)
         if get_origin(annotation) in (typing.Union, type(int | str))
@@ -286,12 +333,16 @@ def to_content(value: Any) -> list[Any]:
         and all(isinstance(v, content_types) for v in value)
     ):
         return list(value)
+    # Data becomes JSON text as well as structured content: clients that predate
+    # `structuredContent` (before 2025-06-18) still see the value, as the spec recommends.
     if isinstance(value, pydantic.BaseModel):
         text = value.model_dump_json(by_alias=True)
     else:
         try:
             text = json.dumps(pydantic.TypeAdapter(Any).dump_python(value, mode="json"))
         except (TypeError, ValueError, pydantic_core.PydanticSerializationError):
+            # A value JSON cannot represent still answers, as its `str`: a tool's result
+            # should reach the client rather than fail on its serialisation.
             text = str(value)
     return [types.TextContent(type="text", text=text)]
 
@@ -301,6 +352,10 @@ def to_content(value: Any) -> list[Any]:
 
 @dataclass
 class FunctionPrompt:
+    """Prompt arguments are strings on the wire in every revision (`prompts/get`), so only
+    their names and whether they are required are taken from the signature.
+    """
+
     fn: Callable[..., Any]
     name: str
     title: str | None
@@ -343,6 +398,8 @@ class FunctionPrompt:
 
 # ---------------------------------------------------------------- resources
 
+# RFC 6570 level 1 (simple `{var}` expansion), which is what resource templates use in
+# practice; each variable matches one path segment.
 _TEMPLATE_VAR = re.compile(r"{([^{}]+)}")
 
 
@@ -381,6 +438,8 @@ class FunctionResource:
         pattern = None
         variables = _TEMPLATE_VAR.findall(uri)
         if variables:
+            # The literal parts are escaped: a template's dots and query marks match
+            # themselves, never any character.
             regex = "".join(
                 f"(?P<{part}>[^/]+)" if i % 2 else re.escape(part)
                 for i, part in enumerate(_TEMPLATE_VAR.split(uri))
@@ -400,6 +459,10 @@ class FunctionResource:
         )
 
     def match(self, uri: str) -> dict[str, str] | None:
+        """A template variable never spans a `/`: a URI such as `file:///a/../b` cannot smuggle
+        a path into one variable, and the regex has no nested quantifier to backtrack on
+        (the ReDoS of CVE-2026-0621, RELIABILITY.md 1.2).
+        """
         if self.pattern is None:
             return {} if uri == self.uri else None
         found = self.pattern.match(uri)

@@ -9,6 +9,8 @@ purpose: protocol decisions live in the core and in the server.
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -27,7 +29,11 @@ RequestId = int | str
 
 
 class Waiter(EventWaiter):
-    """One outcome (a result or an exception) handed from a dispatch to an awaiting task."""
+    """One outcome (a result or an exception) handed from a dispatch to an awaiting task.
+
+    An anyio event so the same waiter works under asyncio and trio: the server code above it
+    is written once, whichever loop runs it.
+    """
 
     __slots__ = ()
 
@@ -48,20 +54,32 @@ async def ask_in_place(
     `InputReceived` to the waiter registered here, or fails it when the
     connection ends; a cancelled wait leaves nothing registered.
     """
+    # The waiter is registered before the questions go out: the answers may arrive (and be
+    # dispatched) before this task resumes, and must find someone to hand them to.
     waiter = Waiter()
     owner.expect_input(request_id, waiter)
     try:
+        # False means the request ended before it could ask (the client cancelled, the
+        # connection closed): there is nobody to wait for, so the handler's ask fails now.
         if not connection.request_input(request_id, questions):
             raise MCPError(INTERNAL_ERROR, "the request ended while asking")
+        # The questions are only queued: the wake makes the session's writer send them
+        # before this task blocks on the answers.
         wake()
         event: InputReceived = await waiter.wait()
         return event
     finally:
+        # Always forgotten, also on cancellation: a later round (or another request reusing
+        # the session) must not find a stale waiter and hand its answers to a dead task.
         owner.forget_input(request_id)
 
 
 class SessionScope:
-    """A `RequestScope` over a backend session."""
+    """A `RequestScope` over a backend session.
+
+    A scope per request, cheap to build: the session is the state, the scope only the view
+    of it that `MCPServer` is allowed to use.
+    """
 
     __slots__ = ("connection", "session")
 
@@ -70,14 +88,25 @@ class SessionScope:
         self.connection: ServerConnection = session.connection
 
     async def ask(self, request_id: RequestId, questions: Any) -> InputReceived:
+        """Legacy sessions ask in place (server-to-client requests, the handler waits); a
+        2026-07-28 request never gets here, since `request_input` answers it at once with an
+        `InputRequiredResult` and the retry is a new request.
+        """
         return await ask_in_place(
             self.session, self.connection, request_id, questions, self.session.wake
         )
 
     def wake(self) -> None:
+        """Output queued from a handler task is not written until the session's writer runs;
+        waking it is how an answer given outside event handling reaches the wire.
+        """
         self.session.wake()
 
     def wall_time(self) -> float:
+        """The wall clock, not the loop's: sealed `requestState` expiry is judged in epoch
+        seconds so that another process can judge it alike (the core takes it as
+        `wall_time=`).
+        """
         return time.time()
 
 
@@ -100,6 +129,9 @@ class ServerHandler:
         return ANSWERED
 
     def now(self, session: Any, request: RequestReceived) -> Callable[[], Awaitable[None]] | None:
+        """A request that cannot suspend (no questions, no awaits) is answered in the reader's
+        own stack: no task is spawned, which is most of the cost of a small request.
+        """
         return self.server.handle_now(request, SessionScope(session))
 
     def attach(self, session: Any) -> None:
@@ -109,6 +141,9 @@ class ServerHandler:
 
 
 def request_handler(server: MCPServer) -> ServerHandler:
+    """One handler per server, shared by every session of every transport, so the server's
+    behaviour cannot differ between stdio, TCP, HTTP and WebSocket.
+    """
     return ServerHandler(server)
 
 
@@ -116,6 +151,8 @@ async def serve_stdio(server: MCPServer) -> None:
     """Serve `server` on this process's stdin/stdout, inside its lifespan."""
     from mcp_adapters.backends import current_backend
 
+    # Inside the lifespan: the server's startup (and its shutdown hooks) wrap the whole time
+    # it serves, as an ASGI lifespan does.
     async with server.running():
         await current_backend().serve_stdio(request_handler(server), server.config)
 
@@ -163,6 +200,9 @@ def run_server(
             http_options: dict[str, Any] = {"limits": http_limits}
             if event_store is not None:
                 http_options["event_store"] = event_store
+            # The loopback allow-list stays the default (DNS rebinding, RELIABILITY.md 1.1);
+            # an explicit list replaces it for a public bind, and origins make sense only
+            # with one.
             if allowed_hosts is not None:
                 http_options["host_policy"] = HostPolicy(
                     allowed_hosts=tuple(allowed_hosts), allowed_origins=tuple(allowed_origins)
@@ -179,4 +219,46 @@ def run_server(
         else:
             raise ValueError(f"unknown transport {transport!r}")
 
-    anyio.run(main, backend=backend)
+    # anyio picks the loop by name, so the command line's `--backend` chooses asyncio or
+    # trio without the server code knowing which.
+    if backend == "trio" and threading.current_thread() is threading.main_thread():
+        if anyio.run(_stopped_by_sigint, main, backend=backend):
+            raise KeyboardInterrupt
+    else:
+        anyio.run(main, backend=backend)
+
+
+async def _stopped_by_sigint(main: Callable[[], Awaitable[None]]) -> bool:
+    """Run `main` until it returns or SIGINT arrives; True if SIGINT stopped it.
+
+    Why: trio raises KeyboardInterrupt at whatever checkpoint the main thread is
+    at, and one that lands while a connection's session is being entered or left
+    inside a nursery corrupts trio's nursery stack (seen as "Nursery stack
+    corrupted" and an exit status of 1 from `mcp_adapters run --backend trio`).
+    Turned into a cancellation here, Ctrl-C stops every connection the way any
+    cancel does, and the caller still gets its KeyboardInterrupt, raised outside
+    the loop. asyncio's runner already cancels its main task on SIGINT.
+    Only the first SIGINT is caught: the receiver closes with it, so a second
+    one during a slow shutdown interrupts as usual.
+    """
+    interrupted = False
+
+    async def watch(scope: anyio.CancelScope) -> None:
+        nonlocal interrupted
+        with anyio.open_signal_receiver(signal.SIGINT) as signals:
+            async for _ in signals:
+                interrupted = True
+                break
+        scope.cancel()
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch, group.cancel_scope)
+            await main()
+            group.cancel_scope.cancel()
+    except BaseExceptionGroup as group_error:
+        # The task group wraps what `main` raised; the caller expects it bare.
+        if len(group_error.exceptions) == 1:
+            raise group_error.exceptions[0] from None
+        raise
+    return interrupted

@@ -21,6 +21,15 @@ the record and keeps the answers on the store, as `tasks/update` does.
 
 The same look at the store, every poll interval, notices a `tasks/cancel`
 written by another replica and cancels the body here.
+
+Runner liveness (with a store, served over HTTP): the cluster binding runs
+`keep_alive`, which renews this process's heartbeat on the store every
+`heartbeat_interval`; while it beats, new records name this process as their
+`runner`. A replica reading a task that is not terminal and whose runner's
+heartbeat has expired (`heartbeat_expiry` without a beat: the process died, or
+stopped) fails it, with a compare-and-set that checks the heartbeat in the
+same step (`TaskRegistry.fail_orphan`), and announces it as any failure. A
+record naming no runner (written without a heartbeat running) is never judged.
 """
 
 from __future__ import annotations
@@ -39,7 +48,7 @@ import anyio
 import anyio.abc
 
 from mcp_adapters.server._serve import Waiter
-from mcp_adapters.store import InMemoryStore, StoreError, TaskRecord, TaskRegistry
+from mcp_adapters.store import InMemoryStore, Store, StoreError, TaskRecord, TaskRegistry
 from mcp_core import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -59,6 +68,8 @@ logger = logging.getLogger("mcp_adapters.server")
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 TASK_SUPPORT: Final = ("forbidden", "optional", "required")
+# Where an anonymous connection's owner tag is kept on the connection itself, so it lives
+# and dies with the connection and needs no table of its own.
 _OWNER_KEY: Final = "_mcp_task_owner"
 
 
@@ -74,39 +85,75 @@ class TaskSettings:
     answers and cancellation. At most `max_running` bodies run in this process
     (one more is refused with -32603, nothing created); a result whose JSON is
     over `max_result_bytes` fails the task instead of filling the store.
+
+    With a store shared by replicas, a process running task bodies renews its
+    heartbeat on the store every `heartbeat_interval`; one that has not for
+    `heartbeat_expiry` is taken for dead, and the next replica reading one of
+    its unfinished tasks fails it. The expiry must exceed the interval, by
+    enough to cover a slow store (`RedisStore`'s `operation_timeout`, 5 s) and
+    a loaded event loop: a runner that is only late past it loses its tasks.
     """
 
+    # An hour by default and a day at most: long enough for a human-in-the-loop task, short
+    # enough that abandoned tasks leave the store on their own. The TTL is the spec's
+    # backstop (2025-11-25 `ttl`, the extension's `ttlMs`), so it is always set.
     default_ttl: float = 3600.0
     min_ttl: float = 1.0
     max_ttl: float = 86400.0
     poll_interval: float = 1.0
+    # Bodies run in this process whatever their client does afterwards; the cap bounds what
+    # clients that create tasks and leave can make one replica run.
     max_running: int = 256
     max_result_bytes: int = 4 * 1024 * 1024
+    heartbeat_interval: float = 5.0
+    heartbeat_expiry: float = 20.0
 
     def __post_init__(self) -> None:
-        for name in ("default_ttl", "min_ttl", "max_ttl", "poll_interval"):
+        """A zero or negative value would make every task expire at once or never be polled,
+        which no configuration means: refused at start-up, where the fix is obvious.
+        """
+        for name in (
+            "default_ttl",
+            "min_ttl",
+            "max_ttl",
+            "poll_interval",
+            "heartbeat_interval",
+            "heartbeat_expiry",
+        ):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a positive number of seconds")
         if not self.min_ttl <= self.max_ttl:
             raise ValueError("min_ttl must not exceed max_ttl")
+        if not self.heartbeat_expiry > self.heartbeat_interval:
+            raise ValueError("heartbeat_expiry must exceed heartbeat_interval")
         for name in ("max_running", "max_result_bytes"):
             value = getattr(self, name)
             if type(value) is not int or value < 1:
                 raise ValueError(f"{name} must be a positive int")
 
     def ttl_ms(self, requested_ms: int | None) -> int:
+        """Clamped rather than refused: 2025-11-25 lets the receiver choose the TTL it grants
+        (and report it), so a client asking for a year gets the maximum, not an error.
+        """
         seconds = self.default_ttl if requested_ms is None else requested_ms / 1000
         return max(1, round(min(max(seconds, self.min_ttl), self.max_ttl) * 1000))
 
 
 def _iso(wall: float) -> str:
+    """ISO 8601 with a `Z`, as both schemas type `createdAt`/`lastUpdatedAt`; milliseconds so
+    two updates within a second still order.
+    """
     moment = datetime.datetime.fromtimestamp(wall, datetime.UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def legacy_task(record: TaskRecord) -> dict[str, Any]:
-    """A record as the 2025-11-25 `Task` (`ttl`, `pollInterval`)."""
+    """A record as the 2025-11-25 `Task` (`ttl`, `pollInterval`).
+
+    Two wire shapes for one record, because the two eras name the durations differently
+    (`ttl` vs `ttlMs`); the record itself is era-neutral so any replica can answer either.
+    """
     wire: dict[str, Any] = {
         "taskId": record.task_id,
         "status": record.status,
@@ -167,7 +214,14 @@ async def _ask_tagged(
     return event.answers[key]
 
 
+#: The status message (and error message) of a task whose runner died.
+RUNNER_LOST: Final = "the server process running this task stopped"
+
+
 def not_found(task_id: str) -> MCPError:
+    """A task another principal owns is reported exactly like a missing one, so task ids cannot
+    be probed for existence (the same rule as sessions, RELIABILITY.md 1.4).
+    """
     return MCPError(INVALID_PARAMS, "Failed to retrieve task: Task not found", {"taskId": task_id})
 
 
@@ -177,6 +231,9 @@ class _Running:
     __slots__ = ("answers", "changed", "done", "poked", "questions", "record", "scope")
 
     def __init__(self, record: TaskRecord) -> None:
+        """`changed` is replaced on every change (an event fires once): a waiting
+        `tasks/result` waits on the current one and sees each new set of questions.
+        """
         self.record = record
         self.scope = anyio.CancelScope()
         # key -> {method, params}: asked and not yet answered
@@ -204,11 +261,17 @@ class TaskHost:
     """The tasks of one `MCPServer`: creating, running, asking, answering, cancelling."""
 
     def __init__(self, server: MCPServer, settings: TaskSettings | None = None) -> None:
+        """Without a store the records live in this process (an in-memory store made on first
+        use): a single-process server gets tasks without configuring anything.
+        """
         self._server = server
         self.settings = settings or TaskSettings()
         self._group: anyio.abc.TaskGroup | None = None
         self._running: dict[str, _Running] = {}
         self._local: InMemoryStore | None = None
+        # How many `keep_alive` loops beat (one per HTTP binding serving this
+        # server): while any does, new records name this process as their runner.
+        self._beating = 0
 
     # ---- where records live
 
@@ -226,11 +289,50 @@ class TaskHost:
     def running_count(self) -> int:
         return len(self._running)
 
+    @property
+    def _runner(self) -> str | None:
+        """What new records name as their runner: this process, while its
+        heartbeat is kept (else nobody could tell it died, nor that it lives)."""
+        store = self._server.store
+        return store.process_id if store is not None and self._beating > 0 else None
+
+    async def keep_alive(self, store: Store) -> None:
+        """Renew this process's runner heartbeat on `store` every
+        `heartbeat_interval`, until cancelled (the cluster binding runs it beside
+        the bus). Records name this process as their runner from the first beat
+        that succeeded; a beat the store refused is tried again next interval,
+        and a lapse (no beat held for `heartbeat_expiry`) is logged: other
+        replicas may have failed this process's tasks meanwhile, and a body
+        whose task was failed is cancelled at its next look at the store."""
+        counted = False
+        try:
+            while True:
+                try:
+                    held = await store.tasks.beat(self.settings.heartbeat_expiry)
+                except StoreError as exc:
+                    logger.warning("task heartbeat not renewed: %s", exc)
+                else:
+                    if counted and not held:
+                        logger.warning(
+                            "task heartbeat of %s lapsed: its unfinished tasks may "
+                            "have been failed by other replicas",
+                            store.process_id,
+                        )
+                    if not counted:
+                        counted = True
+                        self._beating += 1
+                await anyio.sleep(self.settings.heartbeat_interval)
+        finally:
+            if counted:
+                self._beating -= 1
+
     @asynccontextmanager
     async def hosting(self) -> AsyncIterator[None]:
         """The task group detached bodies run in, open while the server is served.
-        Bodies still running when it closes are cancelled (their records stay,
-        `working`, until their TTL: another replica cannot finish them).
+        Bodies still running when it closes are cancelled; their records stay
+        `working` until a reader fails them (`_judged`: at once in this process,
+        on another replica once this one's heartbeat has expired) or, naming no
+        runner, until their TTL. Another replica cannot finish them.
 
         Entered again while open (one way of serving inside another), it lends
         the open group: the outermost entry owns it."""
@@ -283,7 +385,7 @@ class TaskHost:
             era=era,
             poll_interval_ms=max(1, round(self.settings.poll_interval * 1000)),
             owner=self.owner_of(scope),
-            runner=self._server.store.process_id if self._server.store is not None else None,
+            runner=self._runner,
         )
         try:
             stored = await self.registry.create(record)
@@ -297,6 +399,11 @@ class TaskHost:
         return stored
 
     async def _run(self, running: _Running, scope: RequestScope, body: Body) -> None:
+        """The body runs under the task's TTL: past it the body is cancelled and the record
+        deleted, which the spec allows and which keeps a runaway body from running for ever.
+        Waiters still pending are failed at the end so that no `tasks/result` (or question)
+        is left waiting on a body that is gone.
+        """
         record = running.record
         try:
             with running.scope, anyio.move_on_after(record.ttl_ms / 1000) as ttl:
@@ -351,6 +458,10 @@ class TaskHost:
     async def _finish(
         self, running: _Running, scope: RequestScope, outcome: dict[str, Any]
     ) -> None:
+        """Shielded, because the final record must be written even when the body ended by
+        cancellation racing the result: a task that never reaches a terminal status would be
+        polled until its TTL.
+        """
         record = running.record
         final = replace(
             record,
@@ -363,9 +474,11 @@ class TaskHost:
         )
         with anyio.CancelScope(shield=True):
             stored = await self._quietly(self.registry.update(final))
-        if stored is not None:  # else cancelled (or expired) first: that stands
+        if stored is not None:  # else cancelled, expired or failed first: that stands
             running.record = stored
             self.announce(stored, scope)
+        else:
+            logger.info("task %s had ended on the store; its outcome is dropped", record.task_id)
 
     async def _watch(self, running: _Running) -> None:
         """Look at the store every poll interval (or when poked): answers given on
@@ -388,6 +501,9 @@ class TaskHost:
                     answer.set_result(value)
 
     async def _quietly(self, operation: Awaitable[Any]) -> Any:
+        """A store that fails a write costs the update, not the task: polling clients see the
+        last stored status, and the next write (or the TTL) settles it.
+        """
         try:
             return await operation
         except StoreError as exc:
@@ -439,6 +555,9 @@ class TaskHost:
                     await self._set_questions(running, scope)
 
     async def _set_questions(self, running: _Running, scope: RequestScope) -> None:
+        """The record is written only when the questions really changed: every write is a store
+        round trip, and clients poll the record, so no-op writes would only cost.
+        """
         record = running.record
         status = "input_required" if running.questions else "working"
         if status == record.status and record.input_requests == (running.questions or None):
@@ -509,7 +628,53 @@ class TaskHost:
             raise MCPError(INTERNAL_ERROR, f"the task store failed: {exc}") from None
         if record is None or not self._may_see(record, scope):
             raise not_found(task_id)
-        return record
+        return await self._judged(record, scope, {})
+
+    async def _judged(
+        self, record: TaskRecord, scope: RequestScope, alive: dict[str, bool]
+    ) -> TaskRecord:
+        """`record` as it stands once its runner's liveness is judged: failed (and
+        announced as any failure) if it is unfinished and its runner is gone.
+
+        Gone means: another process whose heartbeat has expired (the store checks
+        that again in the same step as the write, so a runner beating meanwhile
+        keeps its task), or this process when the body no longer runs here (it
+        ended without its outcome reaching the store). A record naming no runner
+        is never judged. Whichever of the runner's outcome and this failure
+        reaches the store first stands. `alive` caches answers within one request.
+        """
+        runner = record.runner
+        if record.terminal or runner is None:
+            return record
+        store = self._server.store
+        mine = store is not None and runner == store.process_id
+        if mine:
+            if record.task_id in self._running:
+                return record
+        else:
+            if runner not in alive:
+                try:
+                    alive[runner] = await self.registry.runner_alive(runner)
+                except StoreError:
+                    return record  # cannot tell now: the next read judges again
+            if alive[runner]:
+                return record
+        failed = replace(
+            record,
+            status="failed",
+            status_message=RUNNER_LOST,
+            error={"code": INTERNAL_ERROR, "message": RUNNER_LOST},
+            input_requests=None,
+            last_updated_at=_iso(scope.wall_time()),
+        )
+        write = self.registry.update(failed) if mine else self.registry.fail_orphan(failed)
+        stored: TaskRecord | None = await self._quietly(write)
+        if stored is None:  # it ended meanwhile (or its runner beat again): read it again
+            current: TaskRecord | None = await self._quietly(self.registry.get(record.task_id))
+            return current if current is not None else record
+        logger.info("task %s failed: its runner %s is gone", record.task_id, runner)
+        self.announce(stored, scope)
+        return stored
 
     def _may_see(self, record: TaskRecord, scope: RequestScope) -> bool:
         # A task id is a bearer secret (144 random bits), except that a task
@@ -604,6 +769,7 @@ class TaskHost:
             found = await self.registry.list(self.owner_of(scope), start + page + 1)
         except StoreError as exc:
             raise MCPError(INTERNAL_ERROR, f"the task store failed: {exc}") from None
-        chunk = found[start : start + page]
+        alive: dict[str, bool] = {}
+        chunk = [await self._judged(r, scope, alive) for r in found[start : start + page]]
         more = len(found) > start + page
         return chunk, (str(start + page) if more else None)

@@ -154,6 +154,13 @@ class TaskRegistry(Protocol):
     whichever of "the work finished" and "the client cancelled" is written
     first wins, on every process. The client's answers (`respond`) are merged
     apart from the rest, so an answer and a status change never lose each other.
+
+    Runner liveness: a process that runs task bodies renews a heartbeat
+    (`beat`) under its `process_id`, which its records name as `runner`. A
+    heartbeat holds until the store's clock passes its expiry; a task whose
+    runner's heartbeat does not hold may be failed by any process
+    (`fail_orphan`), in one step with that check, so a runner that is beating
+    never has its task failed under it.
     """
 
     async def create(self, record: TaskRecord) -> TaskRecord | None:
@@ -180,6 +187,25 @@ class TaskRegistry(Protocol):
 
     async def delete(self, task_id: str) -> bool:
         """Forget a task everywhere; whether a live one was there."""
+        ...
+
+    async def beat(self, expiry: float) -> bool:
+        """This process (the store's `process_id`) is alive and runs tasks: its
+        heartbeat holds until the store's clock plus `expiry` seconds. Whether the
+        previous heartbeat still held (False for the first one, and after a lapse,
+        during which other processes may have failed this one's tasks)."""
+        ...
+
+    async def runner_alive(self, process_id: str) -> bool:
+        """Whether the heartbeat of `process_id` holds now."""
+        ...
+
+    async def fail_orphan(self, record: TaskRecord) -> TaskRecord | None:
+        """Write `record`, a `failed` record whose `runner` is gone, only if in one
+        step: the task is live and not terminal, and the heartbeat of
+        `record.runner` does not hold. The stored record, or None (the task is
+        gone or ended, or its runner is alive after all). ValueError for a record
+        that is not `failed` or names no runner."""
         ...
 
 

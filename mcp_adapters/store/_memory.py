@@ -31,7 +31,13 @@ from mcp_adapters.store._event_ids import (
 )
 from mcp_adapters.store._interface import Store
 from mcp_adapters.store._limits import StoreLimits
-from mcp_adapters.store._records import BusMessage, Notification, SessionRecord, TaskRecord
+from mcp_adapters.store._records import (
+    BusMessage,
+    Notification,
+    SessionRecord,
+    TaskRecord,
+    check_orphan_failure,
+)
 from mcp_adapters.store._subscription import Subscription
 
 __all__ = ["InMemoryStore", "MemoryHub"]
@@ -40,6 +46,12 @@ Clock = Callable[[], float]
 
 
 class _StreamLog:
+    """A deque with `maxlen`: a stream's log keeps its newest events and drops the oldest, so a
+    client far behind gets what is left rather than the store growing. `last` is kept apart
+    because it must survive its entry being dropped: positions only go forward, even past a
+    trimmed log.
+    """
+
     __slots__ = ("entries", "last")
 
     def __init__(self, bound: int) -> None:
@@ -60,9 +72,15 @@ class MemoryHub:
         # task id -> record, in order of expiry (fixed at creation); answers apart
         self.tasks: dict[str, TaskRecord] = {}
         self.task_answers: dict[str, dict[str, object]] = {}
+        # process id -> until when its runner heartbeat holds (store clock)
+        self.heartbeats: dict[str, float] = {}
 
 
 class _Sessions:
+    """Session records with a sliding expiry (each write renews it), as Redis keys with a TTL
+    behave, so the contract tests can run one suite against both stores.
+    """
+
     def __init__(self, store: InMemoryStore) -> None:
         self._store = store
         self._hub = store.hub
@@ -71,6 +89,9 @@ class _Sessions:
         return self._store.clock()
 
     def _sweep(self, now: float) -> None:
+        """Records are kept in order of expiry (every write moves one to the end with the same
+        TTL), so the sweep stops at the first live one: O(expired), not O(sessions).
+        """
         sessions = self._hub.sessions
         while sessions:
             session_id, record = next(iter(sessions.items()))
@@ -79,6 +100,9 @@ class _Sessions:
             del sessions[session_id]
 
     def _live(self, session_id: str, now: float) -> SessionRecord | None:
+        """Expired records are dropped on lookup too: a sweep only runs on writes, and a read
+        must never see a session past its TTL.
+        """
         record = self._hub.sessions.get(session_id)
         if record is not None and record.expires_at <= now:
             del self._hub.sessions[session_id]
@@ -93,6 +117,9 @@ class _Sessions:
         return stored
 
     async def create(self, record: SessionRecord) -> SessionRecord | None:
+        """None when the id is taken: ids are minted at random, so a clash means two processes
+        raced for one id, and the loser must mint another rather than share a session.
+        """
         now = self._now()
         self._sweep(now)
         if self._live(record.session_id, now) is not None:
@@ -103,6 +130,9 @@ class _Sessions:
         return self._live(session_id, self._now())
 
     async def save(self, record: SessionRecord) -> SessionRecord | None:
+        """Only the current owner may save: a process that lost the session to another
+        (`claim`) must not overwrite what the new owner wrote.
+        """
         now = self._now()
         self._sweep(now)
         current = self._live(record.session_id, now)
@@ -111,6 +141,9 @@ class _Sessions:
         return self._put(record, now)
 
     async def touch(self, session_id: str) -> float | None:
+        """The renewed expiry is returned so the owner knows how long it holds the session
+        without asking again.
+        """
         now = self._now()
         self._sweep(now)
         current = self._live(session_id, now)
@@ -121,6 +154,9 @@ class _Sessions:
     async def claim(
         self, session_id: str, owner: str | None, *, expected_owner: str | None
     ) -> SessionRecord | None:
+        """A compare-and-set on the owner, the one atomic step a session move needs: two
+        replicas claiming at once cannot both win.
+        """
         now = self._now()
         self._sweep(now)
         current = self._live(session_id, now)
@@ -129,17 +165,25 @@ class _Sessions:
         return self._put(dataclasses.replace(current, owner=owner), now)
 
     async def delete(self, session_id: str) -> bool:
+        """Whether a live session was deleted, so the caller can tell ending a session from
+        finding it already gone.
+        """
         live = self._live(session_id, self._now()) is not None
         self._hub.sessions.pop(session_id, None)
         return live
 
 
 class _Events:
+    """SSE event logs for resumption across processes: positions are ordered per stream, and
+    event ids carry the position so any replica can resume any stream.
+    """
+
     def __init__(self, store: InMemoryStore) -> None:
         self._store = store
         self._hub = store.hub
 
     def _now_ms(self) -> int:
+        """Milliseconds, as positions are: the age limit compares positions with the clock."""
         return int(self._store.clock() * 1000)
 
     def _oldest_ms(self, now_ms: int) -> int:
@@ -163,6 +207,10 @@ class _Events:
         *,
         at: EventPosition | None = None,
     ) -> str:
+        """`at` lets a replica append at a position it already promised (an id sent before the
+        store write): `check_position` refuses one that would go backwards, so a stream's
+        events never reorder.
+        """
         limits = self._store.limits
         now_ms = self._now_ms()
         oldest = self._oldest_ms(now_ms)
@@ -190,6 +238,10 @@ class _Events:
     async def replay_after(
         self, session_id: str, last_event_id: str
     ) -> tuple[str, list[tuple[str, bytes]]] | None:
+        """A cursor after the log's last position, or for a stream older than the age limit, is
+        unknown (None): replaying from it would skip events silently. Priming events (no
+        payload) carry nothing and are not replayed.
+        """
         parsed = parse_event_id(last_event_id)
         streams = self._hub.logs.get(session_id)
         if parsed is None or streams is None:
@@ -210,11 +262,19 @@ class _Events:
 
 
 class _Bus:
+    """Process-to-process messages (a request for a session another replica holds), one inbox
+    set per process id.
+    """
+
     def __init__(self, store: InMemoryStore) -> None:
         self._store = store
         self._hub = store.hub
 
     async def send(self, owner: str, message: BusMessage) -> bool:
+        """True when some process listens under `owner`, as a Redis PUBLISH reports its
+        receivers: a False tells the sender nobody received it (the owner is down), so it
+        can answer at once instead of waiting for a reply that cannot come.
+        """
         if len(message.payload) > self._store.limits.max_message_bytes:
             raise ValueError("bus message payload over max_message_bytes")
         # Received by the process even if its reader is behind (then counted in
@@ -226,6 +286,9 @@ class _Bus:
 
     @contextlib.asynccontextmanager
     async def inbox(self) -> AsyncIterator[Subscription[BusMessage]]:
+        """Bounded (`max_pending_messages`): a process whose reader falls behind loses messages
+        (counted in `dropped`) rather than making the sender's memory grow.
+        """
         subscription = Subscription[BusMessage](self._store.limits.max_pending_messages)
         inboxes = self._hub.inboxes
         inboxes.setdefault(self._store.process_id, set()).add(subscription)
@@ -241,6 +304,10 @@ class _Bus:
 
 
 class _FanOut:
+    """Notifications every replica must see (a list changed, a task's status), for the listen
+    streams each of them holds.
+    """
+
     def __init__(self, store: InMemoryStore) -> None:
         self._store = store
         self._hub = store.hub
@@ -292,10 +359,18 @@ class _Tasks:
             self._forget(task_id)
 
     def _with_answers(self, record: TaskRecord) -> TaskRecord:
+        """Answers are kept apart from the record because `respond` may run on any replica
+        while the runner updates the record: merging them on read means neither write can
+        lose the other's.
+        """
         answers = self._hub.task_answers.get(record.task_id)
         return dataclasses.replace(record, input_responses=dict(answers) if answers else None)
 
     async def create(self, record: TaskRecord) -> TaskRecord | None:
+        """The cap is checked after the sweep, so expired tasks never count against it; over it
+        the store refuses (StoreError) and no task is created, which the server reports as a
+        failed call.
+        """
         now = self._now()
         self._sweep(now)
         if self._live(record.task_id, now) is not None:
@@ -315,6 +390,9 @@ class _Tasks:
         return None if record is None else self._with_answers(record)
 
     async def update(self, record: TaskRecord) -> TaskRecord | None:
+        """A terminal record is never updated again: a cancel (written by any replica) wins
+        over a body finishing late, as both task specs require a terminal status to stand.
+        """
         current = self._live(record.task_id, self._now())
         if current is None or current.terminal:
             return None
@@ -330,6 +408,7 @@ class _Tasks:
         return True
 
     async def list(self, owner: str | None, limit: int) -> list[TaskRecord]:
+        """Filtered by owner: `tasks/list` must never show one requester another's tasks."""
         now = self._now()
         self._sweep(now)
         found = [
@@ -343,6 +422,36 @@ class _Tasks:
         live = self._live(task_id, self._now()) is not None
         self._forget(task_id)
         return live
+
+    # One process alone on its hub beats for itself and reads only its own
+    # heartbeat; stores sharing a hub play several processes, as on Redis.
+
+    async def beat(self, expiry: float) -> bool:
+        now = self._now()
+        beats = self._hub.heartbeats
+        for process_id, until in list(beats.items()):  # one entry per process that beat
+            if until <= now:
+                del beats[process_id]
+        held = self._store.process_id in beats
+        beats[self._store.process_id] = now + expiry
+        return held
+
+    def _alive(self, process_id: str, now: float) -> bool:
+        until = self._hub.heartbeats.get(process_id)
+        return until is not None and until > now
+
+    async def runner_alive(self, process_id: str) -> bool:
+        return self._alive(process_id, self._now())
+
+    async def fail_orphan(self, record: TaskRecord) -> TaskRecord | None:
+        check_orphan_failure(record)
+        now = self._now()
+        current = self._live(record.task_id, now)
+        if current is None or current.terminal or self._alive(record.runner or "", now):
+            return None
+        stored = dataclasses.replace(record, input_responses=None, expires_at=current.expires_at)
+        self._hub.tasks[record.task_id] = stored
+        return self._with_answers(stored)
 
 
 class InMemoryStore:
@@ -399,6 +508,9 @@ class InMemoryStore:
         return self._tasks
 
     async def __aenter__(self) -> Self:
+        """Nothing to open or close: the context protocol exists so that code written for the
+        Redis store (which connects) runs unchanged against this one.
+        """
         return self
 
     async def __aexit__(

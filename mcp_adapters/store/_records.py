@@ -183,7 +183,10 @@ class TaskRecord:
     and `input_responses` the answers the client gave by key (`tasks/update`),
     which the registry merges apart from the rest so that an answer and a
     status change never overwrite each other. `owner` scopes `tasks/list` (a
-    principal or a legacy session), `runner` is the process running the work.
+    principal or a legacy session), `runner` is the process running the work,
+    named only while that process keeps a heartbeat on the store (`TaskRegistry`:
+    a task whose runner's heartbeat expired may be failed by any process; one
+    naming no runner never is).
     `era` is "legacy" (2025-11-25) or "modern" (the 2026-07-28 extension).
     `expires_at` is set by the registry at creation (the store's clock plus
     `ttl_ms`); what you pass is ignored.
@@ -275,3 +278,11 @@ class TaskRecord:
             dict(responses) if responses else None,
             float(expires_at),
         )
+
+
+def check_orphan_failure(record: TaskRecord) -> None:
+    """What `TaskRegistry.fail_orphan` accepts: a `failed` record naming its runner."""
+    if record.status != "failed":
+        raise ValueError("fail_orphan writes a failed record only")
+    if not record.runner:
+        raise ValueError("fail_orphan needs the record's runner")

@@ -23,6 +23,8 @@ all; ids are percent-escaped so no id can forge another's key):
   key (JSON each), merged by a script so that an answer never overwrites a
   status change or the other way round; `<prefix>:to:<owner>` a sorted set of
   an owner's task ids by expiry, for `tasks/list`; Redis' TTL collects all three;
+* `<prefix>:hb:<process id>`: a runner's heartbeat, the store-clock time it
+  holds until (that value decides; PX, the same expiry, collects it);
 * the bus and the fan-out are pub/sub channels, `<prefix>:bus:<process id>` and
   `<prefix>:fanout`.
 
@@ -73,7 +75,13 @@ from mcp_adapters.store._event_ids import (
 )
 from mcp_adapters.store._interface import Store
 from mcp_adapters.store._limits import StoreLimits
-from mcp_adapters.store._records import BusMessage, Notification, SessionRecord, TaskRecord
+from mcp_adapters.store._records import (
+    BusMessage,
+    Notification,
+    SessionRecord,
+    TaskRecord,
+    check_orphan_failure,
+)
 from mcp_adapters.store._subscription import Subscription
 
 __all__ = ["RedisStore"]
@@ -295,6 +303,30 @@ return 1
 """
 )
 
+# KEYS: the task hash, its answers hash, the runner's heartbeat. ARGV: now, body,
+# status. The check of the heartbeat and the write are one step, so a runner that
+# beats is never failed under it. (The heartbeat key is in another hash slot than
+# the task's: one Redis server, as this store speaks to, not Redis Cluster.)
+_T_FAIL_ORPHAN: Final = (
+    _LIVE
+    + _TERMINAL_LUA
+    + """
+if not live or terminal(redis.call('HGET', KEYS[1], 'status')) then return false end
+local beat = redis.call('GET', KEYS[3])
+if beat and tonumber(beat) > tonumber(ARGV[1]) then return false end
+redis.call('HSET', KEYS[1], 'body', ARGV[2], 'status', ARGV[3])
+return redis.call('HGET', KEYS[1], 'exp')
+"""
+)
+
+# KEYS: the heartbeat. ARGV: now, until, expiry_ms. Whether the previous one held.
+_T_BEAT: Final = """
+local old = redis.call('GET', KEYS[1])
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+if old and tonumber(old) > tonumber(ARGV[1]) then return 1 end
+return 0
+"""
+
 _T_DELETE: Final = (
     _LIVE
     + """
@@ -502,10 +534,15 @@ class _Tasks:
         self._update = client.register_script(_T_UPDATE)
         self._respond = client.register_script(_T_RESPOND)
         self._delete = client.register_script(_T_DELETE)
+        self._fail_orphan = client.register_script(_T_FAIL_ORPHAN)
+        self._beat = client.register_script(_T_BEAT)
 
     def _keys(self, task_id: str) -> list[str]:
         tag = f"{{{_part(task_id)}}}"
         return [f"{self._store.prefix}:t:{tag}", f"{self._store.prefix}:ta:{tag}"]
+
+    def _heartbeat(self, process_id: str) -> str:
+        return f"{self._store.prefix}:hb:{_part(process_id)}"
 
     def _index(self, owner: str | None) -> str:
         return f"{self._store.prefix}:to:{_part(owner or '')}"
@@ -597,6 +634,34 @@ class _Tasks:
             "tasks.delete", self._delete, self._keys(task_id), [repr(self._store.clock())]
         )
         return bool(done == 1)
+
+    async def beat(self, expiry: float) -> bool:
+        now = self._store.clock()
+        held = await self._store.script(
+            "tasks.beat",
+            self._beat,
+            [self._heartbeat(self._store.process_id)],
+            [repr(now), repr(now + expiry), max(1, math.ceil(expiry * 1000))],
+        )
+        return bool(held == 1)
+
+    async def runner_alive(self, process_id: str) -> bool:
+        client = self._store.client
+        until = await self._store.run("tasks.alive", client.get(self._heartbeat(process_id)))
+        return until is not None and float(until) > self._store.clock()
+
+    async def fail_orphan(self, record: TaskRecord) -> TaskRecord | None:
+        check_orphan_failure(record)
+        stored = dataclasses.replace(record, input_responses=None)
+        exp = await self._store.script(
+            "tasks.fail_orphan",
+            self._fail_orphan,
+            [*self._keys(record.task_id), self._heartbeat(record.runner or "")],
+            [repr(self._store.clock()), stored.to_json(), stored.status],
+        )
+        if exp is None:
+            return None
+        return dataclasses.replace(record, expires_at=float(_text(exp)))
 
 
 class _Bus:

@@ -1,37 +1,47 @@
-"""The Streamable HTTP client on real sockets, on anyio (asyncio or trio, one implementation).
+"""The Streamable HTTP client on real sockets: the one `Driver` per TCP connection.
 
 `HTTPClientEndpoint.pump()` says what to do: start `requests` (each on an idle
 keep-alive TCP connection, or a new one; always a new one for a request marked
 `fresh`, which the server dropped unread on an idle connection), abort the
 connections in `aborts` (a 2026-07-28 cancellation *is* closing the stream), handle
-`events`. One task per HTTP exchange, each holding one TCP connection while it runs,
-bounded by two limiters: one for exchanges that may last (requests, the legacy GET
-stream, resumptions) and a small one for quick posts (notifications, our answers to
-the server's requests, the DELETE), so answers always find a connection even when
-every long slot waits on them.
+`events`.
+
+Each TCP connection is one `HTTPClientConnection` run by one `Driver` over the
+backend seam (`backends.running.loop_backend()`: asyncio's own transports, or
+trio's streams), for as long as the socket is open. An exchange is started in place,
+from `wake()`: `http.start(request)` and `driver.wake()`, which on asyncio
+writes the request at once; its response is read by that driver's reader, and
+when it ends the connection goes back to the pool with its reader still
+waiting. So a request on a kept-alive connection costs no task, no scope and no
+check of the socket; only a new connection costs a task (it connects, then runs
+the driver). Two caps count the exchanges running: one for those that may last
+(requests, the legacy GET stream, resumptions) and a small one for quick posts
+(notifications, our answers to the server's requests, the DELETE), so answers
+always find a connection even when every long slot waits on them; an exchange
+over its cap waits in its queue, first come first served.
 
 The `ClientConnection` sits behind a `SessionCore`, exactly as in the stream
 backends: waiters for our requests, handler tasks for the server's (legacy requests
 on a POST's SSE stream or the GET stream, and 2026-07-28 input requests, which the
 engine presents the same way), `ConnectionClosed` settling everything. Its deadlines
-run on `anyio.current_time()`.
+run on the loop's clock, on the backend's timer.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
-import select
 import ssl
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
 import anyio.abc
-from anyio.abc import SocketAttribute
 
-from mcp_adapters._driver import CLOSE_TIMEOUT, CONNECT_TIMEOUT, READ_SIZE
+from mcp_adapters._driver import CLOSE_TIMEOUT, CONNECT_TIMEOUT, Driver
 from mcp_adapters._errors import (
     ConnectionClosedError,
     RequestTimeoutError,
@@ -39,8 +49,9 @@ from mcp_adapters._errors import (
     to_transport_error,
 )
 from mcp_adapters._session import RequestId, SessionCore
-from mcp_adapters.backends.anyio import BACKEND as ANYIO
-from mcp_adapters.transports.http_server import Waiter, close_quietly
+from mcp_adapters.backends import Cancellable, SessionBackend, Tasks, Timer
+from mcp_adapters.backends import Event as BackendEvent
+from mcp_adapters.backends.running import loop_backend
 from mcp_core import (
     METHOD_NOT_FOUND,
     REQUEST_TIMEOUT,
@@ -73,42 +84,44 @@ MAX_CONNECTIONS = 8
 #: Quick posts (notifications, answers, DELETE) running at once, besides those.
 MAX_SHORT_CONNECTIONS = 2
 
-_STREAM_ERRORS: tuple[type[BaseException], ...] = (
-    anyio.BrokenResourceError,
-    anyio.ClosedResourceError,
-    OSError,
-)
-
 
 class _Conn:
-    """One TCP connection to the server and the HTTP/1.1 state machine on it."""
+    """One TCP connection to the server: its HTTP/1.1 state machine, run by one `Driver`.
 
-    __slots__ = ("http", "stream")
+    The driver runs for as long as the socket is open, across the exchanges it
+    carries: an exchange ends when the response does (`http.busy` turns false),
+    and the connection goes back to the pool with its reader still waiting, so a
+    server that closes an idle connection is noticed (and the connection dropped)
+    when it does, not when the next request picks it. The sans-IO side the driver
+    needs: the HTTP layer, with no timers of its own (the MCP deadlines run on the
+    session's timer).
+    """
 
-    def __init__(self, stream: anyio.abc.ByteStream, http: HTTPClientConnection) -> None:
-        self.stream = stream
+    __slots__ = ("carrying", "driver", "http", "quick")
+
+    def __init__(self, http: HTTPClientConnection) -> None:
         self.http = http
+        self.driver: Driver | None = None
+        #: An exchange runs on it now, in the quick class (`quick`) or the long one.
+        self.carrying = False
+        self.quick = False
 
-    def looks_dead(self) -> bool:
-        """An idle keep-alive connection with something to read was closed by the server
-        (or it sent garbage): either way it cannot carry a request."""
-        if self.http.closed or self.http.busy:
-            return True
-        sock = self.stream.extra(SocketAttribute.raw_socket, None)
-        if sock is None:
-            return False
-        try:
-            readable, _, _ = select.select([sock], [], [], 0)
-        except (OSError, ValueError):
-            return True
-        return bool(readable)
+    def receive_data(self, data: bytes, *, wall_time: float | None = None) -> list[Any]:
+        return self.http.receive_data(data)
 
+    def data_to_send(self) -> bytes:
+        return self.http.data_to_send()
 
-class _NotRunning:
-    """The handle of a handler that could not start (the session is shutting down)."""
+    def next_deadline(self) -> float | None:
+        return None
+
+    def tick(self, now: float) -> list[Any]:
+        return []
 
     def cancel(self) -> None:
-        pass
+        """Break the connection at once: what a 2026-07-28 cancellation is."""
+        if self.driver is not None:
+            self.driver.abort()
 
 
 class HTTPSession:
@@ -181,26 +194,34 @@ class HTTPSession:
         self._connect_timeout = connect_timeout
         self._probe_timeout = probe_timeout
         self._close_timeout = close_timeout
-        self._long = anyio.CapacityLimiter(max_connections)
-        self._short = anyio.CapacityLimiter(MAX_SHORT_CONNECTIONS)
+        # The two classes of exchange, each with its cap, its count and its queue:
+        # [long, quick] (see the module's docstring).
+        self._caps = (max_connections, MAX_SHORT_CONNECTIONS)
+        self._running = [0, 0]
+        self._waiting: tuple[deque[HTTPRequest], deque[HTTPRequest]] = (deque(), deque())
         self._max_idle = max_connections
-        self._idle: list[_Conn] = []
-        self._carrying: dict[HTTPClientConnection, anyio.CancelScope] = {}
+        self._conns: dict[HTTPClientConnection, _Conn] = {}  # every open TCP connection
+        self._idle: list[_Conn] = []  # those of them carrying nothing, newest last
+        #: Exchanges pumped and not over yet (queued, connecting or running).
         self._exchanges = 0
-        self._quiet = anyio.Event()
-        self._quiet.set()
+        self._quiet: BackendEvent | None = None  # set when `_exchanges` drops to 0
         self._error: TransportError | None = None
-        self._tg: anyio.abc.TaskGroup | None = None
-        self._stop = anyio.Event()
-        self._finished = anyio.Event()
+        self._stopping = False
+        self._closing = False
         self._closed_event = anyio.Event()
-        # The connection's deadlines (request timeouts, the discovery probe, events
-        # its own calls left waiting: an answered input request's retry), on the
-        # seam's timer, re-armed by every `wake()`.
-        self._timer = ANYIO.timer(self._timer_fired)
+        # Bound when `running()` starts, on the running loop: its clock, its tasks
+        # (the connections' drivers, the handlers of the server's requests), its
+        # timer (the connection's deadlines, re-armed when they move).
+        self._backend: SessionBackend | None = None
+        self._tasks: Tasks | None = None
+        self._timer: Timer | None = None
+        self._armed: float | None = None
+        self._stop: BackendEvent | None = None
+        self._finished: BackendEvent | None = None
+        self._default_tls: ssl.SSLContext | None = None
         self._flushing = False
         self._again = False
-        self._closing = False
+        self._admitting = False
 
     # ------------------------------------------------------------------ state
 
@@ -229,7 +250,12 @@ class HTTPSession:
     @property
     def open_connections(self) -> int:
         """TCP connections open now (busy or idle)."""
-        return len(self._carrying) + len(self._idle)
+        return len(self._conns)
+
+    @property
+    def _carrying(self) -> dict[HTTPClientConnection, _Conn]:
+        """The connections carrying an exchange now; `cancel()` breaks one."""
+        return {http: conn for http, conn in self._conns.items() if conn.carrying}
 
     # --------------------------------------------------------------- lifetime
 
@@ -239,6 +265,11 @@ class HTTPSession:
         uses this); leaving ends the session. What the block raises is re-raised
         outside the task group, so the caller gets it as is, not in an ExceptionGroup."""
         failure: BaseException | None = None
+        backend = self._backend = loop_backend()
+        self._tasks = backend.tasks()
+        self._timer = backend.timer(self._timer_fired)
+        self._stop = backend.event()
+        self._finished = backend.event()
         async with anyio.create_task_group() as tg:
             await tg.start(self._run)
             try:
@@ -255,31 +286,36 @@ class HTTPSession:
                 failure = None  # no reference cycle through the traceback
 
     async def _run(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        """The session's main task: holds its tasks until stopped, then ends them."""
+        assert self._tasks is not None and self._timer is not None and self._stop is not None
+        assert self._finished is not None
         try:
-            async with anyio.create_task_group() as tg:
-                self._tg = tg
-                tg.start_soon(self._timer.serve)
+            async with self._tasks:
+                timer = self._tasks.start(self._timer.serve)
                 task_status.started()
-                await self._stop.wait()
-                tg.cancel_scope.cancel()
+                try:
+                    await self._stop.wait()
+                finally:
+                    self._stopping = True
+                    self._timer.close()
+                    timer.cancel()
+                    self._quiet_now()
+                    for conn in list(self._conns.values()):
+                        conn.cancel()  # idle or past the close timeout: closed at once
+                    await self._tasks.stop()
         finally:
-            self._tg = None
-            self._quiet.set()
-            idle, self._idle = self._idle, []
-            try:
-                for conn in idle:
-                    await close_quietly(conn.stream)
-            finally:
-                self._finished.set()
+            self._finished.set()
 
     async def _handshake(self) -> None:
         # No deadline on the "auto" probe by default: over HTTP every server answers,
         # and the answer (DiscoverResult, a modern refusal, or anything else) decides
         # the era. A timer would only take a slow modern server for a legacy one, and
         # send it an `initialize` it refuses. `connect_timeout` bounds the whole.
-        waiter = Waiter()
+        assert self._backend is not None
+        waiter = self._backend.waiter()
         probe = self._probe_timeout
-        self._core.connect(waiter, deadline=None if probe is None else anyio.current_time() + probe)
+        deadline = None if probe is None else self._backend.now() + probe
+        self._core.connect(waiter, deadline=deadline)
         self.wake()
         try:
             with anyio.fail_after(self._connect_timeout) as scope:
@@ -304,6 +340,8 @@ class HTTPSession:
     async def aclose(self, reason: str = "closed locally") -> None:
         """End the session: waiters fail, handlers are cancelled, a legacy session is
         ended with DELETE (within the close timeout), every socket is closed."""
+        if self._stop is None or self._finished is None:
+            return  # never ran
         if not self._closing:
             self._closing = True
             with anyio.CancelScope(shield=True):
@@ -312,12 +350,18 @@ class HTTPSession:
                     self.wake()  # the aborts, and the DELETE
                 except Exception:
                     logger.exception("closing the HTTP session failed")
-                with anyio.move_on_after(self._close_timeout):
-                    await self._quiet.wait()
+                if self._exchanges:
+                    quiet = self._quiet = self._backend_event()
+                    with anyio.move_on_after(self._close_timeout):
+                        await quiet.wait()
             self._stop.set()
         # Not shielded: a callback of this very session may be the one closing it, and
         # stopping cancels it. `connect_http` waits for the tasks as it leaves anyway.
         await self._finished.wait()
+
+    def _backend_event(self) -> BackendEvent:
+        assert self._backend is not None
+        return self._backend.event()
 
     async def wait_closed(self) -> None:
         """Wait until the connection ends (the session expired, or `aclose`)."""
@@ -341,8 +385,11 @@ class HTTPSession:
         stream is lost for good. Cancelling the caller cancels the request (2026-07-28:
         by closing the TCP connection that carries it).
         """
-        waiter = Waiter()
-        deadline = None if timeout is None else anyio.current_time() + timeout
+        backend = self._backend
+        if backend is None:
+            raise RuntimeError("the session is not running (use connect_http)")
+        waiter = backend.waiter()
+        deadline = None if timeout is None else backend.now() + timeout
         rid = self._core.start_request(
             method,
             params,
@@ -354,7 +401,7 @@ class HTTPSession:
         self.wake()
         try:
             return await waiter.wait()
-        except anyio.get_cancelled_exc_class():
+        except backend.cancelled:
             with contextlib.suppress(LocalProtocolError):
                 self._core.cancel_request(rid, "cancelled by the caller")
             self.wake()
@@ -400,9 +447,9 @@ class HTTPSession:
                 if out.events:
                     self._dispatch(out.events)
                 for http in out.aborts:
-                    scope = self._carrying.get(http)
-                    if scope is not None:
-                        scope.cancel()
+                    conn = self._conns.get(http)
+                    if conn is not None:
+                        conn.cancel()  # its driver's end settles the exchange
                     else:
                         self._dispatch(http.close())
                 for request in out.requests:
@@ -411,17 +458,19 @@ class HTTPSession:
                     break
         finally:
             self._flushing = False
-        self._timer.arm(None if self.closed else self._mcp.next_deadline())
+        deadline = None if self.closed else self._mcp.next_deadline()
+        if deadline != self._armed and self._timer is not None:
+            self._armed = deadline
+            self._timer.arm(deadline)
 
     def spawn(self, awaitable: Awaitable[Any]) -> None:
-        """Run a callback coroutine in the session's task group (errors are logged)."""
-        tg = self._tg
-        if tg is None or self._stop.is_set():
+        """Run a callback coroutine as a task of the session (errors are logged)."""
+        if self._tasks is None or self._stopping or self._stop is None or self._stop.is_set():
             close = getattr(awaitable, "close", None)
             if close is not None:
                 close()  # never awaited: say so quietly
             return
-        tg.start_soon(_run_logged, awaitable)
+        self._tasks.start(_run_logged, awaitable)
 
     # ------------------------------------------------------------------ events
 
@@ -442,139 +491,238 @@ class HTTPSession:
         assert self._on_notification is not None
         self._on_notification(self, event)
 
-    def _spawn_handler(self, event: RequestReceived) -> anyio.CancelScope | _NotRunning:
-        tg = self._tg
-        if tg is None or self._stop.is_set():
-            return _NotRunning()
-        scope = anyio.CancelScope()
-        tg.start_soon(self._handle, event, scope)
-        return scope
+    def _spawn_handler(self, event: RequestReceived) -> Cancellable | None:
+        if self._tasks is None or self._stopping:
+            return None
+        return self._tasks.start(self._handle, event)
 
-    async def _handle(self, event: RequestReceived, scope: anyio.CancelScope) -> None:
+    async def _handle(self, event: RequestReceived) -> None:
+        assert self._backend is not None
         rid = event.request_id
-        with scope:
-            try:
-                if self._on_request is None:
-                    raise MCPError(METHOD_NOT_FOUND, f"Method not found: {event.method}")
-                result = await self._on_request(self, event)
-            except Exception as exc:
-                self._core.answer_exception(rid, exc)
-            else:
-                self._core.answer(rid, result)
-            self.wake()
-        if scope.cancelled_caught:
-            self._core.forget(rid)
+        try:
+            if self._on_request is None:
+                raise MCPError(METHOD_NOT_FOUND, f"Method not found: {event.method}")
+            result = await self._on_request(self, event)
+        except self._backend.cancelled:
+            self._core.forget(rid)  # the server gave up, or the session ended
+            raise
+        except Exception as exc:
+            self._core.answer_exception(rid, exc)
+        else:
+            self._core.answer(rid, result)
+        self.wake()
 
     def _timer_fired(self, now: float) -> None:
+        self._armed = None
         deadline = None if self.closed else self._mcp.next_deadline()
         if deadline is not None and deadline <= now:
             self._dispatch(self._mcp.tick(now))
         self.wake()  # which re-arms the timer
 
     # --------------------------------------------------------------- exchanges
+    #
+    # An exchange is admitted into its class (or queued behind the cap), then
+    # started on an idle connection in place, or on a new one in a task that
+    # connects and then runs that connection's driver for as long as it is open.
 
     def _start(self, request: HTTPRequest) -> None:
-        tg = self._tg
-        if tg is None or self._stop.is_set():
+        if self._tasks is None or self._stopping:
             request.cancelled = True
             return
-        if self._exchanges == 0:
-            self._quiet = anyio.Event()
         self._exchanges += 1
-        tg.start_soon(self._exchange, request)
+        if request.delay > 0:
+            self._tasks.start(self._delayed, request)
+        else:
+            self._admit(request)
 
-    async def _exchange(self, request: HTTPRequest) -> None:
+    async def _delayed(self, request: HTTPRequest) -> None:
+        assert self._backend is not None
         try:
-            if request.delay > 0:
-                await anyio.sleep(request.delay)
-            quick = request.purpose == "terminate" or (
-                request.purpose == "message" and request.request_id is None
-            )
-            async with self._short if quick else self._long:
-                await self._carry(request)
-        except Exception:
-            logger.exception("HTTP exchange failed")
-        finally:
-            self._exchanges -= 1
-            if self._exchanges == 0:
-                self._quiet.set()
+            await self._backend.sleep(request.delay)
+        except BaseException:
+            self._exchange_over()
+            raise
+        self._admit(request)
 
-    async def _carry(self, request: HTTPRequest) -> None:
-        """Run one HTTP request on one TCP connection until its response is over."""
-        if request.cancelled:
+    def _admit(self, request: HTTPRequest) -> None:
+        quick = int(
+            request.purpose == "terminate"
+            or (request.purpose == "message" and request.request_id is None)
+        )
+        if self._waiting[quick] or self._running[quick] >= self._caps[quick]:
+            self._waiting[quick].append(request)
+            return
+        self._running[quick] += 1
+        self._carry(request, quick)
+
+    def _carry(self, request: HTTPRequest, quick: int) -> None:
+        """Start an admitted exchange: on an idle connection now, or on a new one."""
+        if request.cancelled or self._stopping:
+            self._done(quick)
+            return
+        if self._auth is not None and self._auth.must_prepare():
+            assert self._tasks is not None
+            self._tasks.start(self._prepared, request, quick)
             return
         if request.fresh:
             logger.debug("%s dropped a request unread on an idle connection; resending", self.url)
-        if self._auth is not None:
-            await self._auth.before_request()
+        elif self._idle:
+            self._start_on(self._idle.pop(), request, quick)
+            return
+        assert self._tasks is not None
+        self._tasks.start(self._open, request, quick)
+
+    async def _prepared(self, request: HTTPRequest, quick: int) -> None:
+        """`_carry` once the authorization is ready (a stored token, a refresh)."""
+        assert self._auth is not None
         try:
-            conn = await self._connection(fresh=request.fresh)
+            await self._auth.before_request()
+        except BaseException:
+            self._done(quick)
+            raise
+        if request.cancelled or self._stopping:
+            self._done(quick)
+        elif not request.fresh and self._idle:
+            self._start_on(self._idle.pop(), request, quick)
+        else:
+            await self._open(request, quick)
+
+    def _start_on(self, conn: _Conn, request: HTTPRequest, quick: int) -> None:
+        if not conn.http.start(request):  # cancelled while it waited
+            self._idle.append(conn)
+            self._done(quick)
+            return
+        conn.carrying = True
+        conn.quick = bool(quick)
+        assert conn.driver is not None
+        conn.driver.wake()  # on asyncio: written right here
+
+    async def _open(self, request: HTTPRequest, quick: int) -> None:
+        """Connect, start `request` on the new connection, and run its driver until the
+        connection closes (it may carry many exchanges meanwhile)."""
+        backend = self._backend
+        assert backend is not None
+        try:
+            stream = await self._connect(backend)
         except Exception as exc:
-            error = to_transport_error(exc)
+            error = to_transport_error(exc, backend.errors)
             if error is None:
+                self._done(quick)
                 raise
             self._error = error
             logger.debug("cannot connect to %s: %s", self.url, error)
             http = self._http.new_connection()
             if http.start(request):
                 self._dispatch(http.close())  # fails (or retries) what it carried
+            self._done(quick)
             self.wake()
             return
-        http = conn.http
-        scope = anyio.CancelScope()
-        self._carrying[http] = scope
-        reusable = False
+        except BaseException:
+            self._done(quick)
+            raise
+        conn = _Conn(self._http.new_connection())
+        driver = conn.driver = Driver(
+            conn,
+            stream,
+            functools.partial(self._conn_events, conn),
+            backend=backend,
+            close_timeout=self._close_timeout,
+        )
+        self._conns[conn.http] = conn
         try:
-            with scope:
-                if not http.start(request):
-                    reusable = True
-                    return
-                await conn.stream.send(http.data_to_send())
-                while http.busy:
-                    try:
-                        data = await conn.stream.receive(READ_SIZE)
-                    except anyio.EndOfStream:
-                        data = b""
-                    self._dispatch(http.receive_data(data))
-                    self.wake()
-                    if not data:
-                        break
-            reusable = not scope.cancelled_caught and not http.closed and not http.busy
-        except _STREAM_ERRORS as exc:
-            error = to_transport_error(exc)
-            self._error = error or self._error
-        finally:
-            del self._carrying[http]
-            if reusable and not self._stop.is_set() and len(self._idle) < self._max_idle:
-                self._idle.append(conn)
-                self.wake()
+            if self._stopping:
+                self._done(quick)
             else:
-                self._dispatch(http.close())
-                self.wake()
-                await close_quietly(conn.stream)
+                self._start_on(conn, request, quick)
+            await driver.run()
+        except Exception:
+            logger.exception("HTTP connection failed")
+        finally:
+            self._ended(conn)
 
-    async def _connection(self, *, fresh: bool = False) -> _Conn:
-        while self._idle and not fresh:
-            conn = self._idle.pop()
-            if not conn.looks_dead():
-                return conn
-            await close_quietly(conn.stream)
+    async def _connect(self, backend: SessionBackend) -> Any:
+        tls: ssl.SSLContext | None = None
+        if self._tls:
+            tls = self._ssl_context or self._default_tls
+            if tls is None:  # made once: loading the trusted CAs is not cheap
+                tls = self._default_tls = ssl.create_default_context()
+        limit = backend.limit()
+        limit.move_to(backend.now() + self._connect_timeout)
+        stream: Any = None
+        async with limit:
+            stream = await backend.open_tcp_stream(self._host, self._port, ssl_context=tls)
+        if limit.expired or stream is None:
+            raise TransportError(f"connecting to {self.url} timed out")
+        return stream
+
+    def _conn_events(self, conn: _Conn, events: list[Event]) -> None:
+        """What a connection's driver read: the exchange's events; at its end the
+        connection goes back to the pool (or closes), and the next one may start."""
+        if events:
+            self._dispatch(events)
+        http = conn.http
+        if conn.carrying and not http.busy:
+            conn.carrying = False
+            keep = not http.closed and not self._stopping and len(self._idle) < self._max_idle
+            if keep:
+                self._idle.append(conn)  # before `_done`, so a queued exchange takes it
+            elif conn.driver is not None:
+                conn.driver.finish()
+            self._done(int(conn.quick))
+        elif http.closed and conn.driver is not None:
+            conn.driver.finish()  # the server closed an idle connection (or garbled)
+            if conn in self._idle:
+                self._idle.remove(conn)
+        self.wake()
+
+    def _ended(self, conn: _Conn) -> None:
+        """A connection's driver ended: settle what it carried, forget it."""
+        http = conn.http
+        del self._conns[http]
+        if conn in self._idle:
+            self._idle.remove(conn)
+        driver = conn.driver
+        if driver is not None and driver.error is not None:
+            self._error = driver.error
+        carrying, conn.carrying = conn.carrying, False
         try:
-            with anyio.fail_after(self._connect_timeout):
-                stream: anyio.abc.ByteStream
-                if self._tls:
-                    stream = await anyio.connect_tcp(
-                        self._host,
-                        self._port,
-                        tls=True,
-                        ssl_context=self._ssl_context,
-                        tls_standard_compatible=False,
-                    )
-                else:
-                    stream = await anyio.connect_tcp(self._host, self._port)
-        except TimeoutError:
-            raise TransportError(f"connecting to {self.url} timed out") from None
-        return _Conn(stream, self._http.new_connection())
+            self._dispatch(http.close())
+        finally:
+            if carrying:
+                self._done(int(conn.quick))
+            self.wake()
+
+    def _done(self, quick: int) -> None:
+        """An admitted exchange is over: its slot goes to the next one queued.
+
+        Starting a queued one may end it at once (it was cancelled meanwhile), which
+        calls this again: that inner call only frees the slot, and the loop of the
+        outer one goes on, so a long queue of cancelled exchanges is no deep recursion.
+        """
+        self._running[quick] -= 1
+        self._exchange_over()
+        if self._admitting:
+            return
+        self._admitting = True
+        try:
+            for q in (0, 1):
+                waiting = self._waiting[q]
+                while waiting and self._running[q] < self._caps[q]:
+                    self._running[q] += 1
+                    self._carry(waiting.popleft(), q)
+        finally:
+            self._admitting = False
+
+    def _exchange_over(self) -> None:
+        self._exchanges -= 1
+        if self._exchanges == 0:
+            self._quiet_now()
+
+    def _quiet_now(self) -> None:
+        quiet = self._quiet
+        if quiet is not None:
+            self._quiet = None
+            quiet.set()
 
 
 async def _run_logged(awaitable: Awaitable[Any]) -> None:

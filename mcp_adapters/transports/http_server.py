@@ -79,6 +79,8 @@ logger = logging.getLogger(__name__)
 #: What a closing connection reads and drops, at most, while its FIN reaches the client.
 _LINGER_BYTES = 1024 * 1024
 
+# What a socket raises when the peer vanished; anything else out of a connection is a bug
+# worth a traceback in the log, not a routine disconnect.
 _STREAM_ERRORS: tuple[type[BaseException], ...] = (
     anyio.BrokenResourceError,
     anyio.ClosedResourceError,
@@ -97,7 +99,11 @@ async def close_quietly(resource: anyio.abc.AsyncResource) -> None:
 
 
 def is_loopback(host: str) -> bool:
-    """True for an address (or `localhost`) that only this machine can reach."""
+    """True for an address (or `localhost`) that only this machine can reach.
+
+    Decides the default host policy: a loopback bind gets the loopback allow-list (DNS
+    rebinding, RELIABILITY.md 1.1), anything else must bring its own.
+    """
     if host.lower().rstrip(".") == "localhost":
         return True
     try:
@@ -118,6 +124,8 @@ def peer_address(stream: anyio.abc.SocketStream) -> str | None:
 
 def tool_header_params_of(server: MCPServer) -> Callable[[str], Mapping[str, HeaderParam] | None]:
     """The endpoint's `tool_header_params` hook, read live from the server's tools."""
+    # Cached by schema identity: a tool registered again (with a new schema) is read again,
+    # while the common case, the same tool called many times, parses nothing.
     cache: dict[str, tuple[object, Mapping[str, HeaderParam] | None]] = {}
 
     def lookup(name: str) -> Mapping[str, HeaderParam] | None:
@@ -132,6 +140,9 @@ def tool_header_params_of(server: MCPServer) -> Callable[[str], Mapping[str, Hea
             return hit[1]
         try:
             params: Mapping[str, HeaderParam] | None = x_mcp_header_params(schema) or None
+        # A tool with invalid annotations gets no header check here: clients drop such
+        # tools from `tools/list` (SEP-2243), so a conforming client never calls it with
+        # mirrored params.
         except InvalidToolHeaderAnnotation:
             params = None
         cache[name] = (schema, params)
@@ -160,6 +171,9 @@ class _Socket:
         self.driver: Driver | None = None
 
     def receive_data(self, data: bytes, *, wall_time: float | None = None) -> list[Any]:
+        """The clock is read here, per read, so every timer the HTTP layer restarts is stamped
+        exactly; the wall time comes from the driver.
+        """
         if not data:
             self.eof = True
         return self.http.receive_data(data, now=self.server.now(), wall_time=wall_time)
@@ -168,6 +182,9 @@ class _Socket:
         return self.http.data_to_send()
 
     def next_deadline(self) -> float | None:
+        """No timers while closing: the close timeout of the driver bounds what is left, and a
+        keep-alive or an SSE commit firing then would only write to a closing socket.
+        """
         return None if self.server.closing else self.http.next_deadline()
 
     def tick(self, now: float) -> list[Any]:
@@ -217,6 +234,9 @@ class _Stream:
             return b""
 
     async def send_all(self, data: bytes) -> None:
+        """Awaited in full: back-pressure from a slow client stops its writer task, never the
+        reader or another connection.
+        """
         await self._stream.send(data)
 
     async def aclose(self) -> None:
@@ -228,6 +248,8 @@ class _Stream:
         """Closing while the client may still be sending (a refused upload, say): send
         our FIN, then read and drop its bytes for a moment, so that closing with unread
         input does not reset the connection before the client has read our answer."""
+        # At most a second: enough for the client to read a refusal already sent, short
+        # enough that a client that keeps sending cannot hold the socket open.
         with anyio.move_on_after(min(self._close_timeout, 1.0)):
             try:
                 await self._stream.send_eof()
@@ -331,9 +353,15 @@ class _Scope:
         return await ask_in_place(self._core, self.connection, request_id, questions, self.wake)
 
     def wake(self) -> None:
+        """A pump for this one connection, not all: a handler's answer concerns only its own
+        session, and draining every connection per answer would cost O(sessions).
+        """
         self._server.flush(self.connection)
 
     def wall_time(self) -> float:
+        """Epoch seconds for sealed `requestState`: replicas behind one balancer must judge its
+        expiry alike, which only the wall clock allows.
+        """
         return time.time()
 
 
@@ -364,6 +392,9 @@ class HTTPServer:
         self._close_timeout = close_timeout
         self._sockets: dict[HTTPServerConnection, _Socket] = {}
         self._cores: dict[ServerConnection, SessionCore] = {}
+        # 2026-07-28 connections are per request: remembered only so their core can be
+        # dropped as soon as nothing runs for them (`_retire`), or the table would grow per
+        # request.
         self._modern: set[ServerConnection] = set()
         self._listening: dict[ServerConnection, None] = {}  # 2026-07-28 listen streams
         self._handlers = 0
@@ -426,6 +457,9 @@ class HTTPServer:
             if sent:
                 told += sent
                 touched.append(conn)
+        # Legacy sessions hear of changes on their GET stream; the core decides per session
+        # (capability advertised, URI subscribed), so a session that did not ask is told
+        # nothing.
         for conn in self.endpoint.sessions.values():
             try:
                 sent = conn.notify_subscribers(method, params)
@@ -455,6 +489,9 @@ class HTTPServer:
                 tg.start_soon(self._serve_socket, stream)
 
     def _timer_fired(self, now: float) -> None:
+        """The endpoint timer is the seam's (one per server, not per session): the endpoint
+        says when it is next due, so a thousand idle sessions cost one timer.
+        """
         if self._closing:
             return
         endpoint = self.endpoint
@@ -551,6 +588,8 @@ class HTTPServer:
             try:
                 # Deferred events (a stream dropped for not reading) and the streams
                 # that rode on this connection (a 2026-07-28 request is cancelled).
+                # The tick first: events deferred inside the HTTP layer (a client dropped
+                # for not reading) come out before the close, in the order they happened.
                 self.handle_events(http.tick(self.now()) + http.close("connection closed"))
             except Exception:
                 logger.exception("settling a closed HTTP connection failed")
@@ -566,7 +605,11 @@ class HTTPServer:
 
     def start_task(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> bool:
         """Run `fn(*args)` as a task of this server (it ends with the server); False,
-        with nothing started, when the server is not running or is closing."""
+        with nothing started, when the server is not running or is closing.
+
+        For work the server owns beyond one request (the cluster's fan-out): it ends with
+        the server, and nothing starts while shutting down.
+        """
         if self._tg is None or self._closing:
             return False
         self._tg.start_soon(fn, *args)
@@ -592,6 +635,8 @@ class HTTPServer:
                     event.status,
                     event.reason,
                 )
+            # Token verification may take I/O (a JWKS fetch, introspection): the auth
+            # settings run it as a task and resume the exchange, the engine never waits.
             elif isinstance(event, (TokenVerificationNeeded, AccessRefused)):
                 on_auth_event(self, event)
         self.flush(*touched)
@@ -604,6 +649,9 @@ class HTTPServer:
         self._wake_ready(self.endpoint.pump(*(connections or (self._nobody,)), now=self.now()))
 
     def _wake_ready(self, ready: list[HTTPServerConnection | HTTPExchange]) -> None:
+        """Only the sockets that got output are woken: a burst of answers for one session wakes
+        one writer, however many connections are open.
+        """
         for http in ready:
             sock = self._sockets.get(http) if isinstance(http, HTTPServerConnection) else None
             if sock is not None:
@@ -613,6 +661,8 @@ class HTTPServer:
 
     def _mcp_event(self, wrapped: MCPEvent) -> None:
         conn, event = wrapped.connection, wrapped.event
+        # 2026-07-28 listen streams are tracked so `notify_subscribers` can reach them: they
+        # belong to no session, and the endpoint's session table does not list them.
         if wrapped.session_id is None:
             if isinstance(event, RequestReceived) and event.method == "subscriptions/listen":
                 self._listening[conn] = None
@@ -628,6 +678,9 @@ class HTTPServer:
             if modern and type(event) is RequestReceived and event.method != "subscriptions/listen":
                 self._answer_in_place(conn, event)
                 return
+            # A core per MCP connection, created on its first request: a 2026-07-28 POST
+            # refused on the spot never gets one, nor one answered in place (above), so a
+            # flood of bad requests costs no bookkeeping.
             new = SessionCore(conn, spawn=lambda e: self._spawn(conn, new, e))
             self._cores[conn] = core = new
             if modern:
@@ -677,7 +730,11 @@ class HTTPServer:
         return new
 
     def _retire(self, conn: ServerConnection, core: SessionCore) -> None:
-        """Forget a core whose connection ended, or a 2026-07-28 one with nothing running."""
+        """Forget a core whose connection ended, or a 2026-07-28 one with nothing running.
+
+        A 2026-07-28 core is dropped once its one request is done: its connection will never
+        get another request (SEP-2575), and keeping it would leak one per POST.
+        """
         if core.closed is not None or (
             conn in self._modern and core.running_handlers == 0 and core.pending_requests == 0
         ):
@@ -693,6 +750,8 @@ class HTTPServer:
         work: Callable[[], Awaitable[None]] | None = None,
     ) -> anyio.CancelScope | asyncio.Task[None] | None:
         """Run `event`'s handler; `work` when `_answer_in_place` already has it."""
+        # During shutdown a new handler is cancelled before it starts: the endpoint is
+        # ending every request, and a handler started now would answer a closed connection.
         if self._tg is None or self._closing:
             scope = anyio.CancelScope()
             scope.cancel()
@@ -754,6 +813,9 @@ class HTTPServer:
             self._handler_done(conn, core, rid)
 
     def _handler_done(self, conn: ServerConnection, core: SessionCore, rid: RequestId) -> None:
+        """The flush after every handler puts its answer on the wire even when the handler ran
+        as a task outside any event handling.
+        """
         self._handlers -= 1
         core.forget(rid)
         self.flush(conn)
@@ -790,6 +852,8 @@ class HTTPServer:
         block raises is re-raised outside the task group, as is (not in a group).
         """
         failure: BaseException | None = None
+        # On asyncio the loop's own clock and bare tasks replace anyio's: the same monotonic
+        # clock, without a backend lookup on every read (docs/performance.md).
         on_asyncio = sniffio.current_async_library() == "asyncio"
         if on_asyncio:
             self.now = asyncio.get_running_loop().time
@@ -820,7 +884,12 @@ class HTTPServer:
     # ------------------------------------------------------------- shutdown
 
     async def _shutdown(self) -> None:
-        """Stop accepting, end every session and request, flush, close every socket."""
+        """Stop accepting, end every session and request, flush, close every socket.
+
+        The order matters: stop accepting first (no new connection races the shutdown), then
+        end every session and request in the endpoint (their handlers are told), then let
+        each socket flush what that queued, within the close timeout.
+        """
         self._closing = True
         self._timer.close()
         self._accept_scope.cancel()

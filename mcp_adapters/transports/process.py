@@ -1,7 +1,8 @@
 """Starting a stdio server as a subprocess, and making sure it ends (POSIX).
 
 Shared by every backend; only the waiting differs, so the shutdown policy is a
-generator of steps (`WaitExit`, `Sleep`) each backend runs in its own way.
+generator of steps (`WaitExit`, `Sleep`; `stop_steps` puts them as a sleep or a
+wait for a readable descriptor) each backend runs in its own way.
 
 How no process is left behind:
 
@@ -105,6 +106,18 @@ class Sleep:
 
 
 Step = WaitExit | Sleep
+
+
+@dataclass(frozen=True, slots=True)
+class WaitReadable:
+    """Wait until `fd` is readable or `timeout` seconds pass."""
+
+    fd: int
+    timeout: float
+
+
+#: The two waits every backend has: what `ServerProcess.stop_steps` asks for.
+Wait = Sleep | WaitReadable
 
 _WATCHDOG = """\
 import os, signal, sys, time
@@ -309,6 +322,27 @@ class ServerProcess:
         finally:
             self.release()
 
+    def stop_steps(self) -> Iterator[Wait]:
+        """`shutdown()` as sleeps and descriptor waits, for a backend to carry out.
+
+        Waiting for an exit is waiting for the process's pidfd to be readable;
+        where there is no pidfd (before Linux 5.3, off Linux) it is polled every
+        10 ms until it exits or the step's time is up.
+        """
+        for step in self.shutdown():
+            if isinstance(step, Sleep):
+                yield step
+                continue
+            if step.process.poll() is not None:
+                continue
+            if step.pidfd is not None:
+                yield WaitReadable(step.pidfd, step.timeout)
+            else:
+                end = time.monotonic() + step.timeout
+                while step.process.poll() is None and time.monotonic() < end:
+                    yield Sleep(0.01)
+            step.process.poll()
+
     def _dismiss_watchdog(self) -> Iterator[Step]:
         if self._lifeline is not None:
             with contextlib.suppress(OSError):
@@ -359,7 +393,9 @@ __all__ = [
     "Sleep",
     "StdioServerParameters",
     "Step",
+    "Wait",
     "WaitExit",
+    "WaitReadable",
     "is_open",
     "live_group_members",
     "reserve_standard_fds",

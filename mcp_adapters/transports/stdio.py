@@ -22,6 +22,11 @@ What stdin and stdout may be, and what each means:
   is not ours to take over; `claim_stdio` leaves it alone. The command line
   reopens closed standard descriptors on /dev/null before anything else
   (`reserve_standard_fds`), so there nothing can land on them.
+
+Then the transport itself: `connect_stdio` (start a server, connect, stop it)
+and `serve_stdio`, once for the async backends and once more, as
+`*_blocking`, for `mcp_adapters.sockets`; both build their sessions with the
+same helpers and stop the server with the same `ServerProcess.stop_steps`.
 """
 
 from __future__ import annotations
@@ -32,15 +37,14 @@ import os
 import stat
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from mcp_adapters.backends import SessionBackend
 from mcp_adapters.transports.process import (
     ServerProcess,
     Sleep,
     StdioServerParameters,
-    WaitExit,
     is_open,
     reserve_standard_fds,
 )
@@ -48,8 +52,12 @@ from mcp_core import ClientConfig, ClientConnection, ServerConfig, ServerConnect
 
 if TYPE_CHECKING:
     from mcp_adapters._session_base import RequestHandler, Session
+    from mcp_adapters.backends.blocking import BlockingBackend
+    from mcp_adapters.sockets import RequestHandler as BlockingHandler
+    from mcp_adapters.sockets import Session as BlockingSession
 
 S = TypeVar("S", bound="Session")
+B = TypeVar("B", bound="BlockingSession")
 
 logger = logging.getLogger(__name__)
 
@@ -198,6 +206,39 @@ def claim_stdio() -> Iterator[tuple[int, int]]:
 # =========================================================================== the transport
 
 
+class _HasProcess(Protocol):
+    process: ServerProcess | None
+
+
+C = TypeVar("C", bound=_HasProcess)
+
+
+def _client_session(
+    session_type: Callable[..., C],
+    stream: Any,
+    process: ServerProcess,
+    config: ClientConfig | None,
+    options: dict[str, Any],
+) -> C:
+    """The client session over a started server's pipes (every backend's `connect_stdio`)."""
+    session = session_type(ClientConnection(config or ClientConfig()), stream, **options)
+    session.process = process
+    return session
+
+
+def _server_session(
+    session_type: Callable[..., C],
+    stream: Any,
+    on_request: Any,
+    config: ServerConfig,
+    options: dict[str, Any],
+) -> C:
+    """The server session over the claimed stdio (every backend's `serve_stdio`): when
+    stdin ends, the requests in flight are still answered unless told otherwise."""
+    options = {"drain_on_eof": True, **options}
+    return session_type(ServerConnection(config), stream, on_request=on_request, **options)
+
+
 @contextlib.asynccontextmanager
 async def connect_stdio(
     session_type: type[S],
@@ -214,10 +255,8 @@ async def connect_stdio(
     process = ServerProcess(params)
     try:
         stream = await backend.open_pipe_stream(*process.take_pipes())
-        session = session_type(
-            ClientConnection(config or ClientConfig()), stream, backend=backend, **session_options
-        )
-        session.process = process
+        options = {"backend": backend, **session_options}
+        session = _client_session(session_type, stream, process, config, options)
         async with session:
             yield session
     finally:
@@ -227,25 +266,13 @@ async def connect_stdio(
 async def stop_process(backend: SessionBackend, process: ServerProcess) -> None:
     """Carry out the server process's shutdown steps on `backend`; kill it if interrupted."""
     try:
-        for step in process.shutdown():
+        for step in process.stop_steps():
             if isinstance(step, Sleep):
                 await backend.sleep(step.seconds)
-            elif isinstance(step, WaitExit):
-                await _wait_exit(backend, step)
+            else:
+                await backend.wait_readable(step.fd, step.timeout)
     finally:
         process.release()  # kills at once if we were interrupted
-
-
-async def _wait_exit(backend: SessionBackend, step: WaitExit) -> None:
-    if step.process.poll() is not None:
-        return
-    if step.pidfd is None:
-        end = backend.now() + step.timeout
-        while step.process.poll() is None and backend.now() < end:
-            await backend.sleep(0.01)
-        return
-    await backend.wait_readable(step.pidfd, step.timeout)
-    step.process.poll()
 
 
 async def serve_stdio(
@@ -264,21 +291,75 @@ async def serve_stdio(
     still answered (`drain_on_eof`), then serving returns.
     """
     backend = session_type.loop_backend()
-    options: dict[str, Any] = {"drain_on_eof": True, **session_options}
     with claim_stdio() as (fd_in, fd_out):
         stream = await backend.open_pipe_stream(fd_in, fd_out)
-        session = session_type(
-            ServerConnection(config), stream, on_request=on_request, backend=backend, **options
-        )
+        options = {"backend": backend, **session_options}
+        session = _server_session(session_type, stream, on_request, config, options)
         log.info("serving %s on stdio", config.name)
         async with session:
             await session.wait_closed()
 
 
+# =========================================================================== blocking
+# The same transport for `mcp_adapters.sockets`: the steps above, on the calling thread.
+
+
+@contextlib.contextmanager
+def connect_stdio_blocking(
+    session_type: type[B],
+    params: StdioServerParameters,
+    config: ClientConfig | None = None,
+    **session_options: Any,
+) -> Iterator[B]:
+    """`connect_stdio` for a blocking session type (`mcp_adapters.sockets.Session`)."""
+    backend = session_type.loop_backend()
+    process = ServerProcess(params)
+    try:
+        stream = backend.open_pipe_stream(*process.take_pipes())
+        session = _client_session(session_type, stream, process, config, session_options)
+        with session:
+            yield session
+    finally:
+        stop_process_blocking(backend, process)
+
+
+def stop_process_blocking(backend: BlockingBackend, process: ServerProcess) -> None:
+    """`stop_process` on this thread; kills the server at once if interrupted."""
+    try:
+        for step in process.stop_steps():
+            if isinstance(step, Sleep):
+                backend.sleep(step.seconds)
+            else:
+                backend.wait_readable(step.fd, step.timeout)
+    finally:
+        process.release()
+
+
+def serve_stdio_blocking(
+    session_type: type[BlockingSession],
+    on_request: BlockingHandler | None,
+    config: ServerConfig,
+    *,
+    log: logging.Logger = logger,
+    **session_options: Any,
+) -> None:
+    """`serve_stdio` for a blocking session type, on this thread until stdin ends."""
+    backend = session_type.loop_backend()
+    with claim_stdio() as (fd_in, fd_out):
+        stream = backend.open_pipe_stream(fd_in, fd_out)
+        session = _server_session(session_type, stream, on_request, config, session_options)
+        log.info("serving %s on stdio", config.name)
+        with session:
+            session.serve_forever()
+
+
 __all__ = [
     "claim_stdio",
     "connect_stdio",
+    "connect_stdio_blocking",
     "reserve_standard_fds",
     "serve_stdio",
+    "serve_stdio_blocking",
     "stop_process",
+    "stop_process_blocking",
 ]

@@ -17,12 +17,18 @@ from .._config import ClientConfig, ServerConfig
 from .._events import Event
 from .._server import ServerConnection
 
+# A tap sees the bytes exactly as the other side will get them, so a test can check framing
+# (one message per line) as well as content, or corrupt a copy.
 Direction = Literal["client->server", "server->client"]
 WireTap = Callable[[Direction, bytes], None]
 
 
 def default_server_config(**overrides: object) -> ServerConfig:
-    """A server that offers every feature, for tests that need a full peer."""
+    """A server that offers every feature, for tests that need a full peer.
+
+    Every capability is offered so that no request of a generated test is refused for a
+    missing capability by default; a test about gating passes its own config.
+    """
     settings: dict[str, object] = {
         "name": "test-server",
         "version": "1.0.0",
@@ -80,6 +86,9 @@ class ConnectionPair:
         """Deliver bytes both ways until both sides are quiet."""
         client_events: list[Event] = []
         server_events: list[Event] = []
+        # A bound on rounds, not on time: a pair that keeps talking is a bug (two engines
+        # answering each other for ever), and a round count fails it deterministically where
+        # a timer would depend on the machine's load.
         for _ in range(max_rounds):
             moved = False
             data = self.client.data_to_send()
@@ -87,6 +96,8 @@ class ConnectionPair:
                 moved = True
                 if self.tap is not None:
                     self.tap("client->server", data)
+                # Only the server gets a wall time: the client never seals anything, and a
+                # server with `request_state_keys` refuses input without one.
                 wall_time = self.wall_clock() if self.wall_clock is not None else None
                 server_events += self.server.receive_data(data, wall_time=wall_time)
             data = self.server.data_to_send()

@@ -46,13 +46,20 @@ __all__ = [
     "sampled_mutations",
 ]
 
+# A path is a tuple of keys and indices rather than a dotted string: MCP keys contain dots
+# and slashes (`io.modelcontextprotocol/logLevel`), so any string syntax would need escaping
+# to be unambiguous.
 PathPart = str | int
 Path = tuple[PathPart, ...]
 Kind = Literal["replace", "delete", "insert"]
 
 
 def _deep_object(levels: int) -> dict[str, Any]:
-    """`{"a": {"a": ...}}` nested `levels` deep, for the deep-object wrong value."""
+    """`{"a": {"a": ...}}` nested `levels` deep, for the deep-object wrong value.
+
+    Built in a loop, not by recursion: the helper itself must never be the thing that hits a
+    recursion limit.
+    """
     value: dict[str, Any] = {}
     for _ in range(levels):
         value = {"a": value}
@@ -69,7 +76,11 @@ WRONG_TYPE_VALUES: Final[tuple[tuple[str, str, Any], ...]] = (
     ("false", "boolean", False),
     ("zero", "integer", 0),
     ("negative", "integer", -1),
+    # 2**64 + 1 is neither an int64 nor exactly a double: code that stores ids or numbers in
+    # either, or hashes them after a float conversion, meets the case it forgot.
     ("huge-int", "integer", 2**64 + 1),
+    # 1.5 and not 1.0: an integral float is a separate confusion (it equals an int in
+    # Python), which `strategies.invalid_messages` covers where it matters, in ids.
     ("float", "number", 1.5),
     ("empty-string", "string", ""),
     ("string", "string", "x"),
@@ -107,7 +118,11 @@ def json_type(value: Any) -> str:
 class Change:
     """One edit: `path` from the root (object keys and array indices), what was done,
     and a label for the value put there (a `WRONG_TYPE_VALUES` label, or the
-    kind of a sampled value)."""
+    kind of a sampled value).
+
+    Kept apart from the mutated message so that a failing test can name its case in one
+    line, and so that `changes()` can list thousands of cases without copying anything.
+    """
 
     path: Path
     kind: Kind
@@ -123,7 +138,11 @@ class Change:
 
 @dataclass(frozen=True, slots=True)
 class Mutation:
-    """A mutated copy of a message and the changes that made it."""
+    """A mutated copy of a message and the changes that made it.
+
+    Frozen: a mutation is a test case, and a handler that changed it would make the next
+    assertion about it meaningless.
+    """
 
     changes: tuple[Change, ...]
     message: Any
@@ -149,7 +168,11 @@ def format_path(path: Path) -> str:
 
 
 def paths(value: Any) -> Iterator[Path]:
-    """Every path in a JSON value, the root first, then depth first in member order."""
+    """Every path in a JSON value, the root first, then depth first in member order.
+
+    Iterative with an explicit stack, so a deeply nested message (which mutations make on
+    purpose) cannot exhaust Python's recursion while being walked.
+    """
     stack: list[tuple[Path, Any]] = [((), value)]
     while stack:
         path, node = stack.pop()
@@ -168,7 +191,11 @@ def _get(value: Any, path: Path) -> Any:
 
 
 def _fresh(value: Any) -> Any:
-    """A copy of a small JSON value, so no two mutations share a mutable replacement."""
+    """A copy of a small JSON value, so no two mutations share a mutable replacement.
+
+    The replacements come from module-level tuples; without the copy, an engine that changed
+    a received object in place would change the constant for every later case.
+    """
     if isinstance(value, dict):
         return {k: _fresh(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -176,12 +203,18 @@ def _fresh(value: Any) -> Any:
     return value
 
 
+# A sentinel, not None: replacing a field with null is one of the mutations, so None cannot
+# also mean "delete".
 _DELETE: Final = object()
 
 
 def _with(value: Any, path: Path, new: Any) -> Any:
     """`value` with the node at `path` replaced (or deleted, or inserted when the
-    last key is new): containers on the path are copied, everything else shared."""
+    last key is new): containers on the path are copied, everything else shared.
+
+    Copy-on-write along the path only: a message with thousands of mutations stays cheap,
+    since each shares every untouched branch with the original.
+    """
     if not path:
         return new
     head, rest = path[0], path[1:]
@@ -212,6 +245,10 @@ def _insertion_points(
 
     `insert` maps the member name that holds an object (``"_meta"``, ``"params"``)
     to keys to add there; ``"*"`` means every object, and ``""`` the message itself.
+
+    Insertion exists because type confusion also hides in members a message lacks: code that
+    reads `params._meta.get("progressToken")` is only tested by a message that has the key
+    with a wrong type in it.
     """
     if not insert:
         return
@@ -241,6 +278,9 @@ def changes(
         if path:
             yield Change(path, "delete", "deleted")
         for label, value_type, _ in values:
+            # A replacement of the same JSON type is skipped: it would be a valid message
+            # (or invalid for reasons other than type), which is not what this module is
+            # for.
             if value_type != kind:
                 yield Change(path, "replace", label)
     for parent, key in _insertion_points(message, insert):
@@ -253,7 +293,11 @@ def apply(
     change: Change,
     values: tuple[tuple[str, str, Any], ...] = WRONG_TYPE_VALUES,
 ) -> Mutation:
-    """`message` with one change of `changes()` made (its label names one of `values`)."""
+    """`message` with one change of `changes()` made (its label names one of `values`).
+
+    Looked up by label so a test can store the `Change` (say, as a parametrize id) and
+    rebuild the exact case later.
+    """
     if change.kind == "delete":
         return Mutation((change,), _with(message, change.path, _DELETE))
     value = next(v for label, _, v in values if label == change.label)
@@ -284,7 +328,11 @@ def count_mutations(
     insert: Mapping[str, Collection[str]] | None = None,
     values: tuple[tuple[str, str, Any], ...] = WRONG_TYPE_VALUES,
 ) -> int:
-    """How many `mutations()` yields, without building them."""
+    """How many `mutations()` yields, without building them.
+
+    For parametrised tests that must know the case count up front (test ids, or a budget
+    check) without materialising every copy.
+    """
     total = 0
     for path in paths(message):
         kind = json_type(_get(message, path))
@@ -346,7 +394,11 @@ _NUMBERS: Final = (
 
 def _random_value(randrange: RandRange, depth: int = 0) -> tuple[str, Any]:
     """(label, value) from a wider pool than `WRONG_TYPE_VALUES`: edge numbers and
-    strings, containers holding other values, and the fixed confusions themselves."""
+    strings, containers holding other values, and the fixed confusions themselves.
+
+    The kinds have equal odds (containers only near the top), so no kind of value
+    dominates a run and a sampled value stays small.
+    """
     # Containers only near the top, so a sampled value stays small; the deep list is
     # the one deliberate exception, built without recursion.
     pick = randrange(6 if depth < 3 else 3)
@@ -360,6 +412,8 @@ def _random_value(randrange: RandRange, depth: int = 0) -> tuple[str, Any]:
     if pick == 3:
         return "list", [_random_value(randrange, depth + 1)[1] for _ in range(randrange(4))]
     if pick == 4:
+        # Keys that readers branch on (`type`, `mode`, `_meta`, `id`) and the empty key,
+        # which some code treats as missing.
         keys = ("a", "type", "mode", "_meta", "id", "")
         return "object", {
             keys[randrange(len(keys))]: _random_value(randrange, depth + 1)[1]
@@ -369,7 +423,11 @@ def _random_value(randrange: RandRange, depth: int = 0) -> tuple[str, Any]:
 
 
 def _nest_lists(levels: int) -> list[Any]:
-    """`[[...]]` nested `levels` deep: a sampled value that probes depth checks."""
+    """`[[...]]` nested `levels` deep: a sampled value that probes depth checks.
+
+    At most 60 levels, inside every default depth limit: the deep case tests code that walks
+    values, not the parser's limit (`strategies.invalid_messages` covers that).
+    """
     value: list[Any] = []
     for _ in range(levels):
         value = [value]
@@ -392,6 +450,11 @@ def sampled_mutations(
     odd strings, nested containers, the fixed confusions). `randrange(n)` must
     return an integer in ``[0, n)``; ``random.Random(seed).randrange`` makes a
     run repeatable.
+
+    Changes are stacked on the message as it stands after the last change, because realistic
+    breakage compounds (a wrong type inside a missing member's replacement) and single
+    changes never reach those shapes. The random source is injected, not drawn from the
+    `random` module, so the caller owns the seed and a failing run is reproduced exactly.
     """
     for _ in range(count):
         current = message

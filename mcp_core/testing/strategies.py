@@ -76,9 +76,14 @@ __all__ = [
     "valid_results",
 ]
 
+# The sender, not the receiver, picks the method table: a request is valid only as sent by
+# the role that revision lets send it (a server never sends `tools/call`).
 Sender = Literal["client", "server"]
 JSON = Any
 
+# Spelled out rather than imported from the engine: a strategy that took its keys from the
+# code under test would agree with a typo in it. These are the schema's words (2026-07-28
+# `RequestMetaObject`, SPEC-NOTES 1.2).
 _META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 _META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 _META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
@@ -86,6 +91,8 @@ _META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 _META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 _META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
+# RFC 5424 severities, as every revision's `LoggingLevel` lists them; copied for the same
+# reason as the keys above.
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 # Beyond 2**53 a JavaScript peer (or any reader using doubles) silently rounds, so a
 # valid message must stay inside; the broken ones go past it on purpose.
@@ -95,7 +102,11 @@ _SAFE_INT = 2**53  # ids and numbers every JSON implementation reads exactly
 
 
 def revisions(*, era: Literal["legacy", "modern"] | None = None) -> SearchStrategy[str]:
-    """Protocol revision strings the engine knows, optionally of one era only."""
+    """Protocol revision strings the engine knows, optionally of one era only.
+
+    Drawn from the registry, so a new revision is fuzzed the day it is added, with no change
+    here.
+    """
     if era is None:
         return st.sampled_from(ALL_REVISIONS)
     return st.sampled_from(LEGACY_REVISIONS if era == "legacy" else MODERN_REVISIONS)
@@ -104,8 +115,12 @@ def revisions(*, era: Literal["legacy", "modern"] | None = None) -> SearchStrate
 def request_ids() -> SearchStrategy[int | str]:
     """Valid JSON-RPC ids: integers (small ones often, to collide) and strings."""
     return st.one_of(
+        # Small ids are drawn often on purpose: a fuzzer only finds duplicate-id bugs
+        # (RELIABILITY.md 1.6) when two messages of one example share an id.
         st.integers(min_value=0, max_value=8),
         st.integers(min_value=-_SAFE_INT, max_value=_SAFE_INT),
+        # Strings include "" and digits-only text: an engine that coerced "1" to 1, or
+        # treated "" as no id, would route an answer to the wrong request.
         st.text(max_size=16),
     )
 
@@ -119,11 +134,17 @@ def _texts(min_size: int = 0, max_size: int = 10) -> SearchStrategy[str]:
 
 
 def json_values(*, max_leaves: int = 8) -> SearchStrategy[JSON]:
-    """Any JSON value (null, bools, safe integers, finite floats, strings, arrays, objects)."""
+    """Any JSON value (null, bools, safe integers, finite floats, strings, arrays, objects).
+
+    `st.recursive` here (unlike `_small_json`) because the caller chose the size with
+    `max_leaves`, and shrinking a recursive value gives the smallest failing shape.
+    """
     scalars = st.one_of(
         st.none(),
         st.booleans(),
         st.integers(min_value=-_SAFE_INT, max_value=_SAFE_INT),
+        # NaN and the infinities are not JSON (RFC 8259 6), so a valid value never holds
+        # one; `invalid_messages` sends them on purpose.
         st.floats(allow_nan=False, allow_infinity=False),
         _texts(),
     )
@@ -147,6 +168,9 @@ def _small_json(depth: int = 2) -> SearchStrategy[JSON]:
         st.floats(allow_nan=False, allow_infinity=False),
         _texts(),
     )
+    # Built bottom-up to a fixed depth rather than with `st.recursive`: cheaper to draw, and
+    # the depth cap keeps every message far from any nesting limit, which is not what these
+    # strategies test.
     value: SearchStrategy[JSON] = scalars
     for _ in range(depth):
         value = st.one_of(
@@ -158,12 +182,20 @@ def _small_json(depth: int = 2) -> SearchStrategy[JSON]:
 
 
 def _json_objects(depth: int = 1) -> SearchStrategy[dict[str, JSON]]:
-    """A small JSON object of `_small_json` values (tool arguments, extras)."""
+    """A small JSON object of `_small_json` values (tool arguments, extras).
+
+    Object keys are any short text, the empty key included: JSON allows it, and code that
+    treats "" as "no key" mishandles a valid message.
+    """
     return st.dictionaries(_texts(max_size=8), _small_json(depth), max_size=3)
 
 
 def _capability_objects() -> SearchStrategy[dict[str, dict[str, JSON]]]:
-    """`experimental`/`extensions` maps: 2026-07-28's JSONValue has no null and no floats."""
+    """`experimental`/`extensions` maps: 2026-07-28's JSONValue has no null and no floats.
+
+    Values are kept to what every revision's schema accepts, so that a generated capability
+    object is valid in each revision it is drawn for, not only in the loosest one.
+    """
     leaf = st.one_of(st.booleans(), st.integers(-1000, 1000), _texts(max_size=8))
     return st.dictionaries(
         _texts(max_size=8), st.dictionaries(_texts(max_size=8), leaf, max_size=2), max_size=2
@@ -171,7 +203,11 @@ def _capability_objects() -> SearchStrategy[dict[str, dict[str, JSON]]]:
 
 
 def _numbers() -> SearchStrategy[float | int]:
-    """JSON numbers every implementation reads alike: safe integers and finite floats."""
+    """JSON numbers every implementation reads alike: safe integers and finite floats.
+
+    Integers and floats both, because the schemas type progress and bounds as `number`: an
+    implementation that assumed one kind breaks on the other.
+    """
     return st.one_of(
         st.integers(min_value=-_SAFE_INT, max_value=_SAFE_INT),
         st.floats(allow_nan=False, allow_infinity=False),
@@ -197,6 +233,9 @@ def _check_revision(revision: str) -> None:
 def _implementation(revision: str) -> SearchStrategy[dict[str, JSON]]:
     """A `clientInfo` / `serverInfo`: `title` only from 2025-06-18, since the older
     schemas do not list it and a schema-checking peer may refuse it.
+
+    `name` and `version` are required in every revision's `Implementation`; drawing them
+    always keeps every generated handshake valid.
     """
     optional: dict[str, SearchStrategy[Any]] = {}
     if revision not in (V2024_11_05, V2025_03_26):
@@ -204,11 +243,17 @@ def _implementation(revision: str) -> SearchStrategy[dict[str, JSON]]:
     return st.fixed_dictionaries({"name": _texts(), "version": _texts()}, optional=optional)
 
 
+# An empty capability object means "supported, no options" in every revision, so it is the
+# most common shape a real peer sends.
 _EMPTY: SearchStrategy[dict[str, JSON]] = st.just({})
 
 
 def client_capabilities(revision: str) -> SearchStrategy[dict[str, JSON]]:
-    """A `ClientCapabilities` object whose shape `revision` allows."""
+    """A `ClientCapabilities` object whose shape `revision` allows.
+
+    Sub-fields are drawn only where the revision defines them: a capability the schema does
+    not list is not "valid", and a strict peer may refuse the whole message for it.
+    """
     _check_revision(revision)
     modern = _is_modern(revision)
     # 2026-07-28 dropped roots' listChanged, and
@@ -233,7 +278,11 @@ def client_capabilities(revision: str) -> SearchStrategy[dict[str, JSON]]:
 
 
 def server_capabilities(revision: str) -> SearchStrategy[dict[str, JSON]]:
-    """A `ServerCapabilities` object whose shape `revision` allows."""
+    """A `ServerCapabilities` object whose shape `revision` allows.
+
+    `tasks` and `extensions` are left out: their shapes differ per era and their meaning
+    depends on the client's declaration, so the tests that need them build them by hand.
+    """
     _check_revision(revision)
     list_changed = st.fixed_dictionaries({}, optional={"listChanged": st.booleans()})
     optional: dict[str, SearchStrategy[Any]] = {
@@ -252,7 +301,12 @@ def server_capabilities(revision: str) -> SearchStrategy[dict[str, JSON]]:
 
 
 def _modern_envelope(revision: str) -> SearchStrategy[dict[str, JSON]]:
-    """The required 2026-07-28 request `_meta`, with some optional keys."""
+    """The required 2026-07-28 request `_meta`, with some optional keys.
+
+    The two required keys are always present (a request without them is refused with -32602,
+    which is `invalid_messages`' business), and the optional ones come and go so that every
+    combination the server must accept is exercised.
+    """
     return st.fixed_dictionaries(
         {
             _META_PROTOCOL_VERSION: st.just(revision),
@@ -269,12 +323,20 @@ def _modern_envelope(revision: str) -> SearchStrategy[dict[str, JSON]]:
 def _legacy_request_meta() -> SearchStrategy[dict[str, JSON]]:
     """The `_meta` a legacy request may carry: a progress token at most (the keys every
     legacy revision defines).
+
+    The progress token is a request id's type (string or integer), as every revision's
+    `ProgressToken` is; drawing it from `request_ids` makes tokens collide with ids, which
+    must not confuse a receiver.
     """
     return st.fixed_dictionaries({}, optional={"progressToken": request_ids()})
 
 
 def _subscription_filter() -> SearchStrategy[dict[str, JSON]]:
-    """A 2026-07-28 listen filter: any subset of the opt-in notification types."""
+    """A 2026-07-28 listen filter: any subset of the opt-in notification types.
+
+    `resourceSubscriptions` lists arbitrary strings: the server must honour only URIs it
+    knows, and a filter naming unknown ones is valid on the wire.
+    """
     return st.fixed_dictionaries(
         {},
         optional={
@@ -287,7 +349,11 @@ def _subscription_filter() -> SearchStrategy[dict[str, JSON]]:
 
 
 def _text_content() -> SearchStrategy[dict[str, JSON]]:
-    """The one content block every revision has: text."""
+    """The one content block every revision has: text.
+
+    Other content types (images, audio, resources) are validated by the models alone; the
+    engine routes content without reading it, so text exercises the same paths.
+    """
     return st.fixed_dictionaries({"type": st.just("text"), "text": _texts()})
 
 
@@ -307,7 +373,11 @@ def _no_params(revision: str) -> SearchStrategy[dict[str, JSON]]:
 
 
 def _paginated(revision: str) -> SearchStrategy[dict[str, JSON]]:
-    """Params of a `*/list` request: an optional opaque cursor."""
+    """Params of a `*/list` request: an optional opaque cursor.
+
+    Cursors are opaque (2025-03-26, "Pagination"): any string is a valid one to send, and a
+    server must answer a bad one with -32602, not break.
+    """
     return st.fixed_dictionaries({}, optional={"cursor": _texts()})
 
 
@@ -325,7 +395,11 @@ def _initialize(revision: str) -> SearchStrategy[dict[str, JSON]]:
 
 
 def _retry_fields(revision: str) -> dict[str, SearchStrategy[Any]]:
-    """The optional MRTR retry fields of 2026-07-28 (answers plus echoed state)."""
+    """The optional MRTR retry fields of 2026-07-28 (answers plus echoed state).
+
+    The state is any short string because the client must echo it unread (SEP-2322); the
+    answers use only actions that need no content, which would have to fit a form.
+    """
     if not _is_modern(revision):
         return {}
     answer = st.fixed_dictionaries(
@@ -338,7 +412,11 @@ def _retry_fields(revision: str) -> dict[str, SearchStrategy[Any]]:
 
 
 def _call_tool(revision: str) -> SearchStrategy[dict[str, JSON]]:
-    """`tools/call` params; in 2026-07-28 sometimes with retry fields."""
+    """`tools/call` params; in 2026-07-28 sometimes with retry fields.
+
+    Arguments are any small JSON object: the schema leaves them to the tool, so the engine
+    must pass them on without judging them.
+    """
     return st.fixed_dictionaries(
         {"name": _texts(min_size=1)},
         optional={"arguments": _json_objects(), **_retry_fields(revision)},
@@ -362,7 +440,11 @@ def _read_resource(revision: str) -> SearchStrategy[dict[str, JSON]]:
 
 
 def _uri_only(revision: str) -> SearchStrategy[dict[str, JSON]]:
-    """Params that are just a resource URI (subscribe, unsubscribe, updated)."""
+    """Params that are just a resource URI (subscribe, unsubscribe, updated).
+
+    URIs are any non-empty text: the spec leaves their syntax to the server, and a URI is
+    looked up, never parsed, by the engine.
+    """
     return st.fixed_dictionaries({"uri": _texts(min_size=1)})
 
 
@@ -372,7 +454,10 @@ def _listen(revision: str) -> SearchStrategy[dict[str, JSON]]:
 
 
 def _complete(revision: str) -> SearchStrategy[dict[str, JSON]]:
-    """`completion/complete` params; `context` only from 2025-06-18, which introduced it."""
+    """`completion/complete` params; `context` only from 2025-06-18, which introduced it.
+
+    Both reference kinds are drawn, since the server routes a completion by the kind.
+    """
     ref = st.one_of(
         st.fixed_dictionaries({"type": st.just("ref/prompt"), "name": _texts()}),
         st.fixed_dictionaries({"type": st.just("ref/resource"), "uri": _texts()}),
@@ -400,6 +485,9 @@ def _set_level(revision: str) -> SearchStrategy[dict[str, JSON]]:
 def _create_message(revision: str) -> SearchStrategy[dict[str, JSON]]:
     """`sampling/createMessage` params with text content only: tool use in sampling
     needs the client's `sampling.tools`, which a generated peer may not declare.
+
+    `maxTokens` is at least 1: the schema types it as an integer, and zero would be a valid
+    but useless request that some peers refuse.
     """
     message = st.fixed_dictionaries({"role": _message_role(), "content": _text_content()})
     return st.fixed_dictionaries(
@@ -420,6 +508,9 @@ def _elicit(revision: str) -> SearchStrategy[dict[str, JSON]]:
     2025-11-25 may say `mode: "form"` and adds URL mode, whose `elicitationId` it
     requires. The URLs are https, as the spec asks of URLs outside development.
     """
+    # The four primitive types every form revision allows (2025-06-18 on,
+    # `PrimitiveSchemaDefinition`): a flat object of them is the one schema shape a client
+    # must be able to draw.
     prop = st.sampled_from(
         ({"type": "string"}, {"type": "number"}, {"type": "integer"}, {"type": "boolean"})
     )
@@ -450,12 +541,20 @@ def _elicit(revision: str) -> SearchStrategy[dict[str, JSON]]:
 
 
 def _cancelled(revision: str) -> SearchStrategy[dict[str, JSON]]:
-    """`notifications/cancelled` params: any id, since a cancel may name one long gone."""
+    """`notifications/cancelled` params: any id, since a cancel may name one long gone.
+
+    A cancel for an unknown id must be ignored (2025-03-26, "Cancellation"), so drawing ids
+    unrelated to any request tests exactly that rule.
+    """
     return st.fixed_dictionaries({"requestId": request_ids()}, optional={"reason": _texts()})
 
 
 def _progress(revision: str) -> SearchStrategy[dict[str, JSON]]:
-    """`notifications/progress` params; `message` only from 2025-03-26, which added it."""
+    """`notifications/progress` params; `message` only from 2025-03-26, which added it.
+
+    Totals and progress are any safe numbers, floats included (the schema types them as
+    `number`): a receiver must not assume integers.
+    """
     optional: dict[str, SearchStrategy[Any]] = {"total": _numbers()}
     if revision != V2024_11_05:
         optional["message"] = _texts()
@@ -483,16 +582,26 @@ def _acknowledged(revision: str) -> SearchStrategy[dict[str, JSON]]:
 
 
 def _task_id(revision: str) -> SearchStrategy[dict[str, JSON]]:
-    """Params naming one task."""
+    """Params naming one task.
+
+    A non-empty id: the schemas do not forbid "", but no server mints one, and a task id
+    that looks absent would test nothing real.
+    """
     return st.fixed_dictionaries({"taskId": _texts(min_size=1)})
 
 
 def _task_fields(revision: str) -> dict[str, SearchStrategy[Any]]:
     """What every task carries: 2025-11-25 names its durations `ttl` / `pollInterval`,
-    the 2026-07-28 extension `ttlMs` / `pollIntervalMs`."""
+    the 2026-07-28 extension `ttlMs` / `pollIntervalMs`.
+
+    The TTL may be null (the schemas: unlimited), so a reader that assumed a number meets the
+    case.
+    """
     ttl = "ttl" if revision == V2025_11_25 else "ttlMs"
     return {
         "taskId": _texts(min_size=1),
+        # Fixed timestamps: the schema wants ISO 8601 strings, and nothing in the engine
+        # reads them, so drawing them would only slow the search down.
         "createdAt": st.just("2025-11-25T10:30:00Z"),
         "lastUpdatedAt": st.just("2025-11-25T10:40:00Z"),
         ttl: st.none() | st.integers(0, 10**9),
@@ -501,7 +610,11 @@ def _task_fields(revision: str) -> dict[str, SearchStrategy[Any]]:
 
 def _task(revision: str) -> SearchStrategy[dict[str, JSON]]:
     """A task in a status that needs nothing inlined (2026-07-28 inlines the
-    result, error or questions of the other statuses)."""
+    result, error or questions of the other statuses).
+
+    Only statuses that need nothing inlined, so a drawn task is valid in both eras with the
+    same fields; the other statuses are built by the tests that need them.
+    """
     poll = "pollInterval" if revision == V2025_11_25 else "pollIntervalMs"
     return st.fixed_dictionaries(
         {**_task_fields(revision), "status": st.sampled_from(("working", "cancelled"))},
@@ -523,6 +636,8 @@ def _update_task(revision: str) -> SearchStrategy[dict[str, JSON]]:
 
 
 # Keyed by the params model name in the method table.
+# A method without an entry here fails with KeyError at once: a new row in the method table
+# must come with its params strategy, or the fuzzers would silently skip it.
 _PARAM_BODIES: dict[str | None, _Body] = {
     None: _no_params,
     "InitializeRequestParams": _initialize,
@@ -555,6 +670,7 @@ _PARAM_BODIES: dict[str | None, _Body] = {
 
 # Server notifications that 2026-07-28 delivers only on a listen stream, where
 # `_meta` must name the subscription.
+# (SPEC-NOTES 1.8: the subscription id MUST be on every notification of the stream).
 _LISTEN_STREAM_NOTIFICATIONS = frozenset(
     {
         "notifications/tools/list_changed",
@@ -567,7 +683,11 @@ _LISTEN_STREAM_NOTIFICATIONS = frozenset(
 
 
 def _spec(revision: str, method: str, sender: Sender) -> MethodSpec:
-    """The method table row, or ValueError for a method `sender` lacks in `revision`."""
+    """The method table row, or ValueError for a method `sender` lacks in `revision`.
+
+    ValueError, not an empty strategy: a test asking for a method its revision lacks is
+    wrong, and should say so rather than pass without drawing anything.
+    """
     _check_revision(revision)
     spec = lookup(sender, method, revision)
     if spec is None:
@@ -578,7 +698,11 @@ def _spec(revision: str, method: str, sender: Sender) -> MethodSpec:
 def _with_meta(
     body: SearchStrategy[dict[str, JSON]], meta: SearchStrategy[dict[str, JSON]]
 ) -> SearchStrategy[dict[str, JSON]]:
-    """Put a drawn `_meta` into drawn params."""
+    """Put a drawn `_meta` into drawn params.
+
+    `_meta` is added after the body is drawn so that bodies stay shared between eras; only
+    the envelope differs.
+    """
     return st.tuples(body, meta).map(lambda pair: {**pair[0], "_meta": pair[1]})
 
 
@@ -605,6 +729,8 @@ def valid_params(
         if spec.params_required:
             return body | with_meta
         return st.one_of(st.none(), body, with_meta)
+    # A 2026-07-28 server notification outside a listen stream is only progress or a log
+    # message for a request; the list_changed family exists only on listen streams.
     if sender == "server" and _is_modern(revision) and method in _LISTEN_STREAM_NOTIFICATIONS:
         return _with_meta(body, st.fixed_dictionaries({_META_SUBSCRIPTION_ID: request_ids()}))
     if spec.params is None:
@@ -641,7 +767,11 @@ def _methods(
 
 
 def _message(head: dict[str, JSON], params: dict[str, JSON] | None) -> dict[str, JSON]:
-    """Add `params` to a message head when there are any."""
+    """Add `params` to a message head when there are any.
+
+    A params member is left out rather than set to null: JSON-RPC 2.0 section 4.2 says
+    params, when present, is a structured value, so `"params": null` is a broken message.
+    """
     if params is not None:
         head["params"] = params
     return head
@@ -659,6 +789,9 @@ def valid_requests(
     `methods` narrows the choice (ValueError for one the revision lacks); `ids`
     replaces `request_ids()`. A 2026-07-28 server sends no requests, so asking
     for them raises ValueError.
+
+    One `one_of` over per-method strategies, so shrinking moves towards the first method
+    (sorted) and a failure's minimal example names a real method.
     """
     names = _methods(revision, sender, True, methods)
     id_strategy = ids if ids is not None else request_ids()
@@ -678,7 +811,11 @@ def valid_notifications(
     *,
     methods: Collection[str] | None = None,
 ) -> SearchStrategy[dict[str, JSON]]:
-    """Well-formed notifications of methods `sender` may send in `revision`."""
+    """Well-formed notifications of methods `sender` may send in `revision`.
+
+    One strategy per method, as for requests: shrinking then moves towards the first method
+    in sorted order, and a failure names a real notification.
+    """
     names = _methods(revision, sender, False, methods)
 
     def build(method: str) -> SearchStrategy[dict[str, JSON]]:
@@ -694,7 +831,11 @@ def valid_notifications(
 
 
 def _tool() -> SearchStrategy[dict[str, JSON]]:
-    """A tool with the smallest valid input schema (an object schema)."""
+    """A tool with the smallest valid input schema (an object schema).
+
+    `{"type": "object"}` is the smallest input schema every revision accepts (the schemas
+    require an object schema); tools with header annotations are tested by hand.
+    """
     return st.fixed_dictionaries(
         {"name": _texts(min_size=1), "inputSchema": st.just({"type": "object"})},
         optional={"description": _texts()},
@@ -704,8 +845,14 @@ def _tool() -> SearchStrategy[dict[str, JSON]]:
 def _result_bodies(revision: str, result: str) -> SearchStrategy[dict[str, JSON]]:
     """The body of a result model for `revision`, before the 2026-07-28 additions
     (`resultType`, `_meta`, caching hints) that `valid_results` puts on.
+
+    Keyed by result model name, so every method sharing a result type (the `*/list` family
+    shares pagination) draws from one place; a missing name is a KeyError, so a new result
+    type cannot be silently skipped.
     """
     named = st.fixed_dictionaries({"name": _texts(min_size=1)})
+    # `nextCursor` is optional in every list result: its absence ends the pagination, and
+    # both cases must reach the receiver.
     paginated = {"nextCursor": _texts()}
     bodies: dict[str, Callable[[], SearchStrategy[dict[str, JSON]]]] = {
         "InitializeResult": lambda: st.fixed_dictionaries(
@@ -716,6 +863,8 @@ def _result_bodies(revision: str, result: str) -> SearchStrategy[dict[str, JSON]
             },
             optional={"instructions": _texts()},
         ),
+        # `EmptyResult` and `Result` may carry `_meta` in every revision, but the bare
+        # object is what peers send for ping and most acknowledgements.
         "EmptyResult": lambda: _EMPTY,
         "Result": lambda: _EMPTY,
         # The revision under test comes first among the supported ones, so a drawn
@@ -732,6 +881,8 @@ def _result_bodies(revision: str, result: str) -> SearchStrategy[dict[str, JSON]
         "ListToolsResult": lambda: st.fixed_dictionaries(
             {"tools": st.lists(_tool(), max_size=3)}, optional=paginated
         ),
+        # Text content only: the other content types are validated by the models, and the
+        # engine's job is to route a result, not to judge every block.
         "CallToolResult": lambda: st.fixed_dictionaries(
             {"content": st.lists(_text_content(), max_size=3)},
             optional={"isError": st.booleans()},
@@ -840,6 +991,9 @@ def valid_results(revision: str, method: str) -> SearchStrategy[dict[str, JSON]]
 
     2026-07-28 results carry `resultType: "complete"`, `serverInfo` in `_meta`
     and, where the method is cacheable, `ttlMs` and `cacheScope`.
+
+    Drawn for a method rather than for a result model because the era additions depend on
+    the method (cacheable or not, listen or not).
     """
     _check_revision(revision)
     spec = lookup("client", method, revision)
@@ -868,6 +1022,9 @@ def valid_results(revision: str, method: str) -> SearchStrategy[dict[str, JSON]]
 def _error_objects() -> SearchStrategy[dict[str, JSON]]:
     """JSON-RPC error members: the codes MCP uses, often, and any integer sometimes
     (JSON-RPC lets applications define codes outside the reserved range).
+
+    -32002 and -32042 are included though 2026-07-28 retires them: a receiver must still
+    read them from older peers (SPEC-NOTES 1.13), and must not crash on them in any era.
     """
     codes = st.one_of(
         st.sampled_from((-32700, -32600, -32601, -32602, -32603, -32000, -32002, -32042)),
@@ -891,6 +1048,10 @@ def valid_responses(
 
     The id is drawn from `ids` (default `request_ids()`), so a response may or may
     not match a request in flight: that is the point when fuzzing.
+
+    A sender with no peer requests in a revision (a 2026-07-28 server receives no responses)
+    gets only errors, unless `errors` is False; then there is nothing to draw, and a
+    ValueError says so.
     """
     peer: Sender = "client" if sender == "server" else "server"
     id_strategy = ids if ids is not None else request_ids()
@@ -925,7 +1086,11 @@ def valid_messages(
     ids: SearchStrategy[int | str] | None = None,
 ) -> SearchStrategy[dict[str, JSON]]:
     """Any well-formed message `sender` may send in `revision`: requests,
-    notifications and responses (results and errors)."""
+    notifications and responses (results and errors).
+
+    Requests only where the sender has any: a 2026-07-28 server sends none, and an empty
+    `one_of` would raise inside Hypothesis with a far less useful message.
+    """
     options = [valid_notifications(revision, sender), valid_responses(revision, sender, ids=ids)]
     if any(
         spec.sender == sender and spec.is_request and revision in spec.revisions
@@ -939,7 +1104,11 @@ def valid_messages(
 
 
 def _dumps(value: JSON) -> bytes:
-    """Compact JSON with non-ASCII as UTF-8, as most peers write it."""
+    """Compact JSON with non-ASCII as UTF-8, as most peers write it.
+
+    `ensure_ascii=False` because peers do write raw UTF-8, and a framing or decoding bug
+    that only shows with multi-byte characters must be reachable.
+    """
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
@@ -951,6 +1120,8 @@ def _broken_ids() -> SearchStrategy[JSON]:
         st.none(),
         st.booleans(),
         st.floats(allow_nan=False, allow_infinity=False),
+        # 1.0 separately: it compares equal to the id 1, so an engine that accepted floats
+        # would put the two in one routing slot.
         st.just(1.0),
         st.lists(st.integers(0, 3), max_size=2),
         st.dictionaries(_texts(max_size=4), st.integers(0, 3), max_size=2),
@@ -958,10 +1129,20 @@ def _broken_ids() -> SearchStrategy[JSON]:
 
 
 def _broken_objects() -> SearchStrategy[JSON]:
-    """Objects that parse as JSON but break the JSON-RPC envelope."""
+    """Objects that parse as JSON but break the JSON-RPC envelope.
+
+    Each shape is one way an SDK has been broken by a peer (RELIABILITY.md 1.2): the case
+    variant `Method` is the Go parser differential of CVE-2026-27896, a request carrying
+    `result` the confusion of a response with a request, params as an array a JSON-RPC 1.0
+    habit that MCP forbids.
+    """
+    # Real method names (so the breakage reaches the method's own checks) plus near misses:
+    # a trailing space and a case variant must never match a method.
     methods = st.sampled_from([*sorted({m for _, m in METHODS}), "ping ", "Ping", "x"])
     ids = request_ids()
     params = _small_json()
+    # Params that are not an object: JSON-RPC 2.0 (section 4.2) allows arrays, MCP does not,
+    # so an engine that passed an array on would hand a handler positional params.
     bad_params = st.one_of(
         st.lists(_small_json(1), max_size=3),
         st.none(),
@@ -969,6 +1150,8 @@ def _broken_objects() -> SearchStrategy[JSON]:
         st.integers(-10, 10),
         _texts(),
     )
+    # `jsonrpc` must be exactly the string "2.0": the number 2.0, `null` and "1.0" are each
+    # something a lax reader might accept.
     envelope: SearchStrategy[dict[str, Any]] = st.one_of(
         st.just({}),
         st.just({"jsonrpc": "1.0"}),
@@ -1028,6 +1211,11 @@ def _broken_objects() -> SearchStrategy[JSON]:
 def _nested(depth: int, kind: int) -> bytes:
     """`depth` levels of nesting: arrays (kind 0), objects (1), or objects inside a
     tool call's arguments (2), where the id can still be read for the error reply.
+
+    120 to 300 levels: on both sides of the default `Limits.max_depth` (128) and well
+    inside what a recursive parser survives, so the limit, not Python's recursion, must
+    be what refuses the deep ones (RELIABILITY.md 1.2: pydantic's recursion error hung
+    clients).
     """
     if kind == 0:
         return b"[" * depth + b"]" * depth
@@ -1071,10 +1259,22 @@ _TOKENS = (
 
 
 def _raw_lines() -> SearchStrategy[bytes]:
-    """Byte strings that are not one valid JSON text (or barely are)."""
+    """Byte strings that are not one valid JSON text (or barely are).
+
+    Raw bytes rather than JSON values, because the breakage is below JSON: what a parser
+    sees before any object exists (RELIABILITY.md 1.2: raw invalid UTF-8 crashed a server
+    that handled the same text escaped).
+    """
+    # 1001 to 1500 digits: just past `Limits.max_integer_digits` (1000) and below CPython's
+    # `int_max_str_digits` (4300), so the engine's limit, not a ValueError raised inside the
+    # parser, must be what refuses them.
     big_int = st.integers(1001, 1500).map(lambda n: b"9" * n)
     template = st.sampled_from(
         (
+            # The tokens are spliced into spots where each part of the engine reads: the id
+            # (the routing), a tool argument (passed to the application), the method (a
+            # dictionary key), a result (validated), a progress token (looked up) and the
+            # top level.
             b'{"jsonrpc":"2.0","id":%s,"method":"ping"}',
             b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"v":%s}}}',
             b'{"jsonrpc":"2.0","id":1,"method":%s}',
@@ -1090,6 +1290,8 @@ def _raw_lines() -> SearchStrategy[bytes]:
         filled,
         st.tuples(st.integers(120, 300), st.integers(0, 2)).map(lambda t: _nested(*t)),
         st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=8).map(b"".join),
+        # Arbitrary short bytes: the framing and the parser must refuse anything, not only
+        # the shapes listed above.
         st.binary(max_size=64),
         # duplicate envelope keys: last one wins in most parsers
         request_ids().map(
@@ -1103,7 +1305,11 @@ def _raw_lines() -> SearchStrategy[bytes]:
 
 
 def _batches() -> SearchStrategy[bytes]:
-    """JSON-RPC batch arrays: valid only in 2025-03-26 (and never for initialize)."""
+    """JSON-RPC batch arrays: valid only in 2025-03-26 (and never for initialize).
+
+    Batches mix valid and broken items because 2025-03-26 answers each item on its own: one
+    bad item must not take the others' answers with it.
+    """
     (batch_revision,) = sorted(BATCH_REVISIONS)
     item = st.one_of(
         valid_requests(batch_revision, ids=st.integers(0, 5)),
@@ -1123,6 +1329,8 @@ def invalid_messages() -> SearchStrategy[bytes]:
     UTF-8, NUL bytes, truncated JSON, arbitrary bytes and batch arrays.
     """
     objects = _broken_objects().map(_dumps)
+    # Line breaks are replaced, not removed, so that the message stays one line (one frame)
+    # with the same length: the broken part stays where it was.
     return st.one_of(objects, _raw_lines(), _batches()).map(
         lambda line: line.replace(b"\n", b" ").replace(b"\r", b" ")
     )
@@ -1143,6 +1351,9 @@ def message_bytes(
     `bytes` taken as an already-encoded line. Lines end in `\\n`, sometimes
     `\\r\\n`; an occasional blank line is thrown in. The default mixes valid
     messages of every revision and both senders with `invalid_messages()`.
+
+    The default mixes senders and revisions on purpose: a receiver gets whatever a peer
+    sends, and messages of the wrong era or direction must be refused, not crash it.
     """
     if messages is None:
         messages = st.one_of(
@@ -1150,6 +1361,8 @@ def message_bytes(
             revisions().flatmap(lambda r: valid_messages(r, "server")),
             invalid_messages(),
         )
+    # Mostly `\n`, sometimes `\r\n` (which stdio peers on Windows write) and blank lines,
+    # which the framing must skip rather than answer as empty messages.
     line = st.tuples(
         messages, st.sampled_from((b"\n", b"\n", b"\n", b"\r\n", b"\n\n", b"\n \n"))
     ).map(lambda pair: _encode_line(pair[0]) + pair[1])
@@ -1168,6 +1381,9 @@ def chunked(data: bytes, *, max_chunks: int | None = None) -> SearchStrategy[lis
 
     Chunks are never empty, because `receive_data(b"")` means end of stream.
     `b""` gives `[]`. `max_chunks` caps how many pieces (default: any).
+
+    Cut points are where framing bugs hide: a line split inside a multi-byte character,
+    inside the newline of `\r\n`, or at the byte after a newline.
     """
     if not data:
         return st.just([])

@@ -368,6 +368,18 @@ def read_message(sock: socket.socket, buffer: bytearray) -> Any:
     return json.loads(rest[:length])
 
 
+def connect_modern(port: int, **options: Any) -> Any:
+    """A 2026-07-28 `connect_http` session to the scripted server on `port`."""
+    return connect_http(f"http://127.0.0.1:{port}/mcp", ClientConfig(mode=MODERN), **options)
+
+
+def messages(sock: socket.socket) -> Iterator[Any]:
+    """The JSON bodies of the requests on `sock`, one by one, until the client closes it."""
+    buffer = bytearray()
+    while (message := read_message(sock, buffer)) is not None:
+        yield message
+
+
 def send_json(sock: socket.socket, status: int, message: Any) -> None:
     body = json.dumps(message).encode()
     head = f"HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
@@ -1234,8 +1246,7 @@ async def test_a_request_dropped_unread_on_an_idle_connection_is_sent_again() ->
     seen: list[tuple[int, str]] = []
 
     def handle(n: int, sock: socket.socket) -> None:
-        buffer = bytearray()
-        while (message := read_message(sock, buffer)) is not None:
+        for message in messages(sock):
             seen.append((n, message["method"]))
             answer(sock, message, {"tools": []})
             if n == 1:
@@ -1244,12 +1255,54 @@ async def test_a_request_dropped_unread_on_an_idle_connection_is_sent_again() ->
                 return
 
     with scripted_server(handle) as port:
-        async with connect_http(
-            f"http://127.0.0.1:{port}/mcp", ClientConfig(mode=MODERN)
-        ) as session:
+        async with connect_modern(port) as session:
             for _ in range(2):
                 assert (await session.request("tools/list")).tools == []
     assert seen == [(1, "tools/list"), (2, "tools/list")]
+
+
+async def test_one_kept_alive_connection_carries_sequential_requests() -> None:
+    """Sequential requests go on one TCP connection, one after the other; when the
+    server closes it while it is idle, the client drops it then (not when the next
+    request would have picked it), and the next request opens another."""
+    seen: list[tuple[int, str]] = []
+
+    def handle(n: int, sock: socket.socket) -> None:
+        for count, message in enumerate(messages(sock), 1):
+            seen.append((n, message["method"]))
+            answer(sock, message, {"tools": []})
+            if n == 1 and count == 3:
+                return  # closed here, idle, after its third answer
+
+    with scripted_server(handle) as port:
+        async with connect_modern(port) as session:
+            for _ in range(3):
+                assert (await session.request("tools/list")).tools == []
+            assert session.open_connections <= 1  # 0 once the close is seen
+            await settle(lambda: session.open_connections == 0)
+            assert (await session.request("tools/list")).tools == []
+            assert session.open_connections == 1
+    assert seen == [(1, "tools/list")] * 3 + [(2, "tools/list")]
+
+
+async def test_max_connections_caps_the_exchanges_running_at_once() -> None:
+    """With `max_connections=1` concurrent requests wait their turn for the one
+    connection instead of opening more (trio starts the callers in any order)."""
+    seen: list[tuple[int, str]] = []
+
+    def handle(n: int, sock: socket.socket) -> None:
+        for message in messages(sock):
+            seen.append((n, message["params"]["cursor"]))
+            answer(sock, message, {"tools": []})
+
+    with scripted_server(handle) as port:
+        async with (
+            connect_modern(port, max_connections=1) as session,
+            anyio.create_task_group() as tg,
+        ):
+            for cursor in "abcd":
+                tg.start_soon(session.request, "tools/list", {"cursor": cursor})
+    assert sorted(seen) == [(1, "a"), (1, "b"), (1, "c"), (1, "d")]
 
 
 @pytest.mark.parametrize("anyio_backend", [("trio", {"clock": trio.testing.MockClock()})])
@@ -1263,8 +1316,7 @@ async def test_auto_mode_waits_for_a_slow_discover_answer(anyio_backend: Any) ->
     seen: list[str] = []
 
     def handle(n: int, sock: socket.socket) -> None:
-        buffer = bytearray()
-        while (message := read_message(sock, buffer)) is not None:
+        for message in messages(sock):
             seen.append(message["method"])
             if message["method"] == "server/discover":
                 probed.set()

@@ -14,11 +14,13 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from mcp_adapters import ConnectionClosedError, RequestTimeoutError, sockets
+from mcp_adapters import ConnectionClosedError, RequestTimeoutError, TransportError, sockets
+from mcp_adapters.transports.process import ServerProcess, Sleep
 from mcp_core import INVALID_PARAMS, ClientConfig, Era, MCPError, NotificationReceived
 from mcp_core.types import ListRootsResult, Root
 from tests.adapters.conftest import SERVERS, echo_server, is_alive, wait_until_dead
@@ -398,3 +400,47 @@ def test_handler_threads_answer_on_the_connection_through_apply() -> None:
         answered.set()
         assert ended.wait(2 * HANG)
     assert order == ["answered", "handler ended"]
+
+
+def test_a_tcp_server_accepting_on_a_thread_of_ours_stops_when_closed_from_another() -> None:
+    """`serve_forever()` on the caller's thread (what `serve_tcp` does) returns on
+    `close()`, which ends the connections it served; nothing is accepted after."""
+    server = sockets.TcpServer(server_module.sync_handler, server_module.CONFIG)
+    accepting = threading.Thread(target=server.serve_forever)
+    accepting.start()
+    with sockets.connect_tcp("127.0.0.1", server.port, client_config("auto")) as session:
+        assert call(session, "echo", text="before") == "before"
+        server.close()
+        accepting.join(HANG)
+        assert not accepting.is_alive()
+        with pytest.raises(ConnectionClosedError):
+            call(session, "echo", text="after")
+    assert not server.sessions
+    with (
+        pytest.raises(TransportError, match="ConnectionRefused"),
+        sockets.connect_tcp("127.0.0.1", server.port, client_config("auto")),
+    ):
+        pass  # the listening socket is closed too
+
+
+def test_stopping_a_server_without_a_pidfd_polls_until_it_exits() -> None:
+    """Where there is no pidfd (before Linux 5.3, off Linux) the stop steps wait for
+    the exit in short sleeps; the server still ends, and early (stdin closed: it exits
+    on EOF, long before its close timeout)."""
+    # No watchdog: its dismissal would wait on the watchdog's own pidfd.
+    process = ServerProcess(replace(echo_server("sockets", close_timeout=HANG), watchdog=False))
+    if process.pidfd is not None:
+        os.close(process.pidfd)
+        process.pidfd = None
+    for fd in process.take_pipes():
+        os.close(fd)  # the server's stdin ends
+    steps = []
+    try:
+        for step in process.stop_steps():
+            steps.append(step)
+            assert isinstance(step, Sleep)  # no descriptor to wait on
+            time.sleep(step.seconds)
+    finally:
+        process.release()
+    assert process.returncode is not None
+    assert steps and all(step.seconds < 1 for step in steps)

@@ -338,6 +338,30 @@ async def test_legacy_status_notification_wakes_the_poller(anyio_backend: str) -
     assert seen == ["completed"]
 
 
+async def test_a_plain_function_is_a_task_status_callback_too(
+    anyio_backend: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """As `progress_callback` is: the Client sees it is not a coroutine function
+    and calls it without awaiting its None, which would fail (logged as "callback
+    failed"); the test above gives a coroutine function."""
+    board = Board("legacy", poll_ms=60_000)
+    seen: list[str] = []
+
+    def on_status(params: Any) -> None:
+        seen.append(params.status)
+
+    with anyio.fail_after(HANG):
+        async with client(board, task_status_callback=on_status, task_poll_bounds=(0.01, 30)) as c:
+            handle = await c.call_tool("slow", task=True)
+            async with anyio.create_task_group() as group:
+                group.start_soon(handle.result)
+                await anyio.sleep(0)
+                board.push_status("t1", "completed")
+    assert handle.status_value == "completed"
+    assert seen == ["completed"]
+    assert not [r for r in caplog.records if "callback failed" in r.getMessage()]
+
+
 async def test_legacy_cancel(anyio_backend: str) -> None:
     board = Board("legacy")
     with anyio.fail_after(HANG):

@@ -6,7 +6,9 @@ as is: the test passes only if what is printed is where it really serves.
 
 from __future__ import annotations
 
+import json
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -96,6 +98,23 @@ def test_says_where_it_serves_and_the_client_connects_there(
     url = served.wait_for(printed).group(1)
     assert anyio.run(first_tool, url, backend=backend) in ("double", "explode")
     status, stderr = served.interrupt()
+    assert status == 0, stderr
+    assert "Traceback" not in stderr, stderr
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_ctrl_c_with_a_connection_open_stops_cleanly(backend: str, serve: Any) -> None:
+    # A session still open when Ctrl-C arrives: on trio the interrupt used to land
+    # wherever the loop was, and one landing in a connection's session corrupted
+    # the nursery stack (exit status 1, "Nursery stack corrupted").
+    served = serve(str(SLOW_SERVER), "-t", "tcp", "--port", "0", "--backend", backend)
+    url = served.wait_for(r"serving Slow on (tcp://127\.0\.0\.1:\d+)$").group(1)
+    host, port = url.removeprefix("tcp://").split(":")
+    with socket.create_connection((host, int(port)), timeout=TIMEOUT) as sock:
+        sock.sendall(jsonl(INITIALIZE).encode())
+        reply = sock.makefile("rb").readline()
+        assert json.loads(reply)["id"] == INITIALIZE["id"]
+        status, stderr = served.interrupt()
     assert status == 0, stderr
     assert "Traceback" not in stderr, stderr
 

@@ -3,6 +3,10 @@
 `touch` announces a resource update (published on the store's fan-out, so the
 replica holding the client's stream passes it on); `hang` reports its process
 id and then waits forever, so a test can `kill -9` the replica running it.
+
+`CLUSTER_APP_TASK_HEARTBEAT="<interval> <expiry>"` (seconds) sets the task
+runner heartbeat (tests/cluster/test_task_liveness.py makes it short, so a
+killed replica's tasks fail soon); unset, the defaults stand.
 """
 
 from __future__ import annotations
@@ -12,9 +16,18 @@ import os
 import anyio
 from pydantic import BaseModel
 
-from mcp_adapters.server import Context, MCPServer
+from mcp_adapters.server import Context, MCPServer, TaskSettings
 
-mcp = MCPServer("cluster-app")
+
+def _task_settings() -> TaskSettings | None:
+    beat = os.environ.get("CLUSTER_APP_TASK_HEARTBEAT", "").split()
+    if not beat:
+        return None
+    interval, expiry = map(float, beat)
+    return TaskSettings(poll_interval=0.2, heartbeat_interval=interval, heartbeat_expiry=expiry)
+
+
+mcp = MCPServer("cluster-app", tasks=_task_settings())
 
 
 class Confirm(BaseModel):
@@ -88,3 +101,11 @@ async def gated_job(ctx: Context) -> str:
     """A task that asks before it finishes: the answer may reach any replica."""
     answer = await ctx.elicit(message="Go on?", schema=Go)
     return f"{os.getpid()} go={answer.action == 'accept' and answer.data.go}"
+
+
+@mcp.tool(task="optional")
+async def stalled() -> str:
+    """A task that waits on an event nobody sets: it stays `working` until its
+    replica is killed (or it is cancelled)."""
+    await anyio.Event().wait()
+    return "never"

@@ -110,6 +110,12 @@ def test_a_task_is_polled_answered_and_finished_across_replicas(cluster: Cluster
     assert waiting["status"] == "input_required", waiting
     ((key, question),) = waiting["inputRequests"].items()
     assert question["params"]["message"] == "Go on?"
+    # Two reads in a row: round robin sends them to both replicas, and each shows the
+    # same question (a task that asks before the first poll is polled only once above).
+    for _ in range(2):
+        again = call(cluster.url, "tasks/get", {"taskId": task_id}, task_id)
+        assert again["status"] == "input_required", again
+        assert again["inputRequests"] == waiting["inputRequests"]
     # Round robin: this update lands on either replica; the runner finds it.
     call(
         cluster.url,
@@ -121,7 +127,7 @@ def test_a_task_is_polled_answered_and_finished_across_replicas(cluster: Cluster
     assert done["status"] == "completed", done
     runner, text = done["result"]["content"][0]["text"].split(" ", 1)
     assert text == "go=True"
-    assert len(replicas_for(cluster, before, "tasks/get")) == 2  # both answered polls
+    assert len(replicas_for(cluster, before, "tasks/get")) == 2  # both answered the question
     # The result stays readable from every replica until the TTL.
     again = [call(cluster.url, "tasks/get", {"taskId": task_id}, task_id) for _ in range(2)]
     assert [t["result"]["content"][0]["text"] for t in again] == [f"{runner} go=True"] * 2

@@ -480,6 +480,69 @@ async def test_tasks_list_by_owner_and_delete(stores: Stores) -> None:
         assert [t.task_id for t in await a.tasks.list("alice", 10)] == ["t3"]
 
 
+BEAT = 10.0
+
+
+async def test_a_heartbeat_holds_until_its_expiry_on_the_store_clock(stores: Stores) -> None:
+    clock = FakeClock()
+    async with stores.pair(clock=clock) as (a, b):
+        assert await b.tasks.runner_alive("a") is False  # never beat
+        assert await a.tasks.beat(BEAT) is False  # the first beat: nothing held before
+        assert await b.tasks.runner_alive("a") is True
+        assert await b.tasks.runner_alive("b") is False  # per process id
+        clock.advance(BEAT - 1)
+        assert await b.tasks.runner_alive("a") is True
+        assert await a.tasks.beat(BEAT) is True  # renewed while it held
+        clock.advance(BEAT - 1)
+        assert await b.tasks.runner_alive("a") is True  # counted from the last beat
+        clock.advance(1)
+        assert await b.tasks.runner_alive("a") is False  # expiry reached: gone
+        assert await a.tasks.beat(BEAT) is False  # a lapse shows on the next beat
+        assert await b.tasks.runner_alive("a") is True
+
+
+async def test_a_task_of_a_runner_whose_heartbeat_expired_is_failed_once(
+    stores: Stores,
+) -> None:
+    clock = FakeClock()
+    async with stores.pair(clock=clock) as (a, b):
+        await a.tasks.beat(BEAT)
+        created = await a.tasks.create(task(runner="a"))
+        assert created is not None
+        failed = task(runner="a", status="failed", status_message="runner gone")
+        # While the runner beats, nobody can fail its task.
+        assert await b.tasks.fail_orphan(failed) is None
+        assert (await b.tasks.get("t1")).status == "working"  # type: ignore[union-attr]
+        clock.advance(BEAT)
+        stored = await b.tasks.fail_orphan(failed)
+        assert stored is not None
+        assert stored.status == "failed" and stored.expires_at == created.expires_at
+        again = await b.tasks.get("t1")
+        assert again is not None and again.status_message == "runner gone"
+        # A second reader, or the runner coming back and finishing, loses.
+        assert await a.tasks.fail_orphan(failed) is None
+        await a.tasks.beat(BEAT)
+        assert await a.tasks.update(task(status="completed", result={"content": []})) is None
+        assert (await a.tasks.get("t1")).status == "failed"  # type: ignore[union-attr]
+
+
+async def test_a_runner_that_finished_first_keeps_its_result(stores: Stores) -> None:
+    clock = FakeClock()
+    async with stores.pair(clock=clock) as (a, b):
+        await a.tasks.beat(BEAT)
+        await a.tasks.create(task(runner="a"))
+        done = await a.tasks.update(task(status="completed", result={"content": []}))
+        assert done is not None
+        clock.advance(BEAT + 1)  # the runner is gone now, but its task had ended
+        assert await b.tasks.fail_orphan(task(runner="a", status="failed")) is None
+        assert (await b.tasks.get("t1")).status == "completed"  # type: ignore[union-attr]
+        assert await b.tasks.fail_orphan(task("t9", runner="a", status="failed")) is None
+        with pytest.raises(ValueError):
+            await b.tasks.fail_orphan(task(runner="a"))  # not a failed record
+        with pytest.raises(ValueError):
+            await b.tasks.fail_orphan(task(runner=None, status="failed"))
+
+
 def test_task_records_round_trip_and_refuse_garbage() -> None:
     record_ = task(result={"content": [{"type": "text", "text": "hi"}]}, era="legacy")
     assert TaskRecord.from_json(record_.to_json()) == record_
