@@ -88,6 +88,7 @@ from ._versions import (
     META_SERVER_INFO,
     META_SUBSCRIPTION_ID,
     METHODS,
+    SPECS,
     V2024_11_05,
     V2025_11_25,
     Era,
@@ -451,6 +452,8 @@ class _Connection:
 
     def __init__(self, limits: jr.Limits) -> None:
         self.limits = limits
+        # `Limits.output_limit` is a property that computes; read per message, so once.
+        self._output_limit = limits.output_limit
         # Never assigned but through `_move`: the table in `_state.py` says which
         # moves exist, so a move it lacks is a bug caught where it happens.
         self.state: SessionState = INITIAL_SESSION_STATE[self._role]
@@ -543,7 +546,8 @@ class _Connection:
             self._wall_time = wall_time
         elif self._needs_wall_time:
             missing_wall_time()
-        self._check_receiving()
+        if self.state in _ENDED:
+            self._check_receiving()  # raises: input after the end
         events: list[Event] = []
         try:
             receive(item, events)
@@ -678,7 +682,7 @@ class _Connection:
         # a message over a size is never parsed, and a deep or wide one is refused by the
         # parser before Python's recursion limit could turn it into a crash (RELIABILITY.md
         # 1.2).
-        if isinstance(data, jr.LimitExceeded):
+        if type(data) is not bytes and isinstance(data, jr.LimitExceeded):
             self._refuse(data, events)
             return
         try:
@@ -691,7 +695,10 @@ class _Connection:
             # where the revision allows), since no id could be read.
             self._reply_error(None, exc.code, exc.message, events)
             return
-        self._receive_object(obj, events)
+        if type(obj) is dict:  # nearly every message: one call less than the router
+            self._dispatch(obj, events)
+        else:
+            self._receive_object(obj, events)
 
     def _receive_object(self, obj: Any, events: list[Event]) -> None:
         """Route a parsed message by its JSON type: an object, a batch, or junk.
@@ -968,12 +975,15 @@ class _Connection:
         # A result is validated before the application sees it: a typed event must never
         # carry a shape its type says it cannot have, and a peer's malformed result must
         # fail the one request rather than raise in the application's code.
-        spec = lookup(self._role, entry.method, self.protocol_version or "")
+        spec = SPECS.get((self._role, entry.method, self.protocol_version or ""))
         value: Any = result
         if spec is not None and spec.result is not None:
             # A task-augmented request (2025-11-25) is answered with the task, not
             # with the method's result; the result comes later from tasks/result.
-            legacy_task = self.era is not Era.MODERN and wants_task(entry.params)
+            # (`params` is kept only for a retry or a task: None is no task.)
+            legacy_task = (
+                entry.params is not None and self.era is not Era.MODERN and wants_task(entry.params)
+            )
             try:
                 value = validator("CreateTaskResult" if legacy_task else spec.result)(result)
             except pydantic.ValidationError as exc:
@@ -1106,8 +1116,9 @@ class _Connection:
             if spec.params_required:
                 raise Reject(INVALID_PARAMS, f"{spec.method} requires params")
             params = {}
+        validate = _VALIDATORS.get(spec.params) or validator(spec.params)
         try:
-            return validator(spec.params)(params)
+            return validate(params)
         except pydantic.ValidationError as exc:
             raise Reject(
                 INVALID_PARAMS, f"Invalid params for {spec.method}: {describe(exc)}"
@@ -1159,7 +1170,7 @@ class _Connection:
         message.
         """
         size = len(payload)
-        if self._outgoing_bytes + size > self.limits.output_limit:
+        if self._outgoing_bytes + size > self._output_limit:
             if automatic:
                 raise Fatal(
                     RemoteProtocolError("peer is not reading what we send", http_status=503)
@@ -1209,7 +1220,10 @@ class _Connection:
         out = self._outgoing
         if not out:
             return b""
-        data = b"\n".join([m.payload for m in out]) + b"\n"
+        if len(out) == 1:
+            data = out[0].payload + b"\n"
+        else:
+            data = b"\n".join([m.payload for m in out]) + b"\n"
         out.clear()
         self._outgoing_bytes = 0
         return data
@@ -1269,7 +1283,7 @@ class _Connection:
         """
         self._check_sending()
         revision = self._sending_revision()
-        spec = lookup(self._role, method, revision)
+        spec = SPECS.get((self._role, method, revision))
         if spec is None or not spec.is_request:
             raise LocalProtocolError(
                 f"{method!r} is not a {self._role} request in revision {revision}"
@@ -1279,7 +1293,7 @@ class _Connection:
         if len(self._outbound) + len(self._pending_inputs) >= self.limits.max_outbound_in_flight:
             raise LocalProtocolError("too many requests in flight")
         wire = to_wire(params)
-        if wire is not None and not isinstance(wire, dict):
+        if wire is not None and type(wire) is not dict and not isinstance(wire, dict):
             raise LocalProtocolError("params must be a model or a mapping")
         # The role's hook may refuse (an undeclared capability) or rewrite the params (the
         # 2026-07-28 envelope); both happen before an id is minted, so a refusal costs no
@@ -1407,7 +1421,7 @@ class _Connection:
         wire = to_wire(result)
         if wire is None:
             wire = {}
-        elif not isinstance(wire, dict):
+        elif type(wire) is not dict and not isinstance(wire, dict):
             raise LocalProtocolError("a result must be a model or a mapping")
         # A client's answer to a question inside a 2026-07-28 InputRequiredResult is not a
         # JSON-RPC response (servers send no requests then): it is collected for the retry.
@@ -1439,7 +1453,7 @@ class _Connection:
         request_input) are withdrawn and the answer queued.
         """
         target = advance_request(self._role, "inbound", entry.state, by)
-        if self._outgoing_bytes + len(payload) > self.limits.output_limit:
+        if self._outgoing_bytes + len(payload) > self._output_limit:
             raise LocalProtocolError("output buffer is full; drain data_to_send() first")
         if self._rounds:
             self._withdraw(request_id, "answered without it")

@@ -689,7 +689,7 @@ class ClientConnection(_Connection):
         """
         if self.era is Era.MODERN:
             return
-        if wants_task(entry.params):
+        if entry.params is not None and wants_task(entry.params):
             # The progress token of a task-augmented request stays valid until the
             # task ends: keep routing it to the request's id.
             task = result.get("task")

@@ -21,7 +21,10 @@ every request in flight along with the one that was too big.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
+
+# The bytes `bytes.strip()` removes (ASCII whitespace), as ints for an index test.
+_WHITESPACE: Final = frozenset(b" \t\n\r\x0b\x0c")
 
 
 class Oversized(NamedTuple):
@@ -115,16 +118,19 @@ class LineBuffer:
             if offset == len(data):
                 return items
         buffer = self._buffer
-        if not offset and not buffer and data.endswith(b"\n") and data.count(b"\n") == 1:
-            # Fast path: exactly one whole message, nothing buffered.
-            end = len(data) - 1
+        end = len(data) - 1
+        if not offset and not buffer and end >= 0 and data.find(b"\n") == end:
+            # Fast path: exactly one whole message (its first newline is its last
+            # byte), nothing buffered. Byte tests by index, no method calls.
             if end > self._max:
                 items.append(self._whole(data, 0, end))
                 return items
             line = data[:-1]
-            if line.endswith(b"\r"):
+            if line and line[-1] == 13:  # a CR before the newline
                 line = line[:-1]
-            if line.strip():
+            # Blank (only whitespace) lines are skipped; a line whose first byte is
+            # not whitespace cannot be blank, so `strip` runs only for the others.
+            if line and (line[0] not in _WHITESPACE or line.strip()):
                 items.append(line)
             return items
         buffer += memoryview(data)[offset:] if offset else data

@@ -508,7 +508,9 @@ def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_L
     """
     # A str is what a text transport (WebSocket, in-process) hands over; one holding a
     # lone surrogate has no UTF-8 form, so it is refused as a peer's invalid bytes are.
-    if isinstance(data, str):
+    if type(data) is bytes:
+        pass  # what framed and byte transports hand over: read in place
+    elif isinstance(data, str):
         try:
             data = data.encode("utf-8")
         except UnicodeEncodeError:
@@ -552,8 +554,10 @@ def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_L
     except ValueError as exc:
         raise RemoteProtocolError(f"parse error: {exc}", code=PARSE_ERROR) from None
     # Only a message longer than a limit can break it, so small ones skip the scans.
+    # (Unset, the string limit is the message limit, which `size` is within already.)
     digits = limits.max_integer_digits
-    if (size > digits and _has_digit_run(data, digits)) or size > limits.string_limit:
+    strings = limits.max_string_length
+    if (size > digits and _has_digit_run(data, digits)) or (strings is not None and size > strings):
         _walk_for_limits(value, limits)
     return value
 

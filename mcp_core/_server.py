@@ -83,6 +83,7 @@ from ._versions import (
     META_SERVER_INFO,
     META_SUBSCRIPTION_ID,
     METHODS,
+    SPECS,
     V2025_06_18,
     Era,
     MethodSpec,
@@ -132,28 +133,31 @@ _LISTEN_FILTER: Final = {
 
 
 class _EnvelopeCache:
-    """Validated envelope objects, keyed by their JSON bytes.
+    """Validated envelope objects (capabilities, clientInfo), keyed by their JSON bytes.
 
     A client sends the same capabilities and clientInfo on every 2026-07-28
     request; validating them once instead of per request is most of the
-    envelope's cost. Bounded, and shared by every connection, so the models it
-    hands out must be treated as read-only.
+    envelope's cost. The pair is one key (one encoding per request, not two).
+    Bounded, and shared by every connection, so the models it hands out must be
+    treated as read-only.
     """
 
-    __slots__ = ("_bound", "_cache", "_validate")
+    __slots__ = ("_bound", "_cache", "_capabilities", "_info")
 
-    def __init__(self, type_name: str, bound: int = 256) -> None:
-        self._validate = validator(type_name)
-        # Keyed by the canonical JSON bytes rather than the parsed object, which is not
+    def __init__(self, bound: int = 256) -> None:
+        self._capabilities = validator("ClientCapabilities")
+        self._info = validator("Implementation")
+        # Keyed by the canonical JSON bytes rather than the parsed objects, which are not
         # hashable; two requests with the same declaration produce the same bytes.
-        self._cache: dict[bytes, Any] = {}
+        self._cache: dict[bytes, tuple[Any, Any]] = {}
         self._bound = bound
 
-    def __call__(self, wire: Any) -> Any:
-        key = jr.dumps(wire)
+    def __call__(self, caps: Any, info: Any) -> tuple[Any, Any]:
+        key = jr.dumps((caps, info))
         found = self._cache.get(key)
         if found is None:
-            found = self._validate(wire)
+            # Capabilities first: an error names the first bad one, as before.
+            found = (self._capabilities(caps), self._info(info) if info is not None else None)
             # Cleared whole rather than evicted one by one: a client rarely changes its
             # declaration, so the cache is nearly always one or two entries, and only a peer
             # sending a new declaration per request (to grow our memory) fills it. Clearing
@@ -167,19 +171,17 @@ class _EnvelopeCache:
 # Built on first use, not at import: `validator` pulls in the pydantic models of `types`,
 # the slowest import of the package, which a legacy-only server never needs for the
 # envelope.
-_CAPABILITIES_CACHE: _EnvelopeCache | None = None
-_CLIENT_INFO_CACHE: _EnvelopeCache | None = None
+_ENVELOPE_CACHE: _EnvelopeCache | None = None
 
 
 def _envelope_models(caps: Any, info: Any) -> tuple[Any, Any]:
     """Validation errors are the caller's to turn into -32602: a bad declaration is the peer's
     fault, and must come back as an error naming the envelope, not as a crash.
     """
-    global _CAPABILITIES_CACHE, _CLIENT_INFO_CACHE
-    if _CAPABILITIES_CACHE is None or _CLIENT_INFO_CACHE is None:
-        _CAPABILITIES_CACHE = _EnvelopeCache("ClientCapabilities")
-        _CLIENT_INFO_CACHE = _EnvelopeCache("Implementation")
-    return _CAPABILITIES_CACHE(caps), (_CLIENT_INFO_CACHE(info) if info is not None else None)
+    global _ENVELOPE_CACHE
+    if _ENVELOPE_CACHE is None:
+        _ENVELOPE_CACHE = _EnvelopeCache()
+    return _ENVELOPE_CACHE(caps, info)
 
 
 def _envelope_problem(key: str, value: Any, expected: str) -> str:
@@ -402,7 +404,7 @@ class ServerConnection(_Connection):
         """
         version = self.protocol_version
         assert version is not None
-        spec = lookup("client", method, version)
+        spec = SPECS.get(("client", method, version))
         if spec is None or not spec.is_request:
             raise Reject(METHOD_NOT_FOUND, f"Method not found: {method}")
         # 2025-03-26 ("Ping"): a ping needs no capability and is answered promptly with an
@@ -567,7 +569,7 @@ class ServerConnection(_Connection):
         # every modern revision we speak, and the envelope (which names the revision) is
         # checked just below, so a request for an unknown method is refused even when its
         # envelope is bad.
-        spec = lookup("client", method, self.config.modern_versions[0])
+        spec = SPECS.get(("client", method, self.config.modern_versions[0]))
         if spec is None or not spec.is_request:
             raise Reject(METHOD_NOT_FOUND, f"Method not found: {method}")
         meta = params.get("_meta") if params is not None else None

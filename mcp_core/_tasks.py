@@ -65,6 +65,9 @@ MODERN_TASK_REQUESTS: Final = frozenset({"tasks/get", "tasks/update", "tasks/can
 
 def wants_task(params: Any) -> bool:
     """Whether wire params ask for task-augmented execution (2025-11-25 `task`)."""
+    if type(params) is dict:  # what the engine passes: skip the ABC checks
+        task = params.get("task")
+        return task is not None and (type(task) is dict or isinstance(task, Mapping))
     return isinstance(params, Mapping) and isinstance(params.get("task"), Mapping)
 
 
@@ -110,7 +113,7 @@ def terminal_status(method: str, wire: Any) -> str | None:
     task's status; a `tasks/result` answer is terminal by definition (it is only
     given once the task ended), which the caller handles, knowing the id.
     """
-    if not isinstance(wire, Mapping):
+    if type(wire) is not dict and not isinstance(wire, Mapping):
         return None
     task_id = wire.get("taskId")
     if type(task_id) is str and wire.get("status") in TERMINAL_STATUSES:

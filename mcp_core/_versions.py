@@ -484,6 +484,15 @@ def needs_capability(spec: MethodSpec, revision: str) -> str | None:
     return spec.server_capability
 
 
+# (sender, method, revision) -> the row `lookup` gives: the table flattened once, so
+# the per-message lookup is one dict probe (a few hundred entries, fixed at import).
+SPECS: Final[dict[tuple[Role, str, str], MethodSpec]] = {}
+for _row in _ROWS:
+    for _revision in _row.revisions:
+        SPECS.setdefault((_row.sender, _row.method, _revision), _row)
+del _row, _revision
+
+
 def lookup(sender: Role, method: str, revision: str) -> MethodSpec | None:
     """The row for `method` sent by `sender`, if `revision` has it.
 
@@ -495,10 +504,7 @@ def lookup(sender: Role, method: str, revision: str) -> MethodSpec | None:
     (sender, method, revision) dictionary of every combination, and it keeps the rows the
     one source of truth.
     """
-    for spec in _BY_KEY.get((sender, method), ()):
-        if revision in spec.revisions:
-            return spec
-    return None
+    return SPECS.get((sender, method, revision))
 
 
 def known_in_any(sender: Role, method: str, revisions: frozenset[str] | tuple[str, ...]) -> bool:

@@ -323,19 +323,33 @@ class _AsyncioStream:
 # ========================================================================= request scope
 
 
+def _no_spawn(event: Any) -> None:
+    """The spawn of a core made only to answer an exception: it never runs anything."""
+    raise AssertionError("nothing is spawned on this core")
+
+
 class _Scope:
     """The `RequestScope` `MCPServer.handle` gets: the MCP connection, ask, wake, clock."""
 
     __slots__ = ("_core", "_server", "connection")
 
-    def __init__(self, server: HTTPServer, connection: ServerConnection, core: SessionCore) -> None:
+    def __init__(
+        self, server: HTTPServer, connection: ServerConnection, core: SessionCore | None
+    ) -> None:
         self._server = server
+        # None only while a 2026-07-28 request is tried in place (`_answer_in_place`):
+        # the core is made, and `bind`s here, before anything can await `ask`.
         self._core = core
         self.connection = connection
+
+    def bind(self, core: SessionCore) -> None:
+        """Give a scope made before its core (`_answer_in_place`) the core it asks through."""
+        self._core = core
 
     async def ask(self, request_id: RequestId, questions: Any) -> InputReceived:
         """Legacy questions on this session; their answers may arrive on any TCP
         connection of the session (as `MCPEvent`s for this connection)."""
+        assert self._core is not None
         return await ask_in_place(self._core, self.connection, request_id, questions, self.wake)
 
     def wake(self) -> None:
@@ -661,9 +675,12 @@ class HTTPServer:
             modern = conn.era is not Era.LEGACY  # the core's word (None: refused first)
             if modern and not isinstance(event, (RequestReceived, InputReceived)):
                 return  # a 2026-07-28 exchange answered on the spot: nothing runs for it
+            if modern and type(event) is RequestReceived and event.method != "subscriptions/listen":
+                self._answer_in_place(conn, event)
+                return
             # A core per MCP connection, created on its first request: a 2026-07-28 POST
-            # refused on the spot never gets one, so a flood of bad requests costs no
-            # bookkeeping.
+            # refused on the spot never gets one, nor one answered in place (above), so a
+            # flood of bad requests costs no bookkeeping.
             new = SessionCore(conn, spawn=lambda e: self._spawn(conn, new, e))
             self._cores[conn] = core = new
             if modern:
@@ -672,6 +689,45 @@ class HTTPServer:
                 self.server.attach(_Scope(self, conn, new))
         core.dispatch([event])
         self._retire(conn, core)
+
+    def _answer_in_place(self, conn: ServerConnection, event: RequestReceived) -> None:
+        """A 2026-07-28 request on its own per-POST connection, with no session core
+        unless one is needed.
+
+        Most are answered where they arrive (`handle_now`: a plain tool, a list); the
+        core that routes a connection's events to waiters and handlers would be made,
+        used once and dropped per POST. It is made only when the request goes on: a
+        handler task to run (whose cancellation the core routes), or an exception to
+        answer. A listen stream, and any other event, takes the general path."""
+        work: Callable[[], Awaitable[None]] | None = None
+        if self._tg is not None and not self._closing:  # else refused as `_spawn` refuses
+            scope = _Scope(self, conn, None)
+            try:
+                work = self.server.handle_now(event, scope)
+            except Exception as exc:
+                # Answered with the error; the core is the one that phrases it.
+                SessionCore(conn, spawn=_no_spawn).answer_exception(event.request_id, exc)
+                return
+            if work is None:
+                return  # answered: `handle_events` pumps it out
+        core = self._new_core(conn, work)
+        if work is not None:
+            scope.bind(core)
+        core.dispatch([event])  # its spawn starts `work`, and the core keeps the handle
+        self._retire(conn, core)
+
+    def _new_core(
+        self, conn: ServerConnection, work: Callable[[], Awaitable[None]] | None = None
+    ) -> SessionCore:
+        """The session core of a 2026-07-28 connection, kept while something runs;
+        `work` is the handler `handle_now` already returned for its request."""
+        given = [work] if work is not None else []  # for the first spawn only
+        new = SessionCore(
+            conn, spawn=lambda e: self._spawn(conn, new, e, given.pop() if given else None)
+        )
+        self._cores[conn] = new
+        self._modern.add(conn)
+        return new
 
     def _retire(self, conn: ServerConnection, core: SessionCore) -> None:
         """Forget a core whose connection ended, or a 2026-07-28 one with nothing running.
@@ -687,22 +743,29 @@ class HTTPServer:
             self._modern.discard(conn)
 
     def _spawn(
-        self, conn: ServerConnection, core: SessionCore, event: RequestReceived | InputReceived
+        self,
+        conn: ServerConnection,
+        core: SessionCore,
+        event: RequestReceived | InputReceived,
+        work: Callable[[], Awaitable[None]] | None = None,
     ) -> anyio.CancelScope | asyncio.Task[None] | None:
+        """Run `event`'s handler; `work` when `_answer_in_place` already has it."""
         # During shutdown a new handler is cancelled before it starts: the endpoint is
         # ending every request, and a handler started now would answer a closed connection.
         if self._tg is None or self._closing:
             scope = anyio.CancelScope()
             scope.cancel()
             return scope
-        # Answered where it arrived when nothing can suspend (`handle_events` pumps it out).
-        try:
-            work = self.server.handle_now(event, _Scope(self, conn, core))
-        except Exception as exc:
-            core.answer_exception(event.request_id, exc)
-            return None
         if work is None:
-            return None
+            # Answered where it arrived when nothing can suspend (`handle_events`
+            # pumps it out).
+            try:
+                work = self.server.handle_now(event, _Scope(self, conn, core))
+            except Exception as exc:
+                core.answer_exception(event.request_id, exc)
+                return None
+            if work is None:
+                return None
         self._handlers += 1
         if self._native is not None:
             # On asyncio a handler is a bare task (cancelled as itself): anyio's

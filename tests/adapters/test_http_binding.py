@@ -476,6 +476,54 @@ async def test_errors_reach_the_caller(mode: str) -> None:
         )
 
 
+class RefusesInPlace(MCPServer):
+    """`handle_now` itself raising: the request is answered with the error, from
+    the 2026-07-28 path that makes no session core for what it answers in place."""
+
+    def handle_now(self, request: Any, scope: Any) -> Any:
+        if request.method == "tools/list":
+            raise MCPError(-32602, "not listed here", {"why": "test"})
+        return super().handle_now(request, scope)
+
+
+async def test_modern_posts_answered_in_place_keep_no_session_core() -> None:
+    """A plain tool, a coroutine tool and a refusal raised by `handle_now`, each on
+    its own 2026-07-28 POST: every one is answered, and once they are, the server
+    holds no per-POST session core (one is made only while a handler runs)."""
+    server = RefusesInPlace("in-place")
+
+    @server.tool()
+    def plain(text: str) -> str:
+        return text
+
+    @server.tool()
+    async def awaited(text: str) -> str:
+        await anyio.sleep(0)
+        return text.upper()
+
+    async with (
+        serving(server) as running,
+        connect_http(url_of(running), ClientConfig(mode=MODERN)) as session,
+    ):
+        for i in range(3):
+            plain_result = await session.request(
+                "tools/call", {"name": "plain", "arguments": {"text": f"p{i}"}}
+            )
+            assert text_of(plain_result) == f"p{i}"
+            awaited_result = await session.request(
+                "tools/call", {"name": "awaited", "arguments": {"text": f"a{i}"}}
+            )
+            assert text_of(awaited_result) == f"A{i}"
+            with pytest.raises(MCPError) as raised:
+                await session.request("tools/list")
+            assert (raised.value.code, raised.value.message) == (-32602, "not listed here")
+            assert raised.value.data == {"why": "test"}
+        with anyio.fail_after(HANG):
+            while running._cores:  # the last handler's core goes when its task ends
+                await anyio.sleep(0.01)
+        assert not running._modern
+
+
 @pytest.mark.parametrize("mode", ["legacy", MODERN])
 async def test_elicitation_round_trip_bistro(mode: str) -> None:
     """Legacy: `elicitation/create` on the POST's SSE stream, answered by a POST.
