@@ -38,24 +38,7 @@ def test_the_default_run_feeds_at_least_20000_inputs() -> None:
     assert len(quick_plan()) + SHARDS * SAMPLED_PER_SHARD >= 20_000
 
 
-# No coverage tracing (pytest-cov's `no_cover`) in five of the eight shards: they feed
-# about 31,000 inputs through the engine, and tracing every line of each doubled their
-# CPU time (the eight alone, one process: 35.9 s of CPU with, 17.0 s without), in a
-# suite whose wall time is its CPU time over two cores. Shards 0, 2 and 5 stay traced:
-# together they reach every line and branch of mcp_core that only this fuzzer reaches
-# (with all eight untraced, 22 lines and 39 arcs went uncovered: HTTP and JSON-RPC
-# error paths). The plan and the samples are fixed, so which shard reaches what does
-# not change from run to run. What every shard asserts is unchanged.
-TRACED_SHARDS = (0, 2, 5)
-
-
-@pytest.mark.parametrize(
-    "shard",
-    [
-        pytest.param(shard, marks=() if shard in TRACED_SHARDS else pytest.mark.no_cover)
-        for shard in range(SHARDS)
-    ],
-)
+@pytest.mark.parametrize("shard", range(SHARDS))
 def test_type_confusion(shard: int) -> None:
     items = quick_plan()[shard::SHARDS]
     sampled = list(sampled_plan(SAMPLE_SEED + shard, SAMPLED_PER_SHARD))
