@@ -148,6 +148,10 @@ class Calls:
     error_kinds: dict[str, int] = field(default_factory=dict)
 
 
+#: How long a measured window may be stretched to see its `min_calls` (see `load`).
+STRETCH_LIMIT = 60.0
+
+
 async def load(
     url: str,
     mode: str,
@@ -155,10 +159,16 @@ async def load(
     warmup: float,
     seconds: float,
     midway: Callable[[], None] | None = None,
+    min_calls: int = 1,
 ) -> tuple[Calls, float]:
     """`clients` clients making one call at a time: `warmup` seconds unmeasured,
     then `seconds` measured (`midway()` runs halfway). Returns the calls and the
-    measured window's start, on `time.perf_counter`."""
+    measured window's start, on `time.perf_counter`.
+
+    The window is stretched past `seconds` until `min_calls` calls have ended in
+    it (for at most `STRETCH_LIMIT` seconds more): on a loaded machine a short
+    window can end before any call does, and a row of no calls has no latency to
+    report. The rows' rates divide by the window as it really was."""
     clock = time.perf_counter
     calls = Calls()
     measuring = False
@@ -200,6 +210,9 @@ async def load(
                 await anyio.sleep(seconds / 2)
                 midway()
                 await anyio.sleep(seconds / 2)
+            stretched = clock() + STRETCH_LIMIT
+            while len(calls.latencies) < min_calls and clock() < stretched:
+                await anyio.sleep(0.01)
             stop = True  # each worker ends after its current call
     return calls, start
 

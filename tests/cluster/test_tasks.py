@@ -159,16 +159,6 @@ def test_a_legacy_task_is_polled_on_any_replica(cluster: Cluster) -> None:
     assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
 
 
-def settled_hits(cluster: Cluster, count: int) -> list[Any]:
-    """The access log once it holds `count` lines (nginx writes each as its response ends)."""
-    deadline = time.monotonic() + HANG
-    while True:
-        hits = cluster.hits()
-        if len(hits) >= count or time.monotonic() > deadline:
-            return hits
-        time.sleep(0.02)
-
-
 def test_a_legacy_tasks_question_is_asked_through_any_replica(cluster: Cluster) -> None:
     """2025-11-25: `gated_job` asks while running on one replica; the client's
     `tasks/result` (sent on seeing input_required) lands, by round robin, on the
@@ -176,7 +166,21 @@ def test_a_legacy_tasks_question_is_asked_through_any_replica(cluster: Cluster) 
     answer reaches the body through the store, and the result comes back there."""
     raw = Raw(cluster.url)
     raw.open(capabilities={"elicitation": {"form": {}}})
-    before = len(settled_hits(cluster, 0))
+    # This session's lines only: a line of an earlier test's request can trail into
+    # the log (nginx writes it when that response ends), and would shift the count.
+    session = raw.session_id
+    assert session is not None
+
+    def mine(count: int) -> list[Any]:
+        deadline = time.monotonic() + HANG
+        while True:
+            hits = [hit for hit in cluster.hits() if hit.session == session]
+            if len(hits) >= count or time.monotonic() > deadline:
+                return hits
+            time.sleep(0.02)
+
+    before = len(mine(1))  # notifications/initialized (the initialize had no session yet)
+    assert before == 1
     sent = 0
 
     def request(method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -190,7 +194,7 @@ def test_a_legacy_tasks_question_is_asked_through_any_replica(cluster: Cluster) 
     while request("tasks/get", {"taskId": task_id})["result"]["status"] != "input_required":
         assert time.monotonic() < deadline, "the task never asked"
         time.sleep(0.05)
-    hits = settled_hits(cluster, before + sent)
+    hits = mine(before + sent)
     runner = hits[before].replica  # the tools/call's replica runs the body
     # Round robin over two: the next request goes to the one the last did not.
     if hits[before + sent - 1].replica != runner:
@@ -221,6 +225,6 @@ def test_a_legacy_tasks_question_is_asked_through_any_replica(cluster: Cluster) 
     events.close()
     assert result["result"]["content"][0]["text"].endswith(" go=True")
     # Two lines more: the answer's 202 (logged first: it ended first) and the tasks/result.
-    hits = settled_hits(cluster, before + sent + 2)
+    hits = mine(before + sent + 2)
     (carried,) = [hit for hit in hits[before + sent :] if hit.status == 200]
     assert carried.replica != runner  # the tasks/result reached the other replica
