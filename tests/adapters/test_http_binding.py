@@ -1347,3 +1347,52 @@ async def test_auto_mode_waits_for_a_slow_discover_answer(anyio_backend: Any) ->
             release.set()
     assert [c.era for c in connected] == [Era.MODERN]
     assert seen == ["server/discover", "tools/list"]
+
+
+def _accepted_socket_options(port: int, peer_port: int) -> tuple[int, int]:
+    """(TCP_NODELAY, SO_KEEPALIVE) of this process's socket serving `peer_port` on `port`.
+
+    The server runs in this process, so its accepted socket is one of our descriptors:
+    found by its addresses and read through a duplicate, as the kernel holds it."""
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            fd = os.dup(int(name))
+        except OSError:
+            continue
+        try:
+            sock = socket.socket(fileno=fd)
+        except OSError:
+            os.close(fd)
+            continue
+        with sock:
+            try:
+                if sock.type != socket.SOCK_STREAM or sock.family != socket.AF_INET:
+                    continue
+                if sock.getsockname()[1] != port or sock.getpeername()[1] != peer_port:
+                    continue
+            except OSError:  # a listener has no peer
+                continue
+            return (
+                sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY),
+                sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE),
+            )
+    raise AssertionError(f"no socket of ours serves 127.0.0.1:{peer_port} on port {port}")
+
+
+async def test_accepted_connections_send_without_nagle_delay() -> None:
+    # Without TCP_NODELAY, an SSE event written after one the client has not yet
+    # acknowledged (the result after a legacy elicitation question) waited for the
+    # client's delayed ACK: 40 ms per round on Linux.
+    async with (
+        serving(make_server(Probe())) as running,
+        await anyio.connect_tcp("127.0.0.1", running.port) as stream,
+    ):
+        with anyio.fail_after(HANG):
+            await stream.send(raw_request("POST", running.port, body=legacy_body("ping")))
+            assert (await stream.receive()).startswith(b"HTTP/1.1 ")
+        peer_port = stream.extra(anyio.abc.SocketAttribute.local_port)
+        nodelay, keepalive = await anyio.to_thread.run_sync(
+            _accepted_socket_options, running.port, peer_port
+        )
+    assert nodelay != 0
+    assert keepalive != 0
