@@ -47,16 +47,18 @@ unit: $(STAMP) servers
 
 test: lint typecheck unit
 
-# The byte-level Hypothesis fuzz tests at ten times their `make test` size
-# (40,000 examples), then the type-confusion fuzzer at full size (not part of
-# `make test`, which feeds a share of the same inputs): every field of every message of every revision of
+# The byte-level Hypothesis fuzz tests and the state machines at ten times their
+# `make test` size (20,000 byte-level examples, 1,500 machine runs), then the
+# type-confusion fuzzer at full size (not part of `make test`, which feeds a share
+# of the same inputs): every field of every message of every revision of
 # the wrong JSON type, then seeded random stacks of changes, 1,000,000 inputs on
 # two workers; prints the count and a summary, fails on any failure.
 # `make fuzz FUZZ_ARGS="--count 200000 --seed 7 --workers 1"`.
 FUZZ_ARGS ?=
 
 fuzz: $(STAMP)
-	MCP_FUZZ_SCALE=10 $(BIN)/pytest -q -p no:cacheprovider tests/fuzz/test_fuzz.py
+	MCP_FUZZ_SCALE=10 $(BIN)/pytest -q -p no:cacheprovider tests/fuzz/test_fuzz.py \
+		tests/fuzz/test_state_machine.py
 	$(BIN)/python fuzz/type_confusion.py $(FUZZ_ARGS)
 
 # The official MCP conformance suite (npm, pinned) against examples/conformance/.

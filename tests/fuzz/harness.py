@@ -9,6 +9,7 @@ and the results compared. `feed` delivers chunks and enforces invariants (i) and
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -206,6 +207,18 @@ def client_factory(setup: str, *, limits: Limits = DEFAULT_LIMITS) -> Factory:
 
 
 # ----------------------------------------------------------------- feeding
+
+
+#: How many times its `make test` size each Hypothesis fuzz test runs: 1 in the
+#: default run, 10 in `make fuzz` (MCP_FUZZ_SCALE=10). The examples are derandomized,
+#: the same on every run, so more of them in every CI run would repeat the same inputs;
+#: the larger run looks further.
+SCALE = float(os.environ.get("MCP_FUZZ_SCALE", "1"))
+
+
+def scaled(examples: int) -> int:
+    """`examples` (the count in `make test`) times `SCALE`, at least 1."""
+    return max(1, round(examples * SCALE))
 
 
 @dataclass

@@ -60,10 +60,11 @@ from mcp_core.testing.strategies import (
     valid_results,
 )
 
-from .harness import CLIENT_CAPABILITIES, check
+from .harness import CLIENT_CAPABILITIES, check, scaled
 
+# 50 runs of up to 50 steps in `make test`, ten times more in `make fuzz` (`scaled`).
 STATEFUL = settings(
-    max_examples=100,
+    max_examples=scaled(50),
     stateful_step_count=50,
     derandomize=True,
     deadline=None,
@@ -519,7 +520,7 @@ class PairMachine(RuleBasedStateMachine):
                 assert side.terminal[rid] == 1, f"{which} request {rid!r} never settled"
 
 
-PairMachine.TestCase.settings = settings(STATEFUL, max_examples=200)
+PairMachine.TestCase.settings = settings(STATEFUL, max_examples=scaled(100))
 # No coverage tracing (pytest-cov's `no_cover`) in either machine: it more than
 # doubled their CPU time (this module: 17 s of CPU without, 40 s with) for what
 # they assert, which is unchanged.
