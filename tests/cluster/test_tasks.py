@@ -159,6 +159,16 @@ def test_a_legacy_task_is_polled_on_any_replica(cluster: Cluster) -> None:
     assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
 
 
+def settled_hits(cluster: Cluster, count: int) -> list[Any]:
+    """The access log once it holds `count` lines (nginx writes each as its response ends)."""
+    deadline = time.monotonic() + HANG
+    while True:
+        hits = cluster.hits()
+        if len(hits) >= count or time.monotonic() > deadline:
+            return hits
+        time.sleep(0.02)
+
+
 def test_a_legacy_tasks_question_is_asked_through_any_replica(cluster: Cluster) -> None:
     """2025-11-25: `gated_job` asks while running on one replica; the client's
     `tasks/result` (sent on seeing input_required) lands, by round robin, on the
