@@ -12,7 +12,7 @@ the failure instead of waiting until the TTL. The only bound is the hang guard.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -20,9 +20,9 @@ import pytest
 from mcp_adapters.server._tasks import RUNNER_LOST
 from tests.timing import HANG
 
-from .harness import ROOT, Cluster, Replica
+from .harness import ROOT, Cluster, Hit, Replica
 from .raw import Raw
-from .test_tasks import call, poll, settled_hits
+from .test_tasks import call, poll
 
 APP = ROOT / "tests" / "cluster" / "cluster_app.py"
 
@@ -46,20 +46,36 @@ def replica_at(cluster: Cluster, address: str) -> Replica:
     return found
 
 
+def lines(cluster: Cluster, keep: Callable[[Hit], bool], count: int) -> list[Hit]:
+    """The access log's lines that `keep` picks, once there are `count` of them."""
+    deadline = time.monotonic() + HANG
+    while True:
+        kept = [hit for hit in cluster.hits() if keep(hit)]
+        if len(kept) >= count or time.monotonic() > deadline:
+            return kept
+        time.sleep(0.02)
+
+
+def modern_tools_call(hit: Hit) -> bool:
+    """A stateless 2026-07-28 tools/call (no session; its method mirrored in a header)."""
+    return hit.mcp_method == "tools/call" and hit.session == "-"
+
+
 def test_kill_9_of_the_runner_fails_its_tasks_on_the_other_replica(cluster: Cluster) -> None:
     legacy = Raw(cluster.url)
     legacy.open()
-    before = len(settled_hits(cluster, 0))
     created = legacy.request("tools/call", {"name": "stalled", "arguments": {}, "task": {}})
     legacy_id = created["result"]["task"]["taskId"]
-    runner = settled_hits(cluster, before + 1)[before].replica
+    # The session's second line (the first is notifications/initialized): lines are
+    # picked by what they are, not by where they stand, since a line of another
+    # request can trail into the log.
+    runner = lines(cluster, lambda hit: hit.session == legacy.session_id, 2)[1].replica
     # A 2026-07-28 task on the same replica: round robin gets there within two calls.
     modern_id: str | None = None
     others: list[str] = []
-    for _ in range(4):
-        before = len(settled_hits(cluster, 0))
+    for sent in range(1, 5):
         task = call(cluster.url, "tools/call", {"name": "stalled", "arguments": {}}, "stalled")
-        if settled_hits(cluster, before + 1)[before].replica == runner:
+        if lines(cluster, modern_tools_call, sent)[sent - 1].replica == runner:
             modern_id = task["taskId"]
             break
         others.append(task["taskId"])

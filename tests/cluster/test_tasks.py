@@ -113,9 +113,9 @@ def test_a_task_is_polled_answered_and_finished_across_replicas(cluster: Cluster
     # Two reads in a row: round robin sends them to both replicas, and each shows the
     # same question (a task that asks before the first poll is polled only once above).
     for _ in range(2):
-        again = call(cluster.url, "tasks/get", {"taskId": task_id}, task_id)
-        assert again["status"] == "input_required", again
-        assert again["inputRequests"] == waiting["inputRequests"]
+        read = call(cluster.url, "tasks/get", {"taskId": task_id}, task_id)
+        assert read["status"] == "input_required", read
+        assert read["inputRequests"] == waiting["inputRequests"]
     # Round robin: this update lands on either replica; the runner finds it.
     call(
         cluster.url,
