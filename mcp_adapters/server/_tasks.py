@@ -154,15 +154,20 @@ def legacy_task(record: TaskRecord) -> dict[str, Any]:
     Two wire shapes for one record, because the two eras name the durations differently
     (`ttl` vs `ttlMs`); the record itself is era-neutral so any replica can answer either.
     """
+    return _task_fields(record, "ttl", "pollInterval")
+
+
+def _task_fields(record: TaskRecord, ttl_key: str, poll_key: str) -> dict[str, Any]:
+    """The fields both eras' `Task` share, under the era's names for the two durations."""
     wire: dict[str, Any] = {
         "taskId": record.task_id,
         "status": record.status,
         "createdAt": record.created_at,
         "lastUpdatedAt": record.last_updated_at,
-        "ttl": record.ttl_ms,
+        ttl_key: record.ttl_ms,
     }
     if record.poll_interval_ms is not None:
-        wire["pollInterval"] = record.poll_interval_ms
+        wire[poll_key] = record.poll_interval_ms
     if record.status_message is not None:
         wire["statusMessage"] = record.status_message
     return wire
@@ -171,17 +176,7 @@ def legacy_task(record: TaskRecord) -> dict[str, Any]:
 def modern_task(record: TaskRecord, *, detailed: bool) -> dict[str, Any]:
     """A record as the extension's `Task`, or its `DetailedTask` (what `tasks/get`
     and `notifications/tasks` show: the open questions, the result or the error)."""
-    wire: dict[str, Any] = {
-        "taskId": record.task_id,
-        "status": record.status,
-        "createdAt": record.created_at,
-        "lastUpdatedAt": record.last_updated_at,
-        "ttlMs": record.ttl_ms,
-    }
-    if record.poll_interval_ms is not None:
-        wire["pollIntervalMs"] = record.poll_interval_ms
-    if record.status_message is not None:
-        wire["statusMessage"] = record.status_message
+    wire = _task_fields(record, "ttlMs", "pollIntervalMs")
     if detailed:
         if record.status == "input_required":
             answered = record.input_responses or {}
