@@ -15,10 +15,10 @@ parsing, validation and limits are the same, so in-process behaviour is
 wire behaviour.
 
 Re-entrancy: delivering to one end can make it queue output (an automatic
-error reply) or finish; `Link.pump` runs a single loop that keeps moving data
-both ways until neither end has anything queued, and a nested `pump()` only
-asks that loop for one more pass. End of stream travels through the same loop,
-after everything queued before it.
+error reply, or its session's answer) or finish; `Link.pump` runs a single loop
+that keeps moving data from every end marked as having output until none is,
+and a nested `pump()` only marks its end for that loop. End of stream travels
+through the same loop, after everything queued before it.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import Any
 from mcp_adapters._driver import DriverCore, EventSink, SansIOConnection
 from mcp_adapters._errors import TransportError
 from mcp_adapters.backends import Backend
+from mcp_core import OutgoingMessage
 
 logger = logging.getLogger(__name__)
 
@@ -52,34 +53,49 @@ class LinkEnd:
 class Link:
     """The shared pump of two `LinkDriver`s."""
 
-    __slots__ = ("_again", "_pumping", "ends")
+    __slots__ = ("_pumping", "ends")
 
     def __init__(self) -> None:
         self.ends = (LinkEnd(self), LinkEnd(self))
         self._pumping = False
-        self._again = False
 
     def peer_of(self, driver: LinkDriver) -> LinkDriver | None:
         a, b = self.ends
         return b.driver if a.driver is driver else a.driver
 
-    def pump(self) -> None:
-        """Move queued bytes (and end of stream) both ways until nothing is left."""
+    def pump(self, origin: LinkDriver | None = None) -> None:
+        """Move queued messages (and end of stream) both ways until nothing is left.
+
+        `origin` is the end that queued something (None: either may have). Each end
+        carries a `pending` mark: set by its own wake, and by a delivery to it (what it
+        receives may make it answer by itself, an error reply say). The pump moves
+        output from marked ends only, so a round trip is three deliveries (the
+        request, the answer, and a look that finds nothing more at the asking end),
+        not two full passes over both ends.
+        """
+        if origin is not None:
+            origin.pending = True
+        else:
+            for end in self.ends:
+                if end.driver is not None:
+                    end.driver.pending = True
         if self._pumping:
-            self._again = True
-            return
+            return  # the running loop sees the mark
         self._pumping = True
         try:
-            again = True
-            while again:
-                self._again = False
+            while True:
                 a, b = self.ends[0].driver, self.ends[1].driver
-                moved = False
-                if a is not None:
-                    moved = a.deliver_to(b)
-                if b is not None:
-                    moved = b.deliver_to(a) or moved
-                again = moved or self._again
+                if a is None or b is None:
+                    break  # not joined yet, or one end gone: the marks stay for later
+                if a.pending:
+                    src, dst = a, b
+                elif b.pending:
+                    src, dst = b, a
+                else:
+                    break
+                src.pending = False
+                if src.deliver_to(dst):
+                    dst.pending = True
         finally:
             self._pumping = False
         for end in self.ends:
@@ -108,6 +124,8 @@ class LinkDriver:
         self._timer = backend.timer(self.expire)
         end.driver = self
         self._eof_pending = False
+        #: Output may be queued here (see `Link.pump`).
+        self.pending = False
         self._armed: float | None = None
         #: An MCP connection takes whole messages; other sans-IO objects get bytes.
         self.framed = hasattr(connection, "messages_to_send") and hasattr(
@@ -134,7 +152,7 @@ class LinkDriver:
 
     def wake(self) -> None:
         """Output was queued: deliver it now."""
-        self._link.pump()
+        self._link.pump(self)
 
     def finish(self) -> None:
         """Take no more input; deliver what is queued, then end the peer's input."""
@@ -142,7 +160,7 @@ class LinkDriver:
 
     def _finished(self) -> None:
         self._eof_pending = True
-        self._link.pump()
+        self._link.pump(self)
         self._timer.close()
 
     #: Never writing: the peer takes every write at once.
@@ -174,7 +192,7 @@ class LinkDriver:
             # Message by message: no newline joining and splitting between two engines.
             messages = self._conn.messages_to_send()  # type: ignore[attr-defined]
             if messages and not peer.core.input_done:
-                peer.feed_messages([m.payload for m in messages])
+                peer.feed_messages(messages)
             sent = bool(messages)
         else:
             data = self._conn.data_to_send()
@@ -182,26 +200,37 @@ class LinkDriver:
                 peer.feed(data)
             sent = bool(data)
         # What the peer no longer reads is dropped, as on a closed socket.
-        if self._eof_pending and not sent:
-            self._eof_pending = False
-            peer.feed(b"")
-            return True
+        if self._eof_pending:
+            if sent:
+                self.pending = True  # the end of stream goes on the next turn, after these
+            else:
+                self._eof_pending = False
+                peer.feed(b"")
+                return True
         return sent
 
     def feed(self, data: bytes) -> None:
         if not self.core.input_done:
             self.core.feed(data)
 
-    def feed_messages(self, payloads: list[bytes]) -> None:
-        receive = self._conn.receive_message  # type: ignore[attr-defined]
+    def feed_messages(self, messages: list[OutgoingMessage]) -> None:
+        """The peer's queued messages (`messages_to_send()`), each read as one frame."""
+        conn = self._conn
+        receive = conn.receive_message  # type: ignore[attr-defined]
         core = self.core
         wall_time = core.wall_clock()
         try:
-            events: list[Any] = []
-            for payload in payloads:
-                if self._conn.state in _ENDED:  # type: ignore[attr-defined]
-                    break  # closed, or a fatal message ended it: nothing more is read
-                events.extend(receive(payload, wall_time=wall_time))
+            if len(messages) == 1:  # nearly always: no list of our own
+                ended = conn.state in _ENDED  # type: ignore[attr-defined]
+                events: list[Any] = (
+                    [] if ended else receive(messages[0].payload, wall_time=wall_time)
+                )
+            else:
+                events = []
+                for message in messages:
+                    if conn.state in _ENDED:  # type: ignore[attr-defined]
+                        break  # closed, or a fatal message ended it: nothing more is read
+                    events.extend(receive(message.payload, wall_time=wall_time))
             core.on_events(events)
         except Exception:
             logger.exception("link: processing input failed; closing")
@@ -226,7 +255,7 @@ class LinkDriver:
             events: list[Any] = self._conn.tick(now)
             if events:
                 self.core.on_events(events)
-        self._link.pump()
+        self._link.pump(self)
 
 
 __all__ = ["Link", "LinkDriver", "LinkEnd", "link_pair"]
