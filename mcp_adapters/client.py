@@ -393,7 +393,10 @@ class Client:
         """
         if ttl is not None and not task:
             raise ValueError("ttl= is the TTL of a task: pass task=True too")
-        modern = self._modern()
+        # `_modern()` and `_request()`, inline: this is the hot call of most clients.
+        session = self.session
+        connected = session.connected
+        modern = connected is not None and connected.era is Era.MODERN
         if task and modern and not self.tasks:
             raise ValueError(
                 "a 2026-07-28 server runs tasks only for clients that declare the "
@@ -417,7 +420,7 @@ class Client:
         if follow_progress:
             self._progress_task_calls += 1
         try:
-            result: Any = await self._request(
+            result: Any = await session.request(
                 "tools/call",
                 params,
                 timeout=read_timeout if read_timeout is not None else self.read_timeout,
@@ -720,6 +723,8 @@ class Client:
                 self._idle.set()
 
     def _on_event(self, event: Event) -> None:
+        if type(event) is ResponseReceived and not self._progress_task_calls:
+            return  # most events: an answer no task call waits to see first
         if isinstance(event, ProgressReceived):
             if self._task_progress:
                 entry = self._task_progress.get(event.request_id)

@@ -981,8 +981,12 @@ class _Connection:
             # A task-augmented request (2025-11-25) is answered with the task, not
             # with the method's result; the result comes later from tasks/result.
             # (`params` is kept only for a retry or a task: None is no task.)
+            params = entry.params
             legacy_task = (
-                entry.params is not None and self.era is not Era.MODERN and wants_task(entry.params)
+                params is not None
+                and "task" in params  # (no call for the plain request, the common case)
+                and self.era is not Era.MODERN
+                and wants_task(params)
             )
             try:
                 value = validator("CreateTaskResult" if legacy_task else spec.result)(result)
@@ -1141,7 +1145,7 @@ class _Connection:
         echoed back in every progress notification and must be a valid one there.
         """
         token = meta.get("progressToken") if type(meta) is dict else None
-        if not jr.is_request_id(token):
+        if token is not None and not jr.is_request_id(token):
             token = None
         self._inbound[rid] = Inbound(method, token, log_level, capabilities, params)
         return token
@@ -1322,7 +1326,10 @@ class _Connection:
                 rid,
                 # Kept for a 2026-07-28 retry, and for a 2025-11-25 task-augmented
                 # request, whose answer is a CreateTaskResult (see `_accept_result`).
-                wire if spec.input_required or wants_task(wire) else None,
+                # (`"task" in wire` first: no call for the plain request, the common case)
+                wire
+                if spec.input_required or (wire is not None and "task" in wire and wants_task(wire))
+                else None,
             ),
         )
         return rid
@@ -1603,7 +1610,9 @@ class _Connection:
         caller now knows the latest deadline, so nothing set before counts as moved.
         """
         self._armed_epoch = self._deadline_epoch
-        return self._deadlines.next(self._outbound)
+        deadlines = self._deadlines
+        # (no deadline at all, the common case without timeouts: no call)
+        return deadlines.next(self._outbound) if deadlines.heap else None
 
     @property
     def deadline_moved(self) -> bool:

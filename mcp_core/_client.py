@@ -485,6 +485,8 @@ class ClientConnection(_Connection):
         if self._pending_events:
             self._armed_epoch = self._deadline_epoch
             return float("-inf")
+        if not self._pending_inputs:  # nearly always: only the wire's deadlines
+            return super().next_deadline()
         deadlines = [p.deadline for p in self._pending_inputs.values() if p.deadline is not None]
         wire = super().next_deadline()
         if wire is not None:
@@ -689,7 +691,8 @@ class ClientConnection(_Connection):
         """
         if self.era is Era.MODERN:
             return
-        if entry.params is not None and wants_task(entry.params):
+        params = entry.params
+        if params is not None and "task" in params and wants_task(params):
             # The progress token of a task-augmented request stays valid until the
             # task ends: keep routing it to the request's id.
             task = result.get("task")
@@ -707,7 +710,7 @@ class ClientConnection(_Connection):
             meta = result.get("_meta")
             related = meta.get(RELATED_TASK_META_KEY) if type(meta) is dict else None
             self._task_over(related.get("taskId") if type(related) is dict else None)
-        else:
+        elif "taskId" in result:  # (no taskId: no terminal status, the common case)
             self._task_over(terminal_status(entry.method, result))
 
     def _task_over(self, task_id: Any) -> None:
@@ -1034,8 +1037,10 @@ class ClientConnection(_Connection):
         the receiver declared; 2026-07-28 (SEP-2663) has no task param at all, the server
         decides, and only for a request that declared the extension.
         """
+        # (`"task" in params` first: no call for the plain request, the common case)
+        asks = params is not None and "task" in params and wants_task(params)
         if self.era is Era.MODERN:
-            if wants_task(params):
+            if asks:
                 raise LocalProtocolError(
                     "2026-07-28 has no task param: declare the tasks extension in the "
                     "client capabilities and the server decides"
@@ -1047,7 +1052,7 @@ class ClientConnection(_Connection):
                     f"{spec.method} needs the tasks extension in the client capabilities"
                 )
             return
-        if not wants_task(params):
+        if not asks:
             return
         cap = LEGACY_AUGMENTABLE.get(("client", spec.method))
         if cap is None:

@@ -610,7 +610,10 @@ def encode_request(request_id: RequestId, method: str, params: Mapping[str, Any]
     msg: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
     if params is not None:
         msg["params"] = params
-    return dumps(msg)
+    try:  # `dumps`, inline: one call less per request
+        return pydantic_core.to_json(msg, inf_nan_mode="null")
+    except pydantic_core.PydanticSerializationError:
+        return dumps(msg)
 
 
 def encode_notification(method: str, params: Mapping[str, Any] | None) -> bytes:
@@ -625,7 +628,11 @@ def encode_notification(method: str, params: Mapping[str, Any] | None) -> bytes:
 def encode_result(request_id: RequestId, result: Mapping[str, Any]) -> bytes:
     """A success response; its id is the request's, unchanged in type (a string
     "1" and an integer 1 are different ids)."""
-    return dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
+    msg = {"jsonrpc": "2.0", "id": request_id, "result": result}
+    try:  # `dumps`, inline: one call less per result
+        return pydantic_core.to_json(msg, inf_nan_mode="null")
+    except pydantic_core.PydanticSerializationError:
+        return dumps(msg)
 
 
 def encode_error(

@@ -206,13 +206,14 @@ class RecentIds:
 class DeadlineHeap:
     """Deadlines of outbound requests, with lazy deletion of settled ones."""
 
-    __slots__ = ("_heap", "_seq")
+    __slots__ = ("_seq", "heap")
 
     def __init__(self) -> None:
         """An empty heap; `_seq` breaks ties so ids of different types (int and str, both
         legal JSON-RPC ids) are never compared.
         """
-        self._heap: list[tuple[float, int, RequestId]] = []
+        #: (deadline, seq, id) entries, live and settled; empty when no deadline is set.
+        self.heap: list[tuple[float, int, RequestId]] = []
         self._seq = 0
 
     def push(self, deadline: float, request_id: RequestId, live: dict[RequestId, Outbound]) -> None:
@@ -221,22 +222,22 @@ class DeadlineHeap:
         the heap is rebuilt when stale entries outnumber live ones, so it stays O(live).
         """
         self._seq += 1
-        heap = self._heap
+        heap = self.heap
         heapq.heappush(heap, (deadline, self._seq, request_id))
         if len(heap) > 2 * len(live) + 64:
             # Settled entries linger until they reach the top; rebuild to stay bounded.
-            self._heap = [
+            self.heap = [
                 item
                 for item in heap
                 if (entry := live.get(item[2])) is not None and entry.deadline == item[0]
             ]
-            heapq.heapify(self._heap)
+            heapq.heapify(self.heap)
 
     def next(self, live: dict[RequestId, Outbound]) -> float | None:
         """The earliest deadline of a request still live under that deadline, or None;
         stale entries met on the way are dropped.
         """
-        heap = self._heap
+        heap = self.heap
         while heap:
             deadline, _, rid = heap[0]
             entry = live.get(rid)
@@ -250,7 +251,7 @@ class DeadlineHeap:
         of a deadline since moved, are discarded without being reported.
         """
         expired: list[RequestId] = []
-        heap = self._heap
+        heap = self.heap
         while heap and heap[0][0] <= now:
             deadline, _, rid = heapq.heappop(heap)
             entry = live.get(rid)
@@ -260,4 +261,4 @@ class DeadlineHeap:
 
     def __len__(self) -> int:
         """Entries held, stale ones included (for the invariant checks)."""
-        return len(self._heap)
+        return len(self.heap)

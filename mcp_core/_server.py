@@ -68,7 +68,6 @@ from ._tasks import (
     TASKS_EXTENSION,
     LiveTasks,
     extension_declared,
-    is_task_augmented,
     missing_extension,
     related_task_meta,
     terminal_status,
@@ -425,7 +424,8 @@ class ServerConnection(_Connection):
         model = self._validate_params(spec, params)
         # 2025-11-25 (`basic/utilities/tasks`): a receiver that did not declare task support
         # for a request type MUST process the request normally, ignoring the task metadata.
-        if is_task_augmented(model) and not has_capability(
+        # (`is_task_augmented`, inline: this runs for every request)
+        if getattr(model, "task", None) is not None and not has_capability(
             self.config.capabilities_wire, LEGACY_AUGMENTABLE.get(("client", method), "-")
         ):
             # Task augmentation the server did not declare: served as a plain request.
@@ -652,7 +652,7 @@ class ServerConnection(_Connection):
         ):
             raise Reject(*missing_extension())  # task notifications need the extension
         model = self._validate_params(spec, params)
-        if is_task_augmented(model):
+        if getattr(model, "task", None) is not None:  # (`is_task_augmented`, inline)
             model = model.model_copy(update={"task": None})  # no such param in 2026-07-28
         # A retry (SEP-2322) carries `inputResponses` and the echoed `requestState`; both
         # are the client's word until the seal is checked, so they are judged before the
@@ -871,7 +871,7 @@ class ServerConnection(_Connection):
                 )
             self._check_shape("ExtCreateTaskResult", result)
             return result
-        if is_task_augmented(entry.params):
+        if getattr(entry.params, "task", None) is not None:  # (`is_task_augmented`, inline)
             # The answer to a task-augmented request is the task; its result comes
             # from tasks/result. Its progress token stays valid until the task ends.
             self._check_shape("CreateTaskResult", result)

@@ -1068,7 +1068,9 @@ class MCPServer:
             kwargs[tool.context_param] = self._context(tool, request, scope, asker)
         try:
             value = tool.fn(**kwargs)
-            if inspect.isawaitable(value):
+            # The exact built-in types a plain function returns are never awaitable: the
+            # ABC check (four calls) is made only for anything else.
+            if type(value) not in _NEVER_AWAITABLE and inspect.isawaitable(value):
                 return _Later(tool, asker, value)
             return tool.to_wire_result(value)
         except (Exception, NeedInput) as exc:
@@ -1468,6 +1470,12 @@ def _asked(asker: _LegacyAsker | _ReplayAsker) -> _InputRequired:
     if not isinstance(asker, _ReplayAsker):  # only a replay asker ever raises NeedInput
         raise MCPError(-32603, "internal error: a question escaped a legacy connection")
     return _InputRequired(asker.questions, {"a": asker.recorded})
+
+
+#: Types whose instances cannot be awaited (exact types: a subclass may define `__await__`).
+_NEVER_AWAITABLE: frozenset[type] = frozenset(
+    {str, dict, list, tuple, int, float, bool, bytes, type(None)}
+)
 
 
 class _Later:
