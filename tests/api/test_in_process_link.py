@@ -195,3 +195,29 @@ async def test_a_link_end_serves_one_session(anyio_backend: str) -> None:
     backend.Session(mcp.new_connection(), server_end)
     with pytest.raises(RuntimeError, match="already in use"):
         backend.Session(mcp.new_connection(), server_end)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_what_an_engine_answers_by_itself_is_delivered(anyio_backend: str, mode: str) -> None:
+    """A ping (legacy) or `server/discover` (2026-07-28) is answered by the server's
+    engine during the delivery, with no session and no wake: the pump must still carry
+    the answer back (a delivery marks the end it delivered to as having output), and
+    the next call must find the link idle."""
+    method = "ping" if mode == "legacy" else "server/discover"
+    mcp, _ = build()
+    backend = current_backend()
+    client_end, server_end = link_pair()
+    server = backend.Session(mcp.new_connection(), server_end, on_request=request_handler(mcp))
+    config = ClientConfig(name="link", mode=mode)
+    async with server, backend.Session(ClientConnection(config), client_end) as client:
+        with anyio.fail_after(HANG):
+            for _ in range(3):
+                answer = to_wire(await client.request(method))
+                if mode == "legacy":
+                    assert answer == {}
+                else:
+                    assert MODERN in answer["supportedVersions"]
+                result = await client.request(
+                    "tools/call", {"name": "echo", "arguments": {"text": "after"}}
+                )
+                assert to_wire(result)["content"][0]["text"] == "after"
