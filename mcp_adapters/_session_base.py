@@ -316,7 +316,9 @@ class Session(SessionState):
         answered, work = self._start_now(event)
         if answered:
             return None
-        return self._tasks.start(self._handle, event, work)
+        # Eager: a handler that never suspends (an `async def` tool awaiting nothing)
+        # answers here, as a plain one does; None then, as nothing is left to cancel.
+        return self._tasks.start_eager(self._handle, event, work)
 
     async def _handle(self, event: RequestReceived, work: Work | None) -> None:
         rid = event.request_id
