@@ -1,11 +1,12 @@
 """Plain against coroutine tools (issue 13, item 4), this tree against another, alternated.
 
-    python benchmarks/coro_bench.py [--base /path/to/other/tree] [--rounds 5]
+    python benchmarks/coro_bench.py [--base /path/to/other/tree ...] [--rounds 5]
         [--cases inproc.seq.legacy,inproc.c64.2026,stdio.seq.legacy,http.seq.legacy]
-        [--seconds 0.4]
+        [--seconds 0.4] [--backend asyncio|trio]
 
-Each round runs one child process per tree (this one, then `--base` if given,
-the order swapped every other round, so that a load change hits both); a child
+Each round runs one child process per tree (this one, "new", then each `--base`,
+named by its directory; the order reversed every other round, so that a load
+change hits all alike); a child
 connects our client to benchmarks/servers/ours.py (in process, over stdio, or
 over HTTP) and times `echo` (a plain function) and `echo_async` (a coroutine
 function) in turn, `--seconds` each, three times, keeping each tool's best.
@@ -67,22 +68,23 @@ async def _child(case: str, seconds: float) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--base", help="another tree (its mcp_core and mcp_adapters)")
+    parser.add_argument("--base", action="append", default=[], help="another tree (repeatable)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument(
         "--cases", default="inproc.seq.legacy,inproc.seq.2026,inproc.c64.legacy,inproc.c64.2026"
     )
     parser.add_argument("--seconds", type=float, default=0.4)
+    parser.add_argument("--backend", choices=["asyncio", "trio"], default="asyncio")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         import anyio
 
-        print(json.dumps(anyio.run(_child, args.child, args.seconds)))
+        print(json.dumps(anyio.run(_child, args.child, args.seconds, backend=args.backend)))
         return
     trees = {"new": str(HERE.parent)}
-    if args.base:
-        trees["base"] = str(Path(args.base).resolve())
+    for base in args.base:
+        trees[Path(base).name] = str(Path(base).resolve())
     print(f"load at start: {_load()}")
     results: dict[tuple[str, str], list[dict[str, float]]] = {}
     for case in args.cases.split(","):
@@ -91,7 +93,10 @@ def main() -> None:
             for name in order:
                 env = dict(os.environ, PYTHONPATH=trees[name])
                 out = subprocess.run(
-                    [sys.executable, __file__, "--child", case, "--seconds", str(args.seconds)],
+                    [
+                        *(sys.executable, __file__, "--child", case),
+                        *("--seconds", str(args.seconds), "--backend", args.backend),
+                    ],
                     env=env,
                     cwd=trees[name],
                     check=True,
@@ -102,17 +107,17 @@ def main() -> None:
                 rates = json.loads(out.strip().splitlines()[-1])
                 results.setdefault((case, name), []).append(rates)
                 print(
-                    f"{case:18} {name:4} round {round_}: sync {rates['sync']:8.0f}  "
+                    f"{case:18} {name:10} round {round_}: sync {rates['sync']:8.0f}  "
                     f"async {rates['async']:8.0f}  plain/async {rates['sync'] / rates['async']:.2f}",
                     flush=True,
                 )
     print(f"load at end: {_load()}")
-    print(f"\n{'case':18} {'tree':4} {'sync/s':>8} {'async/s':>8} {'plain/async':>11}")
+    print(f"\n{'case':18} {'tree':10} {'sync/s':>8} {'async/s':>8} {'plain/async':>11}")
     for (case, name), samples in results.items():
         sync = statistics.median(s["sync"] for s in samples)
         asy = statistics.median(s["async"] for s in samples)
         ratio = statistics.median(s["sync"] / s["async"] for s in samples)
-        print(f"{case:18} {name:4} {sync:8.0f} {asy:8.0f} {ratio:11.2f}")
+        print(f"{case:18} {name:10} {sync:8.0f} {asy:8.0f} {ratio:11.2f}")
 
 
 if __name__ == "__main__":
