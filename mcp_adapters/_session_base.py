@@ -59,7 +59,9 @@ class Session(SessionState):
     leaving closes the connection, settles everything in flight and closes the
     stream. Inbound requests run as tasks calling `on_request(session, request)`:
     its return value is the result, an `MCPError` it raises is the error, and
-    the task is cancelled when the peer cancels or the connection ends.
+    the task is cancelled when the peer cancels or the connection ends. On asyncio
+    the task's first step runs at once, where the request arrived (as the task:
+    `backends._eager`), so a handler that never suspends answers without a loop turn.
     `on_notification` and `on_event` are plain callbacks run in the reader;
     they must not block. Not thread-safe: use it from its loop only.
     `drain_on_eof=True` (a server's option): when the input ends, the requests
@@ -316,7 +318,9 @@ class Session(SessionState):
         answered, work = self._start_now(event)
         if answered:
             return None
-        return self._tasks.start(self._handle, event, work)
+        # Eager: a handler that never suspends (an `async def` tool awaiting nothing)
+        # answers here, as a plain one does; None then, as nothing is left to cancel.
+        return self._tasks.start_eager(self._handle, event, work)
 
     async def _handle(self, event: RequestReceived, work: Work | None) -> None:
         rid = event.request_id

@@ -188,9 +188,19 @@ def test_the_private_read_finder_finds_one(tmp_path: Path) -> None:
     assert found == ["other._y"]
 
 
+# Reads of the standard library's own internals that an adapter cannot do without, by
+# file, each with its reason. backends/_eager.py: on CPython 3.11 a task's first step is
+# taken off the asyncio loop's ready queue and run at once (3.12+ has
+# `Task(eager_start=True)` and reads neither).
+_STDLIB_INTERNALS = {"_eager.py": {"loop._ready", "ready[-1]._callback"}}
+
+
 def test_no_adapter_reads_another_objects_private_members() -> None:
     offending = [
-        line for path in _modules("mcp_adapters").values() for line in _private_reads(path)
+        line
+        for path in _modules("mcp_adapters").values()
+        for line in _private_reads(path)
+        if line.rsplit(": ", 1)[1] not in _STDLIB_INTERNALS.get(path.name, set())
     ]
     assert offending == []
 

@@ -144,6 +144,11 @@ class Tasks(Protocol):
 
     def start(self, fn: Callable[..., Awaitable[None]], *args: Any) -> Cancellable: ...
 
+    def start_eager(self, fn: Callable[..., Awaitable[None]], *args: Any) -> Cancellable | None:
+        """`start`, with the task's first step taken now where the loop allows it (asyncio;
+        trio starts it as `start` does); None when that step ended it."""
+        ...
+
     async def stop(self) -> None: ...
 
     async def join_main(self) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mcp_adapters._errors import TransportError, to_transport_error
+from mcp_adapters.backends import _eager
 
 logger = logging.getLogger(__name__)
 
@@ -438,6 +439,19 @@ class _Tasks:
 
     def start(self, fn: Callable[..., Awaitable[None]], *args: Any) -> asyncio.Task[None]:
         task: asyncio.Task[None] = self._loop.create_task(fn(*args))  # type: ignore[arg-type]
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def start_eager(
+        self, fn: Callable[..., Awaitable[None]], *args: Any
+    ) -> asyncio.Task[None] | None:
+        """`start`, but the task's first step runs now, in the caller's stack (as the task:
+        see `backends._eager`); None when that step finished it (nothing to cancel).
+        """
+        task, finished = _eager.start(self._loop, fn(*args))  # type: ignore[arg-type]
+        if finished:
+            return None
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task

@@ -964,12 +964,16 @@ class MCPServer:
             tool = self._tools.get(request.params.name)
             if (
                 tool is not None
-                and not tool.is_async
                 and not tool.resolved
                 and tool.task_support == "forbidden"
                 and getattr(request.params, "task", None) is None
             ):
                 self._attach_for(request, scope)
+                if tool.is_async:
+                    # The whole call in one coroutine, so that all of it (the validation
+                    # too) runs in the handler's task, as before; the session starts that
+                    # task eagerly, so a tool that never suspends is still answered here.
+                    return functools.partial(self._call_coroutine_tool, tool, request, scope)
                 outcome = self._call_plain_tool(tool, request, scope)
                 if isinstance(outcome, _Later):
                     return functools.partial(self._answer_later, request, scope, outcome)
@@ -979,6 +983,16 @@ class MCPServer:
 
     async def _answer_later(self, request: Incoming, scope: RequestScope, later: _Later) -> None:
         self._answer(request, scope, await later.finish())
+
+    async def _call_coroutine_tool(
+        self, tool: FunctionTool, request: Incoming, scope: RequestScope
+    ) -> None:
+        """A coroutine tool without resolvers or tasks: what `handle` does for it, minus the
+        method lookup, the task checks and an asker for a tool that takes no `Context`."""
+        outcome = self._call_plain_tool(tool, request, scope)
+        if isinstance(outcome, _Later):
+            outcome = await outcome.finish()
+        self._answer(request, scope, outcome)
 
     def _answer(self, request: Incoming, scope: RequestScope, outcome: Any) -> None:
         if isinstance(outcome, _InputRequired):
@@ -1057,7 +1071,8 @@ class MCPServer:
             return _tool_failure(tool, asker, exc)
 
     def _call_plain_tool(self, tool: FunctionTool, request: Incoming, scope: RequestScope) -> Any:
-        """A plain function's outcome, or `_Later` when it returned an awaitable after all."""
+        """A plain function's outcome, or `_Later` when it returned an awaitable (a coroutine
+        tool always does: `_Later` is then the rest of its call)."""
         try:
             kwargs = tool.parse_arguments(request.params.arguments)
         except pydantic.ValidationError as exc:

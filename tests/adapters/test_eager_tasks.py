@@ -1,0 +1,191 @@
+"""`backends._eager.start`: an asyncio task whose first step runs in the starter's stack.
+
+Pinned: during that step the new task is the current one (and the starter's
+task is current again after it, also when the starter is no task at all, or
+another eager step); a coroutine that ends in the step leaves a finished task
+with its outcome and nothing queued; one that suspends goes on as an ordinary
+task, cancellable while it waits; the step runs in the task's own copy of the
+context. On 3.11 this is the C task's own first step taken off the loop's ready
+queue; on 3.12+ `Task(eager_start=True)`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from typing import Any
+
+import pytest
+
+from mcp_adapters.backends import _eager
+from tests.timing import HANG
+
+VAR: contextvars.ContextVar[str] = contextvars.ContextVar("VAR", default="unset")
+
+
+def run(main: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(main(), HANG))
+
+
+def test_the_first_step_runs_now_as_the_new_task() -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        starter = asyncio.current_task()
+        seen: list[Any] = []
+
+        async def body() -> str:
+            seen.append(asyncio.current_task())
+            return "done"
+
+        task, finished = _eager.start(loop, body())
+        assert finished and task.done() and task.result() == "done"
+        assert isinstance(task, asyncio.Task)  # a real task, not a look-alike
+        assert seen == [task]
+        assert asyncio.current_task() is starter
+        assert len(loop._ready) == 0  # type: ignore[attr-defined]  # nothing left queued
+        assert task not in asyncio.all_tasks()
+
+    run(main)
+
+
+def test_a_task_that_suspends_goes_on_as_a_task() -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        gate = loop.create_future()
+        steps: list[Any] = []
+
+        async def body() -> str:
+            steps.append(asyncio.current_task())
+            value = await gate
+            steps.append(asyncio.current_task())
+            return value
+
+        task, finished = _eager.start(loop, body())
+        assert not finished and not task.done()
+        assert steps == [task]  # the first step ran already, before any loop turn
+        assert task in asyncio.all_tasks()
+        gate.set_result("opened")
+        assert await task == "opened"
+        assert steps == [task, task]
+
+    run(main)
+
+
+def test_cancelled_while_waiting_after_the_first_step() -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        gate = loop.create_future()
+        cleaned: list[bool] = []
+
+        async def body() -> None:
+            try:
+                await gate
+            finally:
+                cleaned.append(True)
+
+        task, finished = _eager.start(loop, body())
+        assert not finished
+        task.cancel()  # before the loop ran anything: the task waits on `gate` already
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert cleaned == [True] and gate.cancelled()
+
+    run(main)
+
+
+def test_an_error_in_the_first_step_is_the_tasks() -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+
+        async def body() -> None:
+            raise ValueError("at once")
+
+        task, finished = _eager.start(loop, body())
+        assert finished
+        with pytest.raises(ValueError, match="at once"):
+            task.result()
+
+        async def cancelled() -> None:
+            raise asyncio.CancelledError
+
+        task, finished = _eager.start(loop, cancelled())
+        assert finished and task.cancelled()
+
+    run(main)
+
+
+def test_the_first_step_has_the_tasks_own_context() -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        VAR.set("starter")
+
+        async def body() -> str:
+            found = VAR.get()
+            VAR.set("task")
+            await asyncio.sleep(0)
+            return f"{found}, then {VAR.get()}"
+
+        task, _ = _eager.start(loop, body())
+        assert VAR.get() == "starter"  # what the task set stays in the task
+        assert await task == "starter, then task"
+
+    run(main)
+
+
+def test_started_outside_any_task_and_inside_another_eager_step() -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        seen: dict[str, Any] = {}
+        done = loop.create_future()
+
+        async def inner() -> None:
+            seen["inner"] = asyncio.current_task()
+
+        async def outer() -> None:
+            seen["outer"] = asyncio.current_task()
+            seen["inner task"], _ = _eager.start(loop, inner())
+            seen["outer again"] = asyncio.current_task()
+
+        def callback() -> None:  # a loop callback: no task is current
+            seen["outer task"], _ = _eager.start(loop, outer())
+            seen["after"] = asyncio.current_task()
+            done.set_result(None)
+
+        loop.call_soon(callback)
+        await done
+        assert seen["outer"] is seen["outer task"] is seen["outer again"]
+        assert seen["inner"] is seen["inner task"] is not seen["outer"]
+        assert seen["after"] is None
+
+    run(main)
+
+
+def test_a_loop_whose_queue_is_unknown_starts_the_task_later() -> None:
+    """No ready queue it knows to take the first step from (a loop that is not asyncio's
+    `BaseEventLoop`; here, one whose queue is swapped for a list): on 3.11 the task stays
+    as made and runs on the next turn like any other."""
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        ready = loop._ready  # type: ignore[attr-defined]
+        seen: list[Any] = []
+
+        async def body() -> str:
+            seen.append(asyncio.current_task())
+            return "later"
+
+        loop._ready = list(ready)  # type: ignore[attr-defined]  # not the deque it knows
+        try:
+            task, finished = _eager.start(loop, body())
+        finally:
+            pending = list(loop._ready)  # type: ignore[attr-defined]
+            loop._ready = ready  # type: ignore[attr-defined]
+            ready.extend(pending[len(ready) :])
+        if _eager.NATIVE:
+            assert finished and seen == [task]
+        else:
+            assert not finished and seen == []
+        assert await task == "later"
+        assert seen == [task]
+
+    run(main)
