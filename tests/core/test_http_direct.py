@@ -1,6 +1,6 @@
-"""The direct path of the HTTP server connection: plain requests read and answered
-without h11 must get byte for byte what h11 gives them, and anything else must still
-go through h11 (the same answers, the same errors)."""
+"""The direct path of both HTTP connections: plain requests and responses read and
+written without h11 must be byte for byte what h11 reads and writes, and anything
+else must still go through h11 (the same answers, the same errors)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,11 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import h11
 import pytest
 
+from mcp_core import ClientConfig, ClientConnection, RequestFailed, ResponseReceived
+from mcp_core._http_client import HTTPClientConnection, HTTPClientEndpoint
 from mcp_core._http_server import HTTPServerConnection
 
 from .test_http_server import (
@@ -140,3 +143,103 @@ def test_a_request_whose_body_is_still_arriving_is_read_by_h11() -> None:
     [response] = parse_responses(conn.data_to_send())
     assert response.status == 200 and events
     assert conn._h11.their_http_version == b"1.1"
+
+
+# ===================================================================== the client
+
+
+def _client(*extra: tuple[str, str]) -> tuple[HTTPClientEndpoint, ClientConnection]:
+    mcp = ClientConnection(ClientConfig(mode=MODERN))
+    client = HTTPClientEndpoint(mcp, host="example.test", headers=list(extra))
+    mcp.connect()
+    return client, mcp
+
+
+def _started(client: HTTPClientEndpoint) -> tuple[HTTPClientConnection, bytes, Any]:
+    [request] = client.pump().requests
+    conn = client.new_connection()
+    assert conn.start(request)
+    return conn, conn.data_to_send(), request
+
+
+def _json_response(body: Any, *fields: str) -> bytes:
+    raw = json.dumps(body).encode()
+    head = ["HTTP/1.1 200 OK", "content-type: application/json", *fields]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + raw
+
+
+def test_a_request_written_directly_is_what_h11_writes() -> None:
+    client, mcp = _client(("authorization", "Bearer t"))
+    mcp.send_request("tools/list")
+    conn, wire, request = _started(client)
+    h = h11.Connection(h11.CLIENT)
+    expected = h.send(
+        h11.Request(method=request.method, target=request.target, headers=request.headers)
+    )
+    expected += h.send(h11.Data(data=request.body)) + h.send(h11.EndOfMessage())
+    assert wire == expected
+    assert conn._h11.our_state is h11.IDLE  # h11 did not write it
+
+
+@pytest.mark.parametrize(
+    ("fields", "direct"),
+    [
+        pytest.param(("content-length: {n}",), True, id="plain (direct)"),
+        pytest.param(("content-length: {n}", "connection: close"), True, id="then close (direct)"),
+        pytest.param(("transfer-encoding: chunked",), False, id="chunked (h11)"),
+        pytest.param(
+            ("content-length: {n}", "content-length: {n}"), False, id="length twice (h11)"
+        ),
+    ],
+)
+@pytest.mark.parametrize("trickle", [False, True], ids=["whole", "a byte at a time"])
+def test_a_response_is_read_the_same_directly_or_by_h11(
+    fields: tuple[str, ...], direct: bool, trickle: bool
+) -> None:
+    client, mcp = _client()
+    rid = mcp.send_request("tools/list")
+    conn, _, _ = _started(client)
+    message = {"jsonrpc": "2.0", "id": rid, "result": {"tools": []}}
+    raw = json.dumps(message).encode()
+    if "transfer-encoding: chunked" in fields:
+        response = _json_response(None, *fields)[: -len(b"null")]
+        response += b"%x\r\n%b\r\n0\r\n\r\n" % (len(raw), raw)
+    else:
+        response = _json_response(message, *(f.format(n=len(raw)) for f in fields))
+    events = []
+    for piece in [response[i : i + 1] for i in range(len(response))] if trickle else [response]:
+        events += conn.receive_data(piece)
+    [got] = [e for e in events if isinstance(e, ResponseReceived)]
+    assert got.request_id == rid and got.result.tools == []
+    assert not conn.busy and conn.closed == ("connection: close" in fields)
+    # h11 read the response only when it was not of the plainest shape.
+    assert conn._h11.their_http_version == (None if direct else b"1.1")
+
+
+def test_an_early_end_of_a_body_reads_as_h11_words_it() -> None:
+    messages = []
+    # The second client sends a Connection field, which keeps it (and its response) on h11.
+    for extra in [(), (("connection", "keep-alive"),)]:
+        client, mcp = _client(*extra)
+        mcp.send_request("tools/list")
+        conn, _, _ = _started(client)
+        assert conn.receive_data(_json_response({"jsonrpc": "2.0"}, "content-length: 50")) == []
+        [failed] = [e for e in conn.receive_data(b"") if isinstance(e, RequestFailed)]
+        messages.append(failed.message)
+        assert conn.closed
+    assert messages[0] == messages[1]
+    assert "(received 18 bytes, expected 50)" in messages[0]
+
+
+def test_an_early_end_before_the_head_reads_as_h11_words_it() -> None:
+    for partial in [b"", b"HTTP/1.1 200 OK\r\ncontent-"]:
+        messages = []
+        for extra in [(), (("connection", "keep-alive"),)]:
+            client, mcp = _client(*extra)
+            mcp.send_request("tools/list")
+            conn, _, _ = _started(client)
+            if partial:
+                assert conn.receive_data(partial) == []
+            [failed] = [e for e in conn.receive_data(b"") if isinstance(e, RequestFailed)]
+            messages.append(failed.message)
+        assert messages[0] == messages[1]
