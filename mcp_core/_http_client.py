@@ -1399,8 +1399,11 @@ class HTTPClientConnection:
             if not data:
                 self._direct = False  # h11 says what an early EOF means
                 return None
+            # Searched from where the last bytes could start the blank line, so a head
+            # that trickles in costs no more than one that comes whole.
+            resume = max(0, len(buffer) - 3)
             buffer += data
-            end = buffer.find(b"\r\n\r\n")
+            end = buffer.find(b"\r\n\r\n", resume)
             if end < 0:
                 if len(buffer) > self.endpoint.max_header_bytes:
                     self._direct = False  # h11 refuses it

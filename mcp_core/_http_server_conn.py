@@ -1517,9 +1517,10 @@ class HTTPServerConnection:
         the answer it got before.
         """
         data = self._input
-        end = data.find(b"\r\n\r\n")
         endpoint = self.endpoint
-        if end < 0 or end + 4 > endpoint.limits.max_header_bytes:
+        limit = endpoint.limits.max_header_bytes
+        end = data.find(b"\r\n\r\n", 0, limit)  # bounded: a longer head is h11's 431
+        if end < 0 or end + 4 > limit:
             return False
         text = data[: end + 2].decode("latin-1")
         line = _DIRECT_LINE.match(text)
