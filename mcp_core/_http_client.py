@@ -1133,7 +1133,11 @@ class HTTPClientConnection:
         # One request at a time per connection: HTTP/1.1 pipelining is allowed but a slow
         # SSE answer would hold up everything behind it, so the adapter uses another
         # connection instead.
-        if self._closed or self._stream is not None or self._h11.our_state is not h11.IDLE:
+        if (
+            self._closed
+            or self._stream is not None
+            or (not self._h11_fresh and self._h11.our_state is not h11.IDLE)
+        ):
             raise LocalProtocolError("this connection is busy or closed; use another one")
         stream = request._stream
         if request.cancelled or stream is None or stream.cancelled:
