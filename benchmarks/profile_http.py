@@ -112,6 +112,7 @@ def main() -> None:
     parser.add_argument(
         "--by", choices=("time", "calls"), default="time", help="rank by own time or by calls"
     )
+    parser.add_argument("--save", help="also keep the raw pstats file here (for pstats/snakeviz)")
     parser.add_argument("--serve", nargs=2, help=argparse.SUPPRESS)  # the child's arguments
     args = parser.parse_args()
     if args.serve:
@@ -158,6 +159,8 @@ def main() -> None:
             f"{elapsed:.2f} s under the profiler ({args.side} side profiled)"
         )
         stats = pstats.Stats(stats_path)
+        if args.save:
+            stats.dump_stats(args.save)
         rows = sorted(
             stats.stats.items(),  # type: ignore[attr-defined]
             key=lambda item: item[1][2] if args.by == "time" else item[1][1],

@@ -216,6 +216,45 @@ class HeadScanner:
         return True
 
 
+# Heads read and written without h11, by both HTTP connections' direct paths (the
+# plainest requests and responses; h11 takes every other). Each shape is a subset of
+# h11's grammar (h11/_abnf.py, after RFC 9112): a token name, a colon, optional blanks,
+# a value of visible or obs-text characters with single blank runs inside, optional
+# blanks, CRLF; so whatever these accept, h11 and `HeadScanner` accept and read alike.
+_TOKEN: Final = r"[-!#$%&'*+.^_`|~0-9a-zA-Z]+"
+_FIELD_CHAR: Final = "[!-~\x80-\xff]"
+_FIELD_LINE: Final = rf"({_TOKEN}):[ \t]*((?:{_FIELD_CHAR}+(?:[ \t]+{_FIELD_CHAR}+)*)?)[ \t]*\r\n"
+_FIELD: Final = re.compile(_FIELD_LINE)
+_FIELDS: Final = re.compile(rf"(?:{_FIELD_LINE})*")
+# What h11 sends (h11/_abnf.py: a token, ": ", a value of any bytes but NUL and
+# whitespace, with blank runs inside), over the encoded fields.
+_FIELDS_OUT: Final = re.compile(
+    rb"(?:[-!#$%&'*+.^_`|~0-9a-zA-Z]+: (?:[^\x00\s]+(?:[ \t]+[^\x00\s]+)*)?\r\n)*"
+)
+
+
+def plain_fields(text: str, start: int) -> Headers | None:
+    """The fields of a head (decoded as Latin-1) from `start` to its end, each line
+    CRLF-ended (the blank line not included): names lower-cased, values trimmed, as
+    h11 gives them; None unless every line is of the plain shape above."""
+    if _FIELDS.fullmatch(text, start) is None:
+        return None
+    return [(name.lower(), value) for name, value in _FIELD.findall(text, start)]
+
+
+def plain_head(first_line: bytes, headers: Headers) -> bytes | None:
+    """A head as h11 writes it (the first line, each field as given, a blank line), or
+    None where h11 would refuse to (an illegal field; a non-ASCII one: h11 encodes
+    text fields as ASCII)."""
+    try:
+        fields = "".join([f"{name}: {value}\r\n" for name, value in headers]).encode("ascii")
+    except UnicodeEncodeError:
+        return None
+    if _FIELDS_OUT.fullmatch(fields) is None:
+        return None
+    return first_line + fields + b"\r\n"
+
+
 def sse_message(payload: bytes, event_id: str | None = None) -> bytes:
     """One SSE `message` event carrying a compact JSON-RPC message.
 

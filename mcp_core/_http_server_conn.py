@@ -8,7 +8,8 @@ Two objects, below the routing (`_http_server.HTTPServerEndpoint`):
   per request over h11, so both ways in share every rule above HTTP/1.1.
 * `HTTPServerConnection`: one per TCP connection, with an `h11.Connection(SERVER)`
   inside: framing, the head's size and line endings, 100-continue, pipelining, the
-  header and idle timeouts.
+  header and idle timeouts. A request of the plainest shape (see `_direct_request`)
+  is read and answered without h11; every other one goes through h11.
 
 What the endpoint and the exchange say to each other is a small package-internal
 API, in plain names (neither reads the other's private members):
@@ -32,6 +33,7 @@ next `tick`, and `next_deadline()` asks for one at once (a value in the past).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
@@ -50,6 +52,8 @@ from ._http import (
     HeadScanner,
     decode_headers,
     error_body,
+    plain_fields,
+    plain_head,
     reason_phrase,
     single_header,
 )
@@ -979,8 +983,12 @@ class HTTPServerConnection:
     __slots__ = (
         "_closed",
         "_deferred",
+        "_direct",
+        "_direct_close",
+        "_direct_read",
         "_exchange",
         "_h11",
+        "_h11_clean",
         "_input",
         "_input_pending",
         "_out",
@@ -1012,6 +1020,15 @@ class HTTPServerConnection:
         self._h11 = h11.Connection(
             h11.SERVER, max_incomplete_event_size=endpoint.limits.max_header_bytes
         )
+        # True while h11 is between requests with nothing buffered: only then may a
+        # request bypass it (`_direct_request`), since h11 is then in the very state a
+        # request it never saw would leave it in.
+        self._h11_clean = True
+        # The exchange read without h11: where its response is (`_D_*`, 0 for none),
+        # whether the request is all read, and whether the connection closes after it.
+        self._direct = 0
+        self._direct_read = False
+        self._direct_close = False
         # Input waits here until h11 asks for more (`_feed`), so h11 never holds more
         # than one slice beyond what it is parsing; each head is measured on its way
         # in (`_scanner`), starting with what h11 kept of the bytes before it.
@@ -1174,6 +1191,8 @@ class HTTPServerConnection:
         to send another request on this connection. h11 refusing to send means the
         connection is already unusable, so it closes.
         """
+        if self._direct:
+            return self._direct_response(status, headers, body, close)
         h = self._h11
         # From IDLE too: a refusal of the connection's own (a timeout before any head)
         # answers a request h11 never saw.
@@ -1203,6 +1222,8 @@ class HTTPServerConnection:
         received, which h11's state says; starting one from IDLE would be a response to no
         request.
         """
+        if self._direct:
+            return self._direct_start(status, headers)
         h = self._h11
         if h.our_state is not h11.SEND_RESPONSE:
             return False
@@ -1212,12 +1233,24 @@ class HTTPServerConnection:
         return True
 
     def send_body(self, data: bytes) -> bool:
+        if self._direct:
+            if self._closed or self._direct != _D_BODY:
+                return False
+            if data:  # as h11's chunked writer: an empty chunk would read as the end
+                self._emit(b"%x\r\n%b\r\n" % (len(data), data))
+            return True
         if self._closed or self._h11.our_state is not h11.SEND_BODY:
             return False
         self._emit(self._h11.send(h11.Data(data=data)))
         return True
 
     def end_response(self) -> None:
+        if self._direct:
+            if self._direct == _D_BODY:
+                self._direct = _D_DONE
+                self._emit(b"0\r\n\r\n")
+                self._after_response()
+            return
         if self._h11.our_state is not h11.SEND_BODY:
             return
         try:
@@ -1252,6 +1285,19 @@ class HTTPServerConnection:
         h = self._h11
         try:
             while not self._closed:
+                if self._direct:
+                    break  # a request read directly is being answered (h11 would be PAUSED)
+                if (
+                    self._h11_clean
+                    and self._input
+                    and self._exchange is None
+                    and self._direct_request(events)
+                ):
+                    # Answered at once (a refusal, a plain tool) with more input
+                    # waiting: the loop takes the next request; else it is over.
+                    if self._exchange is not None or not self._input:
+                        break
+                    continue
                 if self._unscanned:
                     leftover, self._unscanned = self._unscanned, b""
                     if not self._scan(leftover, events):
@@ -1311,6 +1357,7 @@ class HTTPServerConnection:
             del data[:_FEED]
         if not self._scan(chunk, events):
             return False
+        self._h11_clean = False
         self._h11.receive_data(chunk)
         return True
 
@@ -1342,7 +1389,11 @@ class HTTPServerConnection:
         events: list[Event] = []
         exchange = self._exchange
         responded = exchange is not None and exchange.responded
-        if not responded and self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+        if self._direct:
+            can_answer = self._direct == _D_RESPONSE
+        else:
+            can_answer = self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE)
+        if not responded and can_answer:
             events += self._refuse(Refusal(status, message, jsonrpc=False, close=True))
         events += self.close("malformed HTTP")
         return events
@@ -1419,6 +1470,19 @@ class HTTPServerConnection:
         input waits. The trailing data is what h11 read past this request, the start of the
         next head, so the new scanner must measure it first.
         """
+        if self._direct:
+            # Read directly: h11 saw nothing, so it is still between requests, and the
+            # next head is still whole in the input (the scanner has seen none of it).
+            if self._direct == _D_DONE and self._direct_read:
+                if self._direct_close:
+                    self._closed = True
+                    return
+                self._direct = 0
+                self._exchange = None
+                self._set_phase(HTTPConnectionState.IDLE)
+                if not self._processing:
+                    self._input_pending = bool(self._input)
+            return
         h = self._h11
         if h.our_state is h11.DONE and h.their_state is h11.DONE:
             h.start_next_cycle()
@@ -1427,6 +1491,7 @@ class HTTPServerConnection:
             # The next head starts with what h11 kept of the last slice: the scanner
             # sees those bytes before h11 parses them.
             self._unscanned = h.trailing_data[0]
+            self._h11_clean = not self._unscanned
             self._scanner = HeadScanner(self.endpoint.limits.max_header_bytes)
             if not self._processing:
                 self._input_pending = bool(self._unscanned or self._input)
@@ -1434,6 +1499,120 @@ class HTTPServerConnection:
         # error): closing is the only correct next step.
         elif h.our_state in (h11.MUST_CLOSE, h11.CLOSED, h11.ERROR):
             self._closed = True
+
+    # ------------------------------------------------------- the direct path
+
+    def _direct_request(self, events: list[Event]) -> bool:
+        """Read the next request without h11 when it is whole in the input and of the
+        plainest shape; False (nothing read) for any other, which h11 then parses.
+
+        h11 is pure Python and costs about 200 calls per exchange; most requests an MCP
+        server gets are one shape: `GET`/`POST`/`DELETE` in HTTP/1.1, one Host, at most
+        one plain Content-Length within the body limit, no Transfer-Encoding, Expect,
+        Upgrade or Connection (but `keep-alive`), every line CRLF-ended and every field
+        as RFC 9112 writes it, the head within `max_header_bytes`. Each of these is
+        checked here, by two regular expressions over the whole head; a request that
+        passes is one h11 and `HeadScanner` would accept and frame the same way, so
+        every refusal, malformed or unusual request still takes the h11 path and gets
+        the answer it got before.
+        """
+        data = self._input
+        endpoint = self.endpoint
+        limit = endpoint.limits.max_header_bytes
+        end = data.find(b"\r\n\r\n", 0, limit)  # bounded: a longer head is h11's 431
+        if end < 0 or end + 4 > limit:
+            return False
+        text = data[: end + 2].decode("latin-1")
+        line = _DIRECT_LINE.match(text)
+        if line is None:
+            return False
+        headers = plain_fields(text, line.end())
+        if headers is None:
+            return False
+        hosts = 0
+        length = 0
+        seen_length = False
+        for name, value in headers:
+            if name in _DIRECT_WATCHED:
+                if name == "host":
+                    hosts += 1
+                elif name == "content-length":
+                    if seen_length or not (value.isascii() and value.isdigit()):
+                        return False
+                    if len(value) > 18:
+                        return False
+                    seen_length = True
+                    length = int(value)
+                elif name != "connection" or value.lower() != "keep-alive":
+                    return False  # transfer-encoding, expect, upgrade, another connection
+        if hosts != 1 or length > endpoint.max_body_bytes:
+            return False
+        total = end + 4 + length
+        if len(data) < total:
+            return False  # the body is still arriving: h11 reads it as it comes
+        body = bytes(data[end + 4 : total]) if length else b""
+        del data[:total]
+        # What `_on_head`, `_on_body` and `_on_complete` do for a request h11 read.
+        self._set_phase(HTTPConnectionState.RECEIVING)
+        self._paused_bytes = 0
+        self._direct = _D_RESPONSE
+        self._direct_read = False
+        self._direct_close = False
+        head = RequestHead(
+            line.group(1), line.group(2), headers, peer=self.peer, scheme=self.scheme
+        )
+        exchange = self._exchange = HTTPExchange(endpoint, sink=self)
+        self._since = endpoint.moment.now
+        events += exchange.receive_head(head)
+        if body:
+            events += self._on_body(body)
+        self._direct_read = True
+        events += self._on_complete()
+        return True
+
+    def _direct_response(self, status: int, headers: Headers, body: bytes, close: bool) -> bool:
+        """A whole response to a request read directly, written as h11 writes one.
+
+        Every response the exchange builds declares its Content-Length (`respond`); a head
+        h11 would refuse (a field it finds illegal, a length that does not match the
+        body, a status without a body) closes the connection, as h11's refusal does.
+        """
+        if self._direct != _D_RESPONSE:
+            return False
+        if close:
+            headers.append(("connection", "close"))
+        self._direct = _D_DONE
+        head = _direct_head(status, headers)
+        if (
+            head is None
+            or status < 200
+            or status in (204, 304)
+            or _declared_length(headers) != len(body)
+        ):
+            self._closed = True
+            return True
+        self._direct_close = _closes(headers)
+        self._emit(head + body if body else head)
+        self._after_response()
+        return True
+
+    def _direct_start(self, status: int, headers: Headers) -> bool:
+        """The head of a streamed response to a request read directly: chunked, as h11
+        frames a body of unknown length for an HTTP/1.1 client (any Content-Length
+        dropped, `Transfer-Encoding: chunked` added last)."""
+        if self._direct != _D_RESPONSE:
+            return False
+        fields = [item for item in headers if item[0].lower() != "content-length"]
+        fields.append(("Transfer-Encoding", "chunked"))
+        head = _direct_head(status, fields)
+        if head is None or status < 200 or status in (204, 304):
+            self._direct = _D_DONE
+            self._closed = True
+            return True
+        self._direct = _D_BODY
+        self._direct_close = _closes(fields)
+        self._emit(head)
+        return True
 
     def _emit(self, data: bytes | None) -> None:
         """Every write marks the connection ready, so `pump()` can tell the adapter which
@@ -1451,6 +1630,60 @@ class HTTPServerConnection:
         if phase is not self._phase:
             self._phase = phase
             self._since = self.endpoint.moment.now
+
+
+# The direct path (`HTTPServerConnection._direct_request`): where the response to a
+# request read without h11 is.
+_D_RESPONSE: Final = 1  # not started
+_D_BODY: Final = 2  # a streamed (chunked) body is open
+_D_DONE: Final = 3  # complete
+# The request line it reads (the fields: `_http.plain_fields`).
+_DIRECT_LINE: Final = re.compile(r"(GET|POST|DELETE) ([!-~]+) HTTP/1\.1\r\n")
+# Fields that change framing or the connection: read one by one (`_direct_request`).
+_DIRECT_WATCHED: Final = frozenset(
+    {"host", "content-length", "transfer-encoding", "expect", "upgrade", "connection"}
+)
+_STATUS_LINES: dict[int, bytes] = {}
+
+
+def _direct_head(status: int, headers: Headers) -> bytes | None:
+    """A response head as h11 writes it, or None where h11 would refuse to send it."""
+    line = _STATUS_LINES.get(status)
+    if line is None:
+        if not 100 <= status <= 999:
+            return None
+        line = b"HTTP/1.1 %d %b\r\n" % (status, reason_phrase(status))
+        if len(_STATUS_LINES) < 64:  # bounded: statuses are few
+            _STATUS_LINES[status] = line
+    return plain_head(line, headers)
+
+
+def _declared_length(headers: Headers) -> int | None:
+    """The one Content-Length of a response, None when it has none, several that
+    differ, one that is not digits, or a Transfer-Encoding (h11 would frame it
+    otherwise or refuse it)."""
+    length: int | None = None
+    for name, value in headers:
+        lower = name.lower()
+        if lower == "content-length":
+            if not (value.isascii() and value.isdigit()) or (
+                length is not None and int(value) != length
+            ):
+                return None
+            length = int(value)
+        elif lower == "transfer-encoding":
+            return None
+    return length
+
+
+def _closes(headers: Headers) -> bool:
+    """Whether a response says `Connection: close` (h11 then closes after it)."""
+    for name, value in headers:
+        if name.lower() == "connection" and "close" in [
+            token.strip().lower() for token in value.split(",")
+        ]:
+            return True
+    return False
 
 
 def _framing_problem(request: h11.Request) -> str | None:
