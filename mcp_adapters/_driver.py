@@ -29,7 +29,10 @@ Who runs what:
   group and a timer.
 - The performance tricks belong to the stream: a stream with `write_nowait`
   (asyncio's transports) is written from `wake()` itself, without scheduling
-  the writer at all, whenever nothing is in the way.
+  the writer at all, whenever nothing is in the way; a stream whose `push_to`
+  accepts a sink (asyncio's pipes: stdio) is not read by a reader task at all:
+  its transport's callback feeds the core (`_pushed`, the reader's step), so a
+  message is read, dispatched and answered in one loop turn.
 
 The driver knows nothing about MCP. It binds any sans-IO object with the four
 methods of `SansIOConnection`, so the HTTP and WebSocket layers can reuse it.
@@ -348,12 +351,23 @@ class Driver:
     async def run(self) -> None:
         """Read and write until `finish()` (or end of stream); always closes the stream."""
         try:
+            push_to = getattr(self._stream, "push_to", None)
+            if push_to is not None and push_to(self._pushed):
+                try:
+                    await self._write_loop()
+                finally:
+                    self._stop_push()
+                return
             async with self._backend.task_group() as tasks:
                 tasks.start_soon(self._read_loop)
                 await self._write_loop()
                 tasks.cancel()
         finally:
             await self._backend.close_stream(self._stream, abort=self.core.broken)
+
+    def _stop_push(self) -> None:
+        stop: Callable[[], None] = self._stream.stop_push  # type: ignore[attr-defined]
+        stop()
 
     # ---- the two halves
 
@@ -371,6 +385,29 @@ class Driver:
             core.received(bytes(data))
             data = b""  # an idle connection need not keep its last request's bytes
             self.wake()
+
+    def _pushed(self, data: bytes, exc: BaseException | None) -> None:
+        """One step of `_read_loop`, called by a pushing stream as data arrives
+        (b"" at its end, with the error that ended it if one did)."""
+        core = self.core
+        if not core.reading:
+            return  # input ended or its end is held: as a reader that stopped reading
+        try:
+            if exc is not None:
+                core.read_failed(
+                    to_transport_error(exc, self._errors) or TransportError(f"read failed: {exc}")
+                )
+                data = b""
+            core.received(data)
+            if not core.reading:
+                self._stop_push()
+            self.wake()
+        except Exception:
+            # What `feed` does not catch (a failed write from `wake`, say) must not
+            # reach the transport's callback: asyncio would close the stream unseen.
+            logger.exception("driver: processing input failed; closing")
+            core.error = core.error or TransportError("internal error while processing input")
+            self.finish()
 
     async def _write_loop(self) -> None:
         limit = self._limit = self._backend.limit()

@@ -4,11 +4,18 @@ Native asyncio only (no anyio), so it runs on any asyncio loop. `AsyncioStream`
 keeps the write fast path (`write_nowait`: an asyncio transport takes bytes at
 once unless it paused us), which lets `Driver.wake()` write without scheduling
 the writer task; the link's timer is a bare `call_at`, with no task at all.
+
+A pipe stream (stdio) also has the read fast path (`push_to`): what the
+transport reads is handed to the driver from the transport's own callback, so
+a request is parsed, dispatched and (a plain tool) answered in the loop turn
+that read it, with no reader task to wake in between: one loop turn per
+message instead of two.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -26,6 +33,14 @@ _CLOSE_TIMEOUT = 2.0
 
 # Pause reading when this much arrived but was not consumed yet.
 _HIGH_WATER = 256 * 1024
+#: Bytes a pipe transport asks for per read. asyncio's default (256 KiB) is above
+#: glibc's mmap threshold: every read of a 100-byte message then cost an mmap, an
+#: mremap and a munmap (strace), and a fresh zeroed page. 64 KiB comes from the heap.
+PIPE_READ_SIZE = 64 * 1024
+
+#: What a pushing stream hands over: data read (b"" at end of stream), and the
+#: error that ended the stream, if one did.
+Sink = Callable[[bytes, "BaseException | None"], None]
 
 
 # =========================================================================== streams
@@ -46,7 +61,11 @@ class _StreamProtocol(asyncio.Protocol):
         # A list, not a deque: a deque allocates a 64-slot block up front, and every
         # idle connection (an HTTP server's keep-alive sockets) would carry one.
         self._drain_waiters: list[asyncio.Future[None]] = []
-        self.lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        # Kept: `get_running_loop()` costs a getpid() system call on every use.
+        self._loop = asyncio.get_running_loop()
+        self.lost: asyncio.Future[None] = self._loop.create_future()
+        #: Who gets what is read, as it is read (`push_to`); None: it is buffered.
+        self._sink: Sink | None = None
 
     # ---- asyncio callbacks
 
@@ -56,6 +75,10 @@ class _StreamProtocol(asyncio.Protocol):
             self._on_connection(self)
 
     def data_received(self, data: bytes) -> None:
+        sink = self._sink
+        if sink is not None:
+            sink(data, None)
+            return
         self._buffer += data
         if len(self._buffer) > _HIGH_WATER and not self._reading_paused:
             assert isinstance(self.transport, asyncio.ReadTransport)
@@ -65,6 +88,7 @@ class _StreamProtocol(asyncio.Protocol):
 
     def eof_received(self) -> bool:
         self._eof = True
+        self._end_push(None)
         self._wake_reader()
         # Keep the write side open: queued answers may still go out. (TLS has no
         # half-close: asyncio closes it anyway and warns when asked to keep it.)
@@ -74,6 +98,7 @@ class _StreamProtocol(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._eof = True
         self._exc = exc
+        self._end_push(exc)
         self._wake_reader()
         self._release_drain_waiters()
         if not self.lost.done():
@@ -97,11 +122,48 @@ class _StreamProtocol(asyncio.Protocol):
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
+    def _end_push(self, exc: BaseException | None) -> None:
+        sink, self._sink = self._sink, None
+        if sink is not None:
+            sink(b"", exc)  # the end, once: nothing is read after it
+
     # ---- the stream side
+
+    def push_to(self, sink: Sink) -> None:
+        """From now on hand what is read to `sink` in the transport's callback.
+
+        What was buffered before goes first; an end already seen is passed at
+        once. `sink(b"", exc)` comes exactly once, at the end of the stream.
+        """
+        if self._buffer:
+            data = bytes(self._buffer)
+            self._buffer.clear()
+            self._resume_if_paused()
+            sink(data, None)
+        if self._eof:
+            sink(b"", self._exc)
+            return
+        self._sink = sink
+
+    def stop_push(self) -> None:
+        """Stop handing data over; reading pauses (what is unread stays in the pipe)."""
+        if self._sink is None:
+            return
+        self._sink = None
+        transport = self.transport
+        if isinstance(transport, asyncio.ReadTransport) and not transport.is_closing():
+            self._reading_paused = True
+            transport.pause_reading()
+
+    def _resume_if_paused(self) -> None:
+        if self._reading_paused and len(self._buffer) <= _HIGH_WATER // 4:
+            assert isinstance(self.transport, asyncio.ReadTransport)
+            self._reading_paused = False
+            self.transport.resume_reading()
 
     async def read(self, max_bytes: int) -> bytes:
         while not self._buffer and not self._eof:
-            self._read_waiter = asyncio.get_running_loop().create_future()
+            self._read_waiter = self._loop.create_future()
             try:
                 await self._read_waiter
             finally:
@@ -112,10 +174,7 @@ class _StreamProtocol(asyncio.Protocol):
             return b""
         data = bytes(self._buffer[:max_bytes])
         del self._buffer[:max_bytes]
-        if self._reading_paused and len(self._buffer) <= _HIGH_WATER // 4:
-            assert isinstance(self.transport, asyncio.ReadTransport)
-            self._reading_paused = False
-            self.transport.resume_reading()
+        self._resume_if_paused()
         return data
 
     async def write(self, data: bytes) -> None:
@@ -125,7 +184,7 @@ class _StreamProtocol(asyncio.Protocol):
         assert isinstance(transport, asyncio.WriteTransport)
         transport.write(data)
         while self._writing_paused and not self.lost.done():
-            waiter = asyncio.get_running_loop().create_future()
+            waiter = self._loop.create_future()
             self._drain_waiters.append(waiter)
             await waiter
         if self.lost.done() and self._exc is not None:
@@ -167,13 +226,26 @@ class AsyncioStream:
         writer: _StreamProtocol | None = None,
         *,
         close_timeout: float = _CLOSE_TIMEOUT,
+        push: bool = False,
     ) -> None:
         self._reader = reader
         self._writer = writer or reader
         self._close_timeout = close_timeout
+        self._push = push
 
     async def receive_some(self, max_bytes: int) -> bytes:
         return await self._reader.read(max_bytes)
+
+    def push_to(self, sink: Sink) -> bool:
+        """Hand what is read to `sink` as it is read (see `_StreamProtocol.push_to`);
+        False: this stream is read with `receive_some` only."""
+        if not self._push:
+            return False
+        self._reader.push_to(sink)
+        return True
+
+    def stop_push(self) -> None:
+        self._reader.stop_push()
 
     async def send_all(self, data: bytes) -> None:
         await self._writer.write(data)
@@ -210,18 +282,23 @@ async def open_pipe_stream(read_fd: int, write_fd: int) -> AsyncioStream:
     reader = _StreamProtocol()
     writer = _StreamProtocol()
     try:
-        await loop.connect_read_pipe(lambda: reader, read_file)
+        transport, _ = await loop.connect_read_pipe(lambda: reader, read_file)
     except BaseException:
         read_file.close()
         write_file.close()
         raise
+    if isinstance(getattr(type(transport), "max_size", None), int):
+        # asyncio's own pipe transport reads `self.max_size` bytes at a time (another
+        # loop's transport, uvloop's, has no such attribute and is left as it is).
+        with contextlib.suppress(AttributeError, TypeError):
+            transport.max_size = PIPE_READ_SIZE  # type: ignore[attr-defined]
     try:
         await loop.connect_write_pipe(lambda: writer, write_file)
     except BaseException:
         write_file.close()
         await reader.close(0)
         raise
-    return AsyncioStream(reader, writer)
+    return AsyncioStream(reader, writer, push=True)
 
 
 async def open_tcp_stream(
@@ -607,6 +684,7 @@ def backend() -> AsyncioBackend:
 __all__ = [
     "AsyncioBackend",
     "AsyncioStream",
+    "Sink",
     "StreamProtocol",
     "backend",
     "finish_uncancelled",
@@ -614,4 +692,5 @@ __all__ = [
     "open_pipe_stream",
     "open_tcp_stream",
     "set_if_pending",
+    "PIPE_READ_SIZE",
 ]
