@@ -1,0 +1,43 @@
+"""What importing `MCPServer` pulls in, and what an idle session keeps.
+
+Why: the import is paid by every server process (each stdio server a client
+starts, each test that starts one), and an idle session's size is multiplied by
+the sessions a server holds (docs/performance.md, "Memory per idle session and
+import time"). These tests pin the structural choices behind both, not a number
+of bytes or milliseconds, which vary with the machine and the Python.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+# Needed only once a server speaks HTTP (or a client connects over it), or once a
+# request is validated: none of it belongs in the import of `MCPServer`.
+NOT_AT_IMPORT = (
+    "mcp_core.http",
+    "mcp_core._http_client",
+    "mcp_core._http_server",
+    "mcp_core._oauth",
+    "mcp_core.types",
+    "h11",
+)
+
+PROBE = """
+import json, sys
+from mcp_adapters.server import MCPServer
+server = MCPServer("probe")
+print(json.dumps(sorted(m for m in {names!r} if m in sys.modules)))
+"""
+
+
+def test_importing_mcpserver_leaves_the_http_stack_and_the_wire_models_unloaded() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(names=list(NOT_AT_IMPORT))],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert json.loads(done.stdout) == []
