@@ -220,6 +220,22 @@ class ServerConnection(_Connection):
     connection only remembers the latest revision spoken.
     """
 
+    # The role's own attributes (see `_Connection.__slots__` for why slots).
+    __slots__ = (
+        "_asking",
+        "_client_caps_wire",
+        "_live_tasks",
+        "_needs_wall_time",
+        "_session_context",
+        "_subscribed",
+        "_subscribing",
+        "client_capabilities",
+        "client_info",
+        "config",
+        "log_level",
+        "principal",
+    )
+
     _role: Role = "server"
     _peer: Role = "client"
 
@@ -242,7 +258,9 @@ class ServerConnection(_Connection):
         # A legacy session's resource subscriptions: the URIs in force, and the
         # subscribe requests still waiting for the application's answer, by URI
         # (see `_track_subscription`).
-        self._subscribed: set[str] = set()
+        # A dict used as a set (an empty one is 64 bytes, an empty set 216): most
+        # sessions subscribe to nothing.
+        self._subscribed: dict[str, None] = {}
         self._subscribing: dict[str, set[RequestId]] = {}
 
         # A sealing server needs the wall clock on every input: the seal's expiry is judged
@@ -446,7 +464,7 @@ class ServerConnection(_Connection):
             # Honoured on arrival, whatever the application answers: the client has
             # said it wants no more of these, and a subscribe to the same URI still
             # waiting for its answer loses to this later word.
-            self._subscribed.discard(model.uri)
+            self._subscribed.pop(model.uri, None)
             self._subscribing.pop(model.uri, None)
         # The session's context is reused as is when the request adds nothing of its own:
         # most requests carry no `_meta`, and building a context for each would be pure
@@ -508,7 +526,7 @@ class ServerConnection(_Connection):
             return  # an unsubscribe came in between, or it never counted
         if answered:
             del self._subscribing[uri]  # the others' answers change nothing now
-            self._subscribed.add(uri)
+            self._subscribed[uri] = None
             return
         pending.discard(rid)  # refused, cancelled or abandoned: it subscribed nothing
         if not pending:

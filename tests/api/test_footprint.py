@@ -13,6 +13,14 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+from mcp_adapters import Client
+from mcp_adapters.server import MCPServer
+from mcp_core import ClientConnection, ServerConnection
+
+from .conftest import MODES
+
 # Needed only once a server speaks HTTP (or a client connects over it), or once a
 # request is validated: none of it belongs in the import of `MCPServer`.
 NOT_AT_IMPORT = (
@@ -41,3 +49,24 @@ def test_importing_mcpserver_leaves_the_http_stack_and_the_wire_models_unloaded(
         timeout=60,
     )
     assert json.loads(done.stdout) == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_idle_pair_keeps_the_engine_state_in_slots(anyio_backend: str, mode: str) -> None:
+    """Every attribute the engine sets lives in a slot: a connection's instance dict is
+    made only for what a transport hangs on it (MCPServer's wake function)."""
+    server = MCPServer("footprint")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    async with Client(server, mode=mode) as client:
+        assert (await client.call_tool("echo", {"text": "hi"})).content[0].text == "hi"
+        client_connection = client._session.connection
+        (server_connection,) = list(server._live)
+        assert isinstance(client_connection, ClientConnection)
+        assert isinstance(server_connection, ServerConnection)
+        assert vars(client_connection) == {}
+        assert set(vars(server_connection)) <= {"_mcp_server_wake"}
