@@ -321,6 +321,11 @@ class TaskHost:
             if counted:
                 self._beating -= 1
 
+    @property
+    def hosting_open(self) -> bool:
+        """Whether `hosting()` is open (entering it again would only lend the group)."""
+        return self._group is not None
+
     @asynccontextmanager
     async def hosting(self) -> AsyncIterator[None]:
         """The task group detached bodies run in, open while the server is served.
