@@ -21,9 +21,11 @@ from mcp_core import ClientConnection, ServerConnection
 
 from .conftest import MODES
 
-# Needed only once a server speaks HTTP (or a client connects over it), or once a
-# request is validated: none of it belongs in the import of `MCPServer`.
+# Needed only once a server speaks HTTP (or a client connects over it), once a
+# request is validated, or once a tool runs as a task: none of it belongs in the
+# import of `MCPServer`.
 NOT_AT_IMPORT = (
+    "mcp_adapters.store",
     "mcp_core.http",
     "mcp_core._http_client",
     "mcp_core._http_server",
