@@ -52,6 +52,7 @@ from ._events import (
     SubscriptionAcknowledged,
 )
 from ._requests import Outbound, PendingInputs, RecentIds
+from ._server import _EnvelopeCache, shared_declaration
 from ._state import RequestInput, RequestState, SessionInput, follows
 from ._tasks import (
     LEGACY_AUGMENTABLE,
@@ -85,6 +86,19 @@ from ._versions import (
 # The same three that `_server.INPUT_RESULT_TYPES` keys, from the other side: the client
 # answers nothing else inside an `InputRequiredResult` (SEP-2322).
 INPUT_REQUEST_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
+
+
+# The servers' declarations seen in legacy handshakes, shared by every client
+# connection of the process (`shared_declaration`); built on first use, since
+# `validator` pulls in the wire models.
+_SERVER_DECLARATIONS: _EnvelopeCache | None = None
+
+
+def _server_declaration(capabilities: Any, info: Any) -> tuple[Any, Any]:
+    global _SERVER_DECLARATIONS
+    if _SERVER_DECLARATIONS is None:
+        _SERVER_DECLARATIONS = _EnvelopeCache(capabilities="ServerCapabilities")
+    return _SERVER_DECLARATIONS(capabilities, info)
 
 
 class ClientConnection(_Connection):
@@ -290,12 +304,15 @@ class ClientConnection(_Connection):
         self.era = Era.LEGACY
         # What the server declared once for the session: every later request is gated on it
         # (`_prepare_request`), as 2025-03-26 ("Capability Negotiation") asks.
-        self.server_capabilities = init.capabilities
-        self.server_info = init.server_info
+        capabilities, info = shared_declaration(
+            _server_declaration, result, "serverInfo", (init.capabilities, init.server_info)
+        )
+        self.server_capabilities = capabilities
+        self.server_info = info
         self.instructions = init.instructions
         # The initialized notification is automatic output (the engine's own), so a peer
         # that does not read cannot make it raise in the application's code.
-        self._server_caps_wire = to_wire(init.capabilities) or {}
+        self._server_caps_wire = to_wire(capabilities) or {}
         self._queue(
             jr.encode_notification("notifications/initialized", None),
             "notification",
@@ -305,7 +322,7 @@ class ClientConnection(_Connection):
             automatic=True,
         )
         self._pending_events.append(
-            Connected(version, Era.LEGACY, init.capabilities, init.server_info, init.instructions)
+            Connected(version, Era.LEGACY, capabilities, info, init.instructions)
         )
 
     def _envelope_for(self, version: str) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import pydantic
@@ -144,8 +144,10 @@ class _EnvelopeCache:
 
     __slots__ = ("_bound", "_cache", "_capabilities", "_info")
 
-    def __init__(self, bound: int = 256) -> None:
-        self._capabilities = validator("ClientCapabilities")
+    def __init__(self, bound: int = 256, capabilities: str = "ClientCapabilities") -> None:
+        # `capabilities`: the model of the first of the pair (the client's handshake
+        # keeps a cache of its own, of the server's declaration: `_client.py`).
+        self._capabilities = validator(capabilities)
         self._info = validator("Implementation")
         # Keyed by the canonical JSON bytes rather than the parsed objects, which are not
         # hashable; two requests with the same declaration produce the same bytes.
@@ -182,6 +184,33 @@ def _envelope_models(caps: Any, info: Any) -> tuple[Any, Any]:
     if _ENVELOPE_CACHE is None:
         _ENVELOPE_CACHE = _EnvelopeCache()
     return _ENVELOPE_CACHE(caps, info)
+
+
+def shared_declaration(
+    cache: Callable[[Any, Any], tuple[Any, Any]],
+    raw: Mapping[str, Any] | None,
+    info_key: str,
+    own: tuple[Any, Any],
+) -> tuple[Any, Any]:
+    """A legacy handshake's capabilities and implementation info as the shared,
+    read-only models of `cache` (keyed by their JSON), else `own`, the session's own.
+
+    Why: each legacy session kept its own pydantic copy of the peer's declaration,
+    about 1.2 KB (server) and 2 KB (client) of an idle session, though the sessions
+    of one client application (of one server) all declare the same. The models are
+    those of the 2026-07-28 envelopes, shared by every connection, so read-only.
+    The handshake was validated whole before this, so its errors are unchanged; a
+    declaration spelled otherwise (snake_case names) keeps the session's own.
+    """
+    if raw is None:
+        return own
+    capabilities, info = raw.get("capabilities"), raw.get(info_key)
+    if type(capabilities) is not dict or type(info) is not dict:
+        return own
+    try:
+        return cache(capabilities, info)
+    except pydantic.ValidationError:  # validated alike above: only a guard
+        return own
 
 
 def _envelope_problem(key: str, value: Any, expected: str) -> str:
@@ -392,9 +421,12 @@ class ServerConnection(_Connection):
         self._move(SessionInput.INITIALIZE)
         self.protocol_version = version
         self.era = Era.LEGACY
-        self.client_capabilities = p.capabilities
-        self.client_info = p.client_info
-        self._client_caps_wire = to_wire(p.capabilities) or {}
+        capabilities, info = shared_declaration(
+            _envelope_models, params, "clientInfo", (p.capabilities, p.client_info)
+        )
+        self.client_capabilities = capabilities
+        self.client_info = info
+        self._client_caps_wire = to_wire(capabilities) or {}
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": self.config.legacy_capabilities_wire,
@@ -409,8 +441,8 @@ class ServerConnection(_Connection):
         # One context object for the whole session, shared by every request that brings no
         # `_meta`: requests in a session are judged by what `initialize` declared, nothing
         # else.
-        self._session_context = RequestContext(version, p.capabilities, p.client_info)
-        events.append(SessionStarted(version, p.capabilities, p.client_info))
+        self._session_context = RequestContext(version, capabilities, info)
+        events.append(SessionStarted(version, capabilities, info))
 
     def _legacy_request(
         self, rid: RequestId, method: str, params: dict[str, Any] | None, events: list[Event]

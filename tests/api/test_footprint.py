@@ -72,3 +72,37 @@ async def test_an_idle_pair_keeps_the_engine_state_in_slots(anyio_backend: str, 
         assert isinstance(server_connection, ServerConnection)
         assert vars(client_connection) == {}
         assert set(vars(server_connection)) <= {"_mcp_server_wake"}
+
+
+@pytest.mark.anyio
+async def test_legacy_sessions_share_the_peers_declaration_read_only(anyio_backend: str) -> None:
+    """Two legacy sessions of one client application hold one pair of models of its
+    declaration on the server, and their clients one of the server's; another
+    declaration gets its own pair, with what it declared."""
+    server = MCPServer("footprint", version="1.2.3")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    async def answer(context: object, params: object) -> object:
+        raise AssertionError("not asked")
+
+    async with (
+        Client(server, mode="legacy") as first,
+        Client(server, mode="legacy") as second,
+        Client(server, mode="legacy", elicitation_callback=answer) as eliciting,
+    ):
+        sessions = list(server._live)
+        assert len(sessions) == 3
+        # The two plain clients share one declaration; the eliciting one has its own.
+        assert len({id(c.client_capabilities) for c in sessions}) == 2
+        plain = [c for c in sessions if c.client_capabilities.elicitation is None]
+        assert len(plain) == 2 and plain[0].client_info is plain[1].client_info
+        assert plain[0].client_info.name == "mcp-sansio-client"
+        ours = [client._session.connection for client in (first, second, eliciting)]
+        assert ours[0].server_capabilities is ours[1].server_capabilities
+        assert ours[0].server_info is ours[2].server_info
+        assert ours[0].server_info.version == "1.2.3"
+        assert ours[0].server_capabilities.tools is not None
+        assert first.session.connected.server_capabilities is ours[0].server_capabilities
