@@ -153,7 +153,9 @@ class SessionCore:
         self._inbound: dict[RequestId, Cancellable] = {}
         # Inbound `subscriptions/listen` streams: they end only when the peer
         # cancels them or goes away, never with an answer.
-        self._streams: set[RequestId] = set()
+        # A dict used as a set (an empty one is 64 bytes, an empty set 216): most
+        # sessions carry no listen stream.
+        self._streams: dict[RequestId, None] = {}
         self._input_waiters: dict[RequestId, Waiter] = {}
         self._handshake: Waiter | None = None
 
@@ -247,7 +249,7 @@ class SessionCore:
     def answer(self, request_id: RequestId, result: Any) -> None:
         """A handler returned: send its result (an invalid one becomes an internal error)."""
         self._inbound.pop(request_id, None)
-        self._streams.discard(request_id)
+        self._streams.pop(request_id, None)
         if self.closed is not None:
             return
         try:
@@ -261,7 +263,7 @@ class SessionCore:
     def answer_exception(self, request_id: RequestId, exc: BaseException) -> None:
         """A handler raised: `MCPError` goes to the peer as is, anything else as -32603."""
         self._inbound.pop(request_id, None)
-        self._streams.discard(request_id)
+        self._streams.pop(request_id, None)
         if self.closed is not None:
             return
         if isinstance(exc, MCPError):
@@ -285,7 +287,7 @@ class SessionCore:
     def forget(self, request_id: RequestId) -> None:
         """A handler ended without answering (it was cancelled)."""
         self._inbound.pop(request_id, None)
-        self._streams.discard(request_id)
+        self._streams.pop(request_id, None)
         self._input_waiters.pop(request_id, None)
 
     def forget_input(self, request_id: RequestId) -> None:
@@ -396,7 +398,7 @@ class SessionCore:
         if handle is not None:  # None: answered already, without a task
             self._inbound[event.request_id] = handle
             if event.method == "subscriptions/listen":
-                self._streams.add(event.request_id)
+                self._streams[event.request_id] = None
 
     def _input(self, event: InputReceived, closing: ConnectionClosed | None) -> None:
         waiter = self._input_waiters.pop(event.request_id, None)
@@ -408,7 +410,7 @@ class SessionCore:
     def _cancelled(self, event: RequestCancelled, closing: ConnectionClosed | None) -> None:
         self._input_waiters.pop(event.request_id, None)  # the engine withdrew the questions
         handle = self._inbound.pop(event.request_id, None)
-        self._streams.discard(event.request_id)
+        self._streams.pop(event.request_id, None)
         if handle is not None:
             handle.cancel()
 

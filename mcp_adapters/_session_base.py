@@ -91,7 +91,10 @@ class Session(SessionState):
         self._backend = backend
         self._cancelled = backend.cancelled
         self._tasks = backend.tasks()
-        self._done = backend.event()
+        # Made when someone waits for the end (`wait_closed`): an event is a future
+        # (about 200 bytes) that most sessions would carry unread until they close.
+        self._done: Any = None
+        self._ended = False
         #: The server process, for a session made by `connect_stdio`.
         self.process: ServerProcess | None = None
         self._on_request = on_request
@@ -176,7 +179,9 @@ class Session(SessionState):
         finally:
             self._core.close("transport closed")  # settles anything still waiting
             await self._tasks.stop()  # what is left of the handlers and callbacks
-            self._done.set()
+            self._ended = True
+            if self._done is not None:
+                self._done.set()
 
     async def aclose(self, reason: str = "closed locally") -> None:
         """Close the connection: waiters fail (the peer is told), handlers are cancelled,
@@ -187,6 +192,10 @@ class Session(SessionState):
 
     async def wait_closed(self) -> None:
         """Wait until the connection ends (the peer closed it, or `aclose`)."""
+        if self._ended:
+            return
+        if self._done is None:
+            self._done = self._backend.event()
         await self._done.wait()
 
     # ---- state: `connection`, `connected`, `closed`, `transport_error` (SessionState)

@@ -270,7 +270,7 @@ class Client:
                 raise ValueError("auth= needs an http(s):// or ws(s):// URL target")
         connection: contextlib.AbstractAsyncContextManager[Any]
         if isinstance(target, MCPServer):
-            connection = _in_process(backend, target, self.config, options)
+            connection = _InProcess(backend, target, self.config, options)
         elif isinstance(target, StdioServerParameters):
             connection = backend.connect_stdio(target, self.config, **options)
         elif isinstance(target, str):
@@ -859,22 +859,73 @@ def _connect_url(
     )
 
 
-@contextlib.asynccontextmanager
-async def _in_process(
-    backend: Any, server: Any, config: ClientConfig, options: dict[str, Any]
-) -> AsyncIterator[Any]:
-    """Client and server in one process: two sessions joined by a direct link."""
-    from mcp_adapters.server._serve import request_handler
-    from mcp_adapters.transports.link import link_pair
+class _InProcess:
+    """Client and server in one process: two sessions joined by a direct link.
 
-    client_stream, server_stream = link_pair()
-    # The server end runs first: the client's handshake reaches it synchronously.
-    async with (
-        server.running(),  # the server's lifespan, as when it is served any other way
-        backend.Session(server.new_connection(), server_stream, on_request=request_handler(server)),
-        backend.Session(ClientConnection(config), client_stream, **options) as session,
-    ):
-        yield session
+    A class, not an `asynccontextmanager`: each idle in-process client kept that
+    generator, its frame and its wrapper (about 450 bytes). Entered and left in
+    the order of the `async with` it replaces: the server's `running()`, then
+    (made only once that is entered, so they see what its lifespan registered)
+    the server's session and the client's; left the other way round, each told
+    the exception the one left before it raised.
+    """
+
+    __slots__ = ("_client", "_making", "_server_session", "_serving")
+
+    def __init__(
+        self, backend: Any, server: Any, config: ClientConfig, options: dict[str, Any]
+    ) -> None:
+        # What the sessions are made of, until they are made (then dropped).
+        self._making: tuple[Any, Any, ClientConfig, dict[str, Any]] | None = (
+            backend,
+            server,
+            config,
+            options,
+        )
+        # The server's lifespan, as when it is served any other way.
+        self._serving: contextlib.AbstractAsyncContextManager[Any] = server.running()
+        self._server_session: Any = None
+        self._client: Any = None
+
+    async def __aenter__(self) -> Any:
+        from mcp_adapters.server._serve import request_handler
+        from mcp_adapters.transports.link import link_pair
+
+        assert self._making is not None, "entered twice"
+        backend, server, config, options = self._making
+        self._making = None
+        await self._serving.__aenter__()
+        try:
+            client_stream, server_stream = link_pair()
+            # The server end runs first: the client's handshake reaches it synchronously.
+            self._server_session = backend.Session(
+                server.new_connection(), server_stream, on_request=request_handler(server)
+            )
+            await self._server_session.__aenter__()
+            try:
+                self._client = backend.Session(ClientConnection(config), client_stream, **options)
+                return await self._client.__aenter__()
+            except BaseException as exc:
+                await self._server_session.__aexit__(type(exc), exc, exc.__traceback__)
+                raise
+        except BaseException as exc:
+            await self._serving.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        try:
+            await self._client.__aexit__(*exc_info)
+        except BaseException as exc:
+            exc_info = (type(exc), exc, exc.__traceback__)
+            raise
+        finally:
+            try:
+                await self._server_session.__aexit__(*exc_info)
+            except BaseException as exc:
+                exc_info = (type(exc), exc, exc.__traceback__)
+                raise
+            finally:
+                await self._serving.__aexit__(*exc_info)
 
 
 __all__ = [

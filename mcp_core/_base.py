@@ -447,6 +447,39 @@ class _Connection:
     before they change anything.
     """
 
+    # Slots, not an instance dict: a connection has more attributes than CPython shares
+    # the keys of (30), so each instance's dict was a full table of its own (about
+    # 1.6 KB), multiplied by every idle session a server holds. An attribute of the
+    # engine belongs here (or in the role's `__slots__`; tests/api/test_footprint.py
+    # checks that none lands in the dict). `__dict__` stays, made on first use, for what
+    # a transport hangs on its connection (`MCPServer` keeps its wake function there);
+    # `__weakref__`: servers track their connections in a WeakSet.
+    __slots__ = (
+        "__dict__",
+        "__weakref__",
+        "_armed_epoch",
+        "_deadline_epoch",
+        "_deadlines",
+        "_ended_inbound",
+        "_ended_outbound",
+        "_id_tag",
+        "_inbound",
+        "_lines",
+        "_next_id",
+        "_outbound",
+        "_outgoing",
+        "_outgoing_bytes",
+        "_output_limit",
+        "_pending_inputs",
+        "_progress_tokens",
+        "_rounds",
+        "_wall_time",
+        "era",
+        "limits",
+        "protocol_version",
+        "state",
+    )
+
     _role: Role
     _peer: Role
 

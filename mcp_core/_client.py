@@ -52,6 +52,7 @@ from ._events import (
     SubscriptionAcknowledged,
 )
 from ._requests import Outbound, PendingInputs, RecentIds
+from ._server import _EnvelopeCache, shared_declaration
 from ._state import RequestInput, RequestState, SessionInput, follows
 from ._tasks import (
     LEGACY_AUGMENTABLE,
@@ -87,6 +88,19 @@ from ._versions import (
 INPUT_REQUEST_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 
 
+# The servers' declarations seen in legacy handshakes, shared by every client
+# connection of the process (`shared_declaration`); built on first use, since
+# `validator` pulls in the wire models.
+_SERVER_DECLARATIONS: _EnvelopeCache | None = None
+
+
+def _server_declaration(capabilities: Any, info: Any) -> tuple[Any, Any]:
+    global _SERVER_DECLARATIONS
+    if _SERVER_DECLARATIONS is None:
+        _SERVER_DECLARATIONS = _EnvelopeCache(capabilities="ServerCapabilities")
+    return _SERVER_DECLARATIONS(capabilities, info)
+
+
 class ClientConnection(_Connection):
     """The client side of one MCP connection.
 
@@ -99,6 +113,24 @@ class ClientConnection(_Connection):
     re-issues it. That is why a call here can be in flight with no request on the wire
     (`_pending_inputs`).
     """
+
+    # The role's own attributes (see `_Connection.__slots__` for why slots).
+    __slots__ = (
+        "_dead_slots",
+        "_envelope",
+        "_input_slots",
+        "_live_tasks",
+        "_pending_events",
+        "_probe_deadline",
+        "_probe_tried",
+        "_retry_wire",
+        "_server_caps_wire",
+        "_slot_numbers",
+        "config",
+        "instructions",
+        "server_capabilities",
+        "server_info",
+    )
 
     _role: Role = "client"
     _peer: Role = "server"
@@ -126,7 +158,9 @@ class ClientConnection(_Connection):
         self._pending_events: list[Event] = []
         # Each modern revision is probed at most once: a server answering -32022 to every
         # revision it lists would otherwise keep the probe going for ever.
-        self._probe_tried: set[str] = set()
+        # A dict used as a set: an empty dict is 64 bytes, an empty set 216, and most
+        # connections never probe.
+        self._probe_tried: dict[str, None] = {}
         self._probe_deadline: float | None = None
         # The 2026-07-28 `_meta` every request carries, built once (`_envelope_for`).
         self._envelope: dict[str, Any] = {}
@@ -270,12 +304,15 @@ class ClientConnection(_Connection):
         self.era = Era.LEGACY
         # What the server declared once for the session: every later request is gated on it
         # (`_prepare_request`), as 2025-03-26 ("Capability Negotiation") asks.
-        self.server_capabilities = init.capabilities
-        self.server_info = init.server_info
+        capabilities, info = shared_declaration(
+            _server_declaration, result, "serverInfo", (init.capabilities, init.server_info)
+        )
+        self.server_capabilities = capabilities
+        self.server_info = info
         self.instructions = init.instructions
         # The initialized notification is automatic output (the engine's own), so a peer
         # that does not read cannot make it raise in the application's code.
-        self._server_caps_wire = to_wire(init.capabilities) or {}
+        self._server_caps_wire = to_wire(capabilities) or {}
         self._queue(
             jr.encode_notification("notifications/initialized", None),
             "notification",
@@ -285,7 +322,7 @@ class ClientConnection(_Connection):
             automatic=True,
         )
         self._pending_events.append(
-            Connected(version, Era.LEGACY, init.capabilities, init.server_info, init.instructions)
+            Connected(version, Era.LEGACY, capabilities, info, init.instructions)
         )
 
     def _envelope_for(self, version: str) -> dict[str, Any]:
@@ -315,7 +352,7 @@ class ClientConnection(_Connection):
         apart. The probe is internal (`_send_internal`), so its answer is never an event the
         application has to understand.
         """
-        self._probe_tried.add(version)
+        self._probe_tried[version] = None
         self._send_internal(
             "server/discover",
             {"_meta": self._envelope_for(version)},

@@ -176,7 +176,9 @@ class RecentIds:
         self._bound = bound
         self._ring: list[RequestId] = []
         self._next = 0  # the oldest slot, once the ring is full
-        self._set: set[RequestId] = set()
+        # Made by the first `add`: an empty set is 216 bytes, and a connection has
+        # memories it may never use (a client's of the server's requests, say).
+        self._set: set[RequestId] | None = None
 
     def add(self, request_id: RequestId) -> None:
         """Remember `request_id`, forgetting the oldest once full.
@@ -185,22 +187,27 @@ class RecentIds:
         than late), never what is accepted, which is why a bound is safe.
         """
         ring = self._ring
+        seen = self._set
+        if seen is None:
+            seen = self._set = set()
         if len(ring) < self._bound:
             ring.append(request_id)
         else:
             i = self._next
-            self._set.discard(ring[i])
+            seen.discard(ring[i])
             ring[i] = request_id
             self._next = i + 1 if i + 1 < self._bound else 0
-        self._set.add(request_id)
+        seen.add(request_id)
 
     def __contains__(self, request_id: object) -> bool:
         """Whether `request_id` ended recently (within the last `bound`)."""
-        return request_id in self._set
+        seen = self._set
+        return seen is not None and request_id in seen
 
     def __len__(self) -> int:
         """How many ids are remembered (at most `bound`)."""
-        return len(self._set)
+        seen = self._set
+        return 0 if seen is None else len(seen)
 
 
 class DeadlineHeap:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import pydantic
@@ -143,8 +143,10 @@ class _EnvelopeCache:
 
     __slots__ = ("_bound", "_cache", "_capabilities", "_info")
 
-    def __init__(self, bound: int = 256) -> None:
-        self._capabilities = validator("ClientCapabilities")
+    def __init__(self, bound: int = 256, capabilities: str = "ClientCapabilities") -> None:
+        # `capabilities`: the model of the first of the pair (the client's handshake
+        # keeps a cache of its own, of the server's declaration: `_client.py`).
+        self._capabilities = validator(capabilities)
         self._info = validator("Implementation")
         # Keyed by the canonical JSON bytes rather than the parsed objects, which are not
         # hashable; two requests with the same declaration produce the same bytes.
@@ -183,6 +185,33 @@ def _envelope_models(caps: Any, info: Any) -> tuple[Any, Any]:
     return _ENVELOPE_CACHE(caps, info)
 
 
+def shared_declaration(
+    cache: Callable[[Any, Any], tuple[Any, Any]],
+    raw: Mapping[str, Any] | None,
+    info_key: str,
+    own: tuple[Any, Any],
+) -> tuple[Any, Any]:
+    """A legacy handshake's capabilities and implementation info as the shared,
+    read-only models of `cache` (keyed by their JSON), else `own`, the session's own.
+
+    Why: each legacy session kept its own pydantic copy of the peer's declaration,
+    about 1.2 KB (server) and 2 KB (client) of an idle session, though the sessions
+    of one client application (of one server) all declare the same. The models are
+    those of the 2026-07-28 envelopes, shared by every connection, so read-only.
+    The handshake was validated whole before this, so its errors are unchanged; a
+    declaration spelled otherwise (snake_case names) keeps the session's own.
+    """
+    if raw is None:
+        return own
+    capabilities, info = raw.get("capabilities"), raw.get(info_key)
+    if type(capabilities) is not dict or type(info) is not dict:
+        return own
+    try:
+        return cache(capabilities, info)
+    except pydantic.ValidationError:  # validated alike above: only a guard
+        return own
+
+
 def _envelope_problem(key: str, value: Any, expected: str) -> str:
     """The -32602 message for an envelope key that is missing or of the wrong type.
 
@@ -219,6 +248,22 @@ class ServerConnection(_Connection):
     connection only remembers the latest revision spoken.
     """
 
+    # The role's own attributes (see `_Connection.__slots__` for why slots).
+    __slots__ = (
+        "_asking",
+        "_client_caps_wire",
+        "_live_tasks",
+        "_needs_wall_time",
+        "_session_context",
+        "_subscribed",
+        "_subscribing",
+        "client_capabilities",
+        "client_info",
+        "config",
+        "log_level",
+        "principal",
+    )
+
     _role: Role = "server"
     _peer: Role = "client"
 
@@ -241,7 +286,9 @@ class ServerConnection(_Connection):
         # A legacy session's resource subscriptions: the URIs in force, and the
         # subscribe requests still waiting for the application's answer, by URI
         # (see `_track_subscription`).
-        self._subscribed: set[str] = set()
+        # A dict used as a set (an empty one is 64 bytes, an empty set 216): most
+        # sessions subscribe to nothing.
+        self._subscribed: dict[str, None] = {}
         self._subscribing: dict[str, set[RequestId]] = {}
 
         # A sealing server needs the wall clock on every input: the seal's expiry is judged
@@ -373,9 +420,12 @@ class ServerConnection(_Connection):
         self._move(SessionInput.INITIALIZE)
         self.protocol_version = version
         self.era = Era.LEGACY
-        self.client_capabilities = p.capabilities
-        self.client_info = p.client_info
-        self._client_caps_wire = to_wire(p.capabilities) or {}
+        capabilities, info = shared_declaration(
+            _envelope_models, params, "clientInfo", (p.capabilities, p.client_info)
+        )
+        self.client_capabilities = capabilities
+        self.client_info = info
+        self._client_caps_wire = to_wire(capabilities) or {}
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": self.config.legacy_capabilities_wire,
@@ -390,8 +440,8 @@ class ServerConnection(_Connection):
         # One context object for the whole session, shared by every request that brings no
         # `_meta`: requests in a session are judged by what `initialize` declared, nothing
         # else.
-        self._session_context = RequestContext(version, p.capabilities, p.client_info)
-        events.append(SessionStarted(version, p.capabilities, p.client_info))
+        self._session_context = RequestContext(version, capabilities, info)
+        events.append(SessionStarted(version, capabilities, info))
 
     def _legacy_request(
         self, rid: RequestId, method: str, params: dict[str, Any] | None, events: list[Event]
@@ -446,7 +496,7 @@ class ServerConnection(_Connection):
             # Honoured on arrival, whatever the application answers: the client has
             # said it wants no more of these, and a subscribe to the same URI still
             # waiting for its answer loses to this later word.
-            self._subscribed.discard(model.uri)
+            self._subscribed.pop(model.uri, None)
             self._subscribing.pop(model.uri, None)
         # The session's context is reused as is when the request adds nothing of its own:
         # most requests carry no `_meta`, and building a context for each would be pure
@@ -508,7 +558,7 @@ class ServerConnection(_Connection):
             return  # an unsubscribe came in between, or it never counted
         if answered:
             del self._subscribing[uri]  # the others' answers change nothing now
-            self._subscribed.add(uri)
+            self._subscribed[uri] = None
             return
         pending.discard(rid)  # refused, cancelled or abandoned: it subscribed nothing
         if not pending:

@@ -134,7 +134,7 @@ def apply_shared_state(
     if log_level is not None and log_level not in LOG_RANK:
         raise ValueError(f"unknown log level {log_level!r}")
     conn.log_level = log_level
-    conn._subscribed = set(subscriptions)
+    conn._subscribed = dict.fromkeys(subscriptions)
 
 
 class _Parked:

@@ -616,14 +616,19 @@ class MCPServer:
         self._server_identity = identity
         self._config = None
 
-    @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[Any]:
+    def running(self) -> contextlib.AbstractAsyncContextManager[Any]:
         """Inside the server's lifespan (entered here unless something else serves it),
         with the task group that tool calls run as tasks detach into.
 
         Every way of serving enters it; this is for a transport of your own.
         Yields the lifespan context.
         """
+        return _Serving(self._lifespan, self.tasks, self._running)
+
+    @contextlib.asynccontextmanager
+    async def _running(self) -> AsyncIterator[Any]:
+        """`running()` entered in full: the lifespan and the task group, each entered
+        here unless already open."""
         async with self._lifespan.running() as value, self.tasks.hosting():
             yield value
 
@@ -1462,6 +1467,43 @@ class MCPServer:
         from mcp_adapters.asgi import ASGIApp
 
         return ASGIApp(self, path=path, **options)
+
+
+class _Serving:
+    """`MCPServer.running()`: what entering it adds, and nothing when nothing is to add.
+
+    Every in-process `Client(mcp)` enters `running()`. Without a lifespan of its own
+    and with the task group already open (another client, or a transport, serves the
+    server), entering changes nothing, yet the nested generators it took (this one,
+    the lifespan's and the task group's) cost each idle client about 1 KB; this
+    object is that case's whole cost. Decided on entering, not when made, so a
+    context made early still enters what is not open by then.
+    """
+
+    __slots__ = ("_enter", "_inner", "_lifespan", "_tasks")
+
+    def __init__(
+        self,
+        lifespan: Lifespan,
+        tasks: TaskHost,
+        enter: Callable[[], contextlib.AbstractAsyncContextManager[Any]],
+    ) -> None:
+        self._lifespan = lifespan
+        self._tasks = tasks
+        self._enter = enter  # the full way in: the server's `_running`
+        self._inner: contextlib.AbstractAsyncContextManager[Any] | None = None
+
+    async def __aenter__(self) -> Any:
+        if not self._lifespan.needs_entering and self._tasks.hosting_open:
+            return self._lifespan.value
+        inner = self._inner = self._enter()
+        return await inner.__aenter__()
+
+    async def __aexit__(self, *exc_info: Any) -> bool | None:
+        inner, self._inner = self._inner, None
+        if inner is None:
+            return None
+        return await inner.__aexit__(*exc_info)
 
 
 class _InputRequired:

@@ -43,6 +43,12 @@ class Lifespan:
         self._left: anyio.Event | None = None  # set when the last user leaves
 
     @property
+    def needs_entering(self) -> bool:
+        """Whether `running()` enters anything: only a factory has a context to enter
+        and users to count."""
+        return self._factory is not None
+
+    @property
     def value(self) -> Any:
         """The lifespan context, for a handler."""
         started = self._started

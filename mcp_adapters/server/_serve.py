@@ -20,7 +20,6 @@ import anyio
 from mcp_adapters._session import ANSWERED
 from mcp_adapters.backends._scoped import EventWaiter
 from mcp_core import INTERNAL_ERROR, InputReceived, MCPError, RequestReceived, ServerConnection
-from mcp_core.http import HostPolicy
 
 if TYPE_CHECKING:
     from mcp_adapters.server import MCPServer
@@ -204,6 +203,10 @@ def run_server(
             # an explicit list replaces it for a public bind, and origins make sense only
             # with one.
             if allowed_hosts is not None:
+                # Imported here: the HTTP stack is a third of `MCPServer`'s import, and
+                # a server run over stdio never needs it.
+                from mcp_core.http import HostPolicy
+
                 http_options["host_policy"] = HostPolicy(
                     allowed_hosts=tuple(allowed_hosts), allowed_origins=tuple(allowed_origins)
                 )

@@ -47,8 +47,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import anyio
 import anyio.abc
 
+from mcp_adapters._lazy import LazyModule
 from mcp_adapters.server._serve import Waiter
-from mcp_adapters.store import InMemoryStore, Store, StoreError, TaskRecord, TaskRegistry
 from mcp_core import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -60,7 +60,13 @@ from mcp_core import (
 from mcp_core.tasks import with_related_task
 
 if TYPE_CHECKING:
+    import mcp_adapters.store as _store
     from mcp_adapters.server import MCPServer, RequestScope
+    from mcp_adapters.store import InMemoryStore, Store, TaskRecord, TaskRegistry
+else:
+    # The store package (records, the in-memory store, its limits) is about a tenth
+    # of `MCPServer`'s import, and only a server that runs a task needs it.
+    _store = LazyModule("mcp_adapters.store", globals(), "_store")
 
 __all__ = ["TaskHost", "TaskSettings", "TaskSupport"]
 
@@ -247,7 +253,7 @@ class _Running:
         self.changed = anyio.Event()
 
 
-Body = Callable[["TaskHost", TaskRecord], Awaitable[dict[str, Any]]]
+Body = Callable[["TaskHost", "TaskRecord"], Awaitable[dict[str, Any]]]
 #: What an unanswered question raises in the body (the server's rule for any tool).
 Failure = Callable[[str, InputAnswer], BaseException]
 
@@ -277,7 +283,7 @@ class TaskHost:
         if store is not None:
             return store.tasks
         if self._local is None:
-            self._local = InMemoryStore()
+            self._local = _store.InMemoryStore()
         return self._local.tasks
 
     @property
@@ -304,7 +310,7 @@ class TaskHost:
             while True:
                 try:
                     held = await store.tasks.beat(self.settings.heartbeat_expiry)
-                except StoreError as exc:
+                except _store.StoreError as exc:
                     logger.warning("task heartbeat not renewed: %s", exc)
                 else:
                     if counted and not held:
@@ -320,6 +326,11 @@ class TaskHost:
         finally:
             if counted:
                 self._beating -= 1
+
+    @property
+    def hosting_open(self) -> bool:
+        """Whether `hosting()` is open (entering it again would only lend the group)."""
+        return self._group is not None
 
     @asynccontextmanager
     async def hosting(self) -> AsyncIterator[None]:
@@ -371,7 +382,7 @@ class TaskHost:
                 f"this server runs at most {self.settings.max_running} tasks at once; try later",
             )
         now = _iso(scope.wall_time())
-        record = TaskRecord(
+        record = _store.TaskRecord(
             task_id=secrets.token_urlsafe(18),
             status="working",
             created_at=now,
@@ -384,7 +395,7 @@ class TaskHost:
         )
         try:
             stored = await self.registry.create(record)
-        except StoreError as exc:
+        except _store.StoreError as exc:
             raise MCPError(INTERNAL_ERROR, f"the task could not be stored: {exc}") from None
         if stored is None:  # pragma: no cover - 144 random bits collided
             raise MCPError(INTERNAL_ERROR, "task id collision; try again")
@@ -485,7 +496,7 @@ class TaskHost:
             running.poked = anyio.Event()
             try:
                 record = await self.registry.get(task_id)
-            except StoreError:
+            except _store.StoreError:
                 continue  # the store is away: look again next time
             if record is None or record.terminal:
                 running.scope.cancel()
@@ -501,7 +512,7 @@ class TaskHost:
         """
         try:
             return await operation
-        except StoreError as exc:
+        except _store.StoreError as exc:
             logger.warning("task store write failed: %s", exc)
             return None
 
@@ -576,7 +587,7 @@ class TaskHost:
         them) and hand them at once to a body running here."""
         try:
             kept = await self.registry.respond(task_id, dict(responses))
-        except StoreError as exc:
+        except _store.StoreError as exc:
             raise MCPError(INTERNAL_ERROR, f"the task store failed: {exc}") from None
         running = self._running.get(task_id)
         if running is not None:
@@ -619,7 +630,7 @@ class TaskHost:
         """The record, if this requester may see it (else "not found")."""
         try:
             record = await self.registry.get(task_id)
-        except StoreError as exc:
+        except _store.StoreError as exc:
             raise MCPError(INTERNAL_ERROR, f"the task store failed: {exc}") from None
         if record is None or not self._may_see(record, scope):
             raise not_found(task_id)
@@ -650,7 +661,7 @@ class TaskHost:
             if runner not in alive:
                 try:
                     alive[runner] = await self.registry.runner_alive(runner)
-                except StoreError:
+                except _store.StoreError:
                     return record  # cannot tell now: the next read judges again
             if alive[runner]:
                 return record
@@ -740,7 +751,7 @@ class TaskHost:
         )
         try:
             stored = await self.registry.update(cancelled)
-        except StoreError as exc:
+        except _store.StoreError as exc:
             raise MCPError(INTERNAL_ERROR, f"the task store failed: {exc}") from None
         if stored is None:
             return None  # it ended meanwhile
@@ -762,7 +773,7 @@ class TaskHost:
             start = int(cursor)
         try:
             found = await self.registry.list(self.owner_of(scope), start + page + 1)
-        except StoreError as exc:
+        except _store.StoreError as exc:
             raise MCPError(INTERNAL_ERROR, f"the task store failed: {exc}") from None
         alive: dict[str, bool] = {}
         chunk = [await self._judged(r, scope, alive) for r in found[start : start + page]]

@@ -1,0 +1,108 @@
+"""What importing `MCPServer` pulls in, and what an idle session keeps.
+
+Why: the import is paid by every server process (each stdio server a client
+starts, each test that starts one), and an idle session's size is multiplied by
+the sessions a server holds (docs/performance.md, "Memory per idle session and
+import time"). These tests pin the structural choices behind both, not a number
+of bytes or milliseconds, which vary with the machine and the Python.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mcp_adapters import Client
+from mcp_adapters.server import MCPServer
+from mcp_core import ClientConnection, ServerConnection
+
+from .conftest import MODES
+
+# Needed only once a server speaks HTTP (or a client connects over it), once a
+# request is validated, or once a tool runs as a task: none of it belongs in the
+# import of `MCPServer`.
+NOT_AT_IMPORT = (
+    "mcp_adapters.store",
+    "mcp_core.http",
+    "mcp_core._http_client",
+    "mcp_core._http_server",
+    "mcp_core._oauth",
+    "mcp_core.types",
+    "h11",
+)
+
+PROBE = """
+import json, sys
+from mcp_adapters.server import MCPServer
+server = MCPServer("probe")
+print(json.dumps(sorted(m for m in {names!r} if m in sys.modules)))
+"""
+
+
+def test_importing_mcpserver_leaves_the_http_stack_and_the_wire_models_unloaded() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(names=list(NOT_AT_IMPORT))],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert json.loads(done.stdout) == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_idle_pair_keeps_the_engine_state_in_slots(anyio_backend: str, mode: str) -> None:
+    """Every attribute the engine sets lives in a slot: a connection's instance dict is
+    made only for what a transport hangs on it (MCPServer's wake function)."""
+    server = MCPServer("footprint")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    async with Client(server, mode=mode) as client:
+        assert (await client.call_tool("echo", {"text": "hi"})).content[0].text == "hi"
+        client_connection = client._session.connection
+        (server_connection,) = list(server._live)
+        assert isinstance(client_connection, ClientConnection)
+        assert isinstance(server_connection, ServerConnection)
+        assert vars(client_connection) == {}
+        assert set(vars(server_connection)) <= {"_mcp_server_wake"}
+
+
+@pytest.mark.anyio
+async def test_legacy_sessions_share_the_peers_declaration_read_only(anyio_backend: str) -> None:
+    """Two legacy sessions of one client application hold one pair of models of its
+    declaration on the server, and their clients one of the server's; another
+    declaration gets its own pair, with what it declared."""
+    server = MCPServer("footprint", version="1.2.3")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    async def answer(context: object, params: object) -> object:
+        raise AssertionError("not asked")
+
+    async with (
+        Client(server, mode="legacy") as first,
+        Client(server, mode="legacy") as second,
+        Client(server, mode="legacy", elicitation_callback=answer) as eliciting,
+    ):
+        sessions = list(server._live)
+        assert len(sessions) == 3
+        # The two plain clients share one declaration; the eliciting one has its own.
+        assert len({id(c.client_capabilities) for c in sessions}) == 2
+        plain = [c for c in sessions if c.client_capabilities.elicitation is None]
+        assert len(plain) == 2 and plain[0].client_info is plain[1].client_info
+        assert plain[0].client_info.name == "mcp-sansio-client"
+        ours = [client._session.connection for client in (first, second, eliciting)]
+        assert ours[0].server_capabilities is ours[1].server_capabilities
+        assert ours[0].server_info is ours[2].server_info
+        assert ours[0].server_info.version == "1.2.3"
+        assert ours[0].server_capabilities.tools is not None
+        assert first.session.connected.server_capabilities is ours[0].server_capabilities
