@@ -519,6 +519,10 @@ class _Tasks:
 
     def start(self, fn: Callable[..., Awaitable[None]], *args: Any) -> asyncio.Task[None]:
         task: asyncio.Task[None] = self._loop.create_task(fn(*args))  # type: ignore[arg-type]
+        return self._keep(task)
+
+    def _keep(self, task: asyncio.Task[None]) -> asyncio.Task[None]:
+        """Hold `task` until it ends, so that `stop` can cancel it."""
         tasks = self._tasks
         if tasks is None:
             tasks = self._tasks = set()
@@ -535,9 +539,7 @@ class _Tasks:
         task, finished = _eager.start(self._loop, fn(*args))  # type: ignore[arg-type]
         if finished:
             return None
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+        return self._keep(task)
 
     async def stop(self) -> None:
         tasks = list(self._tasks or ())
