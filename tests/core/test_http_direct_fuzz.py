@@ -95,6 +95,46 @@ def _length_values(draw: Any, size: int) -> bytes:
     )
 
 
+def _framing_extras(body: bytes) -> list[tuple[str, bytes]]:
+    """Fields either side may add to a head: framing that agrees or conflicts with
+    the body, connection options, and fields outside the grammar."""
+    return [
+        ("Content-Length", b"%d" % len(body)),
+        ("Content-Length", b"%d" % (len(body) + 1)),
+        ("Transfer-Encoding", b"chunked"),
+        ("Transfer-Encoding", b"identity"),
+        ("Connection", b"close"),
+        ("Connection", b"keep-alive"),
+        ("Connection", b"Upgrade"),
+        ("Connection", b"keep-alive, close"),
+        ("X-Extra", b"a\x00b"),
+        ("X-Extra", b"caf\xe9"),
+        ("X Bad", b"1"),
+        ("", b"nameless"),
+    ]
+
+
+def _head(
+    draw: Any, first_line: bytes, fields: list[tuple[str, bytes]], extras: list[tuple[str, bytes]]
+) -> bytes:
+    """A head: the first line, `fields` with up to three of `extras` inserted (rarely
+    one dropped), each line spelled and ended plainly most often, then the blank line."""
+    fields = list(fields)
+    for _ in range(draw(st.sampled_from([0] * 6 + [1, 1, 2, 3]))):
+        fields.insert(draw(st.integers(0, len(fields))), draw(st.sampled_from(extras)))
+    if _rarely(draw, 10):  # drop one field
+        del fields[draw(st.integers(0, len(fields) - 1))]
+    lines = [first_line]
+    for name, value in fields:
+        separator = _mostly(draw, b": ", _SEPARATORS)
+        line = _spell(name, draw(_NAME_CASES)) + separator + value + _mostly(draw, b"", _TRAILERS)
+        lines.append(line)
+        if _rarely(draw, 30):  # an obsolete folded continuation
+            lines.append(b" folded")
+    head = b"".join(line + _mostly(draw, b"\r\n", _ENDINGS) for line in lines)
+    return head + _mostly(draw, b"\r\n", _ENDINGS)
+
+
 @st.composite
 def _requests(draw: Any, session: dict[str, str]) -> bytes:
     """One request (sometimes followed by a second, pipelined) on a legacy session."""
@@ -112,42 +152,18 @@ def _requests(draw: Any, session: dict[str, str]) -> bytes:
         ("Mcp-Session-Id", session["Mcp-Session-Id"].encode()),
         ("MCP-Protocol-Version", session["MCP-Protocol-Version"].encode()),
     ]
-    extras = st.sampled_from(
-        [
-            ("Host", b"localhost:8000"),
-            ("Host", b"evil.example"),
-            ("Content-Length", b"%d" % len(body)),
-            ("Content-Length", b"%d" % (len(body) + 1)),
-            ("Transfer-Encoding", b"chunked"),
-            ("Transfer-Encoding", b"identity"),
-            ("Connection", b"close"),
-            ("Connection", b"keep-alive"),
-            ("Connection", b"Upgrade"),
-            ("Connection", b"keep-alive, close"),
-            ("Expect", b"100-continue"),
-            ("Upgrade", b"websocket"),
-            ("X-Extra", b"a\x00b"),
-            ("X-Extra", b"caf\xe9"),
-            ("X-Extra", b"a\x7fb"),
-            ("X-Extra", b"a  b"),
-            ("X Bad", b"1"),
-            ("X-Extra:", b"1"),
-            ("", b"nameless"),
-        ]
-    )
-    for _ in range(draw(st.sampled_from([0] * 6 + [1, 1, 2, 3]))):
-        fields.insert(draw(st.integers(0, len(fields))), draw(extras))
-    if _rarely(draw, 10):  # drop one field
-        del fields[draw(st.integers(0, len(fields) - 1))]
-    lines = [_mostly(draw, b"POST /mcp HTTP/1.1", _FIRST_LINES, one_in=4)]
-    for name, value in fields:
-        separator = _mostly(draw, b": ", _SEPARATORS)
-        line = _spell(name, draw(_NAME_CASES)) + separator + value + _mostly(draw, b"", _TRAILERS)
-        lines.append(line)
-        if _rarely(draw, 30):  # an obsolete folded continuation
-            lines.append(b" folded")
-    head = b"".join(line + _mostly(draw, b"\r\n", _ENDINGS) for line in lines)
-    head += _mostly(draw, b"\r\n", _ENDINGS)
+    extras = [
+        *_framing_extras(body),
+        ("Host", b"localhost:8000"),
+        ("Host", b"evil.example"),
+        ("Expect", b"100-continue"),
+        ("Upgrade", b"websocket"),
+        ("X-Extra", b"a\x7fb"),
+        ("X-Extra", b"a  b"),
+        ("X-Extra:", b"1"),
+    ]
+    first = _mostly(draw, b"POST /mcp HTTP/1.1", _FIRST_LINES, one_in=4)
+    head = _head(draw, first, fields, extras)
     request = head + body
     if draw(st.booleans()):  # a plain second request, pipelined behind the first
         second = (
@@ -249,34 +265,9 @@ def _responses(draw: Any, body: bytes) -> bytes:
         ("content-type", _mostly(draw, b"application/json", [b"text/plain", b""], one_in=8)),
         ("Content-Length", draw(_length_values(len(body)))),
     ]
-    extras = st.sampled_from(
-        [
-            ("Content-Length", b"%d" % len(body)),
-            ("Content-Length", b"%d" % (len(body) + 1)),
-            ("Transfer-Encoding", b"chunked"),
-            ("Transfer-Encoding", b"identity"),
-            ("Connection", b"close"),
-            ("Connection", b"keep-alive"),
-            ("Connection", b"Upgrade"),
-            ("Connection", b"keep-alive, close"),
-            ("Mcp-Session-Id", b"s-1"),
-            ("X-Extra", b"a\x00b"),
-            ("X-Extra", b"caf\xe9"),
-            ("X Bad", b"1"),
-            ("", b"nameless"),
-        ]
-    )
-    for _ in range(draw(st.sampled_from([0] * 6 + [1, 1, 2, 3]))):
-        fields.insert(draw(st.integers(0, len(fields))), draw(extras))
-    lines = [_mostly(draw, b"HTTP/1.1 200 OK", _STATUS_LINES, one_in=4)]
-    for name, value in fields:
-        separator = _mostly(draw, b": ", _SEPARATORS)
-        line = _spell(name, draw(_NAME_CASES)) + separator + value + _mostly(draw, b"", _TRAILERS)
-        lines.append(line)
-        if _rarely(draw, 30):
-            lines.append(b" folded")
-    head = b"".join(line + _mostly(draw, b"\r\n", _ENDINGS) for line in lines)
-    return head + _mostly(draw, b"\r\n", _ENDINGS) + body
+    extras = [*_framing_extras(body), ("Mcp-Session-Id", b"s-1")]
+    first = _mostly(draw, b"HTTP/1.1 200 OK", _STATUS_LINES, one_in=4)
+    return _head(draw, first, fields, extras) + body
 
 
 def _fetch(response: bytes, *, whole: bool, end: bool) -> tuple[list[str], bool, bool]:
@@ -312,4 +303,16 @@ _TOOLS = json.dumps({"jsonrpc": "2.0", "id": 0, "result": {"tools": []}}).encode
 def test_a_generated_response_is_read_alike_whole_and_a_byte_at_a_time(
     response: bytes, end: bool
 ) -> None:
-    assert _fetch(response, whole=True, end=end) == _fetch(response, whole=False, end=end)
+    """The same events both ways; and the same end, but for one allowed difference:
+    bytes past the announced body (a server sending what no request asked for) close
+    a directly read connection at once, while h11 holds them until the next cycle or
+    the end of the stream. Closing is the safe reading (those bytes would otherwise be
+    taken for the next request's response), so the direct path may close earlier,
+    never later; at the end of the stream both have closed."""
+    direct_events, direct_closed, direct_busy = _fetch(response, whole=True, end=end)
+    h11_events, h11_closed, h11_busy = _fetch(response, whole=False, end=end)
+    assert direct_events == h11_events
+    assert direct_busy == h11_busy
+    assert direct_closed or not h11_closed
+    if end:
+        assert direct_closed == h11_closed
