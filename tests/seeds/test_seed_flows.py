@@ -273,13 +273,17 @@ async def test_gunicorn_workers_shared_the_sessions(http_servers: HTTPServers) -
         # client's answer: wait (bounded) for the DELETE that closed the session.
         await wait_for_line(http_servers, session)
         for hit in http_servers.gunicorn_hits():
-            if hit.session != "-":
+            # 499 is nginx's own line for a request the client closed before any
+            # response came (the GET stream the client cancels as it leaves, on a
+            # loaded machine): no worker answered it, so it names none.
+            if hit.session != "-" and hit.status != 499:
                 sessions.setdefault(hit.session, set()).add(hit.worker)
         crossed = sessions[session]
         if len(crossed) > 1:
             break
     assert len(crossed) > 1, sessions
-    assert all(worker.isdigit() for worker in crossed)  # every response named its worker
+    # Every response a worker made names it.
+    assert all(worker.isdigit() for worker in crossed), http_servers.gunicorn_hits()
 
 
 async def wait_for_line(http_servers: HTTPServers, session: str) -> None:
