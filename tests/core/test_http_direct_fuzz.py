@@ -166,15 +166,19 @@ def _requests(draw: Any, session: dict[str, str]) -> bytes:
     head = _head(draw, first, fields, extras)
     request = head + body
     if draw(st.booleans()):  # a plain second request, pipelined behind the first
-        second = (
-            b"POST /mcp HTTP/1.1\r\nHost: localhost:8000\r\n"
-            b"Accept: application/json, text/event-stream\r\n"
-            b"Content-Type: application/json\r\nContent-Length: 40\r\n"
-            + b"".join(b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in session.items())
-            + b'\r\n{"jsonrpc":"2.0","id":8,"method":"ping"}'
-        )
-        request += second
+        request += _plain_ping(session)
     return request
+
+
+def _plain_ping(session: dict[str, str]) -> bytes:
+    """A ping (id 8) on `session`, of the plainest shape: the direct path reads it."""
+    return (
+        b"POST /mcp HTTP/1.1\r\nHost: localhost:8000\r\n"
+        b"Accept: application/json, text/event-stream\r\n"
+        b"Content-Type: application/json\r\nContent-Length: 40\r\n"
+        + b"".join(b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in session.items())
+        + b'\r\n{"jsonrpc":"2.0","id":8,"method":"ping"}'
+    )
 
 
 def _session(server: Server) -> dict[str, str]:
@@ -218,13 +222,7 @@ def test_a_generated_request_is_answered_alike_whole_and_a_byte_at_a_time(reques
 def test_the_generator_reaches_both_paths() -> None:
     """The property above means something only if generated requests take the direct
     path and others fall through to h11: check both happen for two fixed ones."""
-    plain = (
-        b"POST /mcp HTTP/1.1\r\nHost: localhost:8000\r\n"
-        b"Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
-        b"Content-Length: 40\r\n"
-        + b"".join(b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in _PROTO_SESSION.items())
-        + b'\r\n{"jsonrpc":"2.0","id":8,"method":"ping"}'
-    )
+    plain = _plain_ping(_PROTO_SESSION)
     chunked = (
         plain.replace(b"Content-Length: 40", b"Transfer-Encoding: chunked").replace(
             b'\r\n\r\n{"jsonrpc"', b'\r\n\r\n28\r\n{"jsonrpc"'
