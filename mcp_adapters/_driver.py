@@ -103,11 +103,11 @@ class DriverCore:
     """
 
     __slots__ = (
-        "_carry",
         "_finish_on_eof",
         "_hold_eof",
         "_on_finish",
         "broken",
+        "carried",
         "connection",
         "eof_held",
         "error",
@@ -148,7 +148,8 @@ class DriverCore:
         # An HTTP connection half-closed by its client may still owe it a response:
         # there the layer, not the end of input, says when to finish.
         self._finish_on_eof = finish_on_eof
-        self._carry = b""
+        #: Output taken from the connection but not written yet (it goes first next time).
+        self.carried = b""
 
     # ---- input
 
@@ -206,20 +207,20 @@ class DriverCore:
     @property
     def carrying(self) -> bool:
         """Output was taken from the connection but not written yet."""
-        return bool(self._carry)
+        return bool(self.carried)
 
     def take_output(self) -> bytes:
         """What to write next: what was carried, then what the connection queued."""
         data = self.connection.data_to_send()
-        if self._carry:
-            data, self._carry = self._carry + data, b""
+        if self.carried:
+            data, self.carried = self.carried + data, b""
         if self.broken:
             return b""  # nothing more goes out; the connection's buffer is emptied
         return data
 
     def carry(self, data: bytes) -> None:
         """`data` was taken but not written: it goes first next time."""
-        self._carry = data + self._carry
+        self.carried = data + self.carried
 
     def write_failed(self, error: TransportError) -> None:
         """A write failed: nothing more goes out, and the input ends too."""
@@ -242,7 +243,7 @@ class DriverCore:
     def abandon(self) -> None:
         """The close timeout passed with output unwritten: give it up."""
         self.broken = True
-        self._carry = b""
+        self.carried = b""
 
 
 class Driver:
@@ -274,7 +275,9 @@ class Driver:
         self._read_size = read_size
         self._errors = backend.errors
         self._wakeup: Event = backend.event()
-        self._writing = False
+        #: A write is in progress (answers should wait for `drain()`). A plain
+        #: attribute, not a property: the sessions read it on every request and answer.
+        self.busy = False
         self._drained: Event | None = None
         self._limit: Limit | None = None
         self._finish_by: float | None = None
@@ -291,19 +294,16 @@ class Driver:
     def now(self) -> float:
         return self._backend.now()
 
-    @property
-    def busy(self) -> bool:
-        """A write is in progress (answers should wait for `drain()`)."""
-        return self._writing
-
     def wake(self) -> None:
         """Output was queued (or a deadline moved): write it, or let the writer look again."""
         core = self.core
+        # `core.carried`, not `core.carrying`: this runs twice per message on each side,
+        # and a property is a Python call.
         if self._write_nowait is not None and not (
-            self._writing
+            self.busy
             or core.finishing
             or core.broken
-            or core.carrying
+            or core.carried
             or core.woken
             or core.eof_held  # the writer decides when a held end of input is due
         ):
@@ -343,7 +343,7 @@ class Driver:
 
     async def drain(self) -> None:
         """Back-pressure: wait while a write is in progress."""
-        while self._writing and not self.core.broken:
+        while self.busy and not self.core.broken:
             if self._drained is None:
                 self._drained = self._backend.event()
             await self._drained.wait()
@@ -390,7 +390,8 @@ class Driver:
         """One step of `_read_loop`, called by a pushing stream as data arrives
         (b"" at its end, with the error that ended it if one did)."""
         core = self.core
-        if not core.reading:
+        # `core.reading` and `core.received`, written out: this runs once per message.
+        if core.input_done or core.eof_held:
             return  # input ended or its end is held: as a reader that stopped reading
         try:
             if exc is not None:
@@ -398,8 +399,11 @@ class Driver:
                     to_transport_error(exc, self._errors) or TransportError(f"read failed: {exc}")
                 )
                 data = b""
-            core.received(data)
-            if not core.reading:
+            if data:
+                core.feed(data)
+            else:
+                core.received(data)  # the end: fed now, or held (`hold_eof`)
+            if core.input_done or core.eof_held:
                 self._stop_push()
             self.wake()
         except Exception:
@@ -439,7 +443,7 @@ class Driver:
                 return
 
     async def _write(self, data: bytes) -> None:
-        self._writing = True
+        self.busy = True
         try:
             await self._stream.send_all(data)
         except Exception as exc:
@@ -448,7 +452,7 @@ class Driver:
                 raise
             self.core.write_failed(error)
         finally:
-            self._writing = False
+            self.busy = False
             drained, self._drained = self._drained, None
             if drained is not None:
                 drained.set()

@@ -233,6 +233,10 @@ class AsyncioStream:
         self._writer = writer or reader
         self._close_timeout = close_timeout
         self._push = push
+        #: Write without waiting when the transport takes it at once (it never blocks);
+        #: False: it paused us, use `send_all`. The writer protocol's own method, bound
+        #: here: `Driver.wake()` calls it for every message, with no call of ours between.
+        self.write_nowait: Callable[[bytes], bool] = self._writer.write_nowait
 
     async def receive_some(self, max_bytes: int) -> bytes:
         return await self._reader.read(max_bytes)
@@ -250,10 +254,6 @@ class AsyncioStream:
 
     async def send_all(self, data: bytes) -> None:
         await self._writer.write(data)
-
-    def write_nowait(self, data: bytes) -> bool:
-        """Write without waiting when the transport takes it at once (it never blocks)."""
-        return self._writer.write_nowait(data)
 
     async def aclose(self) -> None:
         await self._writer.close(self._close_timeout)
