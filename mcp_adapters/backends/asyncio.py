@@ -5,11 +5,13 @@ keeps the write fast path (`write_nowait`: an asyncio transport takes bytes at
 once unless it paused us), which lets `Driver.wake()` write without scheduling
 the writer task; the link's timer is a bare `call_at`, with no task at all.
 
-A pipe stream (stdio) also has the read fast path (`push_to`): what the
-transport reads is handed to the driver from the transport's own callback, so
-a request is parsed, dispatched and (a plain tool) answered in the loop turn
-that read it, with no reader task to wake in between: one loop turn per
-message instead of two.
+Pipe streams (stdio) and TCP streams (the TCP transport, the HTTP and
+WebSocket clients, each connection a TCP listener accepts) also have the read
+fast path (`push_to`): what the transport reads is handed to the driver from
+the transport's own callback, so a request is parsed, dispatched and (a plain
+tool) answered in the loop turn that read it, with no reader task to wake in
+between: one loop turn per message instead of two. (The HTTP server reads its
+sockets with a protocol of its own, in transports/http_server.py.)
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ _CLOSE_TIMEOUT = 2.0
 
 # Pause reading when this much arrived but was not consumed yet.
 _HIGH_WATER = 256 * 1024
-#: Bytes a pipe transport asks for per read. asyncio's default (256 KiB) is above
+#: Bytes a pipe or socket transport asks for per read. asyncio's default (256 KiB) is above
 #: glibc's mmap threshold: every read of a 100-byte message then cost an mmap, an
 #: mremap and a munmap (strace), and a fresh zeroed page. 64 KiB comes from the heap.
 PIPE_READ_SIZE = 64 * 1024
@@ -270,6 +272,18 @@ class AsyncioStream:
                 transport.close()
 
 
+def _read_in_heap_sized_chunks(transport: asyncio.BaseTransport) -> None:
+    """Make asyncio's own pipe or socket transport read `PIPE_READ_SIZE` at a time.
+
+    Both read `self.max_size` bytes per call (256 KiB by default: an mmap per read,
+    see `PIPE_READ_SIZE`). Another loop's transport (uvloop's), or a TLS one, has no
+    such attribute and is left as it is.
+    """
+    if isinstance(getattr(type(transport), "max_size", None), int):
+        with contextlib.suppress(AttributeError, TypeError):
+            transport.max_size = PIPE_READ_SIZE  # type: ignore[attr-defined]
+
+
 async def open_pipe_stream(read_fd: int, write_fd: int) -> AsyncioStream:
     """A stream over two pipe (or socket, or terminal) descriptors; it owns and closes them."""
     loop = asyncio.get_running_loop()
@@ -288,11 +302,7 @@ async def open_pipe_stream(read_fd: int, write_fd: int) -> AsyncioStream:
         read_file.close()
         write_file.close()
         raise
-    if isinstance(getattr(type(transport), "max_size", None), int):
-        # asyncio's own pipe transport reads `self.max_size` bytes at a time (another
-        # loop's transport, uvloop's, has no such attribute and is left as it is).
-        with contextlib.suppress(AttributeError, TypeError):
-            transport.max_size = PIPE_READ_SIZE  # type: ignore[attr-defined]
+    _read_in_heap_sized_chunks(transport)
     try:
         await loop.connect_write_pipe(lambda: writer, write_file)
     except BaseException:
@@ -318,7 +328,8 @@ async def open_tcp_stream(
     sock = transport.get_extra_info("socket")
     if sock is not None:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-    return AsyncioStream(protocol)
+    _read_in_heap_sized_chunks(transport)
+    return AsyncioStream(protocol, push=True)
 
 
 async def listen_tcp(
@@ -327,10 +338,13 @@ async def listen_tcp(
     """Listen on `host:port`; each accepted connection becomes a stream for `on_stream`."""
 
     def accepted(protocol: _StreamProtocol) -> None:
-        sock = protocol.transport.get_extra_info("socket") if protocol.transport else None
+        transport = protocol.transport
+        sock = transport.get_extra_info("socket") if transport else None
         if sock is not None:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-        on_stream(AsyncioStream(protocol))
+        if transport is not None:
+            _read_in_heap_sized_chunks(transport)
+        on_stream(AsyncioStream(protocol, push=True))
 
     loop = asyncio.get_running_loop()
     return await loop.create_server(lambda: _StreamProtocol(accepted), host, port)

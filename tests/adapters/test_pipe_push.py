@@ -14,6 +14,7 @@ import asyncio
 import os
 from typing import Any
 
+import anyio
 import pytest
 
 from mcp_adapters._driver import Driver
@@ -31,7 +32,8 @@ def anyio_backend() -> str:
 class _Echo:
     """Answers every line it is fed with the same line; records what it saw."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, echo: bool = True) -> None:
+        self.echo = echo  # False: only record
         self.fed: list[bytes] = []
         self.in_task: list[bool] = []  # whether each feed ran inside a task
         self.out = b""
@@ -43,6 +45,8 @@ class _Echo:
             self.in_task.append(asyncio.current_task() is not None)
         except RuntimeError:  # not on asyncio (the trio test)
             self.in_task.append(False)
+        if not self.echo:
+            return []
         lines = (self._partial + data).split(b"\n")
         self._partial = lines.pop()
         self.out += b"".join(line + b"\n" for line in lines)
@@ -127,6 +131,46 @@ async def test_a_held_end_of_input_is_fed_once_the_hold_is_released() -> None:
         assert conn.fed.count(b"") == 1
     finally:
         os.close(answer_r)
+
+
+# --------------------------------------------------------------------------- TCP
+
+
+async def test_tcp_streams_both_ways_are_fed_from_the_transport_callback() -> None:
+    """A connected and an accepted loopback TCP stream take the same fast path: every
+    byte in order, each end fed once, nothing read by a reader task."""
+    backend = asyncio_backend.backend()
+    accepted: asyncio.Queue[asyncio_backend.AsyncioStream] = asyncio.Queue()
+    listener = await asyncio_backend.listen_tcp("127.0.0.1", 0, accepted.put_nowait)
+    try:
+        port = listener.sockets[0].getsockname()[1]
+        client_stream = await asyncio_backend.open_tcp_stream("127.0.0.1", port)
+        server_stream = await asyncio.wait_for(accepted.get(), HANG)
+        echo = _Echo()  # the accepted side answers every line with itself
+        server = Driver(echo, server_stream, lambda events: None, backend=backend)
+        seen = _Echo(echo=False)  # the connecting side records the answers
+        client = Driver(seen, client_stream, lambda events: None, backend=backend)
+        loop = asyncio.get_running_loop()
+        tasks = [loop.create_task(server.run()), loop.create_task(client.run())]
+        lines = [b"line %d\n" % i for i in range(20)] + [b"x" * 300_000 + b"\n", b"last\n"]
+        sent = b""
+        for line in lines:
+            seen.out += line
+            sent += line
+            client.wake()
+            with anyio.fail_after(HANG):
+                while b"".join(seen.fed) != sent:  # one line in flight at a time
+                    await asyncio.sleep(0.001)
+        client.finish()
+        await asyncio.wait_for(asyncio.gather(*tasks), HANG)
+        assert b"".join(echo.fed) == sent and b"".join(seen.fed) == sent
+        # The end, exactly once, on the side that saw it (a finishing side reads no more).
+        assert echo.fed[-1] == b"" and echo.fed.count(b"") == 1
+        assert not any(echo.in_task) and not any(seen.in_task)
+        assert server.error is None and client.error is None
+    finally:
+        listener.close()
+        await listener.wait_closed()
 
 
 # --------------------------------------------------------------------------- trio
