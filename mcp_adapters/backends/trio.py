@@ -9,6 +9,7 @@ the armed deadline: trio has no callbacks without a task).
 from __future__ import annotations
 
 import contextlib
+import errno
 import math
 import os
 import select
@@ -32,6 +33,9 @@ ERRORS: Mapping[type[BaseException], type[TransportError]] = {
 
 # =========================================================================== streams
 
+#: Bytes a pipe read asks for when the caller names no size (trio's own default).
+_RECEIVE_SIZE = 65536
+
 
 class PipeStream(trio.abc.Stream):
     """trio's two `FdStream`s of a pipe pair, with the driver's write fast path.
@@ -47,13 +51,42 @@ class PipeStream(trio.abc.Stream):
         self._stapled = trio.StapledStream(send, receive)
         self._send = send
         self._receive = receive
+        self._drained = False  # the last read emptied the pipe: wait before the next
         try:
             self._atomic = stat.S_ISFIFO(os.fstat(send.fileno()).st_mode)
         except OSError:
             self._atomic = False
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
-        return await self._receive.receive_some(max_bytes)
+        """`FdStream.receive_some`, but after a short read it waits before reading.
+
+        trio's own reads at once and, the pipe being empty, fails with EAGAIN and
+        then waits: on a stdio server answering one request at a time that is a
+        system call and a Python exception per message, and an extra loop turn (its
+        checkpoint). A read that returned less than asked for emptied the pipe, so
+        the next one waits for readability first (itself a checkpoint); after a full
+        read, more is likely there and it reads at once, as trio's does.
+        """
+        size = max_bytes or _RECEIVE_SIZE
+        fd = self._receive.fileno()  # -1 once closed
+        if fd < 0:
+            raise trio.ClosedResourceError("file was already closed")
+        if self._drained:
+            await trio.lowlevel.wait_readable(fd)
+        else:
+            await trio.lowlevel.checkpoint()
+        while True:
+            try:
+                data = os.read(fd, size)
+            except BlockingIOError:
+                await trio.lowlevel.wait_readable(fd)
+            except OSError as exc:
+                if exc.errno == errno.EBADF:
+                    raise trio.ClosedResourceError("file was already closed") from None
+                raise trio.BrokenResourceError from exc
+            else:
+                self._drained = 0 < len(data) < size
+                return data
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
         await self._send.send_all(data)

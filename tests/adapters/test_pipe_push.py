@@ -221,3 +221,54 @@ def test_trio_pipes_write_small_answers_at_once_and_every_byte_in_order() -> Non
     assert received == sent
     # Answers up to PIPE_BUF went out from wake() itself; the larger through send_all.
     assert fast.count(True) >= 4 and False in fast
+
+
+async def _trio_reads() -> list[object]:
+    """What a trio pipe stream's reads return: full reads, short ones, a read that
+    must wait for a later write, the end, and a read after closing."""
+    import trio
+
+    from mcp_adapters.backends import trio as trio_backend
+
+    request_r, request_w = os.pipe()
+    answer_r, answer_w = os.pipe()
+    os.close(answer_r)
+    stream = trio_backend.open_pipe_stream(request_r, answer_w)
+    got: list[object] = []
+    os.write(request_w, b"0123456789")
+    with trio.fail_after(HANG):
+        got.append(await stream.receive_some(4))  # full: the next reads at once
+        got.append(await stream.receive_some(4))
+        got.append(await stream.receive_some(4))  # short: the pipe is empty now
+
+        async def write_later() -> None:
+            await trio.sleep(0.05)
+            os.write(request_w, b"later")
+            await trio.sleep(0.05)
+            os.close(request_w)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(write_later)
+            got.append(await stream.receive_some(4))  # waits for the write
+            got.append(await stream.receive_some(4))
+            got.append(await stream.receive_some(4))  # the end
+    await stream.aclose()
+    try:
+        await stream.receive_some(4)
+    except trio.ClosedResourceError as exc:
+        got.append(type(exc))
+    return got
+
+
+def test_trio_pipe_reads_wait_after_a_short_read_and_keep_every_byte() -> None:
+    import trio
+
+    assert trio.run(_trio_reads) == [
+        b"0123",
+        b"4567",
+        b"89",
+        b"late",
+        b"r",
+        b"",
+        trio.ClosedResourceError,
+    ]
