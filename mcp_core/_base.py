@@ -63,7 +63,7 @@ from ._events import (
     RequestCancelled,
     RequestFailed,
     ResponseIgnored,
-    ResponseReceived,
+    new_response_received,
 )
 from ._framing import LineBuffer, Oversized
 from ._requests import DeadlineHeap, Inbound, Outbound, PendingInputs, RecentIds
@@ -178,6 +178,33 @@ class OutgoingMessage:
     method: str | None = None
     request_id: RequestId | None = None
     related_request_id: RequestId | None = None
+
+
+class _NewOutgoing:
+    """Builds an `OutgoingMessage` at a plain class's price: `_queue` makes one per
+    message (see the builders at the end of `_events` for how and why)."""
+
+    __slots__ = ("kind", "method", "payload", "related_request_id", "request_id")
+
+    def __init__(
+        self,
+        payload: bytes,
+        kind: str,
+        method: str | None,
+        request_id: RequestId | None,
+        related_request_id: RequestId | None,
+    ) -> None:
+        self.payload = payload
+        self.kind = kind
+        self.method = method
+        self.request_id = request_id
+        self.related_request_id = related_request_id
+        self.__class__ = OutgoingMessage  # type: ignore[assignment]
+
+
+_new_outgoing: Callable[
+    [bytes, str, str | None, RequestId | None, RequestId | None], OutgoingMessage
+] = _NewOutgoing  # type: ignore[assignment]
 
 
 class Fatal(Exception):
@@ -1041,7 +1068,7 @@ class _Connection:
                 value = value.model_copy(update={"content": None})
         self._observe_result(rid, entry, result)
         self._step(entry, "outbound", RequestInput.RESPONSE)
-        events.append(ResponseReceived(rid, entry.method, value))
+        events.append(new_response_received(rid, entry.method, value))
 
     def _resolve_failure(
         self, rid: RequestId, entry: Outbound, code: int, message: str, events: list[Event]
@@ -1213,7 +1240,7 @@ class _Connection:
                     RemoteProtocolError("peer is not reading what we send", http_status=503)
                 )
             raise LocalProtocolError("output buffer is full; drain data_to_send() first")
-        self._outgoing.append(OutgoingMessage(payload, kind, method, request_id, related))
+        self._outgoing.append(_new_outgoing(payload, kind, method, request_id, related))
         self._outgoing_bytes += size
 
     def _reply_error(

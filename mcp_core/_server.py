@@ -53,9 +53,10 @@ from ._events import (
     MessageRejected,
     NotificationReceived,
     RequestContext,
-    RequestReceived,
     RequestStateRejected,
     SessionStarted,
+    new_request_context,
+    new_request_received,
 )
 from ._request_state import INVALID_REQUEST_STATE_MESSAGE, RequestStateError
 from ._requests import Inbound, Outbound
@@ -510,7 +511,7 @@ class ServerConnection(_Connection):
         if token is None and meta is None:
             context = base
         else:
-            context = RequestContext(
+            context = new_request_context(
                 version, base.client_capabilities, base.client_info, None, token, meta
             )
         # Kept on the request so that the answers to its questions, which arrive as
@@ -518,7 +519,7 @@ class ServerConnection(_Connection):
         # request.
         if spec.input_required:
             self._inbound[rid].context = context  # for the InputReceived of its questions
-        events.append(RequestReceived(rid, method, model, context))
+        events.append(new_request_received(rid, method, model, context))
 
     def _track_subscription(self, rid: RequestId, uri: str) -> None:
         """A `resources/subscribe` arrived. It takes effect when the application
@@ -739,8 +740,8 @@ class ServerConnection(_Connection):
             )
         else:
             token = self._track_inbound(rid, method, meta, log_level, caps, model)
-            context = RequestContext(version, capabilities, info, log_level, token, meta)
-        events.append(RequestReceived(rid, method, model, context))
+            context = new_request_context(version, capabilities, info, log_level, token, meta)
+        events.append(new_request_received(rid, method, model, context))
 
     def _open_request_state(
         self, rid: RequestId, method: str, model: Any, events: list[Event]
