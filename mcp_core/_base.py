@@ -974,7 +974,16 @@ class _Connection:
         raw_id = obj.get("id")
         rid = raw_id if jr.is_request_id(raw_id) else None
         error = obj.get("error")
-        problem = _response_problem(obj, error)
+        # A well-formed result needs none of `_response_problem`'s tests but these.
+        if (
+            error is None
+            and type(obj.get("result")) is dict
+            and "error" not in obj
+            and obj.get("jsonrpc") == "2.0"
+        ):
+            problem = None
+        else:
+            problem = _response_problem(obj, error)
         # A well-formed error without an id is the peer's parse error or invalid request
         # reply (JSON-RPC 2.0 section 5): there is nothing of ours to settle, only to
         # report.
@@ -1067,7 +1076,8 @@ class _Connection:
                 # Content only means something on accept; never let it leak past a decline.
                 value = value.model_copy(update={"content": None})
         self._observe_result(rid, entry, result)
-        self._step(entry, "outbound", RequestInput.RESPONSE)
+        # (`_step`, inline)
+        entry.state = advance_request(self._role, "outbound", entry.state, RequestInput.RESPONSE)
         events.append(new_response_received(rid, entry.method, value))
 
     def _resolve_failure(
@@ -1103,6 +1113,13 @@ class _Connection:
         if entry.progress_token is not None:
             self._progress_tokens.pop(entry.progress_token, None)
         self._ended_outbound.add(rid)
+        if entry.logical != rid:  # a 2026-07-28 retry, under a wire id of its own
+            self._retry_ended(entry.logical)
+
+    def _retry_ended(self, logical: RequestId) -> None:
+        """Role hook: a call retried under another wire id ended (the client forgets
+        which id its retry used). A hook called only then, rather than an override of
+        `_ended`, so that the common end costs no extra call."""
 
     # ---- moving along the tables of _state.py
 
@@ -1345,8 +1362,12 @@ class _Connection:
         raises with nothing recorded, so the application can drain and retry with no ghost
         request waiting for an answer that will never come.
         """
-        self._check_sending()
-        revision = self._sending_revision()
+        revision = self.protocol_version
+        # `_check_sending` and `_sending_revision`, inline for a ready connection (their
+        # errors, in their order, otherwise).
+        if self.state is not State.READY or revision is None:
+            self._check_sending()
+            revision = self._sending_revision()
         spec = SPECS.get((self._role, method, revision))
         if spec is None or not spec.is_request:
             raise LocalProtocolError(
@@ -1356,15 +1377,17 @@ class _Connection:
         # flight too: their retry must find room.
         if len(self._outbound) + len(self._pending_inputs) >= self.limits.max_outbound_in_flight:
             raise LocalProtocolError("too many requests in flight")
-        wire = to_wire(params)
+        wire = dict(params) if type(params) is dict else to_wire(params)  # (the dict first)
         if wire is not None and type(wire) is not dict and not isinstance(wire, dict):
             raise LocalProtocolError("params must be a model or a mapping")
         # The role's hook may refuse (an undeclared capability) or rewrite the params (the
         # 2026-07-28 envelope); both happen before an id is minted, so a refusal costs no
         # id.
         wire = self._prepare_request(spec, wire)
-        rid = self._mint_id(self._next_id)
-        self._next_id += 1
+        n = self._next_id
+        tag = self._id_tag
+        rid = n if tag is None else f"{tag}{n}"  # (`_mint_id`, inline)
+        self._next_id = n + 1
         token: RequestId | None = None
         # The token is the request's own id: unique among our active requests by
         # construction, which 2025-03-26 ("Progress") requires of a token.

@@ -85,12 +85,12 @@ from ._versions import (
     META_SUBSCRIPTION_ID,
     METHODS,
     SPECS,
+    UNGATED,
     V2025_06_18,
     Era,
     MethodSpec,
     Role,
     lookup,
-    needs_capability,
 )
 
 # What an answer to each kind of input request must validate as.
@@ -607,7 +607,9 @@ class ServerConnection(_Connection):
         capabilities. Answering -32601 rather than -32602 follows the official SDKs, and a
         client that probes a feature gets the same answer as for a server that lacks it.
         """
-        cap = needs_capability(spec, self.protocol_version or "")
+        cap = spec.server_capability  # (`needs_capability`, inline)
+        if cap is not None and (spec.method, self.protocol_version or "") in UNGATED:
+            cap = None
         if cap and not has_capability(self.config.capabilities_wire, cap):
             raise Reject(
                 METHOD_NOT_FOUND, f"Method not found: {spec.method} (capability not offered)"
