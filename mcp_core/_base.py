@@ -840,7 +840,7 @@ class _Connection:
             reason = "jsonrpc must be exactly '2.0'"
         elif type(method) is not str:
             reason = "method must be a string"
-        elif is_request and not jr.is_request_id(rid):
+        elif is_request and type(rid) is not int and type(rid) is not str:  # (`is_request_id`)
             reason = "id must be a string or an integer"
             rid = None
         elif "result" in obj or "error" in obj:
@@ -972,7 +972,7 @@ class _Connection:
         the request it names, locally, since its caller would otherwise wait forever.
         """
         raw_id = obj.get("id")
-        rid = raw_id if jr.is_request_id(raw_id) else None
+        rid = raw_id if type(raw_id) is int or type(raw_id) is str else None  # (`is_request_id`)
         error = obj.get("error")
         # A well-formed result needs none of `_response_problem`'s tests but these.
         if (
@@ -1057,8 +1057,10 @@ class _Connection:
                 and self.era is not Era.MODERN
                 and wants_task(params)
             )
+            name = "CreateTaskResult" if legacy_task else spec.result
+            validate = _VALIDATORS.get(name) or validator(name)  # (built: one probe)
             try:
-                value = validator("CreateTaskResult" if legacy_task else spec.result)(result)
+                value = validate(result)
             except pydantic.ValidationError as exc:
                 self._step(entry, "outbound", RequestInput.LOST)
                 events.append(
@@ -1508,7 +1510,7 @@ class _Connection:
         """
         if self.state in _ENDED:
             return False
-        wire = to_wire(result)
+        wire = dict(result) if type(result) is dict else to_wire(result)  # (the dict first)
         if wire is None:
             wire = {}
         elif type(wire) is not dict and not isinstance(wire, dict):
@@ -1517,7 +1519,8 @@ class _Connection:
         # JSON-RPC response (servers send no requests then): it is collected for the retry.
         if self._answers_input(request_id, wire, None):
             return True
-        entry = self._take_inbound(request_id)
+        # (`_take_inbound` only for an id not waiting: it tells a late one from a bug)
+        entry = self._inbound.get(request_id) or self._take_inbound(request_id)
         if entry is None:
             return False
         wire = self._check_result(request_id, entry, wire)  # may refuse: before any change
