@@ -1550,7 +1550,9 @@ class _Connection:
             raise LocalProtocolError("output buffer is full; drain data_to_send() first")
         if self._rounds:
             self._withdraw(request_id, "answered without it")
-        self._queue(payload, kind, entry.method, request_id, request_id)
+        # (`_queue`, inline: the room was checked above, before anything changed)
+        self._outgoing.append(_new_outgoing(payload, kind, entry.method, request_id, request_id))
+        self._outgoing_bytes += len(payload)
         entry.state = target
         del self._inbound[request_id]
         self._ended_inbound.add(request_id)

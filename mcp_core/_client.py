@@ -523,7 +523,10 @@ class ClientConnection(_Connection):
             self._armed_epoch = self._deadline_epoch
             return float("-inf")
         if not self._pending_inputs:  # nearly always: only the wire's deadlines
-            return super().next_deadline()
+            # (the base's `next_deadline`, inline: the link asks after every message)
+            self._armed_epoch = self._deadline_epoch
+            heap = self._deadlines
+            return heap.next(self._outbound) if heap.heap else None
         deadlines = [p.deadline for p in self._pending_inputs.values() if p.deadline is not None]
         wire = super().next_deadline()
         if wire is not None:
@@ -1066,7 +1069,9 @@ class ClientConnection(_Connection):
         ):
             self._check_task_request(spec, params)
         if modern:
-            params = dict(params) if params else {}
+            # `send_request` hands over its own copy (or None): stamped in place.
+            if params is None:
+                params = {}
             meta = params.get("_meta")
             # The application's keys win, so one call can carry, say, its own log level
             # or a progress token beside the connection-wide envelope.
