@@ -188,7 +188,8 @@ class SessionCore:
         related_request_id: RequestId | None = None,
     ) -> RequestId:
         """Queue a request; `waiter` will get its result or its exception."""
-        self.check_open()
+        if self.closed is not None:  # (`check_open`, inline)
+            raise self.closed_error(self.closed)
         rid = self.connection.send_request(
             method,
             params,

@@ -394,7 +394,9 @@ class Client:
         if ttl is not None and not task:
             raise ValueError("ttl= is the TTL of a task: pass task=True too")
         # `_modern()` and `_request()`, inline: this is the hot call of most clients.
-        session = self.session
+        session = self._session
+        if session is None:
+            session = self.session  # raises: not connected
         connected = session.connected
         modern = connected is not None and connected.era is Era.MODERN
         if task and modern and not self.tasks:

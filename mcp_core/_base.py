@@ -63,7 +63,7 @@ from ._events import (
     RequestCancelled,
     RequestFailed,
     ResponseIgnored,
-    ResponseReceived,
+    new_response_received,
 )
 from ._framing import LineBuffer, Oversized
 from ._requests import DeadlineHeap, Inbound, Outbound, PendingInputs, RecentIds
@@ -178,6 +178,33 @@ class OutgoingMessage:
     method: str | None = None
     request_id: RequestId | None = None
     related_request_id: RequestId | None = None
+
+
+class _NewOutgoing:
+    """Builds an `OutgoingMessage` at a plain class's price: `_queue` makes one per
+    message (see the builders at the end of `_events` for how and why)."""
+
+    __slots__ = ("kind", "method", "payload", "related_request_id", "request_id")
+
+    def __init__(
+        self,
+        payload: bytes,
+        kind: str,
+        method: str | None,
+        request_id: RequestId | None,
+        related_request_id: RequestId | None,
+    ) -> None:
+        self.payload = payload
+        self.kind = kind
+        self.method = method
+        self.request_id = request_id
+        self.related_request_id = related_request_id
+        self.__class__ = OutgoingMessage  # type: ignore[assignment]
+
+
+_new_outgoing: Callable[
+    [bytes, str, str | None, RequestId | None, RequestId | None], OutgoingMessage
+] = _NewOutgoing  # type: ignore[assignment]
 
 
 class Fatal(Exception):
@@ -813,7 +840,7 @@ class _Connection:
             reason = "jsonrpc must be exactly '2.0'"
         elif type(method) is not str:
             reason = "method must be a string"
-        elif is_request and not jr.is_request_id(rid):
+        elif is_request and type(rid) is not int and type(rid) is not str:  # (`is_request_id`)
             reason = "id must be a string or an integer"
             rid = None
         elif "result" in obj or "error" in obj:
@@ -945,9 +972,18 @@ class _Connection:
         the request it names, locally, since its caller would otherwise wait forever.
         """
         raw_id = obj.get("id")
-        rid = raw_id if jr.is_request_id(raw_id) else None
+        rid = raw_id if type(raw_id) is int or type(raw_id) is str else None  # (`is_request_id`)
         error = obj.get("error")
-        problem = _response_problem(obj, error)
+        # A well-formed result needs none of `_response_problem`'s tests but these.
+        if (
+            error is None
+            and type(obj.get("result")) is dict
+            and "error" not in obj
+            and obj.get("jsonrpc") == "2.0"
+        ):
+            problem = None
+        else:
+            problem = _response_problem(obj, error)
         # A well-formed error without an id is the peer's parse error or invalid request
         # reply (JSON-RPC 2.0 section 5): there is nothing of ours to settle, only to
         # report.
@@ -1021,8 +1057,10 @@ class _Connection:
                 and self.era is not Era.MODERN
                 and wants_task(params)
             )
+            name = "CreateTaskResult" if legacy_task else spec.result
+            validate = _VALIDATORS.get(name) or validator(name)  # (built: one probe)
             try:
-                value = validator("CreateTaskResult" if legacy_task else spec.result)(result)
+                value = validate(result)
             except pydantic.ValidationError as exc:
                 self._step(entry, "outbound", RequestInput.LOST)
                 events.append(
@@ -1040,8 +1078,9 @@ class _Connection:
                 # Content only means something on accept; never let it leak past a decline.
                 value = value.model_copy(update={"content": None})
         self._observe_result(rid, entry, result)
-        self._step(entry, "outbound", RequestInput.RESPONSE)
-        events.append(ResponseReceived(rid, entry.method, value))
+        # (`_step`, inline)
+        entry.state = advance_request(self._role, "outbound", entry.state, RequestInput.RESPONSE)
+        events.append(new_response_received(rid, entry.method, value))
 
     def _resolve_failure(
         self, rid: RequestId, entry: Outbound, code: int, message: str, events: list[Event]
@@ -1076,6 +1115,13 @@ class _Connection:
         if entry.progress_token is not None:
             self._progress_tokens.pop(entry.progress_token, None)
         self._ended_outbound.add(rid)
+        if entry.logical != rid:  # a 2026-07-28 retry, under a wire id of its own
+            self._retry_ended(entry.logical)
+
+    def _retry_ended(self, logical: RequestId) -> None:
+        """Role hook: a call retried under another wire id ended (the client forgets
+        which id its retry used). A hook called only then, rather than an override of
+        `_ended`, so that the common end costs no extra call."""
 
     # ---- moving along the tables of _state.py
 
@@ -1213,7 +1259,7 @@ class _Connection:
                     RemoteProtocolError("peer is not reading what we send", http_status=503)
                 )
             raise LocalProtocolError("output buffer is full; drain data_to_send() first")
-        self._outgoing.append(OutgoingMessage(payload, kind, method, request_id, related))
+        self._outgoing.append(_new_outgoing(payload, kind, method, request_id, related))
         self._outgoing_bytes += size
 
     def _reply_error(
@@ -1318,8 +1364,12 @@ class _Connection:
         raises with nothing recorded, so the application can drain and retry with no ghost
         request waiting for an answer that will never come.
         """
-        self._check_sending()
-        revision = self._sending_revision()
+        revision = self.protocol_version
+        # `_check_sending` and `_sending_revision`, inline for a ready connection (their
+        # errors, in their order, otherwise).
+        if self.state is not State.READY or revision is None:
+            self._check_sending()
+            revision = self._sending_revision()
         spec = SPECS.get((self._role, method, revision))
         if spec is None or not spec.is_request:
             raise LocalProtocolError(
@@ -1329,15 +1379,17 @@ class _Connection:
         # flight too: their retry must find room.
         if len(self._outbound) + len(self._pending_inputs) >= self.limits.max_outbound_in_flight:
             raise LocalProtocolError("too many requests in flight")
-        wire = to_wire(params)
+        wire = dict(params) if type(params) is dict else to_wire(params)  # (the dict first)
         if wire is not None and type(wire) is not dict and not isinstance(wire, dict):
             raise LocalProtocolError("params must be a model or a mapping")
         # The role's hook may refuse (an undeclared capability) or rewrite the params (the
         # 2026-07-28 envelope); both happen before an id is minted, so a refusal costs no
         # id.
         wire = self._prepare_request(spec, wire)
-        rid = self._mint_id(self._next_id)
-        self._next_id += 1
+        n = self._next_id
+        tag = self._id_tag
+        rid = n if tag is None else f"{tag}{n}"  # (`_mint_id`, inline)
+        self._next_id = n + 1
         token: RequestId | None = None
         # The token is the request's own id: unique among our active requests by
         # construction, which 2025-03-26 ("Progress") requires of a token.
@@ -1458,7 +1510,7 @@ class _Connection:
         """
         if self.state in _ENDED:
             return False
-        wire = to_wire(result)
+        wire = dict(result) if type(result) is dict else to_wire(result)  # (the dict first)
         if wire is None:
             wire = {}
         elif type(wire) is not dict and not isinstance(wire, dict):
@@ -1467,7 +1519,8 @@ class _Connection:
         # JSON-RPC response (servers send no requests then): it is collected for the retry.
         if self._answers_input(request_id, wire, None):
             return True
-        entry = self._take_inbound(request_id)
+        # (`_take_inbound` only for an id not waiting: it tells a late one from a bug)
+        entry = self._inbound.get(request_id) or self._take_inbound(request_id)
         if entry is None:
             return False
         wire = self._check_result(request_id, entry, wire)  # may refuse: before any change
@@ -1497,7 +1550,9 @@ class _Connection:
             raise LocalProtocolError("output buffer is full; drain data_to_send() first")
         if self._rounds:
             self._withdraw(request_id, "answered without it")
-        self._queue(payload, kind, entry.method, request_id, request_id)
+        # (`_queue`, inline: the room was checked above, before anything changed)
+        self._outgoing.append(_new_outgoing(payload, kind, entry.method, request_id, request_id))
+        self._outgoing_bytes += len(payload)
         entry.state = target
         del self._inbound[request_id]
         self._ended_inbound.add(request_id)

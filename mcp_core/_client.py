@@ -72,12 +72,12 @@ from ._versions import (
     META_SERVER_INFO,
     META_SUBSCRIPTION_ID,
     METHODS,
+    UNGATED,
     Era,
     MethodSpec,
     Role,
     era_of,
     lookup,
-    needs_capability,
     preference_order,
 )
 
@@ -523,7 +523,10 @@ class ClientConnection(_Connection):
             self._armed_epoch = self._deadline_epoch
             return float("-inf")
         if not self._pending_inputs:  # nearly always: only the wire's deadlines
-            return super().next_deadline()
+            # (the base's `next_deadline`, inline: the link asks after every message)
+            self._armed_epoch = self._deadline_epoch
+            heap = self._deadlines
+            return heap.next(self._outbound) if heap.heap else None
         deadlines = [p.deadline for p in self._pending_inputs.values() if p.deadline is not None]
         wire = super().next_deadline()
         if wire is not None:
@@ -995,11 +998,9 @@ class ClientConnection(_Connection):
         """
         return self._retry_wire.get(request_id, request_id)
 
-    def _ended(self, rid: RequestId, entry: Outbound, by: RequestInput | None = None) -> None:
-        """A call ended: forget which wire id its retry used."""
-        super()._ended(rid, entry, by)
-        if entry.logical != rid:
-            self._retry_wire.pop(entry.logical, None)
+    def _retry_ended(self, logical: RequestId) -> None:
+        """A retried call ended: forget which wire id its retry used."""
+        self._retry_wire.pop(logical, None)
 
     def _waiting_on_inputs(self, request_id: RequestId) -> bool:
         """Whether a call is between rounds (for `check_invariants`: it is in flight
@@ -1050,7 +1051,9 @@ class ClientConnection(_Connection):
         merged under the application's own `_meta`, never replacing it, because
         `progressToken` and trace context (SPEC-NOTES 1.2) travel there too.
         """
-        cap = needs_capability(spec, self.protocol_version or "")
+        cap = spec.server_capability  # (`needs_capability`, inline)
+        if cap is not None and (spec.method, self.protocol_version or "") in UNGATED:
+            cap = None
         # A pinned 2026-07-28 client that skipped discovery knows no capabilities yet.
         if (
             cap is not None
@@ -1058,9 +1061,17 @@ class ClientConnection(_Connection):
             and not has_capability(self._server_caps_wire, cap)
         ):
             raise LocalProtocolError(f"the server did not advertise the {cap} capability")
-        self._check_task_request(spec, params)
-        if self.era is Era.MODERN:
-            params = dict(params) if params else {}
+        modern = self.era is Era.MODERN
+        # `_check_task_request` has nothing to say of a plain request that is no tasks
+        # method (the common case): it is called only for the others.
+        if (params is not None and "task" in params) or (
+            modern and spec.method in MODERN_TASK_REQUESTS
+        ):
+            self._check_task_request(spec, params)
+        if modern:
+            # `send_request` hands over its own copy (or None): stamped in place.
+            if params is None:
+                params = {}
             meta = params.get("_meta")
             # The application's keys win, so one call can carry, say, its own log level
             # or a progress token beside the connection-wide envelope.

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import pydantic
+import pydantic_core
 
 from . import _jsonrpc as jr
 from ._base import (
@@ -53,9 +54,10 @@ from ._events import (
     MessageRejected,
     NotificationReceived,
     RequestContext,
-    RequestReceived,
     RequestStateRejected,
     SessionStarted,
+    new_request_context,
+    new_request_received,
 )
 from ._request_state import INVALID_REQUEST_STATE_MESSAGE, RequestStateError
 from ._requests import Inbound, Outbound
@@ -83,12 +85,12 @@ from ._versions import (
     META_SUBSCRIPTION_ID,
     METHODS,
     SPECS,
+    UNGATED,
     V2025_06_18,
     Era,
     MethodSpec,
     Role,
     lookup,
-    needs_capability,
 )
 
 # What an answer to each kind of input request must validate as.
@@ -154,7 +156,10 @@ class _EnvelopeCache:
         self._bound = bound
 
     def __call__(self, caps: Any, info: Any) -> tuple[Any, Any]:
-        key = jr.dumps((caps, info))
+        try:  # `jr.dumps`, inline: one call less per 2026-07-28 request
+            key = pydantic_core.to_json((caps, info), inf_nan_mode="null")
+        except pydantic_core.PydanticSerializationError:
+            key = jr.dumps((caps, info))
         found = self._cache.get(key)
         if found is None:
             # Capabilities first: an error names the first bad one, as before.
@@ -179,10 +184,15 @@ def _envelope_models(caps: Any, info: Any) -> tuple[Any, Any]:
     """Validation errors are the caller's to turn into -32602: a bad declaration is the peer's
     fault, and must come back as an error naming the envelope, not as a crash.
     """
+    return (_ENVELOPE_CACHE or _envelope_cache())(caps, info)
+
+
+def _envelope_cache() -> _EnvelopeCache:
+    """The shared cache, made on first use."""
     global _ENVELOPE_CACHE
     if _ENVELOPE_CACHE is None:
         _ENVELOPE_CACHE = _EnvelopeCache()
-    return _ENVELOPE_CACHE(caps, info)
+    return _ENVELOPE_CACHE
 
 
 def shared_declaration(
@@ -510,7 +520,7 @@ class ServerConnection(_Connection):
         if token is None and meta is None:
             context = base
         else:
-            context = RequestContext(
+            context = new_request_context(
                 version, base.client_capabilities, base.client_info, None, token, meta
             )
         # Kept on the request so that the answers to its questions, which arrive as
@@ -518,7 +528,7 @@ class ServerConnection(_Connection):
         # request.
         if spec.input_required:
             self._inbound[rid].context = context  # for the InputReceived of its questions
-        events.append(RequestReceived(rid, method, model, context))
+        events.append(new_request_received(rid, method, model, context))
 
     def _track_subscription(self, rid: RequestId, uri: str) -> None:
         """A `resources/subscribe` arrived. It takes effect when the application
@@ -597,7 +607,9 @@ class ServerConnection(_Connection):
         capabilities. Answering -32601 rather than -32602 follows the official SDKs, and a
         client that probes a feature gets the same answer as for a server that lacks it.
         """
-        cap = needs_capability(spec, self.protocol_version or "")
+        cap = spec.server_capability  # (`needs_capability`, inline)
+        if cap is not None and (spec.method, self.protocol_version or "") in UNGATED:
+            cap = None
         if cap and not has_capability(self.config.capabilities_wire, cap):
             raise Reject(
                 METHOD_NOT_FOUND, f"Method not found: {spec.method} (capability not offered)"
@@ -670,7 +682,10 @@ class ServerConnection(_Connection):
             # `clientInfo` is optional and display-only (SPEC-NOTES 1.2: never used for
             # behaviour or security), but a malformed one is still refused, so a bad client
             # finds out.
-            capabilities, info = _envelope_models(caps, meta.get(META_CLIENT_INFO))
+            # (`_envelope_models`, inline: the cache itself once it is made)
+            capabilities, info = (_ENVELOPE_CACHE or _envelope_cache())(
+                caps, meta.get(META_CLIENT_INFO)
+            )
         except pydantic.ValidationError as exc:
             raise Reject(INVALID_PARAMS, f"Invalid _meta envelope: {describe(exc)}") from None
         # The first valid envelope moves the connection to READY; a refused request leaves
@@ -739,8 +754,8 @@ class ServerConnection(_Connection):
             )
         else:
             token = self._track_inbound(rid, method, meta, log_level, caps, model)
-            context = RequestContext(version, capabilities, info, log_level, token, meta)
-        events.append(RequestReceived(rid, method, model, context))
+            context = new_request_context(version, capabilities, info, log_level, token, meta)
+        events.append(new_request_received(rid, method, model, context))
 
     def _open_request_state(
         self, rid: RequestId, method: str, model: Any, events: list[Event]

@@ -266,7 +266,9 @@ class FunctionTool:
         """Validated keyword arguments; raises pydantic.ValidationError."""
         # Missing arguments are an empty object: a tool without required parameters may be
         # called with no `arguments` member at all (the schema makes it optional).
-        model = self.arguments_model.model_validate(arguments or {})
+        # The model's validator directly: `model_validate` is a Python wrapper around the
+        # same call (its options all left at their defaults here), one frame per call.
+        model = self.arguments_model.__pydantic_validator__.validate_python(arguments or {})
         # A model's __dict__ holds exactly its fields (extras are ignored, kept apart).
         return dict(model.__dict__)
 
