@@ -42,7 +42,7 @@ from anyio.abc import SocketAttribute
 from mcp_adapters._driver import CLOSE_TIMEOUT, READ_SIZE, Driver
 from mcp_adapters._session import RequestId, SessionCore
 from mcp_adapters.auth._settings import on_auth_event
-from mcp_adapters.backends import Backend
+from mcp_adapters.backends import Backend, _eager
 from mcp_adapters.backends import asyncio as asyncio_backend
 from mcp_adapters.backends.anyio import BACKEND as ANYIO
 from mcp_adapters.cluster import ClusterBinding, cluster_endpoint
@@ -415,6 +415,8 @@ class HTTPServer:
         #: The running handler and socket tasks, when they are bare asyncio tasks
         #: (see `_spawn`, `_accept_asyncio`).
         self._native: set[asyncio.Task[None]] | None = None
+        #: A handler's eager first step is running (`_start_eager`).
+        self._stepping = False
 
     @property
     def url(self) -> str:
@@ -780,8 +782,11 @@ class HTTPServer:
         self._handlers += 1
         if self._native is not None:
             # On asyncio a handler is a bare task (cancelled as itself): anyio's
-            # start_soon and cancel scope cost more than the tool call they wrap.
-            return self._start_native(self._run_native_handler(conn, core, event, work))
+            # start_soon and cancel scope cost more than the tool call they wrap. Its
+            # first step runs now (`backends._eager`, as the sessions start theirs): a
+            # coroutine tool that never suspends is answered here, as a plain one is,
+            # and None says nothing is left to cancel.
+            return self._start_eager(self._run_native_handler(conn, core, event, work))
         scope = anyio.CancelScope()
         self._tg.start_soon(self._run_handler, conn, core, event, scope, work)
         return scope
@@ -829,7 +834,8 @@ class HTTPServer:
         """
         self._handlers -= 1
         core.forget(rid)
-        self.flush(conn)
+        if not self._stepping:  # in its eager first step, `handle_events` flushes after
+            self.flush(conn)
         self._retire(conn, core)
 
     def _start_native(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
@@ -837,6 +843,25 @@ class HTTPServer:
         tasks = self._native
         assert tasks is not None
         task = asyncio.get_running_loop().create_task(coro)
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+        return task
+
+    def _start_eager(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None] | None:
+        """`_start_native` with the task's first step taken now (`backends._eager`); None
+        when that step ended it (its `_handler_done` has run)."""
+        tasks = self._native
+        assert tasks is not None
+        # Every spawn comes from `handle_events` (through the session core's dispatch),
+        # which flushes the connections of its events after: a handler done in this step
+        # leaves its answer for that flush (`_handler_done`).
+        stepping, self._stepping = self._stepping, True
+        try:
+            task, finished = _eager.start(asyncio.get_running_loop(), coro)
+        finally:
+            self._stepping = stepping
+        if finished:
+            return None
         tasks.add(task)
         task.add_done_callback(tasks.discard)
         return task
