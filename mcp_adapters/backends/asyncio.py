@@ -39,6 +39,17 @@ _HIGH_WATER = 256 * 1024
 #: mremap and a munmap (strace), and a fresh zeroed page. 64 KiB comes from the heap.
 PIPE_READ_SIZE = 64 * 1024
 
+
+def heap_sized_reads(transport: asyncio.BaseTransport) -> None:
+    """Make asyncio's socket transport read `PIPE_READ_SIZE` bytes at a time, as the
+    pipes do: its default (256 KiB) cost an mmap, an mremap and a munmap per read of
+    a small HTTP request or response (strace), on both ends. Another loop's
+    transport (uvloop's) has no `max_size` and is left as it is."""
+    if isinstance(getattr(type(transport), "max_size", None), int):
+        with contextlib.suppress(AttributeError, TypeError):
+            transport.max_size = PIPE_READ_SIZE  # type: ignore[attr-defined]
+
+
 #: What a pushing stream hands over: data read (b"" at end of stream), and the
 #: error that ended the stream, if one did.
 Sink = Callable[[bytes, "BaseException | None"], None]
@@ -155,6 +166,12 @@ class _StreamProtocol(asyncio.Protocol):
         if isinstance(transport, asyncio.ReadTransport) and not transport.is_closing():
             self._reading_paused = True
             transport.pause_reading()
+
+    def pull(self) -> None:
+        """After `stop_push`: read into the buffer again, for `read` (a socket's last
+        bytes, read and dropped while it closes)."""
+        if self._sink is None:
+            self._resume_if_paused()
 
     def _resume_if_paused(self) -> None:
         if self._reading_paused and len(self._buffer) <= _HIGH_WATER // 4:
@@ -318,6 +335,7 @@ async def open_tcp_stream(
     sock = transport.get_extra_info("socket")
     if sock is not None:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    heap_sized_reads(transport)
     return AsyncioStream(protocol)
 
 

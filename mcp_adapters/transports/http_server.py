@@ -266,7 +266,8 @@ class _AsyncioStream:
     With it the per-request path runs no anyio at all (no cancel scope, no
     checkpoint, no backend lookup per read or write), and `write_nowait` lets the
     driver write an answer from `wake()`, in the stack that produced it, instead
-    of waking its writer task for every response. Closing lingers like `_Stream`.
+    of waking its writer task for every response; what it reads is pushed to the
+    driver (`push_to`). Closing lingers like `_Stream`.
     """
 
     __slots__ = ("_close_timeout", "_lingers", "_protocol")
@@ -283,6 +284,17 @@ class _AsyncioStream:
 
     async def receive_some(self, max_bytes: int) -> bytes:
         return await self._protocol.read(max_bytes)
+
+    def push_to(self, sink: asyncio_backend.Sink) -> bool:
+        """What the socket reads goes to the driver in the transport's own callback
+        (as a stdio pipe's does): a request is parsed, dispatched and, when a handler
+        answers in place, answered in the loop turn that read it, with no reader task
+        to wake in between."""
+        self._protocol.push_to(sink)
+        return True
+
+    def stop_push(self) -> None:
+        self._protocol.stop_push()
 
     async def send_all(self, data: bytes) -> None:
         await self._protocol.write(data)
@@ -307,6 +319,7 @@ class _AsyncioStream:
         transport = self._protocol.transport
         if not isinstance(transport, asyncio.WriteTransport) or not transport.can_write_eof():
             return
+        self._protocol.pull()  # the driver stopped its push, and reading with it
         try:
             async with asyncio.timeout(min(self._close_timeout, 1.0)):
                 transport.write_eof()
@@ -552,6 +565,7 @@ class HTTPServer:
             # the client a question) waits for the client's delayed ACK: 40 ms on
             # Linux, per legacy elicitation round over HTTP.
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        asyncio_backend.heap_sized_reads(transport)
         peer = transport.get_extra_info("peername")
         backend = asyncio_backend.backend()
         await self._run_socket(
