@@ -653,6 +653,11 @@ class HTTPSession:
             stream = await backend.open_tcp_stream(self._host, self._port, ssl_context=tls)
         if limit.expired or stream is None:
             raise TransportError(f"connecting to {self.url} timed out")
+        pushed = getattr(stream, "pushed", None)  # asyncio's (`AsyncioStream.pushed`)
+        if pushed is not None:
+            # Read in the transport's callback: a response is delivered (its caller
+            # woken) in the loop turn that read it, with no reader task between.
+            stream = pushed()
         return stream
 
     def _conn_events(self, conn: _Conn, events: list[Event]) -> None:
