@@ -688,19 +688,23 @@ class HTTPServer:
 
     def _mcp_event(self, wrapped: MCPEvent) -> None:
         conn, event = wrapped.connection, wrapped.event
+        # The event classes are final (frozen dataclasses nobody subclasses): their exact
+        # type is tested, with no call at all (`isinstance` is one per test).
+        kind = type(event)
         # 2026-07-28 listen streams are tracked so `notify_subscribers` can reach them: they
         # belong to no session, and the endpoint's session table does not list them.
         if wrapped.session_id is None:
-            if isinstance(event, RequestReceived) and event.method == "subscriptions/listen":
-                self._listening[conn] = None
-            elif isinstance(event, (RequestCancelled, ConnectionClosed)):
+            if type(event) is RequestReceived:
+                if event.method == "subscriptions/listen":
+                    self._listening[conn] = None
+            elif kind is RequestCancelled or kind is ConnectionClosed:
                 self._listening.pop(conn, None)
         core = self._cores.get(conn)
         if core is None:
-            if isinstance(event, ConnectionClosed):
+            if kind is ConnectionClosed:
                 return
             modern = conn.era is not Era.LEGACY  # the core's word (None: refused first)
-            if modern and not isinstance(event, (RequestReceived, InputReceived)):
+            if modern and kind is not RequestReceived and kind is not InputReceived:
                 return  # a 2026-07-28 exchange answered on the spot: nothing runs for it
             if modern and type(event) is RequestReceived and event.method != "subscriptions/listen":
                 self._answer_in_place(conn, event)
