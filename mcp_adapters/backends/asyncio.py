@@ -9,7 +9,9 @@ A pipe stream (stdio) also has the read fast path (`push_to`): what the
 transport reads is handed to the driver from the transport's own callback, so
 a request is parsed, dispatched and (a plain tool) answered in the loop turn
 that read it, with no reader task to wake in between: one loop turn per
-message instead of two.
+message instead of two. The HTTP client's TCP streams take it too
+(`AsyncioStream.pushed`), and so do the HTTP server's accepted sockets (their
+own stream class, over `StreamProtocol`).
 """
 
 from __future__ import annotations
