@@ -427,6 +427,16 @@ def _plain_or_raise(header: str, value: Any) -> str:
     return value
 
 
+# (version, method, name) -> the headers they mirror into, for the calls that repeat
+# them (a client calling one tool again and again): each is checked and encoded once.
+# Cleared whole when full, as the envelope cache is; names longer than a tool name is
+# likely to be are not kept. What depends on the call (`params._meta`'s version, the
+# `Mcp-Param-*` headers) is judged per call.
+_MIRRORED: dict[tuple[str, str, Any], list[tuple[str, str]]] = {}
+_MIRRORED_BOUND: Final = 256
+_MIRRORED_NAME_CHARS: Final = 256
+
+
 def mirrored_request_headers(
     method: str,
     params: Mapping[str, Any] | None,
@@ -445,7 +455,14 @@ def mirrored_request_headers(
     point: the server's check (`check_mirrored_headers`) is its exact inverse, so our client
     can never produce a request our server refuses.
     """
-    version = _plain_or_raise(MCP_PROTOCOL_VERSION_HEADER, protocol_version)
+    name_key = NAME_BEARING_METHODS.get(method)
+    name = params.get(name_key) if name_key is not None and params is not None else None
+    key = (protocol_version, method, name)
+    made = _MIRRORED.get(key) if type(name) is str or name is None else None
+    if made is None:
+        version = _plain_or_raise(MCP_PROTOCOL_VERSION_HEADER, protocol_version)
+    else:
+        version = protocol_version  # found plain when the entry was made
     meta = params.get("_meta") if params is not None else None
     if isinstance(meta, Mapping):
         declared = cast(Mapping[str, Any], meta).get(PROTOCOL_VERSION_META_KEY, version)
@@ -455,19 +472,23 @@ def mirrored_request_headers(
                 f"{version!r}",
                 code=INVALID_REQUEST,
             )
-    headers = [
-        (MCP_PROTOCOL_VERSION_HEADER, version),
-        (MCP_METHOD_HEADER, _plain_or_raise(MCP_METHOD_HEADER, method)),
-    ]
-    name_key = NAME_BEARING_METHODS.get(method)
-    if name_key is not None:
-        name = params.get(name_key) if params is not None else None
-        if not isinstance(name, str):
-            raise LocalProtocolError(
-                f"{method} needs a string params.{name_key} to mirror into {MCP_NAME_HEADER}",
-                code=INVALID_PARAMS,
-            )
-        headers.append((MCP_NAME_HEADER, encode_header_value(name)))
+    if made is None:
+        made = [
+            (MCP_PROTOCOL_VERSION_HEADER, version),
+            (MCP_METHOD_HEADER, _plain_or_raise(MCP_METHOD_HEADER, method)),
+        ]
+        if name_key is not None:
+            if not isinstance(name, str):
+                raise LocalProtocolError(
+                    f"{method} needs a string params.{name_key} to mirror into {MCP_NAME_HEADER}",
+                    code=INVALID_PARAMS,
+                )
+            made.append((MCP_NAME_HEADER, encode_header_value(name)))
+        if len(name or "") <= _MIRRORED_NAME_CHARS:
+            if len(_MIRRORED) >= _MIRRORED_BOUND:
+                _MIRRORED.clear()
+            _MIRRORED[key] = made
+    headers = list(made)  # the caller's to extend; the entry stays as made
     if method == "tools/call" and header_params and params is not None:
         arguments = params.get("arguments")
         for token, (path, json_type) in header_params.items():

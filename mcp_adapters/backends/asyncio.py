@@ -10,8 +10,9 @@ WebSocket clients, each connection a TCP listener accepts) also have the read
 fast path (`push_to`): what the transport reads is handed to the driver from
 the transport's own callback, so a request is parsed, dispatched and (a plain
 tool) answered in the loop turn that read it, with no reader task to wake in
-between: one loop turn per message instead of two. (The HTTP server reads its
-sockets with a protocol of its own, in transports/http_server.py.)
+between: one loop turn per message instead of two. The HTTP server's accepted
+sockets take it too (their own stream class in transports/http_server.py, over
+`_StreamProtocol`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,19 @@ _HIGH_WATER = 256 * 1024
 #: glibc's mmap threshold: every read of a 100-byte message then cost an mmap, an
 #: mremap and a munmap (strace), and a fresh zeroed page. 64 KiB comes from the heap.
 PIPE_READ_SIZE = 64 * 1024
+
+
+def heap_sized_reads(transport: asyncio.BaseTransport) -> None:
+    """Make asyncio's own pipe or socket transport read `PIPE_READ_SIZE` at a time.
+
+    Both read `self.max_size` bytes per call (256 KiB by default: an mmap, an mremap
+    and a munmap per read of a small message, strace). Another loop's transport
+    (uvloop's), or a TLS one, has no such attribute and is left as it is.
+    """
+    if isinstance(getattr(type(transport), "max_size", None), int):
+        with contextlib.suppress(AttributeError, TypeError):
+            transport.max_size = PIPE_READ_SIZE  # type: ignore[attr-defined]
+
 
 #: What a pushing stream hands over: data read (b"" at end of stream), and the
 #: error that ended the stream, if one did.
@@ -158,6 +172,12 @@ class _StreamProtocol(asyncio.Protocol):
             self._reading_paused = True
             transport.pause_reading()
 
+    def pull(self) -> None:
+        """After `stop_push`: read into the buffer again, for `read` (a socket's last
+        bytes, read and dropped while it closes)."""
+        if self._sink is None:
+            self._resume_if_paused()
+
     def _resume_if_paused(self) -> None:
         if self._reading_paused and len(self._buffer) <= _HIGH_WATER // 4:
             assert isinstance(self.transport, asyncio.ReadTransport)
@@ -272,18 +292,6 @@ class AsyncioStream:
                 transport.close()
 
 
-def _read_in_heap_sized_chunks(transport: asyncio.BaseTransport) -> None:
-    """Make asyncio's own pipe or socket transport read `PIPE_READ_SIZE` at a time.
-
-    Both read `self.max_size` bytes per call (256 KiB by default: an mmap per read,
-    see `PIPE_READ_SIZE`). Another loop's transport (uvloop's), or a TLS one, has no
-    such attribute and is left as it is.
-    """
-    if isinstance(getattr(type(transport), "max_size", None), int):
-        with contextlib.suppress(AttributeError, TypeError):
-            transport.max_size = PIPE_READ_SIZE  # type: ignore[attr-defined]
-
-
 async def open_pipe_stream(read_fd: int, write_fd: int) -> AsyncioStream:
     """A stream over two pipe (or socket, or terminal) descriptors; it owns and closes them."""
     loop = asyncio.get_running_loop()
@@ -302,7 +310,7 @@ async def open_pipe_stream(read_fd: int, write_fd: int) -> AsyncioStream:
         read_file.close()
         write_file.close()
         raise
-    _read_in_heap_sized_chunks(transport)
+    heap_sized_reads(transport)
     try:
         await loop.connect_write_pipe(lambda: writer, write_file)
     except BaseException:
@@ -328,7 +336,7 @@ async def open_tcp_stream(
     sock = transport.get_extra_info("socket")
     if sock is not None:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-    _read_in_heap_sized_chunks(transport)
+    heap_sized_reads(transport)
     return AsyncioStream(protocol, push=True)
 
 
@@ -343,7 +351,7 @@ async def listen_tcp(
         if sock is not None:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
         if transport is not None:
-            _read_in_heap_sized_chunks(transport)
+            heap_sized_reads(transport)
         on_stream(AsyncioStream(protocol, push=True))
 
     loop = asyncio.get_running_loop()

@@ -42,7 +42,7 @@ from anyio.abc import SocketAttribute
 from mcp_adapters._driver import CLOSE_TIMEOUT, READ_SIZE, Driver
 from mcp_adapters._session import RequestId, SessionCore
 from mcp_adapters.auth._settings import on_auth_event
-from mcp_adapters.backends import Backend
+from mcp_adapters.backends import Backend, _eager
 from mcp_adapters.backends import asyncio as asyncio_backend
 from mcp_adapters.backends.anyio import BACKEND as ANYIO
 from mcp_adapters.cluster import ClusterBinding, cluster_endpoint
@@ -266,7 +266,8 @@ class _AsyncioStream:
     With it the per-request path runs no anyio at all (no cancel scope, no
     checkpoint, no backend lookup per read or write), and `write_nowait` lets the
     driver write an answer from `wake()`, in the stack that produced it, instead
-    of waking its writer task for every response. Closing lingers like `_Stream`.
+    of waking its writer task for every response; what it reads is pushed to the
+    driver (`push_to`). Closing lingers like `_Stream`.
     """
 
     __slots__ = ("_close_timeout", "_lingers", "_protocol")
@@ -283,6 +284,17 @@ class _AsyncioStream:
 
     async def receive_some(self, max_bytes: int) -> bytes:
         return await self._protocol.read(max_bytes)
+
+    def push_to(self, sink: asyncio_backend.Sink) -> bool:
+        """What the socket reads goes to the driver in the transport's own callback
+        (as a stdio pipe's does): a request is parsed, dispatched and, when a handler
+        answers in place, answered in the loop turn that read it, with no reader task
+        to wake in between."""
+        self._protocol.push_to(sink)
+        return True
+
+    def stop_push(self) -> None:
+        self._protocol.stop_push()
 
     async def send_all(self, data: bytes) -> None:
         await self._protocol.write(data)
@@ -307,6 +319,7 @@ class _AsyncioStream:
         transport = self._protocol.transport
         if not isinstance(transport, asyncio.WriteTransport) or not transport.can_write_eof():
             return
+        self._protocol.pull()  # the driver stopped its push, and reading with it
         try:
             async with asyncio.timeout(min(self._close_timeout, 1.0)):
                 transport.write_eof()
@@ -415,6 +428,8 @@ class HTTPServer:
         #: The running handler and socket tasks, when they are bare asyncio tasks
         #: (see `_spawn`, `_accept_asyncio`).
         self._native: set[asyncio.Task[None]] | None = None
+        #: A handler's eager first step is running (`_start_eager`).
+        self._stepping = False
 
     @property
     def url(self) -> str:
@@ -550,6 +565,7 @@ class HTTPServer:
             # the client a question) waits for the client's delayed ACK: 40 ms on
             # Linux, per legacy elicitation round over HTTP.
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        asyncio_backend.heap_sized_reads(transport)
         peer = transport.get_extra_info("peername")
         backend = asyncio_backend.backend()
         await self._run_socket(
@@ -672,19 +688,23 @@ class HTTPServer:
 
     def _mcp_event(self, wrapped: MCPEvent) -> None:
         conn, event = wrapped.connection, wrapped.event
+        # The event classes are final (frozen dataclasses nobody subclasses): their exact
+        # type is tested, with no call at all (`isinstance` is one per test).
+        kind = type(event)
         # 2026-07-28 listen streams are tracked so `notify_subscribers` can reach them: they
         # belong to no session, and the endpoint's session table does not list them.
         if wrapped.session_id is None:
-            if isinstance(event, RequestReceived) and event.method == "subscriptions/listen":
-                self._listening[conn] = None
-            elif isinstance(event, (RequestCancelled, ConnectionClosed)):
+            if type(event) is RequestReceived:
+                if event.method == "subscriptions/listen":
+                    self._listening[conn] = None
+            elif kind is RequestCancelled or kind is ConnectionClosed:
                 self._listening.pop(conn, None)
         core = self._cores.get(conn)
         if core is None:
-            if isinstance(event, ConnectionClosed):
+            if kind is ConnectionClosed:
                 return
             modern = conn.era is not Era.LEGACY  # the core's word (None: refused first)
-            if modern and not isinstance(event, (RequestReceived, InputReceived)):
+            if modern and kind is not RequestReceived and kind is not InputReceived:
                 return  # a 2026-07-28 exchange answered on the spot: nothing runs for it
             if modern and type(event) is RequestReceived and event.method != "subscriptions/listen":
                 self._answer_in_place(conn, event)
@@ -780,8 +800,11 @@ class HTTPServer:
         self._handlers += 1
         if self._native is not None:
             # On asyncio a handler is a bare task (cancelled as itself): anyio's
-            # start_soon and cancel scope cost more than the tool call they wrap.
-            return self._start_native(self._run_native_handler(conn, core, event, work))
+            # start_soon and cancel scope cost more than the tool call they wrap. Its
+            # first step runs now (`backends._eager`, as the sessions start theirs): a
+            # coroutine tool that never suspends is answered here, as a plain one is,
+            # and None says nothing is left to cancel.
+            return self._start_eager(self._run_native_handler(conn, core, event, work))
         scope = anyio.CancelScope()
         self._tg.start_soon(self._run_handler, conn, core, event, scope, work)
         return scope
@@ -829,7 +852,8 @@ class HTTPServer:
         """
         self._handlers -= 1
         core.forget(rid)
-        self.flush(conn)
+        if not self._stepping:  # in its eager first step, `handle_events` flushes after
+            self.flush(conn)
         self._retire(conn, core)
 
     def _start_native(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
@@ -837,6 +861,25 @@ class HTTPServer:
         tasks = self._native
         assert tasks is not None
         task = asyncio.get_running_loop().create_task(coro)
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+        return task
+
+    def _start_eager(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None] | None:
+        """`_start_native` with the task's first step taken now (`backends._eager`); None
+        when that step ended it (its `_handler_done` has run)."""
+        tasks = self._native
+        assert tasks is not None
+        # Every spawn comes from `handle_events` (through the session core's dispatch),
+        # which flushes the connections of its events after: a handler done in this step
+        # leaves its answer for that flush (`_handler_done`).
+        stepping, self._stepping = self._stepping, True
+        try:
+            task, finished = _eager.start(asyncio.get_running_loop(), coro)
+        finally:
+            self._stepping = stepping
+        if finished:
+            return None
         tasks.add(task)
         task.add_done_callback(tasks.discard)
         return task

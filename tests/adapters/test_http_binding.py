@@ -1396,3 +1396,44 @@ async def test_accepted_connections_send_without_nagle_delay() -> None:
         )
     assert nodelay != 0
     assert keepalive != 0
+
+
+async def test_a_refused_request_is_read_whole_with_the_clients_late_bytes_dropped() -> None:
+    """A request the server answers and closes on (a malformed head: 400, close),
+    followed in the same write by more than a socket buffer of bytes: the answer
+    reaches the client whole and the connection ends with a FIN, not a reset (the
+    server lingers: its FIN, then the client's late bytes read and dropped; on
+    asyncio, where the socket's reads are pushed, by pulling again after the push
+    stopped). Whether the late bytes were read or timed out is not observable here
+    without a clock: what is pinned is the whole answer and the clean end."""
+    mcp = MCPServer("linger")
+    async with serving(mcp) as server:
+        port = int(server.url.rsplit(":", 1)[1].split("/")[0])
+        with anyio.fail_after(HANG):
+            stream = await anyio.connect_tcp("127.0.0.1", port)
+            async with stream:
+                junk = b"x" * (512 * 1024)
+                head = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: nope\r\n\r\n"
+
+                async def send() -> None:
+                    with contextlib.suppress(anyio.BrokenResourceError, OSError):
+                        await stream.send(head + junk)
+
+                received = b""
+                async with anyio.create_task_group() as group:
+                    group.start_soon(send)
+                    while True:
+                        try:
+                            chunk = await stream.receive()
+                        except anyio.EndOfStream:
+                            break
+                        received += chunk
+    status_line, _, rest = received.partition(b"\r\n")
+    assert status_line.startswith(b"HTTP/1.1 400 ")
+    head_part, _, body = rest.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head_part.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    assert len(body) == length

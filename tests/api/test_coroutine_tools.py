@@ -357,3 +357,40 @@ async def test_over_tcp(anyio_backend: str) -> None:
     assert echoed.content[0].text == "over tcp"
     assert crashed.content[0].text == "Error executing tool crash_first: before any await"
     assert all(before is after for before, after in seen.tasks) and len(seen.tasks) == 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_over_http(anyio_backend: str, mode: str) -> None:
+    """The HTTP server starts its handlers eagerly on asyncio too: one that never
+    suspends is answered in the step that read its request, and what a tool observes
+    is as in process (its own task across an await, cancel scopes bound to it, the
+    client's cancelling reaching it); nothing stays registered after the calls."""
+    from mcp_adapters.transports.http_server import http_server
+
+    mcp, seen = build()
+    async with http_server(mcp, port=0) as server:
+        with anyio.fail_after(HANG):
+            async with Client(server.url, mode=mode) as client:
+                echoed = await client.call_tool("echo", {"text": "over http"})
+                crashed = await client.call_tool("crash_first", {})
+                later = await client.call_tool("crash_later", {})
+                for suspend in (False, True, False):
+                    await client.call_tool("which_task", {"suspend": suspend})
+                scoped = [
+                    (await client.call_tool("scoped", {"suspend_first": s})).content[0].text
+                    for s in (False, True)
+                ]
+                with pytest.raises(RequestTimeoutError):
+                    await client.call_tool("wait", {}, read_timeout=0.1)
+                if seen.started.is_set():
+                    await seen.cancelled.wait()
+                assert (await client.call_tool("echo", {"text": "after"})).content
+            while server.running_handlers:  # the cancelled tool's last step
+                await anyio.sleep(0.01)
+    assert echoed.content[0].text == "over http"
+    assert crashed.content[0].text == "Error executing tool crash_first: before any await"
+    assert later.content[0].text == "Error executing tool crash_later: after an await"
+    assert scoped == ["moved on", "moved on"]
+    tasks = [before for before, _ in seen.tasks]
+    assert all(before is after for before, after in seen.tasks)
+    assert len({id(task) for task in tasks}) == len(tasks) == 3
