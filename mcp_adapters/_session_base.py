@@ -341,7 +341,9 @@ class Session(SessionState):
                 raise self._core.unhandled(event)
             else:
                 result = await self._on_request(self, event)
-            await self._driver.drain()
+            driver = self._driver
+            if driver.busy:  # (a link never is: no coroutine to make and run per answer)
+                await driver.drain()
         except self._cancelled:
             self._core.forget(rid)  # the peer gave up, or the connection ended
             raise
