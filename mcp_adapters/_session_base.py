@@ -95,6 +95,8 @@ class Session(SessionState):
         # (about 200 bytes) that most sessions would carry unread until they close.
         self._done: Any = None
         self._ended = False
+        # No main task (an asyncio link session; set on entering).
+        self._main_less = False
         #: The server process, for a session made by `connect_stdio`.
         self.process: ServerProcess | None = None
         self._on_request = on_request
@@ -141,7 +143,14 @@ class Session(SessionState):
 
     async def __aenter__(self) -> Self:
         await self._tasks.__aenter__()
-        self._tasks.start_main(self._run)
+        driver = self._driver
+        # A link session on asyncio has no main task: nothing is read, the link delivers
+        # in the caller's stack, and its end comes back as a callback (`_link_ended`).
+        self._main_less = isinstance(driver, LinkDriver) and driver.end_without_task(
+            self._link_ended
+        )
+        if not self._main_less:
+            self._tasks.start_main(self._run)
         try:
             connection = self._core.connection
             if isinstance(connection, ClientConnection) and connection.state == State.IDLE:
@@ -183,11 +192,25 @@ class Session(SessionState):
             if self._done is not None:
                 self._done.set()
 
+    def _link_ended(self) -> None:
+        """What `_run` does when its driver returns, for a session with no main task: the
+        waiters are settled now, and the handlers left are cancelled and waited for in a
+        task made only if there are any (`Tasks.end_without_main`)."""
+        self._core.close("transport closed")
+        self._tasks.end_without_main(self._set_ended)  # type: ignore[attr-defined]
+
+    def _set_ended(self) -> None:
+        self._ended = True
+        if self._done is not None:
+            self._done.set()
+
     async def aclose(self, reason: str = "closed locally") -> None:
         """Close the connection: waiters fail (the peer is told), handlers are cancelled,
         the stream is closed."""
         self._core.close(reason, tell_peer=True)
         self._driver.finish()
+        if self._main_less:
+            self._driver.end_now()  # type: ignore[union-attr]
         await self._tasks.join_main()
 
     async def wait_closed(self) -> None:

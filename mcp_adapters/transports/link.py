@@ -24,6 +24,7 @@ through the same loop, after everything queued before it.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from mcp_adapters._driver import DriverCore, EventSink, SansIOConnection
@@ -111,6 +112,21 @@ def link_pair() -> tuple[LinkEnd, LinkEnd]:
 class LinkDriver:
     """A driver (see `mcp_adapters._driver`) for one `LinkEnd`; its timer comes from the backend."""
 
+    # Slots: a session pair holds two of these for as long as it lives.
+    __slots__ = (
+        "_armed",
+        "_backend",
+        "_conn",
+        "_end",
+        "_eof_pending",
+        "_link",
+        "_on_end",
+        "_timer",
+        "core",
+        "framed",
+        "pending",
+    )
+
     def __init__(
         self, connection: SansIOConnection, end: LinkEnd, on_events: EventSink, *, backend: Backend
     ) -> None:
@@ -131,6 +147,7 @@ class LinkDriver:
         self.framed = hasattr(connection, "messages_to_send") and hasattr(
             connection, "receive_message"
         )
+        self._on_end: Callable[[], None] | None = None
 
     @property
     def error(self) -> TransportError | None:
@@ -176,6 +193,30 @@ class LinkDriver:
         finally:
             self.detach()
             self._timer.close()
+
+    def end_without_task(self, on_end: Callable[[], None]) -> bool:
+        """Instead of a task in `run()`: `on_end()` is called once the link has ended (on a
+        later loop turn, or at once by `end_now()`). False when the backend's timer needs
+        a task of its own (trio's sleeps): then `run()` is still what serves it.
+
+        Why: with nothing to read, a link session's main task only waited for its end;
+        it and its coroutines were about a kilobyte of every idle in-process session.
+        """
+        when_closed = getattr(self._timer, "when_closed", None)
+        if when_closed is None:
+            return False
+        self._on_end = on_end
+        when_closed(self.end_now)
+        return True
+
+    def end_now(self) -> None:
+        """Run what `end_without_task` was given, if it has not run yet (the session's
+        `aclose` does not wait for the next loop turn)."""
+        on_end, self._on_end = self._on_end, None
+        if on_end is not None:
+            self.detach()
+            self._timer.close()
+            on_end()
 
     def detach(self) -> None:
         """The session has ended: let go of the link, so neither end keeps the other alive."""
