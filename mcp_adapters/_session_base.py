@@ -68,6 +68,27 @@ class Session(SessionState):
     in flight are still answered before the connection closes.
     """
 
+    # Slots: a server holds one of these per client for as long as it is connected
+    # (an instance dict was about 350 bytes of every idle session). `__weakref__`
+    # for whoever watches a session without keeping it.
+    __slots__ = (
+        "__weakref__",
+        "_backend",
+        "_cancelled",
+        "_connect_timeout",
+        "_core",
+        "_done",
+        "_driver",
+        "_ended",
+        "_main_less",
+        "_now",
+        "_on_notification",
+        "_on_request",
+        "_probe_timeout",
+        "_tasks",
+        "process",
+    )
+
     def __init__(
         self,
         connection: Connection,
@@ -95,8 +116,9 @@ class Session(SessionState):
         # (about 200 bytes) that most sessions would carry unread until they close.
         self._done: Any = None
         self._ended = False
-        # No main task (an asyncio link session; set on entering).
-        self._main_less = False
+        # No main task (an asyncio link session; set on entering): True until its end
+        # has run (`_link_ended`), then None.
+        self._main_less: bool | None = False
         #: The server process, for a session made by `connect_stdio`.
         self.process: ServerProcess | None = None
         self._on_request = on_request
@@ -195,7 +217,14 @@ class Session(SessionState):
     def _link_ended(self) -> None:
         """What `_run` does when its driver returns, for a session with no main task: the
         waiters are settled now, and the handlers left are cancelled and waited for in a
-        task made only if there are any (`Tasks.end_without_main`)."""
+        task made only if there are any (`Tasks.end_without_main`). Called by the link's
+        timer on the turn after the link ended, or sooner by `aclose`; once."""
+        if not self._main_less:
+            return  # ended already
+        self._main_less = None
+        driver = self._driver
+        assert isinstance(driver, LinkDriver)
+        driver.detach()
         self._core.close("transport closed")
         self._tasks.end_without_main(self._set_ended)  # type: ignore[attr-defined]
 
@@ -209,8 +238,7 @@ class Session(SessionState):
         the stream is closed."""
         self._core.close(reason, tell_peer=True)
         self._driver.finish()
-        if self._main_less:
-            self._driver.end_now()  # type: ignore[union-attr]
+        self._link_ended()  # (no main task: its end now, not on the next loop turn)
         await self._tasks.join_main()
 
     async def wait_closed(self) -> None:

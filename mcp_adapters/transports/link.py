@@ -120,7 +120,6 @@ class LinkDriver:
         "_end",
         "_eof_pending",
         "_link",
-        "_on_end",
         "_timer",
         "core",
         "framed",
@@ -147,7 +146,6 @@ class LinkDriver:
         self.framed = hasattr(connection, "messages_to_send") and hasattr(
             connection, "receive_message"
         )
-        self._on_end: Callable[[], None] | None = None
 
     @property
     def error(self) -> TransportError | None:
@@ -195,9 +193,10 @@ class LinkDriver:
             self._timer.close()
 
     def end_without_task(self, on_end: Callable[[], None]) -> bool:
-        """Instead of a task in `run()`: `on_end()` is called once the link has ended (on a
-        later loop turn, or at once by `end_now()`). False when the backend's timer needs
-        a task of its own (trio's sleeps): then `run()` is still what serves it.
+        """Instead of a task in `run()`: `on_end()` is called on a later loop turn once
+        the link has ended (it must `detach()` this driver, as `run()` does on leaving).
+        False when the backend's timer needs a task of its own (trio's sleeps): then
+        `run()` is still what serves it.
 
         Why: with nothing to read, a link session's main task only waited for its end;
         it and its coroutines were about a kilobyte of every idle in-process session.
@@ -205,18 +204,8 @@ class LinkDriver:
         when_closed = getattr(self._timer, "when_closed", None)
         if when_closed is None:
             return False
-        self._on_end = on_end
-        when_closed(self.end_now)
+        when_closed(on_end)
         return True
-
-    def end_now(self) -> None:
-        """Run what `end_without_task` was given, if it has not run yet (the session's
-        `aclose` does not wait for the next loop turn)."""
-        on_end, self._on_end = self._on_end, None
-        if on_end is not None:
-            self.detach()
-            self._timer.close()
-            on_end()
 
     def detach(self) -> None:
         """The session has ended: let go of the link, so neither end keeps the other alive."""
