@@ -197,6 +197,12 @@ class Session(SessionState):
         waiter = self._backend.waiter()
         self._core.connect(waiter, deadline=self._driver.now() + self._probe_timeout)
         self._driver.wake()
+        done = getattr(waiter, "done", None)
+        if done is not None and done():
+            # Answered in the wake (an in-process link): no limit to arm. (Armed and left,
+            # its cancelled timer stayed in the loop's heap until the loop next turned.)
+            await waiter.wait()
+            return
         limit = self._backend.limit()
         limit.move_to(self._driver.now() + self._connect_timeout)
         async with limit:

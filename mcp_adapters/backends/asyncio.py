@@ -525,6 +525,10 @@ class _Waiter:
         if not self.future.done():
             self.future.set_exception(exc)
 
+    def done(self) -> bool:
+        """The outcome is in (`wait()` will not suspend)."""
+        return self.future.done()
+
     def wait(self) -> asyncio.Future[Any]:
         return self.future
 
