@@ -115,6 +115,23 @@ class Outcome:
         return self._value
 
 
+class _Empty(dict[Any, Any]):
+    """The one empty table that `SessionCore`s share until they write: it refuses writes,
+    so a missed "make it first" is an error, never an entry in everyone's table."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("the shared empty table is read-only")
+
+    __setitem__ = _refuse
+    setdefault = _refuse
+    update = _refuse
+
+
+_EMPTY: dict[Any, Any] = _Empty()
+
+
 @dataclass(slots=True)
 class _Pending:
     waiter: Waiter
@@ -130,6 +147,22 @@ class SessionCore:
 
     Not thread-safe: the owner calls it from one loop (or under one lock).
     """
+
+    # Slots: one per session, for as long as the session lives.
+    __slots__ = (
+        "_handshake",
+        "_inbound",
+        "_input_waiters",
+        "_on_event",
+        "_on_notification",
+        "_pending",
+        "_spawn",
+        "_streams",
+        "cause",
+        "closed",
+        "connected",
+        "connection",
+    )
 
     def __init__(
         self,
@@ -149,14 +182,17 @@ class SessionCore:
         self._spawn = spawn
         self._on_notification = on_notification
         self._on_event = on_event
-        self._pending: dict[RequestId, _Pending] = {}
-        self._inbound: dict[RequestId, Cancellable] = {}
+        # The four tables start as the shared `_EMPTY` (an empty dict is 64 bytes, and
+        # one used once keeps its table: 160): each is made by its first write and
+        # dropped again when a response or answer leaves it empty.
+        self._pending: dict[RequestId, _Pending] = _EMPTY
+        self._inbound: dict[RequestId, Cancellable] = _EMPTY
         # Inbound `subscriptions/listen` streams: they end only when the peer
         # cancels them or goes away, never with an answer.
         # A dict used as a set (an empty one is 64 bytes, an empty set 216): most
         # sessions carry no listen stream.
-        self._streams: dict[RequestId, None] = {}
-        self._input_waiters: dict[RequestId, Waiter] = {}
+        self._streams: dict[RequestId, None] = _EMPTY
+        self._input_waiters: dict[RequestId, Waiter] = _EMPTY
         self._handshake: Waiter | None = None
 
     # ------------------------------------------------------------ outbound
@@ -197,7 +233,10 @@ class SessionCore:
             progress=on_progress is not None,
             related_request_id=related_request_id,
         )
-        self._pending[rid] = _Pending(waiter, on_progress)
+        pending = self._pending
+        if pending is _EMPTY:
+            pending = self._pending = {}
+        pending[rid] = _Pending(waiter, on_progress)
         return rid
 
     def cancel_request(self, request_id: RequestId, reason: str | None = None) -> None:
@@ -249,8 +288,7 @@ class SessionCore:
 
     def answer(self, request_id: RequestId, result: Any) -> None:
         """A handler returned: send its result (an invalid one becomes an internal error)."""
-        self._inbound.pop(request_id, None)
-        self._streams.pop(request_id, None)
+        self._forget_inbound(request_id)
         if self.closed is not None:
             return
         try:
@@ -263,8 +301,7 @@ class SessionCore:
 
     def answer_exception(self, request_id: RequestId, exc: BaseException) -> None:
         """A handler raised: `MCPError` goes to the peer as is, anything else as -32603."""
-        self._inbound.pop(request_id, None)
-        self._streams.pop(request_id, None)
+        self._forget_inbound(request_id)
         if self.closed is not None:
             return
         if isinstance(exc, MCPError):
@@ -287,9 +324,14 @@ class SessionCore:
 
     def forget(self, request_id: RequestId) -> None:
         """A handler ended without answering (it was cancelled)."""
-        self._inbound.pop(request_id, None)
-        self._streams.pop(request_id, None)
+        self._forget_inbound(request_id)
         self._input_waiters.pop(request_id, None)
+
+    def _forget_inbound(self, request_id: RequestId) -> None:
+        inbound = self._inbound
+        if inbound.pop(request_id, None) is not None and not inbound:
+            self._inbound = _EMPTY
+        self._streams.pop(request_id, None)
 
     def forget_input(self, request_id: RequestId) -> None:
         """The handler stopped waiting for the answers (it got them, or gave up)."""
@@ -299,6 +341,8 @@ class SessionCore:
         """The handler of `request_id` asked (`request_input`) and waits in place:
         `waiter` gets the round's `InputReceived`, or the closed error."""
         self.check_open()
+        if self._input_waiters is _EMPTY:
+            self._input_waiters = {}
         self._input_waiters[request_id] = waiter
 
     # ------------------------------------------------------------- closing
@@ -371,6 +415,8 @@ class SessionCore:
     def _response(self, event: ResponseReceived, closing: ConnectionClosed | None) -> None:
         pending = self._pending.pop(event.request_id, None)
         if pending is not None:
+            if not self._pending:
+                self._pending = _EMPTY
             pending.waiter.set_result(event.result)
 
     def _failure(
@@ -378,6 +424,8 @@ class SessionCore:
     ) -> None:
         pending = self._pending.pop(event.request_id, None)
         if pending is not None:
+            if not self._pending:
+                self._pending = _EMPTY
             if closing is not None and type(event) is RequestFailed:
                 exc: Exception = self.closed_error(closing)
             else:
@@ -397,8 +445,12 @@ class SessionCore:
     ) -> None:
         handle = self._spawn(event)
         if handle is not None:  # None: answered already, without a task
+            if self._inbound is _EMPTY:
+                self._inbound = {}
             self._inbound[event.request_id] = handle
             if event.method == "subscriptions/listen":
+                if self._streams is _EMPTY:
+                    self._streams = {}
                 self._streams[event.request_id] = None
 
     def _input(self, event: InputReceived, closing: ConnectionClosed | None) -> None:
@@ -441,17 +493,17 @@ class SessionCore:
 
     def _settle(self, event: ConnectionClosed) -> None:
         self.closed = event
-        pending, self._pending = self._pending, {}
+        pending, self._pending = self._pending, _EMPTY
         for entry in pending.values():
             entry.waiter.set_exception(self.closed_error(event))
         if self._handshake is not None:
             self._handshake.set_exception(self.closed_error(event))
             self._handshake = None
-        waiting, self._input_waiters = self._input_waiters, {}
+        waiting, self._input_waiters = self._input_waiters, _EMPTY
         for waiter in waiting.values():
             waiter.set_exception(self.closed_error(event))
-        inbound, self._inbound = self._inbound, {}
-        self._streams.clear()
+        inbound, self._inbound = self._inbound, _EMPTY
+        self._streams = _EMPTY
         for handle in inbound.values():
             handle.cancel()
 
@@ -489,6 +541,8 @@ class SessionState:
     `SessionCore` (`_core`) and its driver (`_driver`), which the session sets;
     and the two steps both kinds take the same way: routing a batch of events
     from the driver, and handing a notification to the application."""
+
+    __slots__ = ()  # (the sessions hold their state in slots of their own)
 
     _core: SessionCore
     _driver: _Driving

@@ -68,6 +68,27 @@ class Session(SessionState):
     in flight are still answered before the connection closes.
     """
 
+    # Slots: a server holds one of these per client for as long as it is connected
+    # (an instance dict was about 350 bytes of every idle session). `__weakref__`
+    # for whoever watches a session without keeping it.
+    __slots__ = (
+        "__weakref__",
+        "_backend",
+        "_cancelled",
+        "_connect_timeout",
+        "_core",
+        "_done",
+        "_driver",
+        "_ended",
+        "_main_less",
+        "_now",
+        "_on_notification",
+        "_on_request",
+        "_probe_timeout",
+        "_tasks",
+        "process",
+    )
+
     def __init__(
         self,
         connection: Connection,
@@ -95,6 +116,9 @@ class Session(SessionState):
         # (about 200 bytes) that most sessions would carry unread until they close.
         self._done: Any = None
         self._ended = False
+        # No main task (an asyncio link session; set on entering): True until its end
+        # has run (`_link_ended`), then None.
+        self._main_less: bool | None = False
         #: The server process, for a session made by `connect_stdio`.
         self.process: ServerProcess | None = None
         self._on_request = on_request
@@ -141,7 +165,14 @@ class Session(SessionState):
 
     async def __aenter__(self) -> Self:
         await self._tasks.__aenter__()
-        self._tasks.start_main(self._run)
+        driver = self._driver
+        # A link session on asyncio has no main task: nothing is read, the link delivers
+        # in the caller's stack, and its end comes back as a callback (`_link_ended`).
+        self._main_less = isinstance(driver, LinkDriver) and driver.end_without_task(
+            self._link_ended
+        )
+        if not self._main_less:
+            self._tasks.start_main(self._run)
         try:
             connection = self._core.connection
             if isinstance(connection, ClientConnection) and connection.state == State.IDLE:
@@ -166,6 +197,12 @@ class Session(SessionState):
         waiter = self._backend.waiter()
         self._core.connect(waiter, deadline=self._driver.now() + self._probe_timeout)
         self._driver.wake()
+        done = getattr(waiter, "done", None)
+        if done is not None and done():
+            # Answered in the wake (an in-process link): no limit to arm. (Armed and left,
+            # its cancelled timer stayed in the loop's heap until the loop next turned.)
+            await waiter.wait()
+            return
         limit = self._backend.limit()
         limit.move_to(self._driver.now() + self._connect_timeout)
         async with limit:
@@ -183,11 +220,31 @@ class Session(SessionState):
             if self._done is not None:
                 self._done.set()
 
+    def _link_ended(self) -> None:
+        """What `_run` does when its driver returns, for a session with no main task: the
+        waiters are settled now, and the handlers left are cancelled and waited for in a
+        task made only if there are any (`Tasks.end_without_main`). Called by the link's
+        timer on the turn after the link ended, or sooner by `aclose`; once."""
+        if not self._main_less:
+            return  # ended already
+        self._main_less = None
+        driver = self._driver
+        assert isinstance(driver, LinkDriver)
+        driver.detach()
+        self._core.close("transport closed")
+        self._tasks.end_without_main(self._set_ended)  # type: ignore[attr-defined]
+
+    def _set_ended(self) -> None:
+        self._ended = True
+        if self._done is not None:
+            self._done.set()
+
     async def aclose(self, reason: str = "closed locally") -> None:
         """Close the connection: waiters fail (the peer is told), handlers are cancelled,
         the stream is closed."""
         self._core.close(reason, tell_peer=True)
         self._driver.finish()
+        self._link_ended()  # (no main task: its end now, not on the next loop turn)
         await self._tasks.join_main()
 
     async def wait_closed(self) -> None:
@@ -341,7 +398,9 @@ class Session(SessionState):
                 raise self._core.unhandled(event)
             else:
                 result = await self._on_request(self, event)
-            await self._driver.drain()
+            driver = self._driver
+            if driver.busy:  # (a link never is: no coroutine to make and run per answer)
+                await driver.drain()
         except self._cancelled:
             self._core.forget(rid)  # the peer gave up, or the connection ended
             raise

@@ -89,6 +89,8 @@ class Session(_session_base.Session):
     asyncio backend. Inbound requests run as tasks; see the base class for the rest.
     """
 
+    __slots__ = ()
+
     @staticmethod
     def loop_backend() -> SessionBackend:
         return _backend()

@@ -88,6 +88,8 @@ class Session(_session_base.Session):
     its tasks); each inbound request runs under a cancel scope of its own.
     """
 
+    __slots__ = ()
+
     @staticmethod
     def loop_backend() -> SessionBackend:
         return BACKEND

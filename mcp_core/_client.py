@@ -52,7 +52,7 @@ from ._events import (
     SubscriptionAcknowledged,
 )
 from ._requests import Outbound, PendingInputs, RecentIds
-from ._server import _EnvelopeCache, shared_declaration
+from ._server import _EnvelopeCache, capabilities_wire, shared_declaration
 from ._state import RequestInput, RequestState, SessionInput, follows
 from ._tasks import (
     LEGACY_AUGMENTABLE,
@@ -312,7 +312,7 @@ class ClientConnection(_Connection):
         self.instructions = init.instructions
         # The initialized notification is automatic output (the engine's own), so a peer
         # that does not read cannot make it raise in the application's code.
-        self._server_caps_wire = to_wire(capabilities) or {}
+        self._server_caps_wire = capabilities_wire(_SERVER_DECLARATIONS, capabilities)
         self._queue(
             jr.encode_notification("notifications/initialized", None),
             "notification",

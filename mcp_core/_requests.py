@@ -167,17 +167,24 @@ class RecentIds:
     A list used as a ring once full, not a `deque(maxlen=...)`: a deque
     allocates a block of 64 slots up front, and a connection holds several of
     these; the list grows with use instead, so an idle connection stays small.
+    The list alone answers membership while it holds at most `_SMALL` ids (a scan
+    of a few ids costs about what a hash lookup does); the set is made only past
+    that. An idle session has ended a request or two, and the set was 216 bytes of
+    each of its memories.
     """
 
     __slots__ = ("_bound", "_next", "_ring", "_set")
 
+    #: Up to this many ids, no set: membership scans the list.
+    _SMALL = 8
+
     def __init__(self, bound: int) -> None:
         """An empty memory of at most `bound` ids."""
         self._bound = bound
-        self._ring: list[RequestId] = []
+        # Made by the first `add` (an empty list is 56 bytes; a memory may never be used).
+        self._ring: list[RequestId] | None = None
         self._next = 0  # the oldest slot, once the ring is full
-        # Made by the first `add`: an empty set is 216 bytes, and a connection has
-        # memories it may never use (a client's of the server's requests, say).
+        # Made once the ring holds more than `_SMALL` ids.
         self._set: set[RequestId] | None = None
 
     def add(self, request_id: RequestId) -> None:
@@ -187,27 +194,38 @@ class RecentIds:
         than late), never what is accepted, which is why a bound is safe.
         """
         ring = self._ring
+        if ring is None:
+            ring = self._ring = []
         seen = self._set
-        if seen is None:
-            seen = self._set = set()
         if len(ring) < self._bound:
             ring.append(request_id)
-        else:
-            i = self._next
-            seen.discard(ring[i])
-            ring[i] = request_id
-            self._next = i + 1 if i + 1 < self._bound else 0
-        seen.add(request_id)
+            if seen is not None:
+                seen.add(request_id)
+            elif len(ring) > self._SMALL:
+                self._set = set(ring)
+            return
+        i = self._next
+        forgotten = ring[i]
+        ring[i] = request_id
+        self._next = i + 1 if i + 1 < self._bound else 0
+        if seen is not None:
+            seen.discard(forgotten)
+            seen.add(request_id)
 
     def __contains__(self, request_id: object) -> bool:
         """Whether `request_id` ended recently (within the last `bound`)."""
         seen = self._set
-        return seen is not None and request_id in seen
+        if seen is not None:
+            return request_id in seen
+        ring = self._ring
+        return ring is not None and request_id in ring
 
     def __len__(self) -> int:
         """How many ids are remembered (at most `bound`)."""
         seen = self._set
-        return 0 if seen is None else len(seen)
+        if seen is not None:
+            return len(seen)
+        return 0 if self._ring is None else len(set(self._ring))
 
 
 class DeadlineHeap:

@@ -143,7 +143,7 @@ class _EnvelopeCache:
     treated as read-only.
     """
 
-    __slots__ = ("_bound", "_cache", "_capabilities", "_info")
+    __slots__ = ("_bound", "_cache", "_capabilities", "_info", "_wire")
 
     def __init__(self, bound: int = 256, capabilities: str = "ClientCapabilities") -> None:
         # `capabilities`: the model of the first of the pair (the client's handshake
@@ -153,6 +153,10 @@ class _EnvelopeCache:
         # Keyed by the canonical JSON bytes rather than the parsed objects, which are not
         # hashable; two requests with the same declaration produce the same bytes.
         self._cache: dict[bytes, tuple[Any, Any]] = {}
+        # The wire form of each capabilities model in `_cache`, by the model's id (each is
+        # alive while it is here: both are cleared together). A legacy session kept its
+        # own dump of the shared model, a few hundred bytes of every idle one.
+        self._wire: dict[int, dict[str, Any]] = {}
         self._bound = bound
 
     def __call__(self, caps: Any, info: Any) -> tuple[Any, Any]:
@@ -170,8 +174,15 @@ class _EnvelopeCache:
             # keeps the bound with no bookkeeping on the common path.
             if len(self._cache) >= self._bound:
                 self._cache.clear()
+                self._wire.clear()
             self._cache[key] = found
+            self._wire[id(found[0])] = to_wire(found[0]) or {}
         return found
+
+    def capabilities_wire(self, capabilities: Any) -> dict[str, Any]:
+        """`to_wire(capabilities) or {}`, shared (so read-only) for a model this cache gave."""
+        wire = self._wire.get(id(capabilities))
+        return wire if wire is not None else to_wire(capabilities) or {}
 
 
 # Built on first use, not at import: `validator` pulls in the pydantic models of `types`,
@@ -220,6 +231,13 @@ def shared_declaration(
         return cache(capabilities, info)
     except pydantic.ValidationError:  # validated alike above: only a guard
         return own
+
+
+def capabilities_wire(cache: _EnvelopeCache | None, capabilities: Any) -> dict[str, Any]:
+    """A handshake's capabilities on the wire: the cache's shared dict for its models."""
+    if cache is None:
+        return to_wire(capabilities) or {}
+    return cache.capabilities_wire(capabilities)
 
 
 def _envelope_problem(key: str, value: Any, expected: str) -> str:
@@ -435,7 +453,7 @@ class ServerConnection(_Connection):
         )
         self.client_capabilities = capabilities
         self.client_info = info
-        self._client_caps_wire = to_wire(capabilities) or {}
+        self._client_caps_wire = capabilities_wire(_ENVELOPE_CACHE, capabilities)
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": self.config.legacy_capabilities_wire,

@@ -80,7 +80,13 @@ class TaskGroup(Protocol):
 
 
 class Timer(Protocol):
-    """Calls back at a deadline, without a task of the caller's: `arm(None)` disarms."""
+    """Calls back at a deadline, without a task of the caller's: `arm(None)` disarms.
+
+    A timer that needs no task at all (asyncio's `call_at`) may also offer
+    `when_closed(callback)`: `callback()` on a later loop turn after `close()`. An
+    in-process link session then runs with no main task (`LinkDriver.end_without_task`),
+    and its `Tasks` must offer `end_without_main(then)` (see `backends.asyncio._Tasks`).
+    """
 
     def arm(self, deadline: float | None) -> None: ...
 

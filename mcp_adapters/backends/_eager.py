@@ -40,12 +40,22 @@ from typing import Any
 NATIVE = sys.version_info >= (3, 12)
 
 
+_BASE_CREATE_TASK = asyncio.BaseEventLoop.create_task
+_Task = asyncio.Task
+
+
 def _start_311(
     loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any]
 ) -> tuple[asyncio.Task[Any], bool]:
     # The task's own context, passed in so that the step below runs in it.
     context = contextvars.copy_context()
-    task: asyncio.Task[Any] = loop.create_task(coro, context=context)
+    task: asyncio.Task[Any]
+    if type(loop).create_task is _BASE_CREATE_TASK and loop.get_task_factory() is None:
+        # What `BaseEventLoop.create_task` does then, without its frame and checks
+        # (a closed loop still refuses: the task's `call_soon` checks it).
+        task = _Task(coro, loop=loop, context=context)
+    else:
+        task = loop.create_task(coro, context=context)
     ready = loop._ready if isinstance(loop, asyncio.BaseEventLoop) else None  # type: ignore[attr-defined]
     if type(ready) is not deque or not ready:
         return task, False  # not a loop we know the queue of: the first step stays queued

@@ -452,15 +452,22 @@ class _TaskGroup:
 
 
 class _Timer:
-    """A deadline callback on `call_at`: no task, nothing scheduled while disarmed."""
+    """A deadline callback on `call_at`: no task, nothing scheduled while disarmed.
 
-    __slots__ = ("_fire", "_handle", "_loop", "_stopped")
+    `serve()` waits for `close()` for an owner that keeps a task for it; an owner
+    with no task of its own (an in-process link session) asks `when_closed` instead.
+    Both are made only when used: a future is about 150 bytes of every idle session.
+    """
+
+    __slots__ = ("_closed", "_fire", "_handle", "_loop", "_on_close", "_stopped")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, fire: Callable[[float], None]) -> None:
         self._loop = loop
         self._fire = fire
         self._handle: asyncio.TimerHandle | None = None
-        self._stopped: asyncio.Future[None] = loop.create_future()
+        self._closed = False
+        self._stopped: asyncio.Future[None] | None = None
+        self._on_close: Callable[[], None] | None = None
 
     def arm(self, deadline: float | None) -> None:
         if self._handle is not None:
@@ -475,9 +482,29 @@ class _Timer:
 
     def close(self) -> None:
         self.arm(None)
-        set_if_pending(self._stopped)
+        if self._closed:
+            return
+        self._closed = True
+        if self._stopped is not None:
+            set_if_pending(self._stopped)
+        callback, self._on_close = self._on_close, None
+        if callback is not None:
+            # On the next turn, as the task waiting in `serve()` would resume: the
+            # close may come from deep inside a delivery.
+            self._loop.call_soon(callback)
+
+    def when_closed(self, callback: Callable[[], None]) -> None:
+        """Call `callback` (once, on a later loop turn) after `close()`; instead of `serve()`."""
+        if self._closed:
+            self._loop.call_soon(callback)
+        else:
+            self._on_close = callback
 
     async def serve(self) -> None:
+        if self._closed:
+            return
+        if self._stopped is None:
+            self._stopped = self._loop.create_future()
         await self._stopped
 
 
@@ -519,6 +546,10 @@ class _Waiter:
     def set_exception(self, exc: BaseException) -> None:
         if not self.future.done():
             self.future.set_exception(exc)
+
+    def done(self) -> bool:
+        """The outcome is in (`wait()` will not suspend)."""
+        return self.future.done()
 
     def wait(self) -> asyncio.Future[Any]:
         return self.future
@@ -570,6 +601,19 @@ class _Tasks:
         if tasks:
             await asyncio.wait(tasks)
 
+    def end_without_main(self, then: Callable[[], None]) -> None:
+        """For a session with no main task (see `_Timer.when_closed`): what the end of a
+        main task does. What is left is cancelled; `then()` runs once all of it has ended:
+        now if nothing was left, else in a task made for that wait (which `join_main`
+        then waits for), so the task exists only while something is pending."""
+        tasks = list(self._tasks or ())
+        if not tasks:
+            then()
+            return
+        for task in tasks:
+            task.cancel()
+        self._main = self._loop.create_task(_wait_then(tasks, then))
+
     async def join_main(self) -> None:
         if self._main is not None:
             await finish_uncancelled(self._main)
@@ -579,6 +623,11 @@ class _Tasks:
 
     async def __aexit__(self, *exc_info: Any) -> None:
         return None  # the main task awaited the others in `stop()`
+
+
+async def _wait_then(tasks: list[asyncio.Task[None]], then: Callable[[], None]) -> None:
+    await asyncio.wait(tasks)
+    then()
 
 
 class _Listener:

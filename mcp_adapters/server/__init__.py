@@ -993,10 +993,27 @@ class MCPServer:
         self, tool: FunctionTool, request: Incoming, scope: RequestScope
     ) -> None:
         """A coroutine tool without resolvers or tasks: what `handle` does for it, minus the
-        method lookup, the task checks and an asker for a tool that takes no `Context`."""
-        outcome = self._call_plain_tool(tool, request, scope)
-        if isinstance(outcome, _Later):
-            outcome = await outcome.finish()
+        method lookup, the task checks and an asker for a tool that takes no `Context`.
+
+        The tool's coroutine is awaited here, not through `_call_plain_tool` and a
+        `_Later`: that was one more coroutine, an object and an awaitable check per
+        call, on the path whose cost the issue holds within 1.3x of a plain tool's.
+        """
+        try:
+            kwargs = tool.parse_arguments(request.params.arguments)
+        except pydantic.ValidationError as exc:
+            self._answer(
+                request, scope, _tool_error(f"Invalid arguments for tool {tool.name}: {exc}")
+            )
+            return
+        asker: _LegacyAsker | _ReplayAsker | None = None
+        if tool.context_param is not None:
+            asker = self._asker(request, scope)
+            kwargs[tool.context_param] = self._context(tool, request, scope, asker)
+        try:
+            outcome = tool.to_wire_result(await tool.fn(**kwargs))
+        except (Exception, NeedInput) as exc:
+            outcome = _tool_failure(tool, asker, exc)
         self._answer(request, scope, outcome)
 
     def _answer(self, request: Incoming, scope: RequestScope, outcome: Any) -> None:

@@ -24,6 +24,7 @@ through the same loop, after everything queued before it.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from mcp_adapters._driver import DriverCore, EventSink, SansIOConnection
@@ -111,6 +112,20 @@ def link_pair() -> tuple[LinkEnd, LinkEnd]:
 class LinkDriver:
     """A driver (see `mcp_adapters._driver`) for one `LinkEnd`; its timer comes from the backend."""
 
+    # Slots: a session pair holds two of these for as long as it lives.
+    __slots__ = (
+        "_armed",
+        "_backend",
+        "_conn",
+        "_end",
+        "_eof_pending",
+        "_link",
+        "_timer",
+        "core",
+        "framed",
+        "pending",
+    )
+
     def __init__(
         self, connection: SansIOConnection, end: LinkEnd, on_events: EventSink, *, backend: Backend
     ) -> None:
@@ -176,6 +191,21 @@ class LinkDriver:
         finally:
             self.detach()
             self._timer.close()
+
+    def end_without_task(self, on_end: Callable[[], None]) -> bool:
+        """Instead of a task in `run()`: `on_end()` is called on a later loop turn once
+        the link has ended (it must `detach()` this driver, as `run()` does on leaving).
+        False when the backend's timer needs a task of its own (trio's sleeps): then
+        `run()` is still what serves it.
+
+        Why: with nothing to read, a link session's main task only waited for its end;
+        it and its coroutines were about a kilobyte of every idle in-process session.
+        """
+        when_closed = getattr(self._timer, "when_closed", None)
+        if when_closed is None:
+            return False
+        when_closed(on_end)
+        return True
 
     def detach(self) -> None:
         """The session has ended: let go of the link, so neither end keeps the other alive."""

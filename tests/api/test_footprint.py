@@ -106,3 +106,9 @@ async def test_legacy_sessions_share_the_peers_declaration_read_only(anyio_backe
         assert ours[0].server_info.version == "1.2.3"
         assert ours[0].server_capabilities.tools is not None
         assert first.session.connected.server_capabilities is ours[0].server_capabilities
+        # The wire form the engine checks capabilities against is shared with the models.
+        assert plain[0]._client_caps_wire is plain[1]._client_caps_wire
+        eliciting_caps = next(c for c in sessions if c not in plain)._client_caps_wire
+        assert "elicitation" in eliciting_caps and "elicitation" not in plain[0]._client_caps_wire
+        assert ours[0]._server_caps_wire is ours[2]._server_caps_wire
+        assert "tools" in ours[0]._server_caps_wire

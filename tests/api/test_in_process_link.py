@@ -7,6 +7,7 @@ reaches the other, concurrency is intact, and every way a tool can end comes
 out as it does through `MCPServer.handle`.
 """
 
+import asyncio
 from typing import Any
 
 import anyio
@@ -186,6 +187,48 @@ async def test_server_closing_fails_what_the_client_waits_for(anyio_backend: str
                     await client.request("tools/call", {"name": "wait"})
             await client.wait_closed()
         assert client.closed
+
+
+async def test_the_client_leaving_mid_call_ends_the_server_session(anyio_backend: str) -> None:
+    """The server's end comes from the link (on asyncio without a task of its own): the
+    tool still running is cancelled, and the server session ends once it has."""
+    mcp, waiting = build()
+    backend = current_backend()
+    client_end, server_end = link_pair()
+    server = backend.Session(mcp.new_connection(), server_end, on_request=request_handler(mcp))
+    config = ClientConfig(name="link", mode="legacy")
+    async with server:
+        with anyio.fail_after(HANG):
+            async with (
+                backend.Session(ClientConnection(config), client_end) as client,
+                anyio.create_task_group() as group,
+            ):
+
+                async def call() -> None:
+                    with pytest.raises(ConnectionClosedError):
+                        await client.request("tools/call", {"name": "wait"})
+
+                group.start_soon(call)
+                await waiting.started.wait()
+                await client.aclose()
+            await waiting.cancelled.wait()
+            await server.wait_closed()
+        assert server.closed
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # trio's link timer is a task
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_idle_asyncio_pair_runs_no_task(anyio_backend: str, mode: str) -> None:
+    """On asyncio neither end of an in-process pair keeps a task while idle (on trio the
+    deadline timer is a sleeping task, so each end keeps one); leaving closes both."""
+    mcp, _ = build()
+    before = len(asyncio.all_tasks())
+    async with Client(mcp, mode=mode) as client:
+        assert (await client.call_tool("echo", {"text": "hi"})).content[0].text == "hi"
+        assert len(asyncio.all_tasks()) == before
+        session = client.session
+    assert session.closed
+    assert len(asyncio.all_tasks()) == before
 
 
 async def test_a_link_end_serves_one_session(anyio_backend: str) -> None:

@@ -673,13 +673,15 @@ def test_remembered_ids_are_bounded() -> None:
         conn.cancel_request(first)
 
 
-def test_recent_ids_forget_the_oldest_first_across_wraps() -> None:
+@pytest.mark.parametrize("bound", [3, 8, 9, 20])  # the list alone, and past it the set
+def test_recent_ids_forget_the_oldest_first_across_wraps(bound: int) -> None:
     from mcp_core._requests import RecentIds
 
-    recent = RecentIds(3)
-    for i in range(10):
+    recent = RecentIds(bound)
+    assert len(recent) == 0 and 0 not in recent
+    for i in range(3 * bound + 1):
         recent.add(i)
-        kept = list(range(max(0, i - 2), i + 1))
+        kept = list(range(max(0, i - bound + 1), i + 1))
         assert len(recent) == len(kept)
         assert all(k in recent for k in kept)
         assert not any(k in recent for k in range(i + 1) if k not in kept)
