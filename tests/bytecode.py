@@ -64,7 +64,9 @@ def _compile(paths: list[Path], config: pytest.Config, patterns: list[str]) -> N
 
 def precompile(config: pytest.Config) -> None:
     """Compile every module of the run that has no current cache, on two processes."""
-    if sys.dont_write_bytecode or rewrite.assertstate_key not in config.stash:
+    # (Private names of pytest: a later pytest without them makes this a no-op.)
+    key = getattr(rewrite, "assertstate_key", None)
+    if sys.dont_write_bytecode or key is None or key not in config.stash:
         return
     patterns = list(config.getini("python_files"))
     paths = _sources()
