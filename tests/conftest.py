@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from .bytecode import precompile
+
 _ADAPTERS = Path(__file__).parent / "adapters"
 #: Modules whose servers are module-scoped fixtures (a cluster: redis-server, replicas
 #: and nginx; the seed servers): one worker runs each module, so they start once.
@@ -18,6 +20,14 @@ _MODULE_SERVERS = (Path(__file__).parent / "cluster", Path(__file__).parent / "s
 # loaded machine both happen to correct code.
 settings.register_profile("mcp-sansio", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("mcp-sansio")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # In pytest-xdist's controller, before its own hook (trylast) starts the workers:
+    # write the caches they would each write for themselves (tests/bytecode.py).
+    config = session.config
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        precompile(config)
 
 
 # tryfirst: pytest-xdist reads the xdist_group marks in its own hook of this name

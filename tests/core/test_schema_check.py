@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft7Validator, Draft202012Validator
+from jsonschema.exceptions import SchemaError
 
 from tests import schema_check
 from tests.schema_check import (
@@ -171,6 +172,29 @@ def test_schema_copies_match_their_recorded_digests(monkeypatch: pytest.MonkeyPa
     for revision, digest in recorded.items():
         data = (spec_dir() / revision / "schema.json").read_bytes()
         assert hashlib.sha256(data).hexdigest() == digest, revision
+
+
+def test_the_repository_copies_are_valid_schemas_of_their_dialect(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What loading checks for a schema from $MCP_SPEC_DIR, done once for the copies
+    (loading them skips it: they are pinned by digest above)."""
+    monkeypatch.delenv("MCP_SPEC_DIR", raising=False)
+    for revision in REVISIONS:
+        root = json.loads((spec_dir() / revision / "schema.json").read_text(encoding="utf-8"))
+        schema_check._DIALECTS[root["$schema"]].check_schema(root)
+
+
+def test_a_schema_from_elsewhere_is_checked_against_its_dialect(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fresh_caches: None
+) -> None:
+    source = json.loads((spec_dir() / "2025-06-18" / "schema.json").read_text())
+    source["definitions"]["Resource"]["type"] = 7  # not a JSON Schema type
+    (tmp_path / "2025-06-18").mkdir()
+    (tmp_path / "2025-06-18" / "schema.json").write_text(json.dumps(source))
+    monkeypatch.setenv("MCP_SPEC_DIR", str(tmp_path))
+    with pytest.raises(SchemaError):
+        method_index("2025-06-18", "ServerRequest")
 
 
 def test_spec_dir_honours_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -24,7 +24,8 @@ from .type_confusion import (
     Failure,
     Run,
     make_runner,
-    quick_plan,
+    quick_changes,
+    quick_shard,
     sampled_plan,
     targets,
 )
@@ -35,12 +36,12 @@ SAMPLE_SEED = 11_2026
 
 
 def test_the_default_run_feeds_at_least_20000_inputs() -> None:
-    assert len(quick_plan()) + SHARDS * SAMPLED_PER_SHARD >= 20_000
+    assert len(quick_changes()) + SHARDS * SAMPLED_PER_SHARD >= 20_000
 
 
 @pytest.mark.parametrize("shard", range(SHARDS))
 def test_type_confusion(shard: int) -> None:
-    items = quick_plan()[shard::SHARDS]
+    items = quick_shard(shard, SHARDS)
     sampled = list(sampled_plan(SAMPLE_SEED + shard, SAMPLED_PER_SHARD))
     run = Run()
     for item in (*items, *sampled):
@@ -49,7 +50,7 @@ def test_type_confusion(shard: int) -> None:
 
 
 def test_the_quick_plan_reaches_every_target_method_and_field() -> None:
-    plan = quick_plan()
+    plan = quick_changes()  # (each input is its seed with the one change made)
     fed = Counter(target.name for target, _, _ in plan)
     assert set(fed) == {t.name for t in targets()}
     for target in targets():
@@ -58,7 +59,7 @@ def test_the_quick_plan_reaches_every_target_method_and_field() -> None:
         if not target.http:  # (HTTP targets get a share of the keys only)
             assert planned == methods, target.name
     # Every field path of a seed appears, whichever state received it.
-    paths = {(t.receiver, s.kind, s.method, m.changes[0].path) for t, s, m in plan}
+    paths = {(t.receiver, s.kind, s.method, c.path) for t, s, c in plan}
     seed = next(s for s in tc._all_seeds("2026-07-28", "server") if s.method == "tools/call")
     for change in changes(seed.message, insert=INSERT, values=tc.QUICK_VALUES):
         assert ("server", "request", "tools/call", change.path) in paths
@@ -87,9 +88,9 @@ def test_the_quick_plan_holds_the_known_triggers(
         t.receiver == receiver
         and t.revision == revision
         and s.method == method
-        and m.changes[0].path == path
-        and m.changes[0].label == label
-        for t, s, m in quick_plan()
+        and c.path == path
+        and c.label == label
+        for t, s, c in quick_changes()
     )
 
 

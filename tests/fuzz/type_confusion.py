@@ -864,13 +864,15 @@ HTTP_SHARE = 8
 
 
 @cache
-def quick_plan() -> tuple[Item, ...]:
-    """The default run's deterministic share.
+def quick_changes() -> tuple[tuple[Target, Seed, Change], ...]:
+    """The default run's deterministic share, as (target, seed, change), not built.
 
     Every (receiver, era, method, path) with one value of each other JSON type
     (and deleted) is fed to one of the engine targets that can receive it,
     chosen by a stable hash (so each revision and state gets its share, the same
-    one every run); one key in `HTTP_SHARE` also goes through HTTP.
+    one every run); one key in `HTTP_SHARE` also goes through HTTP. Building the
+    messages is left to `quick_plan` and `quick_shard`: a worker that feeds one
+    shard builds only that shard's.
     """
     core: dict[tuple[Any, ...], list[tuple[Target, Seed, Change]]] = {}
     http: dict[tuple[Any, ...], list[tuple[Target, Seed, Change]]] = {}
@@ -883,14 +885,28 @@ def quick_plan() -> tuple[Item, ...]:
                 found = table.setdefault(key, [])
                 if not found or found[-1][0] is not target:
                     found.append((target, seed, change))
-    chosen: list[Item] = []
+    chosen: list[tuple[Target, Seed, Change]] = []
     for table, share in ((core, 1), (http, HTTP_SHARE)):
         for key, candidates in table.items():
             digest = zlib.crc32(repr(key).encode())
             if digest % share == 0:
-                target, seed, change = candidates[(digest // share) % len(candidates)]
-                chosen.append((target, seed, apply(seed.message, change, QUICK_VALUES)))
+                chosen.append(candidates[(digest // share) % len(candidates)])
     return tuple(chosen)
+
+
+def _built(chosen: tuple[tuple[Target, Seed, Change], ...]) -> tuple[Item, ...]:
+    return tuple((t, s, apply(s.message, c, QUICK_VALUES)) for t, s, c in chosen)
+
+
+@cache
+def quick_plan() -> tuple[Item, ...]:
+    """Every input of `quick_changes`, built."""
+    return _built(quick_changes())
+
+
+def quick_shard(shard: int, shards: int) -> tuple[Item, ...]:
+    """The inputs `quick_plan()[shard::shards]`, building only those."""
+    return _built(quick_changes()[shard::shards])
 
 
 def sampled_plan(seed: int, count: int, *, http_share: int = HTTP_SHARE) -> Iterator[Item]:
@@ -956,7 +972,9 @@ __all__ = [
     "Target",
     "full_plan",
     "make_runner",
+    "quick_changes",
     "quick_plan",
+    "quick_shard",
     "replay",
     "sampled_plan",
     "targets",
