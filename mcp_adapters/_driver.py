@@ -30,7 +30,8 @@ Who runs what:
 - The performance tricks belong to the stream: a stream with `write_nowait`
   (asyncio's transports) is written from `wake()` itself, without scheduling
   the writer at all, whenever nothing is in the way; a stream whose `push_to`
-  accepts a sink (asyncio's pipes: stdio) is not read by a reader task at all:
+  accepts a sink (asyncio's pipes and TCP streams, the HTTP server's sockets)
+  is not read by a reader task at all:
   its transport's callback feeds the core (`_pushed`, the reader's step), so a
   message is read, dispatched and answered in one loop turn.
 
