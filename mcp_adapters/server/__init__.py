@@ -1002,9 +1002,7 @@ class MCPServer:
         try:
             kwargs = tool.parse_arguments(request.params.arguments)
         except pydantic.ValidationError as exc:
-            self._answer(
-                request, scope, _tool_error(f"Invalid arguments for tool {tool.name}: {exc}")
-            )
+            self._answer(request, scope, _invalid_arguments(tool, exc))
             return
         asker: _LegacyAsker | _ReplayAsker | None = None
         if tool.context_param is not None:
@@ -1076,7 +1074,7 @@ class MCPServer:
         try:
             kwargs = tool.parse_arguments(request.params.arguments)
         except pydantic.ValidationError as exc:
-            return _tool_error(f"Invalid arguments for tool {tool.name}: {exc}")
+            return _invalid_arguments(tool, exc)
         asker = self._asker(request, scope)
         context = self._context(tool, request, scope, asker)
         try:
@@ -1098,7 +1096,7 @@ class MCPServer:
         try:
             kwargs = tool.parse_arguments(request.params.arguments)
         except pydantic.ValidationError as exc:
-            return _tool_error(f"Invalid arguments for tool {tool.name}: {exc}")
+            return _invalid_arguments(tool, exc)
         asker: _LegacyAsker | _ReplayAsker | None = None
         if tool.context_param is not None:
             asker = self._asker(request, scope)
@@ -1175,7 +1173,7 @@ class MCPServer:
             kwargs = tool.parse_arguments(request.params.arguments)
         except pydantic.ValidationError as exc:
             # Refused before any task exists: the call's own answer says why.
-            return _tool_error(f"Invalid arguments for tool {tool.name}: {exc}")
+            return _invalid_arguments(tool, exc)
         if tool.resolved:
             # Resolvers are answered on the request itself, before the task exists
             # (the extension's rule for input gathered before a task: 2026-07-28
@@ -1590,6 +1588,12 @@ def _tool_failure(
     # server's operator, who would otherwise never learn where it came from.
     logger.error("Error executing tool %s", tool.name, exc_info=exc)
     return _tool_error(f"Error executing tool {tool.name}: {exc}")
+
+
+def _invalid_arguments(tool: FunctionTool, exc: pydantic.ValidationError) -> types.CallToolResult:
+    """Arguments the tool's model refused: a result the model can read and correct,
+    the same words on every path that parses a call (inline, coroutine, task)."""
+    return _tool_error(f"Invalid arguments for tool {tool.name}: {exc}")
 
 
 def _tool_error(message: str) -> types.CallToolResult:

@@ -689,7 +689,9 @@ class HTTPServer:
     def _mcp_event(self, wrapped: MCPEvent) -> None:
         conn, event = wrapped.connection, wrapped.event
         # The event classes are final (frozen dataclasses nobody subclasses): their exact
-        # type is tested, with no call at all (`isinstance` is one per test).
+        # type is tested, with no call at all (`isinstance` is one per test). Where an
+        # attribute is read after the test, `type(event)` is spelled out: mypy narrows
+        # `event` from that, not from `kind`.
         kind = type(event)
         # 2026-07-28 listen streams are tracked so `notify_subscribers` can reach them: they
         # belong to no session, and the endpoint's session table does not list them.
