@@ -205,11 +205,6 @@ class DriverCore:
 
     # ---- output
 
-    @property
-    def carrying(self) -> bool:
-        """Output was taken from the connection but not written yet."""
-        return bool(self.carried)
-
     def take_output(self) -> bytes:
         """What to write next: what was carried, then what the connection queued."""
         data = self.connection.data_to_send()
@@ -298,8 +293,8 @@ class Driver:
     def wake(self) -> None:
         """Output was queued (or a deadline moved): write it, or let the writer look again."""
         core = self.core
-        # `core.carried`, not `core.carrying`: this runs twice per message on each side,
-        # and a property is a Python call.
+        # `core.carried` is read directly (no property): this runs twice per message on
+        # each side, and a property is a Python call.
         if self._write_nowait is not None and not (
             self.busy
             or core.finishing
