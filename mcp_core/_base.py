@@ -521,8 +521,10 @@ class _Connection:
         self.era: Era | None = None
         # The framing buffer is sized by the message limit and keeps a peek window of an
         # over-long line's ends, so that an oversized request can still be refused by its
-        # id.
-        self._lines = LineBuffer(limits.max_message_bytes, jr.peek_window(limits))
+        # id. Made by the first `receive_data`: a connection fed whole messages (an HTTP
+        # POST's, a WebSocket's, the in-process link's) never splits lines, and the
+        # Streamable HTTP server builds one connection per 2026-07-28 POST.
+        self._lines: LineBuffer | None = None
         # Output is a buffer the caller drains, never a return value: receiving can produce
         # output by itself (an error reply, a ping answer), and so can a verb called from
         # another task; `_outgoing_bytes` keeps the total for the output limit in O(1).
@@ -621,7 +623,11 @@ class _Connection:
         """
         # The limit is per message, not per chunk (RELIABILITY.md 1.3): a chunk may hold a
         # valid near-limit line and the start of another, and both must be accepted.
-        for item in self._lines.feed(data):
+        lines = self._lines
+        if lines is None:
+            limits = self.limits
+            lines = self._lines = LineBuffer(limits.max_message_bytes, jr.peek_window(limits))
+        for item in lines.feed(data):
             if isinstance(item, Oversized):
                 self._receive_one(self._too_big(item.size, item.head, item.tail), events)
             else:
@@ -1889,7 +1895,7 @@ class _Connection:
         assert len(self._outbound) <= self.limits.max_outbound_in_flight
         assert self._outgoing_bytes <= self.limits.output_limit
         assert self._outgoing_bytes == sum(len(m.payload) for m in self._outgoing)
-        assert self._lines.pending <= self.limits.max_message_bytes
+        assert self._lines is None or self._lines.pending <= self.limits.max_message_bytes
         logical_in_flight = {entry.logical for entry in self._outbound.values()}
         for rid in self._progress_tokens.values():
             assert rid in logical_in_flight or self._waiting_on_inputs(rid)

@@ -18,6 +18,7 @@ import pytest
 from mcp_adapters import Client
 from mcp_adapters.server import MCPServer
 from mcp_core import ClientConnection, ServerConnection
+from mcp_core.testing import default_server_config
 
 from .conftest import MODES
 
@@ -112,3 +113,34 @@ async def test_legacy_sessions_share_the_peers_declaration_read_only(anyio_backe
         assert "elicitation" in eliciting_caps and "elicitation" not in plain[0]._client_caps_wire
         assert ours[0]._server_caps_wire is ours[2]._server_caps_wire
         assert "tools" in ours[0]._server_caps_wire
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_connections_fed_whole_messages_never_make_a_line_buffer(
+    anyio_backend: str, mode: str
+) -> None:
+    """The in-process link (like an HTTP body or a WebSocket frame) hands the engine whole
+    messages, so neither end builds the newline framer; a stream's first bytes build it,
+    and a message split across reads is still joined."""
+    server = MCPServer("footprint")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    async with Client(server, mode=mode) as client:
+        assert (await client.call_tool("echo", {"text": "hi"})).content[0].text == "hi"
+        (server_connection,) = list(server._live)
+        assert client._session.connection._lines is None
+        assert server_connection._lines is None
+
+    # A stream's first bytes build the framer, which joins a ping split across two reads
+    # and answers it (a ping before `initialize` is allowed).
+    streamed = ServerConnection(default_server_config())
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode() + b"\n"
+    assert streamed.receive_data(line[:7]) == []
+    assert streamed._lines is not None and streamed._lines.pending == 7
+    assert streamed.receive_data(line[7:]) == []
+    assert streamed._lines.pending == 0
+    assert json.loads(streamed.data_to_send()) == {"jsonrpc": "2.0", "id": 1, "result": {}}
