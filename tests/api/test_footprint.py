@@ -58,7 +58,8 @@ def test_importing_mcpserver_leaves_the_http_stack_and_the_wire_models_unloaded(
 @pytest.mark.parametrize("mode", MODES)
 async def test_an_idle_pair_keeps_the_engine_state_in_slots(anyio_backend: str, mode: str) -> None:
     """Every attribute the engine sets lives in a slot: a connection's instance dict is
-    made only for what a transport hangs on it (MCPServer's wake function)."""
+    made only for what a transport hangs on it (MCPServer's wake function); and what a
+    link pair never uses is never made."""
     server = MCPServer("footprint")
 
     @server.tool()
@@ -73,6 +74,8 @@ async def test_an_idle_pair_keeps_the_engine_state_in_slots(anyio_backend: str, 
         assert isinstance(server_connection, ServerConnection)
         assert vars(client_connection) == {}
         assert set(vars(server_connection)) <= {"_mcp_server_wake"}
+        # The link hands over whole messages, so neither end builds the newline framer.
+        assert client_connection._lines is None and server_connection._lines is None
 
 
 @pytest.mark.anyio
@@ -115,29 +118,12 @@ async def test_legacy_sessions_share_the_peers_declaration_read_only(anyio_backe
         assert "tools" in ours[0]._server_caps_wire
 
 
-@pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
-async def test_connections_fed_whole_messages_never_make_a_line_buffer(
-    anyio_backend: str, mode: str
-) -> None:
-    """The in-process link (like an HTTP body or a WebSocket frame) hands the engine whole
-    messages, so neither end builds the newline framer; a stream's first bytes build it,
-    and a message split across reads is still joined."""
-    server = MCPServer("footprint")
-
-    @server.tool()
-    def echo(text: str) -> str:
-        return text
-
-    async with Client(server, mode=mode) as client:
-        assert (await client.call_tool("echo", {"text": "hi"})).content[0].text == "hi"
-        (server_connection,) = list(server._live)
-        assert client._session.connection._lines is None
-        assert server_connection._lines is None
-
-    # A stream's first bytes build the framer, which joins a ping split across two reads
-    # and answers it (a ping before `initialize` is allowed).
+def test_a_stream_makes_the_line_framer_on_its_first_bytes() -> None:
+    """The newline framer is made by the first `receive_data` (a connection fed whole
+    messages never builds it: see the idle pair above), and it still joins a ping split
+    across two reads and answers it (a ping before `initialize` is allowed)."""
     streamed = ServerConnection(default_server_config())
+    assert streamed._lines is None
     line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode() + b"\n"
     assert streamed.receive_data(line[:7]) == []
     assert streamed._lines is not None and streamed._lines.pending == 7
