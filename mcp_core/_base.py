@@ -542,7 +542,9 @@ class _Connection:
         self._ended_inbound = RecentIds(limits.max_remembered_ids)
         # A heap so that the next deadline is found in O(1) and expiry in O(log n), however
         # many requests are in flight.
-        self._deadlines = DeadlineHeap()
+        # Made by the first request of ours that has a deadline: a server that asks its
+        # clients nothing, and each 2026-07-28 POST's connection, never makes it.
+        self._deadlines: DeadlineHeap | None = None
         # progress token -> the logical id of our request it reports on
         self._progress_tokens: dict[int | str, RequestId] = {}
         # Server: the peer's requests with a round of questions out (see request_input);
@@ -1434,7 +1436,10 @@ class _Connection:
         """
         self._outbound[rid] = entry
         if entry.deadline is not None:
-            self._deadlines.push(entry.deadline, rid, self._outbound)
+            deadlines = self._deadlines
+            if deadlines is None:
+                deadlines = self._deadlines = DeadlineHeap()
+            deadlines.push(entry.deadline, rid, self._outbound)
             self._deadline_epoch += 1
         if entry.progress_token is not None:
             self._progress_tokens[entry.progress_token] = entry.logical
@@ -1706,7 +1711,7 @@ class _Connection:
         self._armed_epoch = self._deadline_epoch
         deadlines = self._deadlines
         # (no deadline at all, the common case without timeouts: no call)
-        return deadlines.next(self._outbound) if deadlines.heap else None
+        return deadlines.next(self._outbound) if deadlines is not None and deadlines.heap else None
 
     @property
     def deadline_moved(self) -> bool:
@@ -1737,7 +1742,10 @@ class _Connection:
             return events
         # A request fails at its deadline whatever progress came: 2025-03-26 ("Timeouts")
         # asks for a maximum timeout regardless of progress notifications.
-        for rid in self._deadlines.pop_expired(now, self._outbound):
+        deadlines = self._deadlines
+        if deadlines is None:  # no deadline was ever set: nothing can be due
+            return events
+        for rid in deadlines.pop_expired(now, self._outbound):
             entry = self._outbound.pop(rid)
             self._ended(rid, entry, RequestInput.TIMEOUT)
             try:

@@ -526,7 +526,7 @@ class ClientConnection(_Connection):
             # (the base's `next_deadline`, inline: the link asks after every message)
             self._armed_epoch = self._deadline_epoch
             heap = self._deadlines
-            return heap.next(self._outbound) if heap.heap else None
+            return heap.next(self._outbound) if heap is not None and heap.heap else None
         deadlines = [p.deadline for p in self._pending_inputs.values() if p.deadline is not None]
         wire = super().next_deadline()
         if wire is not None:

@@ -76,6 +76,9 @@ async def test_an_idle_pair_keeps_the_engine_state_in_slots(anyio_backend: str, 
         assert set(vars(server_connection)) <= {"_mcp_server_wake"}
         # The link hands over whole messages, so neither end builds the newline framer.
         assert client_connection._lines is None and server_connection._lines is None
+        # No call here has a deadline (a server asking nothing, a call without a
+        # timeout), so neither end has made a deadline heap.
+        assert client_connection._deadlines is None and server_connection._deadlines is None
 
 
 @pytest.mark.anyio
