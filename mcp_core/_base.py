@@ -541,9 +541,9 @@ class _Connection:
         self._ended_outbound = RecentIds(limits.max_remembered_ids)
         self._ended_inbound = RecentIds(limits.max_remembered_ids)
         # A heap so that the next deadline is found in O(1) and expiry in O(log n), however
-        # many requests are in flight.
-        # Made by the first request of ours that has a deadline: a server that asks its
-        # clients nothing, and each 2026-07-28 POST's connection, never makes it.
+        # many requests are in flight; made by the first request of ours that has a
+        # deadline, since a server that asks its clients nothing, and each 2026-07-28
+        # POST's connection, never sets one.
         self._deadlines: DeadlineHeap | None = None
         # progress token -> the logical id of our request it reports on
         self._progress_tokens: dict[int | str, RequestId] = {}
