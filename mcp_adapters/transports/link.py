@@ -54,11 +54,12 @@ class LinkEnd:
 class Link:
     """The shared pump of two `LinkDriver`s."""
 
-    __slots__ = ("_pumping", "ends")
+    __slots__ = ("ends", "pumping")
 
     def __init__(self) -> None:
         self.ends = (LinkEnd(self), LinkEnd(self))
-        self._pumping = False
+        #: A pump is running (further up this stack): an end's wake only marks itself.
+        self.pumping = False
 
     def peer_of(self, driver: LinkDriver) -> LinkDriver | None:
         a, b = self.ends
@@ -68,11 +69,11 @@ class Link:
         """Move queued messages (and end of stream) both ways until nothing is left.
 
         `origin` is the end that queued something (None: either may have). Each end
-        carries a `pending` mark: set by its own wake, and by a delivery to it (what it
-        receives may make it answer by itself, an error reply say). The pump moves
-        output from marked ends only, so a round trip is three deliveries (the
-        request, the answer, and a look that finds nothing more at the asking end),
-        not two full passes over both ends.
+        carries a `pending` mark: set by its own wake, and by a delivery to it after
+        which its engine has output queued (what it receives may make it answer by
+        itself, an error reply say, with no wake). The pump moves output from marked
+        ends only, so a round trip is two deliveries (the request and the answer), not
+        two full passes over both ends.
         """
         if origin is not None:
             origin.pending = True
@@ -80,9 +81,9 @@ class Link:
             for end in self.ends:
                 if end.driver is not None:
                     end.driver.pending = True
-        if self._pumping:
+        if self.pumping:
             return  # the running loop sees the mark
-        self._pumping = True
+        self.pumping = True
         try:
             while True:
                 a, b = self.ends[0].driver, self.ends[1].driver
@@ -98,7 +99,7 @@ class Link:
                 if src.deliver_to(dst):
                     dst.pending = True
         finally:
-            self._pumping = False
+            self.pumping = False
         for end in self.ends:
             if end.driver is not None:
                 end.driver.rearm()
@@ -166,8 +167,18 @@ class LinkDriver:
     # ---- what the session calls
 
     def wake(self) -> None:
-        """Output was queued: deliver it now."""
-        self._link.pump(self)
+        """Output was queued: deliver it now.
+
+        Inside a running pump (a server answering in the stack of the client's
+        delivery: every in-process call of a plain tool), the mark alone is
+        enough: that pump's loop delivers it next, and entering `pump` only to
+        find it running was one call more per answer.
+        """
+        link = self._link
+        if link.pumping:
+            self.pending = True
+            return
+        link.pump(self)
 
     def finish(self) -> None:
         """Take no more input; deliver what is queued, then end the peer's input."""
@@ -216,19 +227,28 @@ class LinkDriver:
     # ---- the pump's side
 
     def deliver_to(self, peer: LinkDriver | None) -> bool:
+        """Move this end's output to `peer`; True when `peer` may now have output of its
+        own (so the pump looks at it next)."""
         if peer is None:
             return False  # not joined yet: it stays queued until the other end exists
         if self.framed and peer.framed:
             # Message by message: no newline joining and splitting between two engines.
             messages = self._conn.messages_to_send()  # type: ignore[attr-defined]
-            if messages and not peer.core.input_done:
-                peer.feed_messages(messages)
             sent = bool(messages)
+            # Whether the peer may have output now. Marked only when its engine queued
+            # something while reading (a wake from its session marks it by itself):
+            # asking an end that just read a response, with nothing queued, was a third
+            # delivery per call, two calls and an empty list, where this is one property
+            # read. The queue itself is read, so nothing queued can be missed.
+            woke = sent
+            if sent and not peer.core.input_done:
+                peer.feed_messages(messages)
+                woke = peer.pending or peer._conn.output_pending  # type: ignore[attr-defined]
         else:
             data = self._conn.data_to_send()
             if data and not peer.core.input_done:
                 peer.feed(data)
-            sent = bool(data)
+            woke = sent = bool(data)
         # What the peer no longer reads is dropped, as on a closed socket.
         if self._eof_pending:
             if sent:
@@ -237,7 +257,7 @@ class LinkDriver:
                 self._eof_pending = False
                 peer.feed(b"")
                 return True
-        return sent
+        return woke
 
     def feed(self, data: bytes) -> None:
         if not self.core.input_done:
