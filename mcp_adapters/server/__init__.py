@@ -661,11 +661,13 @@ class MCPServer:
         A 2026-07-28 request hears of changes only on a `subscriptions/listen`
         stream (the core tells no other), so the connection of any other is not
         remembered: over HTTP that is a throwaway connection per POST, and
-        remembering it cost a weak reference and its callback per request."""
+        remembering it cost a weak reference and its callback per request.
+        The era is asked first: it is a plain attribute, and the membership test
+        it saves on every 2026-07-28 call is a Python-level `WeakSet` lookup."""
         connection = scope.connection
-        if connection in self._live:
-            return
         if connection.era is Era.MODERN and request.method != "subscriptions/listen":
+            return
+        if connection in self._live:
             return
         self.attach(scope)
 
