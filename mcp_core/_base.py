@@ -210,9 +210,9 @@ _new_outgoing: Callable[
 class Fatal(Exception):
     """Internal: the connection cannot go on (broken framing or handshake).
 
-    Raised deep in receiving and caught only in `_receiving` and the timers, so that the
-    settling (every request failed, then ConnectionClosed) happens once, in one place,
-    whatever found the failure.
+    Raised deep in receiving and caught only in `_receiving` (and its inline copy in
+    `receive_message`) and the timers, so that the settling (every request failed, then
+    ConnectionClosed) happens once, in one place, whatever found the failure.
     """
 
     def __init__(self, error: RemoteProtocolError) -> None:
@@ -646,7 +646,21 @@ class _Connection:
         on; the checks after the framing are the same, so both eras and every transport
         judge a message alike.
         """
-        return self._receiving(self._receive_one, data, wall_time)
+        # (`_receiving(self._receive_one, ...)`, inline: the in-process link and every
+        # message-framed transport come through here once per message, and the shared
+        # wrapper was one call and one bound method more each time. Keep the two alike.)
+        if wall_time is not None:
+            self._wall_time = wall_time
+        elif self._needs_wall_time:
+            missing_wall_time()
+        if self.state in _ENDED:
+            self._check_receiving()  # raises: input after the end
+        events: list[Event] = []
+        try:
+            self._receive_one(data, events)
+        except Fatal as fatal:
+            events.extend(self._settle(fatal.error.message, fatal.error))
+        return events
 
     def receive_parsed(self, message: Any, *, wall_time: float | None = None) -> list[Event]:
         """`receive_message` for a message its transport already parsed.
