@@ -982,6 +982,11 @@ class MCPServer:
                     # task eagerly, so a tool that never suspends is still answered here.
                     return functools.partial(self._call_coroutine_tool, tool, request, scope)
                 outcome = self._call_plain_tool(tool, request, scope)
+                if type(outcome) is dict:
+                    # A result (nearly always): what `_answer` does with one, with no
+                    # call of its own; a dict is neither of the outcomes it tells apart.
+                    scope.connection.send_result(request.request_id, outcome)
+                    return None
                 if isinstance(outcome, _Later):
                     return functools.partial(self._answer_later, request, scope, outcome)
                 self._answer(request, scope, outcome)
