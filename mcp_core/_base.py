@@ -1542,7 +1542,7 @@ class _Connection:
             raise LocalProtocolError("a result must be a model or a mapping")
         # A client's answer to a question inside a 2026-07-28 InputRequiredResult is not a
         # JSON-RPC response (servers send no requests then): it is collected for the retry.
-        if self._answers_input(request_id, wire, None):
+        if self._collects_answers and self._answers_input(request_id, wire, None):
             return True
         # (`_take_inbound` only for an id not waiting: it tells a late one from a bug)
         entry = self._inbound.get(request_id) or self._take_inbound(request_id)
@@ -1592,7 +1592,7 @@ class _Connection:
         if self.state in _ENDED:
             return False
         self._check_error_code(code)
-        if self._answers_input(request_id, None, (code, message, data)):
+        if self._collects_answers and self._answers_input(request_id, None, (code, message, data)):
             return True
         entry = self._take_inbound(request_id)
         if entry is None:
@@ -1600,6 +1600,10 @@ class _Connection:
         payload = jr.encode_error(request_id, jr.error_object(code, message, to_wire(data)))
         self._end_inbound(request_id, entry, RequestInput.ERROR, payload, "error")
         return True
+
+    #: Whether `_answers_input` can ever say True (a client's); read before calling it, so
+    #: a server's every answer does not make a call only to learn it cannot.
+    _collects_answers = False
 
     def _answers_input(
         self,

@@ -869,6 +869,8 @@ class ClientConnection(_Connection):
         if not pending.waiting:
             self._retry(logical, pending)  # state only ("load shedding"): retry at once
 
+    _collects_answers = True  # (see `_Connection._collects_answers`)
+
     def _answers_input(
         self,
         request_id: RequestId,
