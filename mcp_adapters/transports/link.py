@@ -144,8 +144,12 @@ class LinkDriver:
         self.pending = False
         self._armed: float | None = None
         #: An MCP connection takes whole messages; other sans-IO objects get bytes.
-        self.framed = hasattr(connection, "messages_to_send") and hasattr(
-            connection, "receive_message"
+        #: (`output_pending` too: a delivery reads it to know whether to look at the
+        #: receiver again, see `deliver_to`.)
+        self.framed = (
+            hasattr(connection, "messages_to_send")
+            and hasattr(connection, "receive_message")
+            and hasattr(connection, "output_pending")
         )
 
     @property
