@@ -66,7 +66,7 @@ from ._events import (
     new_response_received,
 )
 from ._framing import LineBuffer, Oversized
-from ._requests import DeadlineHeap, Inbound, Outbound, PendingInputs, RecentIds
+from ._requests import EMPTY, DeadlineHeap, Inbound, Outbound, PendingInputs, RecentIds
 from ._state import (
     ENDED,
     INITIAL_SESSION_STATE,
@@ -545,13 +545,16 @@ class _Connection:
         # deadline, since a server that asks its clients nothing, and each 2026-07-28
         # POST's connection, never sets one.
         self._deadlines: DeadlineHeap | None = None
+        # The tables below, and the roles' rarely filled ones, start as the shared
+        # read-only `EMPTY` and get a dict of their own on their first write: most
+        # sessions never fill them, and an empty dict is 64 bytes of each.
         # progress token -> the logical id of our request it reports on
-        self._progress_tokens: dict[int | str, RequestId] = {}
+        self._progress_tokens: dict[int | str, RequestId] = EMPTY
         # Server: the peer's requests with a round of questions out (see request_input);
         # here so the answering verbs can test it for nothing on the common path.
-        self._rounds: dict[RequestId, Any] = {}
+        self._rounds: dict[RequestId, Any] = EMPTY
         # Client: its 2026-07-28 calls waiting on the application's input answers.
-        self._pending_inputs: dict[RequestId, Any] = {}
+        self._pending_inputs: dict[RequestId, Any] = EMPTY
         # Our ids count up from 0 and are never reused on this connection: 2025-03-26
         # ("Requests") says the id MUST NOT have been used before by the requestor in the
         # same session, and a late answer to a reused id would settle the wrong request.
@@ -1442,7 +1445,10 @@ class _Connection:
             deadlines.push(entry.deadline, rid, self._outbound)
             self._deadline_epoch += 1
         if entry.progress_token is not None:
-            self._progress_tokens[entry.progress_token] = entry.logical
+            tokens = self._progress_tokens
+            if tokens is EMPTY:
+                tokens = self._progress_tokens = {}
+            tokens[entry.progress_token] = entry.logical
 
     def _send_internal(
         self,
