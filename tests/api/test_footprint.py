@@ -70,7 +70,7 @@ async def test_an_idle_pair_keeps_the_engine_state_in_slots(anyio_backend: str, 
     async with Client(server, mode=mode) as client:
         assert (await client.call_tool("echo", {"text": "hi"})).content[0].text == "hi"
         client_connection = client._session.connection
-        (server_connection,) = list(server._live)
+        server_connection = client._context._server_session.connection
         assert isinstance(client_connection, ClientConnection)
         assert isinstance(server_connection, ServerConnection)
         assert vars(client_connection) == {}
