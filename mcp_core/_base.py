@@ -530,11 +530,13 @@ class _Connection:
         # another task; `_outgoing_bytes` keeps the total for the output limit in O(1).
         self._outgoing: list[OutgoingMessage] = []
         self._outgoing_bytes = 0
-        self._outbound: dict[RequestId, Outbound] = {}
+        # (`EMPTY` until the first: a server that asks its client nothing, and a client
+        # asked nothing, never make either table; see `_progress_tokens` below.)
+        self._outbound: dict[RequestId, Outbound] = EMPTY
         # The two in-flight tables, keyed by wire id: ours (waiting on the peer) and theirs
         # (waiting on us). They are per connection, never shared, which is what keeps one
         # client's ids from routing another's answers (RELIABILITY.md 1.4).
-        self._inbound: dict[RequestId, Inbound] = {}
+        self._inbound: dict[RequestId, Inbound] = EMPTY
         # Bounded memories of ids that ended, so that a late answer (or a late cancel) is
         # told apart from one naming an id that never existed, without a memory that grows
         # with the connection's age.
@@ -1237,7 +1239,10 @@ class _Connection:
         token = meta.get("progressToken") if type(meta) is dict else None
         if token is not None and not jr.is_request_id(token):
             token = None
-        self._inbound[rid] = Inbound(method, token, log_level, capabilities, params)
+        inbound = self._inbound
+        if inbound is EMPTY:
+            inbound = self._inbound = {}
+        inbound[rid] = Inbound(method, token, log_level, capabilities, params)
         return token
 
     # ----------------------------------------------------------------- output
@@ -1437,7 +1442,10 @@ class _Connection:
         The epoch is bumped for every new deadline, not only earlier ones: comparing
         deadlines here would cost a heap peek per request, and an early wake-up is cheap.
         """
-        self._outbound[rid] = entry
+        outbound = self._outbound
+        if outbound is EMPTY:
+            outbound = self._outbound = {}
+        outbound[rid] = entry
         if entry.deadline is not None:
             deadlines = self._deadlines
             if deadlines is None:
