@@ -10,7 +10,6 @@ and once the application answered them all the original call goes out again.
 
 from __future__ import annotations
 
-from itertools import count
 from typing import Any
 
 import pydantic
@@ -58,6 +57,7 @@ from ._tasks import (
     LEGACY_AUGMENTABLE,
     MODERN_TASK_METHODS,
     MODERN_TASK_REQUESTS,
+    NO_TASKS,
     RELATED_TASK_META_KEY,
     LiveTasks,
     extension_declared,
@@ -177,9 +177,11 @@ class ClientConnection(_Connection):
         self._dead_slots = RecentIds(config.limits.max_remembered_ids)
         # A counter across the connection's life, so a slot id is never reused even when a
         # call asks the same key twice in two rounds.
-        self._slot_numbers = count(1)
+        # (A plain int: an itertools.count was 56 bytes of every client.)
+        self._slot_numbers = 0
         # 2025-11-25 tasks we created whose progress token outlives the request.
-        self._live_tasks = LiveTasks(config.limits.max_tasks)
+        # (The shared `NO_TASKS` until the first task.)
+        self._live_tasks = NO_TASKS
 
     # ------------------------------------------------------------ handshake
 
@@ -739,6 +741,8 @@ class ClientConnection(_Connection):
             # task ends: keep routing it to the request's id.
             task = result.get("task")
             token = entry.progress_token
+            if token is not None and self._live_tasks is NO_TASKS:
+                self._live_tasks = LiveTasks(self.limits.max_tasks)
             if (
                 token is not None
                 and type(task) is dict
@@ -870,7 +874,8 @@ class ClientConnection(_Connection):
         if asked and self._input_slots is EMPTY:
             self._input_slots = {}
         for key, method, params, meta in asked:
-            slot = f"{logical}#{next(self._slot_numbers)}:{key}"
+            self._slot_numbers += 1
+            slot = f"{logical}#{self._slot_numbers}:{key}"
             self._input_slots[slot] = (logical, key)
             context = RequestContext(version, None, None, None, None, meta, logical)
             events.append(RequestReceived(slot, method, params, context))

@@ -67,6 +67,7 @@ from ._tasks import (
     LEGACY_AUGMENTABLE,
     MODERN_TASK_METHODS,
     MODERN_TASK_REQUESTS,
+    NO_TASKS,
     TASKS_EXTENSION,
     LiveTasks,
     extension_declared,
@@ -327,7 +328,8 @@ class ServerConnection(_Connection):
         # 2025-11-25 tasks whose creating request's progress token is still valid.
         # Bounded by `Limits.max_tasks`: a client creating tasks it never polls to the end
         # must not grow this table for the life of the session.
-        self._live_tasks = LiveTasks(config.limits.max_tasks)
+        # (The shared `NO_TASKS` until the first task.)
+        self._live_tasks = NO_TASKS
 
     # ------------------------------------------- moving a session (legacy)
 
@@ -969,6 +971,8 @@ class ServerConnection(_Connection):
                 "failed",
                 "cancelled",
             ):
+                if self._live_tasks is NO_TASKS:
+                    self._live_tasks = LiveTasks(self.limits.max_tasks)
                 self._live_tasks.start(task_id, entry.progress_token, request_id)
             return result
         if entry.method == "tasks/result":

@@ -35,6 +35,7 @@ __all__ = [
     "RELATED_TASK_META_KEY",
     "TASKS_EXTENSION",
     "TERMINAL_STATUSES",
+    "NO_TASKS",
     "LiveTasks",
     "extension_declared",
     "is_task_augmented",
@@ -178,3 +179,10 @@ class LiveTasks:
 
     def clear(self) -> None:
         self._by_task.clear()
+
+
+#: What a connection holds until its first task: one table shared by all, read-only
+#: because its limit is 0 (`start` refuses before writing, `get` and `end` find nothing).
+#: The roles replace it with a table of their own at their one `start` site: most
+#: sessions never create a task, and the table was 48 bytes of each.
+NO_TASKS: Final = LiveTasks(0)

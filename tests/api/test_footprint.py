@@ -19,6 +19,7 @@ from mcp_adapters import Client
 from mcp_adapters.server import MCPServer
 from mcp_core import ClientConnection, ServerConnection
 from mcp_core._requests import EMPTY
+from mcp_core._tasks import NO_TASKS
 from mcp_core.testing import default_server_config
 
 from .conftest import MODES
@@ -94,6 +95,8 @@ async def test_an_idle_pair_keeps_the_engine_state_in_slots(anyio_backend: str, 
             client_connection._progress_tokens,
         ]
         assert all(table is EMPTY for table in unused)
+        assert client_connection._live_tasks is NO_TASKS is server_connection._live_tasks
+        assert not NO_TASKS.start("task", 1, 1) and NO_TASKS.get("task") is None
         with pytest.raises(TypeError):
             EMPTY["written"] = True
         assert len(EMPTY) == 0
