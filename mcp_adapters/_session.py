@@ -55,6 +55,7 @@ from mcp_core import (
     RequestReceived,
     ResponseReceived,
     ServerConnection,
+    SessionStarted,
 )
 
 logger = logging.getLogger(__name__)
@@ -155,6 +156,7 @@ class SessionCore:
         "_input_waiters",
         "_on_event",
         "_on_notification",
+        "_on_started",
         "_pending",
         "_spawn",
         "_streams",
@@ -172,6 +174,7 @@ class SessionCore:
         spawn: Callable[[Any], Cancellable | None],
         on_notification: Callable[[NotificationReceived], None] | None = None,
         on_event: Callable[[Event], None] | None = None,
+        on_started: Callable[[], None] | None = None,
     ) -> None:
         self.connection = connection
         self.connected: Connected | None = None
@@ -182,6 +185,9 @@ class SessionCore:
         self._spawn = spawn
         self._on_notification = on_notification
         self._on_event = on_event
+        # Called once, when a legacy session's `initialize` is accepted (SessionStarted),
+        # before the rest of its batch is routed; then dropped.
+        self._on_started = on_started
         # The four tables start as the shared `_EMPTY` (an empty dict is 64 bytes, and
         # one used once keeps its table: 160): each is made by its first write and
         # dropped again when a response or answer leaves it empty.
@@ -480,6 +486,12 @@ class SessionCore:
             self._handshake.set_result(event)
             self._handshake = None
 
+    def _started(self, event: SessionStarted, closing: ConnectionClosed | None) -> None:
+        on_started = self._on_started
+        if on_started is not None:
+            self._on_started = None
+            on_started()
+
     def _rejected(self, event: MessageRejected, closing: ConnectionClosed | None) -> None:
         # The engine answered it (when it could) and went on; say so where an operator
         # looks, since a stdio server has no other voice than stderr.
@@ -520,6 +532,7 @@ _ROUTES: dict[type, Callable[[SessionCore, Any, ConnectionClosed | None], None]]
     RequestCancelled: SessionCore._cancelled,
     NotificationReceived: SessionCore._notification,
     Connected: SessionCore._connected,
+    SessionStarted: SessionCore._started,
     MessageRejected: SessionCore._rejected,
     ConnectionClosed: SessionCore._closed,
 }

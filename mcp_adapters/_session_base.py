@@ -129,11 +129,22 @@ class Session(SessionState):
         self._on_notification = on_notification
         self._connect_timeout = connect_timeout
         self._probe_timeout = probe_timeout
+        # A server that announces changes learns of a legacy session when its `initialize`
+        # is accepted (before anything else in that batch), not at construction: the era
+        # is not known yet, and a 2026-07-28 session hears of changes only on a
+        # `subscriptions/listen` stream, whose request attaches it (`MCPServer.handle`).
+        # Attaching every session cost its connection an instance dict, a scope and a
+        # weak reference with its callback (about 0.3 KB a session).
         self._core = SessionCore(
             connection,
             spawn=self._spawn,
             on_notification=self._notifications(),
             on_event=on_event,
+            on_started=(
+                self._attach_to_server
+                if getattr(type(on_request), "attach", None) is not None
+                else None
+            ),
         )
         sansio = layer if layer is not None else connection
         self._driver: Driver | LinkDriver
@@ -148,10 +159,10 @@ class Session(SessionState):
                 close_timeout=close_timeout,
                 hold_eof=self._core.hold_eof(drain_on_eof),
             )
-        self._attach_to_server()
 
     def _attach_to_server(self) -> None:
-        """Let a server that announces changes know of this session from the start."""
+        """Let a server that announces changes know of this legacy session from its
+        `initialize` on, so a change announced right after it reaches the session."""
         attach = getattr(self._on_request, "attach", None)
         if attach is not None:
             attach(self)

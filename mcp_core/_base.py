@@ -66,7 +66,7 @@ from ._events import (
     new_response_received,
 )
 from ._framing import LineBuffer, Oversized
-from ._requests import DeadlineHeap, Inbound, Outbound, PendingInputs, RecentIds
+from ._requests import EMPTY, DeadlineHeap, Inbound, Outbound, PendingInputs, RecentIds
 from ._state import (
     ENDED,
     INITIAL_SESSION_STATE,
@@ -530,11 +530,13 @@ class _Connection:
         # another task; `_outgoing_bytes` keeps the total for the output limit in O(1).
         self._outgoing: list[OutgoingMessage] = []
         self._outgoing_bytes = 0
-        self._outbound: dict[RequestId, Outbound] = {}
+        # (`EMPTY` until the first: a server that asks its client nothing, and a client
+        # asked nothing, never make either table; see `_progress_tokens` below.)
+        self._outbound: dict[RequestId, Outbound] = EMPTY
         # The two in-flight tables, keyed by wire id: ours (waiting on the peer) and theirs
         # (waiting on us). They are per connection, never shared, which is what keeps one
         # client's ids from routing another's answers (RELIABILITY.md 1.4).
-        self._inbound: dict[RequestId, Inbound] = {}
+        self._inbound: dict[RequestId, Inbound] = EMPTY
         # Bounded memories of ids that ended, so that a late answer (or a late cancel) is
         # told apart from one naming an id that never existed, without a memory that grows
         # with the connection's age.
@@ -545,13 +547,16 @@ class _Connection:
         # deadline, since a server that asks its clients nothing, and each 2026-07-28
         # POST's connection, never sets one.
         self._deadlines: DeadlineHeap | None = None
+        # The tables below, and the roles' rarely filled ones, start as the shared
+        # read-only `EMPTY` and get a dict of their own on their first write: most
+        # sessions never fill them, and an empty dict is 64 bytes of each.
         # progress token -> the logical id of our request it reports on
-        self._progress_tokens: dict[int | str, RequestId] = {}
+        self._progress_tokens: dict[int | str, RequestId] = EMPTY
         # Server: the peer's requests with a round of questions out (see request_input);
         # here so the answering verbs can test it for nothing on the common path.
-        self._rounds: dict[RequestId, Any] = {}
+        self._rounds: dict[RequestId, Any] = EMPTY
         # Client: its 2026-07-28 calls waiting on the application's input answers.
-        self._pending_inputs: dict[RequestId, Any] = {}
+        self._pending_inputs: dict[RequestId, Any] = EMPTY
         # Our ids count up from 0 and are never reused on this connection: 2025-03-26
         # ("Requests") says the id MUST NOT have been used before by the requestor in the
         # same session, and a late answer to a reused id would settle the wrong request.
@@ -1248,7 +1253,10 @@ class _Connection:
         token = meta.get("progressToken") if type(meta) is dict else None
         if token is not None and not jr.is_request_id(token):
             token = None
-        self._inbound[rid] = Inbound(method, token, log_level, capabilities, params)
+        inbound = self._inbound
+        if inbound is EMPTY:
+            inbound = self._inbound = {}
+        inbound[rid] = Inbound(method, token, log_level, capabilities, params)
         return token
 
     # ----------------------------------------------------------------- output
@@ -1448,7 +1456,10 @@ class _Connection:
         The epoch is bumped for every new deadline, not only earlier ones: comparing
         deadlines here would cost a heap peek per request, and an early wake-up is cheap.
         """
-        self._outbound[rid] = entry
+        outbound = self._outbound
+        if outbound is EMPTY:
+            outbound = self._outbound = {}
+        outbound[rid] = entry
         if entry.deadline is not None:
             deadlines = self._deadlines
             if deadlines is None:
@@ -1456,7 +1467,10 @@ class _Connection:
             deadlines.push(entry.deadline, rid, self._outbound)
             self._deadline_epoch += 1
         if entry.progress_token is not None:
-            self._progress_tokens[entry.progress_token] = entry.logical
+            tokens = self._progress_tokens
+            if tokens is EMPTY:
+                tokens = self._progress_tokens = {}
+            tokens[entry.progress_token] = entry.logical
 
     def _send_internal(
         self,

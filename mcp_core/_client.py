@@ -10,7 +10,6 @@ and once the application answered them all the original call goes out again.
 
 from __future__ import annotations
 
-from itertools import count
 from typing import Any
 
 import pydantic
@@ -51,13 +50,14 @@ from ._events import (
     ResponseReceived,
     SubscriptionAcknowledged,
 )
-from ._requests import Outbound, PendingInputs, RecentIds
+from ._requests import EMPTY, Outbound, PendingInputs, RecentIds
 from ._server import _EnvelopeCache, capabilities_wire, shared_declaration
 from ._state import RequestInput, RequestState, SessionInput, follows
 from ._tasks import (
     LEGACY_AUGMENTABLE,
     MODERN_TASK_METHODS,
     MODERN_TASK_REQUESTS,
+    NO_TASKS,
     RELATED_TASK_META_KEY,
     LiveTasks,
     extension_declared,
@@ -151,7 +151,7 @@ class ClientConnection(_Connection):
         # The server's capabilities in wire form, read by every capability check on the
         # sending path; empty until a handshake or discovery told us, which
         # `_prepare_request` reads as "unknown" rather than "nothing offered".
-        self._server_caps_wire: dict[str, Any] = {}
+        self._server_caps_wire: dict[str, Any] = EMPTY
         # Events caused by the application's own calls (not by input): they wait here for
         # the next call that returns events, in order, so none is lost and none jumps the
         # queue.
@@ -160,26 +160,28 @@ class ClientConnection(_Connection):
         # revision it lists would otherwise keep the probe going for ever.
         # A dict used as a set: an empty dict is 64 bytes, an empty set 216, and most
         # connections never probe.
-        self._probe_tried: dict[str, None] = {}
+        self._probe_tried: dict[str, None] = EMPTY
         self._probe_deadline: float | None = None
         # The 2026-07-28 `_meta` every request carries, built once (`_envelope_for`).
-        self._envelope: dict[str, Any] = {}
+        self._envelope: dict[str, Any] = EMPTY
         # 2026-07-28 multi-round-trip bookkeeping.
-        self._pending_inputs: dict[RequestId, PendingInputs] = {}
+        self._pending_inputs: dict[RequestId, PendingInputs] = EMPTY
         # The ids the application answers questions under, mapped back to (call, key), and
         # the wire id of each call's current retry: the application only ever sees the
         # logical id of its call.
-        self._input_slots: dict[str, tuple[RequestId, str]] = {}
-        self._retry_wire: dict[RequestId, RequestId] = {}
+        self._input_slots: dict[str, tuple[RequestId, str]] = EMPTY
+        self._retry_wire: dict[RequestId, RequestId] = EMPTY
         # Bounded, like every memory of ended ids: an application answering a question of a
         # call that ended long ago gets LocalProtocolError instead of a quiet no-op, which
         # is the lesser harm next to unbounded memory.
         self._dead_slots = RecentIds(config.limits.max_remembered_ids)
         # A counter across the connection's life, so a slot id is never reused even when a
         # call asks the same key twice in two rounds.
-        self._slot_numbers = count(1)
+        # (A plain int: an itertools.count was 56 bytes of every client.)
+        self._slot_numbers = 0
         # 2025-11-25 tasks we created whose progress token outlives the request.
-        self._live_tasks = LiveTasks(config.limits.max_tasks)
+        # (The shared `NO_TASKS` until the first task.)
+        self._live_tasks = NO_TASKS
 
     # ------------------------------------------------------------ handshake
 
@@ -352,6 +354,8 @@ class ClientConnection(_Connection):
         apart. The probe is internal (`_send_internal`), so its answer is never an event the
         application has to understand.
         """
+        if self._probe_tried is EMPTY:
+            self._probe_tried = {}
         self._probe_tried[version] = None
         self._send_internal(
             "server/discover",
@@ -737,12 +741,16 @@ class ClientConnection(_Connection):
             # task ends: keep routing it to the request's id.
             task = result.get("task")
             token = entry.progress_token
+            if token is not None and self._live_tasks is NO_TASKS:
+                self._live_tasks = LiveTasks(self.limits.max_tasks)
             if (
                 token is not None
                 and type(task) is dict
                 and type(task.get("taskId")) is str
                 and self._live_tasks.start(task["taskId"], token, entry.logical)
             ):
+                if self._progress_tokens is EMPTY:
+                    self._progress_tokens = {}
                 self._progress_tokens[token] = entry.logical
             return
         if entry.method == "tasks/result":
@@ -849,18 +857,25 @@ class ClientConnection(_Connection):
             entry.progress_token,
             entry.related,
         )
+        if self._pending_inputs is EMPTY:
+            self._pending_inputs = {}
         self._pending_inputs[logical] = pending
         # The progress token keeps pointing at the call across rounds: a server may report
         # progress on the retry under the same token, and the call is the same call.
         if entry.progress_token is not None:
+            if self._progress_tokens is EMPTY:
+                self._progress_tokens = {}
             self._progress_tokens[entry.progress_token] = logical
         version = self.protocol_version
         assert version is not None
         # Each question gets a fresh string id: the counter keeps a later round's
         # question distinct from an earlier round's with the same key, and no server
         # request can collide with one (a 2026-07-28 server sends none).
+        if asked and self._input_slots is EMPTY:
+            self._input_slots = {}
         for key, method, params, meta in asked:
-            slot = f"{logical}#{next(self._slot_numbers)}:{key}"
+            self._slot_numbers += 1
+            slot = f"{logical}#{self._slot_numbers}:{key}"
             self._input_slots[slot] = (logical, key)
             context = RequestContext(version, None, None, None, None, meta, logical)
             events.append(RequestReceived(slot, method, params, context))
@@ -936,6 +951,8 @@ class ClientConnection(_Connection):
         self._next_id += 1
         payload = jr.encode_request(wire_id, pending.method, params)
         self._queue(payload, "request", pending.method, wire_id, pending.related)
+        if self._retry_wire is EMPTY:
+            self._retry_wire = {}
         self._retry_wire[logical] = wire_id
         self._register_outbound(
             wire_id,

@@ -16,6 +16,37 @@ from ._state import RequestState
 RequestId = int | str
 
 
+class _Empty(dict[Any, Any]):
+    """The one empty table that connections share until they first write to it.
+
+    Why: a connection holds about a dozen tables that most sessions never fill (the
+    2026-07-28 rounds, the legacy subscriptions, the task tokens...), and each empty
+    dict is 64 bytes of every idle session a server holds. The writer replaces it with
+    a dict of its own first (`if table is EMPTY: table = self._x = {}`); this one
+    refuses writes, so a write site that misses that step fails loudly instead of
+    putting an entry in every connection's table at once. Reads (`in`, `get`, `pop`
+    with a default, `len`, iteration, `clear`) behave as on any empty dict.
+    """
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("the shared empty table is read-only")
+
+    __setitem__ = _refuse
+    __ior__ = _refuse
+    setdefault = _refuse
+    update = _refuse
+
+    def __reduce__(self) -> Any:
+        # A copy (pickle, `copy.deepcopy`) is a plain empty dict the copy may write to.
+        return (dict, ())
+
+
+#: The shared read-only empty table (see `_Empty`).
+EMPTY: dict[Any, Any] = _Empty()
+
+
 class Outbound:
     """A request we sent and still wait on.
 

@@ -60,13 +60,14 @@ from ._events import (
     new_request_received,
 )
 from ._request_state import INVALID_REQUEST_STATE_MESSAGE, RequestStateError
-from ._requests import Inbound, Outbound
+from ._requests import EMPTY, Inbound, Outbound
 from ._session_snapshot import SessionSnapshot, apply_snapshot, take_snapshot
 from ._state import RequestInput, SessionInput, classify_era, follows, follows_request
 from ._tasks import (
     LEGACY_AUGMENTABLE,
     MODERN_TASK_METHODS,
     MODERN_TASK_REQUESTS,
+    NO_TASKS,
     TASKS_EXTENSION,
     LiveTasks,
     extension_declared,
@@ -309,25 +310,26 @@ class ServerConnection(_Connection):
         # The wire form of the legacy client's capabilities, kept beside the model because
         # every capability check on the sending path reads the wire form (`has_capability`),
         # and converting the model per call would cost more than the check.
-        self._client_caps_wire: dict[str, Any] = {}
+        self._client_caps_wire: dict[str, Any] = EMPTY
         self._session_context: RequestContext | None = None
         # A legacy session's resource subscriptions: the URIs in force, and the
         # subscribe requests still waiting for the application's answer, by URI
         # (see `_track_subscription`).
         # A dict used as a set (an empty one is 64 bytes, an empty set 216): most
         # sessions subscribe to nothing.
-        self._subscribed: dict[str, None] = {}
-        self._subscribing: dict[str, set[RequestId]] = {}
+        self._subscribed: dict[str, None] = EMPTY
+        self._subscribing: dict[str, set[RequestId]] = EMPTY
 
         # A sealing server needs the wall clock on every input: the seal's expiry is judged
         # by it, and another replica must judge it alike, which the loop clock cannot do.
         self._needs_wall_time = config.request_state_sealer is not None
         # Legacy questions in flight: our request id -> the round it belongs to.
-        self._asking: dict[RequestId, _Round] = {}
+        self._asking: dict[RequestId, _Round] = EMPTY
         # 2025-11-25 tasks whose creating request's progress token is still valid.
         # Bounded by `Limits.max_tasks`: a client creating tasks it never polls to the end
         # must not grow this table for the life of the session.
-        self._live_tasks = LiveTasks(config.limits.max_tasks)
+        # (The shared `NO_TASKS` until the first task.)
+        self._live_tasks = NO_TASKS
 
     # ------------------------------------------- moving a session (legacy)
 
@@ -570,6 +572,8 @@ class ServerConnection(_Connection):
                     SERVER_BUSY,
                     f"too many resource subscriptions (at most {self.limits.max_subscriptions})",
                 )
+            if self._subscribing is EMPTY:
+                self._subscribing = {}
             pending = self._subscribing[uri] = set()
         pending.add(rid)
 
@@ -586,6 +590,8 @@ class ServerConnection(_Connection):
             return  # an unsubscribe came in between, or it never counted
         if answered:
             del self._subscribing[uri]  # the others' answers change nothing now
+            if self._subscribed is EMPTY:
+                self._subscribed = {}
             self._subscribed[uri] = None
             return
         pending.discard(rid)  # refused, cancelled or abandoned: it subscribed nothing
@@ -965,6 +971,8 @@ class ServerConnection(_Connection):
                 "failed",
                 "cancelled",
             ):
+                if self._live_tasks is NO_TASKS:
+                    self._live_tasks = LiveTasks(self.limits.max_tasks)
                 self._live_tasks.start(task_id, entry.progress_token, request_id)
             return result
         if entry.method == "tasks/result":
@@ -1418,6 +1426,10 @@ class ServerConnection(_Connection):
         round_ = _Round(request_id, entry.method, entry.params, entry.context, state)
         # Nothing below can raise (room and count were checked): move, then record.
         self._step(entry, "inbound", RequestInput.ASK)
+        if self._rounds is EMPTY:
+            self._rounds = {}
+        if self._asking is EMPTY:
+            self._asking = {}
         self._rounds[request_id] = round_
         for payload, (key, (method, params)) in zip(payloads, asked.items(), strict=True):
             wid = self._mint_id(self._next_id)

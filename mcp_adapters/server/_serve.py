@@ -134,8 +134,9 @@ class ServerHandler:
         return self.server.handle_now(request, SessionScope(session))
 
     def attach(self, session: Any) -> None:
-        """A new session: the server must know it before its first request, so a
-        change announced right after `initialize` reaches it."""
+        """A legacy session whose `initialize` was just accepted: the server must know it
+        before its next request, so a change announced right after `initialize` reaches
+        it. (A 2026-07-28 session is attached by its `subscriptions/listen` request.)"""
         self.server.attach(SessionScope(session))
 
 

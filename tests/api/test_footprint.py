@@ -18,6 +18,8 @@ import pytest
 from mcp_adapters import Client
 from mcp_adapters.server import MCPServer
 from mcp_core import ClientConnection, ServerConnection
+from mcp_core._requests import EMPTY
+from mcp_core._tasks import NO_TASKS
 from mcp_core.testing import default_server_config
 
 from .conftest import MODES
@@ -69,7 +71,7 @@ async def test_an_idle_pair_keeps_the_engine_state_in_slots(anyio_backend: str, 
     async with Client(server, mode=mode) as client:
         assert (await client.call_tool("echo", {"text": "hi"})).content[0].text == "hi"
         client_connection = client._session.connection
-        (server_connection,) = list(server._live)
+        server_connection = client._context._server_session.connection
         assert isinstance(client_connection, ClientConnection)
         assert isinstance(server_connection, ServerConnection)
         assert vars(client_connection) == {}
@@ -79,6 +81,25 @@ async def test_an_idle_pair_keeps_the_engine_state_in_slots(anyio_backend: str, 
         # No call here has a deadline (a server asking nothing, a call without a
         # timeout), so neither end has made a deadline heap.
         assert client_connection._deadlines is None and server_connection._deadlines is None
+        # The tables neither end wrote to (no subscription, no round of questions, no
+        # task, no progress) are the one shared read-only empty table, not 64 bytes each.
+        unused = [
+            server_connection._subscribed,
+            server_connection._subscribing,
+            server_connection._asking,
+            server_connection._rounds,
+            server_connection._progress_tokens,
+            client_connection._input_slots,
+            client_connection._retry_wire,
+            client_connection._pending_inputs,
+            client_connection._progress_tokens,
+        ]
+        assert all(table is EMPTY for table in unused)
+        assert client_connection._live_tasks is NO_TASKS is server_connection._live_tasks
+        assert not NO_TASKS.start("task", 1, 1) and NO_TASKS.get("task") is None
+        with pytest.raises(TypeError):
+            EMPTY["written"] = True
+        assert len(EMPTY) == 0
 
 
 @pytest.mark.anyio
