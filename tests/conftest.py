@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,20 @@ _MODULE_SERVERS = (Path(__file__).parent / "cluster", Path(__file__).parent / "s
 # loaded machine both happen to correct code.
 settings.register_profile("mcp-sansio", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("mcp-sansio")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A run started in the background of a non-interactive shell (`make test &`, a
+    # CI step or agent that backgrounds its command) inherits SIGINT ignored, and an
+    # ignored signal stays ignored across exec: every server the tests stop with
+    # Ctrl-C (the docs pages, the CLI tests) ignored it and each waited out its
+    # 300 s bound before failing, and Python raised no KeyboardInterrupt in the
+    # tests that interrupt themselves. A terminal's Ctrl-C reaches a foreground
+    # program with the default action, which is what those tests stand for; with a
+    # handler installed here (in the controller and in each xdist worker), the
+    # programs they start get the default again at exec.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
