@@ -246,8 +246,7 @@ class LinkDriver:
             # read. The queue itself is read, so nothing queued can be missed.
             woke = sent
             if sent and not peer.core.input_done:
-                peer.feed_messages(messages)
-                woke = peer.pending or peer._conn.output_pending  # type: ignore[attr-defined]
+                woke = peer.feed_messages(messages) or peer.pending
         else:
             data = self._conn.data_to_send()
             if data and not peer.core.input_done:
@@ -267,8 +266,12 @@ class LinkDriver:
         if not self.core.input_done:
             self.core.feed(data)
 
-    def feed_messages(self, messages: list[OutgoingMessage]) -> None:
-        """The peer's queued messages (`messages_to_send()`), each read as one frame."""
+    def feed_messages(self, messages: list[OutgoingMessage]) -> bool:
+        """The peer's queued messages (`messages_to_send()`), each read as one frame.
+
+        Returns whether this end's engine has output queued after reading them (an
+        error reply, say), so the pump knows to look here next without another call.
+        """
         conn = self._conn
         receive = conn.receive_message  # type: ignore[attr-defined]
         core = self.core
@@ -290,6 +293,8 @@ class LinkDriver:
             logger.exception("link: processing input failed; closing")
             core.error = core.error or TransportError("internal error while processing input")
             self.finish()
+            return True  # finishing: the pump looks here for what is left to send
+        return bool(conn.output_pending)  # type: ignore[attr-defined]
 
     def rearm(self) -> None:
         if self.core.finishing:  # (the attribute, not the property: this runs per delivery)
