@@ -95,6 +95,12 @@ async def test_an_idle_pair_keeps_the_engine_state_in_slots(anyio_backend: str, 
             client_connection._progress_tokens,
         ]
         assert all(table is EMPTY for table in unused)
+        # The in-flight tables the call went through are back to the shared one once it
+        # ended (a dict keeps its grown key table when its last entry leaves); a second
+        # call makes them again.
+        for _ in range(2):
+            assert client_connection._outbound is EMPTY and server_connection._inbound is EMPTY
+            assert (await client.call_tool("echo", {"text": "again"})).content[0].text == "again"
         assert client_connection._live_tasks is NO_TASKS is server_connection._live_tasks
         assert not NO_TASKS.start("task", 1, 1) and NO_TASKS.get("task") is None
         with pytest.raises(TypeError):
