@@ -46,6 +46,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import inspect
+import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -149,6 +150,62 @@ class ClientRequestContext:
     related_request_id: int | str | None = None
 
 
+#: The configs of the declarations seen last, by their key (see `_config_for`).
+_CONFIGS: dict[tuple[Any, ...], ClientConfig] = {}
+#: How many `_CONFIGS` keeps: a program declares a handful of things, not more.
+_CONFIGS_KEPT = 32
+
+
+def _config_for(
+    info: dict[str, Any],
+    capabilities: dict[str, Any],
+    mode: str,
+    log_level: str | None,
+    max_input_rounds: int,
+    limits: Limits,
+) -> ClientConfig:
+    """The `ClientConfig` of a client declaring this, shared with the other clients that
+    declare the same.
+
+    Why: a config and what it derives (the capability and clientInfo wire forms, the
+    revisions in preference order) were about 570 bytes of every client, made again by
+    each `Client(...)`, while the clients of one program nearly all declare the same. A
+    config is frozen and the engine only reads its wire forms (a handshake and the
+    2026-07-28 envelope send them as they are), so one can serve them all. The key is
+    the declaration's JSON with every other setting, so equal declarations share one and
+    any difference gets its own; the oldest key is dropped past `_CONFIGS_KEPT` (clients
+    declaring ever new names each make their own config, as before).
+    """
+    try:
+        key: tuple[Any, ...] | None = (
+            json.dumps(info, sort_keys=True),
+            json.dumps(capabilities, sort_keys=True),
+            mode,
+            log_level,
+            max_input_rounds,
+            limits,
+        )
+        config = _CONFIGS.get(key)  # type: ignore[arg-type]
+    except (TypeError, ValueError):  # not JSON (the handshake will say so), or unhashable
+        key, config = None, None
+    if config is None:
+        config = ClientConfig(
+            name=info.get("name", "mcp-sansio-client"),
+            version=info.get("version", "0.1.0"),
+            client_info=info,
+            capabilities=capabilities,
+            mode=mode,
+            log_level=log_level,
+            max_input_rounds=max_input_rounds,
+            limits=limits,
+        )
+        if key is not None:
+            if len(_CONFIGS) >= _CONFIGS_KEPT:
+                _CONFIGS.pop(next(iter(_CONFIGS), None), None)  # type: ignore[arg-type]
+            _CONFIGS[key] = config
+    return config
+
+
 class Client:
     """An MCP client; see the module docstring."""
 
@@ -220,15 +277,8 @@ class Client:
             # 2026-07-28: the extension, on every request's capabilities.
             capabilities["extensions"] = {TASKS_EXTENSION: {}}
         info = to_wire(client_info) or {"name": "mcp-sansio-client", "version": "0.1.0"}
-        self.config = ClientConfig(
-            name=info.get("name", "mcp-sansio-client"),
-            version=info.get("version", "0.1.0"),
-            client_info=info,
-            capabilities=capabilities,
-            mode=mode,
-            log_level=log_level,
-            max_input_rounds=max_input_rounds,
-            limits=limits or DEFAULT_LIMITS,
+        self.config = _config_for(
+            info, capabilities, mode, log_level, max_input_rounds, limits or DEFAULT_LIMITS
         )
         self._session: Any = None
         self._context: contextlib.AbstractAsyncContextManager[Any] | None = None
