@@ -66,7 +66,15 @@ from ._events import (
     new_response_received,
 )
 from ._framing import LineBuffer, Oversized
-from ._requests import EMPTY, DeadlineHeap, Inbound, Outbound, PendingInputs, RecentIds
+from ._requests import (
+    EMPTY,
+    NO_IDS,
+    DeadlineHeap,
+    Inbound,
+    Outbound,
+    PendingInputs,
+    RecentIds,
+)
 from ._state import (
     ENDED,
     INITIAL_SESSION_STATE,
@@ -540,8 +548,10 @@ class _Connection:
         # Bounded memories of ids that ended, so that a late answer (or a late cancel) is
         # told apart from one naming an id that never existed, without a memory that grows
         # with the connection's age.
-        self._ended_outbound = RecentIds(limits.max_remembered_ids)
-        self._ended_inbound = RecentIds(limits.max_remembered_ids)
+        # Each starts as the shared `NO_IDS` and is made by the first request to end its
+        # way (`_ended_ids`): a server asking nothing never ends a request of its own.
+        self._ended_outbound: RecentIds = NO_IDS
+        self._ended_inbound: RecentIds = NO_IDS
         # A heap so that the next deadline is found in O(1) and expiry in O(log n), however
         # many requests are in flight; made by the first request of ours that has a
         # deadline, since a server that asks its clients nothing, and each 2026-07-28
@@ -958,7 +968,7 @@ class _Connection:
         del inbound[rid]
         if not inbound:
             self._inbound = EMPTY  # (see `_end_inbound`)
-        self._ended_inbound.add(rid)
+        self._ended_ids("inbound").add(rid)
         self._inbound_ended(rid, entry, answered=False)
         # Questions a server asked for this request go with it (`_withdraw` cancels them on
         # the wire), so the client stops prompting for a request nobody waits on.
@@ -1149,9 +1159,24 @@ class _Connection:
             self._outbound = EMPTY
         if entry.progress_token is not None:
             self._progress_tokens.pop(entry.progress_token, None)
-        self._ended_outbound.add(rid)
+        ended = self._ended_outbound
+        if ended is NO_IDS:
+            ended = self._ended_outbound = RecentIds(self.limits.max_remembered_ids)
+        ended.add(rid)
         if entry.logical != rid:  # a 2026-07-28 retry, under a wire id of its own
             self._retry_ended(entry.logical)
+
+    def _ended_ids(self, direction: Literal["inbound", "outbound"]) -> RecentIds:
+        """The memory of ended ids of that direction, made by the first request to end so."""
+        if direction == "inbound":
+            ids = self._ended_inbound
+            if ids is NO_IDS:
+                ids = self._ended_inbound = RecentIds(self.limits.max_remembered_ids)
+            return ids
+        ids = self._ended_outbound
+        if ids is NO_IDS:
+            ids = self._ended_outbound = RecentIds(self.limits.max_remembered_ids)
+        return ids
 
     def _retry_ended(self, logical: RequestId) -> None:
         """Role hook: a call retried under another wire id ended (the client forgets
@@ -1607,7 +1632,10 @@ class _Connection:
             # Back to the shared empty table: a server between requests kept a dict with
             # its grown key table, about 220 bytes of every idle session.
             self._inbound = EMPTY
-        self._ended_inbound.add(request_id)
+        ended = self._ended_inbound
+        if ended is NO_IDS:  # (`_ended_ids`, inline: this runs per answer)
+            ended = self._ended_inbound = RecentIds(self.limits.max_remembered_ids)
+        ended.add(request_id)
         self._inbound_ended(request_id, entry, answered=by is RequestInput.RESULT)
 
     def send_error(self, request_id: RequestId, code: int, message: str, data: Any = None) -> bool:
@@ -1844,7 +1872,7 @@ class _Connection:
         if not inbound:
             self._inbound = EMPTY  # (see `_end_inbound`)
         self._step(entry, "inbound", RequestInput.ABANDON)
-        self._ended_inbound.add(request_id)
+        self._ended_ids("inbound").add(request_id)
         self._inbound_ended(request_id, entry, answered=False)
         if self._rounds:
             self._withdraw(request_id, "the request's stream closed")
@@ -1898,7 +1926,7 @@ class _Connection:
         self._outbound = EMPTY
         for rid, entry in outbound.items():
             self._step(entry, "outbound", RequestInput.CLOSE)
-            self._ended_outbound.add(rid)
+            self._ended_ids("outbound").add(rid)
             if entry.handler is None:
                 events.append(
                     RequestFailed(
@@ -1912,7 +1940,7 @@ class _Connection:
             self._step(theirs, "inbound", RequestInput.CLOSE)
         self._inbound = EMPTY
         for rid in abandoned:
-            self._ended_inbound.add(rid)
+            self._ended_ids("inbound").add(rid)
         events.append(ConnectionClosed(reason, abandoned, error))
         return events
 

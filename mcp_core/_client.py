@@ -50,7 +50,7 @@ from ._events import (
     ResponseReceived,
     SubscriptionAcknowledged,
 )
-from ._requests import EMPTY, Outbound, PendingInputs, RecentIds
+from ._requests import EMPTY, NO_IDS, Outbound, PendingInputs, RecentIds
 from ._server import _EnvelopeCache, capabilities_wire, shared_declaration
 from ._state import RequestInput, RequestState, SessionInput, follows
 from ._tasks import (
@@ -174,7 +174,8 @@ class ClientConnection(_Connection):
         # Bounded, like every memory of ended ids: an application answering a question of a
         # call that ended long ago gets LocalProtocolError instead of a quiet no-op, which
         # is the lesser harm next to unbounded memory.
-        self._dead_slots = RecentIds(config.limits.max_remembered_ids)
+        # (The shared `NO_IDS` until a call with questions ends: most never have any.)
+        self._dead_slots: RecentIds = NO_IDS
         # A counter across the connection's life, so a slot id is never reused even when a
         # call asks the same key twice in two rounds.
         # (A plain int: an itertools.count was 56 bytes of every client.)
@@ -1000,12 +1001,14 @@ class ClientConnection(_Connection):
         # runs once per ended call.
         for slot in [s for s, (owner, _) in self._input_slots.items() if owner == request_id]:
             del self._input_slots[slot]
+            if self._dead_slots is NO_IDS:
+                self._dead_slots = RecentIds(self.limits.max_remembered_ids)
             self._dead_slots.add(slot)
         if pending.progress_token is not None:
             self._progress_tokens.pop(pending.progress_token, None)
         # Remembered as ended, so a late `cancel_request` for it is a no-op rather than an
         # error, as for any request that ended.
-        self._ended_outbound.add(request_id)
+        self._ended_ids("outbound").add(request_id)
         return True
 
     def _wire_id(self, request_id: RequestId) -> RequestId:

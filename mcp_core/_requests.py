@@ -259,6 +259,26 @@ class RecentIds:
         return 0 if self._ring is None else len(set(self._ring))
 
 
+class _NoIds(RecentIds):
+    """`NO_IDS`: the memory of a connection that has ended no request that way yet.
+
+    Why: a connection holds two memories (three on a client), and most never fill all
+    of them (a server that asks its client nothing ends no request of its own), each
+    64 bytes of every idle session. Reads answer as an empty memory does; `add` is
+    refused, so a write site that forgot to make its own memory first fails loudly
+    instead of remembering ids in every connection at once.
+    """
+
+    __slots__ = ()
+
+    def add(self, request_id: RequestId) -> None:
+        raise TypeError("the shared empty memory is read-only")
+
+
+#: The shared read-only empty memory of ended ids (see `_NoIds`).
+NO_IDS: RecentIds = _NoIds(0)
+
+
 class DeadlineHeap:
     """Deadlines of outbound requests, with lazy deletion of settled ones."""
 

@@ -18,7 +18,7 @@ import pytest
 from mcp_adapters import Client
 from mcp_adapters.server import MCPServer
 from mcp_core import ClientConnection, ServerConnection
-from mcp_core._requests import EMPTY
+from mcp_core._requests import EMPTY, NO_IDS
 from mcp_core._tasks import NO_TASKS
 from mcp_core.testing import default_server_config
 
@@ -102,6 +102,16 @@ async def test_an_idle_pair_keeps_the_engine_state_in_slots(anyio_backend: str, 
             assert client_connection._outbound is EMPTY and server_connection._inbound is EMPTY
             assert (await client.call_tool("echo", {"text": "again"})).content[0].text == "again"
         assert client_connection._live_tasks is NO_TASKS is server_connection._live_tasks
+        # Memories of ended ids: the server ended none of its own requests (it asked
+        # nothing), the client none of the server's, nor a call with questions; those stay
+        # the shared read-only one. The two that ended something remember it.
+        assert server_connection._ended_outbound is NO_IDS
+        assert client_connection._ended_inbound is NO_IDS is client_connection._dead_slots
+        assert len(client_connection._ended_outbound) >= 2  # initialize (or discover), the call
+        assert len(server_connection._ended_inbound) >= 1
+        assert "id" not in NO_IDS and len(NO_IDS) == 0
+        with pytest.raises(TypeError):
+            NO_IDS.add("id")
         assert not NO_TASKS.start("task", 1, 1) and NO_TASKS.get("task") is None
         with pytest.raises(TypeError):
             EMPTY["written"] = True
