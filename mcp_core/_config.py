@@ -182,6 +182,10 @@ class ClientConfig:
     max_input_rounds: int = 10
     capabilities_wire: dict[str, Any] = field(init=False, repr=False, compare=False)
     client_info_wire: dict[str, Any] = field(init=False, repr=False, compare=False)
+    # The 2026-07-28 `_meta` envelope per revision, made by the first connection that
+    # needs it (`ClientConnection._envelope_for`): it is derived from this config alone,
+    # so the connections of one config share it instead of each building its own.
+    envelopes: dict[str, dict[str, Any]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """Check the settings (a pinned mode must be a supported revision, a log level
@@ -207,3 +211,4 @@ class ClientConfig:
         info.setdefault("name", self.name)
         info.setdefault("version", self.version)
         object.__setattr__(self, "client_info_wire", info)
+        object.__setattr__(self, "envelopes", {})

@@ -135,8 +135,15 @@ class Limits:
         """The most output bytes queued before sending refuses (see the class docstring)."""
         limit = self.max_buffered_output_bytes
         if limit is None:
-            return 2 * max(self.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES)
+            if self.max_message_bytes <= DEFAULT_MAX_MESSAGE_BYTES:
+                # The one int object, not a new one per call: every connection keeps
+                # this value, and an int this large is 32 bytes of each.
+                return _DEFAULT_OUTPUT_LIMIT
+            return 2 * self.max_message_bytes
         return limit
+
+
+_DEFAULT_OUTPUT_LIMIT = 2 * DEFAULT_MAX_MESSAGE_BYTES
 
 
 DEFAULT_LIMITS: Final = Limits()

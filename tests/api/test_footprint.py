@@ -17,7 +17,7 @@ import pytest
 
 from mcp_adapters import Client
 from mcp_adapters.server import MCPServer
-from mcp_core import ClientConnection, ServerConnection
+from mcp_core import META_LOG_LEVEL, ClientConnection, Limits, ServerConnection
 from mcp_core._requests import EMPTY, NO_IDS
 from mcp_core._tasks import NO_TASKS
 from mcp_core.testing import default_server_config
@@ -199,3 +199,31 @@ def test_clients_declaring_the_same_share_one_config() -> None:
     assert "elicitation" in eliciting.capabilities_wire
     assert "elicitation" not in first.config.capabilities_wire
     assert Client(server, client_info={"name": "other", "version": "2"}).config is named
+
+
+@pytest.mark.anyio
+async def test_connections_share_what_their_config_and_limits_derive(anyio_backend: str) -> None:
+    """The 2026-07-28 `_meta` envelope is derived from the client's config alone, and the
+    output limit from the limits alone: connections share them (about 180 and 32 bytes
+    of each) rather than each building its own. A client declaring something else gets
+    an envelope of its own, with what it declares."""
+    server = MCPServer("footprint")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    async with (
+        Client(server, mode="2026-07-28") as first,
+        Client(server, mode="2026-07-28") as second,
+        Client(server, mode="2026-07-28", log_level="debug") as logging,
+    ):
+        for client in (first, second, logging):
+            assert (await client.call_tool("echo", {"text": "hi"})).content[0].text == "hi"
+        ours = [client._session.connection for client in (first, second, logging)]
+        assert ours[0]._envelope is ours[1]._envelope
+        assert ours[0]._envelope is not ours[2]._envelope
+        assert META_LOG_LEVEL not in ours[0]._envelope
+        assert ours[2]._envelope[META_LOG_LEVEL] == "debug"
+    limits = [ServerConnection(default_server_config())._output_limit for _ in range(2)]
+    assert limits[0] is limits[1] and limits[0] == Limits().output_limit
