@@ -99,6 +99,7 @@ if TYPE_CHECKING:
         UrlElicitationResult,
     )
     from mcp_adapters.resources import ReadResourceContents
+    from mcp_adapters.server._serve import ServerHandler
     from mcp_adapters.store import Store
     from mcp_core import types
     from mcp_core.http import EventStore, HTTPLimits
@@ -592,6 +593,8 @@ class MCPServer:
         # `store.tasks` (this process's memory without a store), their bodies
         # run in a task group open while the server is served.
         self.tasks = TaskHost(self, tasks)
+        # The `on_request` of the sessions that serve this server (`session_handler`).
+        self._session_handler: ServerHandler | None = None
 
     # Both go into the (cached) config: setting one after the config was built,
     # as `configure_from_environment` does once a module has made its ASGI app,
@@ -623,14 +626,7 @@ class MCPServer:
         Every way of serving enters it; this is for a transport of your own.
         Yields the lifespan context.
         """
-        return _Serving(self._lifespan, self.tasks, self._running)
-
-    @contextlib.asynccontextmanager
-    async def _running(self) -> AsyncIterator[Any]:
-        """`running()` entered in full: the lifespan and the task group, each entered
-        here unless already open."""
-        async with self._lifespan.running() as value, self.tasks.hosting():
-            yield value
+        return _Serving(self._lifespan, self.tasks)
 
     @property
     def lifespan_context(self) -> Any:
@@ -940,6 +936,17 @@ class MCPServer:
                 max_request_state_bytes=self.max_request_state_bytes,
             )
         return self._config
+
+    def session_handler(self) -> ServerHandler:
+        """The `on_request` a backend session serving this server calls: one per server,
+        made on first use and shared by every session of every transport (each in-process
+        client made its own, with its fast path's bound method: about 100 bytes)."""
+        handler = self._session_handler
+        if handler is None:
+            from mcp_adapters.server._serve import ServerHandler
+
+            handler = self._session_handler = ServerHandler(self)
+        return handler
 
     def new_connection(self, *, principal: str | None = None) -> ServerConnection:
         return ServerConnection(self.config, principal=principal)
@@ -1502,23 +1509,19 @@ class _Serving:
     context made early still enters what is not open by then.
     """
 
-    __slots__ = ("_enter", "_inner", "_lifespan", "_tasks")
+    __slots__ = ("_inner", "_lifespan", "_tasks")
 
-    def __init__(
-        self,
-        lifespan: Lifespan,
-        tasks: TaskHost,
-        enter: Callable[[], contextlib.AbstractAsyncContextManager[Any]],
-    ) -> None:
+    def __init__(self, lifespan: Lifespan, tasks: TaskHost) -> None:
         self._lifespan = lifespan
         self._tasks = tasks
-        self._enter = enter  # the full way in: the server's `_running`
         self._inner: contextlib.AbstractAsyncContextManager[Any] | None = None
 
     async def __aenter__(self) -> Any:
         if not self._lifespan.needs_entering and self._tasks.hosting_open:
             return self._lifespan.value
-        inner = self._inner = self._enter()
+        # (A module function, not a server method handed in: that bound method was
+        # 64 bytes more of every idle in-process client.)
+        inner = self._inner = _running_in_full(self._lifespan, self._tasks)
         return await inner.__aenter__()
 
     async def __aexit__(self, *exc_info: Any) -> bool | None:
@@ -1526,6 +1529,14 @@ class _Serving:
         if inner is None:
             return None
         return await inner.__aexit__(*exc_info)
+
+
+@contextlib.asynccontextmanager
+async def _running_in_full(lifespan: Lifespan, tasks: TaskHost) -> AsyncIterator[Any]:
+    """`running()` entered in full: the lifespan and the task group, each entered here
+    unless already open."""
+    async with lifespan.running() as value, tasks.hosting():
+        yield value
 
 
 class _InputRequired:

@@ -118,18 +118,22 @@ class ServerHandler:
     answered where they arrive, with no task (see `MCPServer.handle_now`).
     """
 
-    __slots__ = ("server",)
+    __slots__ = ("now", "server")
 
     def __init__(self, server: MCPServer) -> None:
         self.server = server
+        # Bound once: a session keeps its handler's `now`, and a method looked up per
+        # session was a bound method object (64 bytes) of each.
+        self.now: Callable[[Any, RequestReceived], Callable[[], Awaitable[None]] | None] = self._now
 
     async def __call__(self, session: Any, request: RequestReceived) -> object:
         await self.server.handle(request, SessionScope(session))
         return ANSWERED
 
-    def now(self, session: Any, request: RequestReceived) -> Callable[[], Awaitable[None]] | None:
-        """A request that cannot suspend (no questions, no awaits) is answered in the reader's
-        own stack: no task is spawned, which is most of the cost of a small request.
+    def _now(self, session: Any, request: RequestReceived) -> Callable[[], Awaitable[None]] | None:
+        """`now`: a request that cannot suspend (no questions, no awaits) is answered in
+        the reader's own stack: no task is spawned, which is most of the cost of a small
+        request.
         """
         return self.server.handle_now(request, SessionScope(session))
 
@@ -144,7 +148,7 @@ def request_handler(server: MCPServer) -> ServerHandler:
     """One handler per server, shared by every session of every transport, so the server's
     behaviour cannot differ between stdio, TCP, HTTP and WebSocket.
     """
-    return ServerHandler(server)
+    return server.session_handler()
 
 
 async def serve_stdio(server: MCPServer) -> None:

@@ -9,6 +9,8 @@ of bytes or milliseconds, which vary with the machine and the Python.
 
 from __future__ import annotations
 
+import gc
+import inspect
 import json
 import subprocess
 import sys
@@ -227,3 +229,24 @@ async def test_connections_share_what_their_config_and_limits_derive(anyio_backe
         assert ours[2]._envelope[META_LOG_LEVEL] == "debug"
     limits = [ServerConnection(default_server_config())._output_limit for _ in range(2)]
     assert limits[0] is limits[1] and limits[0] == Limits().output_limit
+
+
+@pytest.mark.anyio
+async def test_in_process_sessions_share_the_servers_handler(anyio_backend: str) -> None:
+    """The server sessions of one `MCPServer` share its one request handler and the
+    handler's fast path (a handler and a bound method per session before), and the
+    `running()` each in-process client keeps holds no bound method of the server."""
+    server = MCPServer("footprint")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    async with Client(server) as first, Client(server) as second:
+        for client in (first, second):
+            assert (await client.call_tool("echo", {"text": "hi"})).content[0].text == "hi"
+        sessions = [client._context._server_session for client in (first, second)]
+        assert sessions[0]._on_request is sessions[1]._on_request is server.session_handler()
+        assert sessions[0]._now is sessions[1]._now is server.session_handler().now
+        serving = first._context._serving
+        assert not any(inspect.ismethod(r) for r in gc.get_referents(serving))
