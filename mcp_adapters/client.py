@@ -282,12 +282,14 @@ class Client:
         )
         self._session: Any = None
         self._context: contextlib.AbstractAsyncContextManager[Any] | None = None
-        self._listeners: dict[int | str, _Listener] = {}
+        # The `listen()` streams, by request id once acknowledged, and in order before:
+        # made by the first `listen()` (most clients never listen; 120 bytes of each).
+        self._listeners: dict[int | str, _Listener] | None = None
         # Made on first use: an idle client should not carry a deque and an event.
         self._inbox: collections.deque[tuple[Callable[[Any], Awaitable[None]], Any]] | None = None
         self._delivering = False
         self._idle: anyio.Event | None = None
-        self._unbound_listeners: list[_Listener] = []
+        self._unbound_listeners: list[_Listener] | None = None
         limit = (limits or DEFAULT_LIMITS).max_tasks
         self._hosted = HostedTasks(self._spawn, self._notify, limit) if tasks else None
         self._link: TaskLink | None = None
@@ -651,6 +653,8 @@ class Client:
             filter_["taskIds"] = list(task_ids)
         send, receive = anyio.create_memory_object_stream[NotificationReceived](64)
         listener = _Listener(send)
+        if self._unbound_listeners is None:
+            self._unbound_listeners = []
         self._unbound_listeners.append(listener)
         async with anyio.create_task_group() as group:
 
@@ -671,7 +675,7 @@ class Client:
                 yield receive
             finally:
                 group.cancel_scope.cancel()
-                if listener.request_id is not None:
+                if listener.request_id is not None and self._listeners is not None:
                     self._listeners.pop(listener.request_id, None)
 
     # --------------------------------------------------------- the callbacks
@@ -736,7 +740,7 @@ class Client:
                 handle.notified(event.params)
             if self._task_status_callback is not None:
                 self._deliver(self._task_status_callback, event.params)
-        if event.subscription_id is not None:
+        if event.subscription_id is not None and self._listeners is not None:
             listener = self._listeners.get(event.subscription_id)
             if listener is not None:
                 with contextlib.suppress(
@@ -795,6 +799,8 @@ class Client:
         elif isinstance(event, SubscriptionAcknowledged) and self._unbound_listeners:
             listener = self._unbound_listeners.pop(0)
             listener.request_id = event.request_id
+            if self._listeners is None:
+                self._listeners = {}
             self._listeners[event.request_id] = listener
             listener.acknowledged.set()
         elif isinstance(event, ConnectionClosed) and self._message_handler is not None:

@@ -210,6 +210,21 @@ class _NewOutgoing:
         self.__class__ = OutgoingMessage  # type: ignore[assignment]
 
 
+class _NoOutput(list[Any]):
+    """`_NO_OUTPUT`: the output buffer of a connection with nothing queued since its last
+    `messages_to_send`. Read-only: a write site that forgot to make a list of its own
+    first fails instead of queueing into every connection's buffer at once."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("the shared empty output buffer is read-only")
+
+    append = extend = insert = __setitem__ = __iadd__ = _refuse
+
+
+_NO_OUTPUT: list[Any] = _NoOutput()
+
 _new_outgoing: Callable[
     [bytes, str, str | None, RequestId | None, RequestId | None], OutgoingMessage
 ] = _NewOutgoing  # type: ignore[assignment]
@@ -536,7 +551,10 @@ class _Connection:
         # Output is a buffer the caller drains, never a return value: receiving can produce
         # output by itself (an error reply, a ping answer), and so can a verb called from
         # another task; `_outgoing_bytes` keeps the total for the output limit in O(1).
-        self._outgoing: list[OutgoingMessage] = []
+        # (The shared read-only `_NO_OUTPUT` while nothing is queued on a message-framed
+        # transport: `messages_to_send` hands the list over, and an idle connection kept
+        # the empty one it started in its place, 56 bytes; `_queue` makes one.)
+        self._outgoing: list[OutgoingMessage] = _NO_OUTPUT
         self._outgoing_bytes = 0
         # (`EMPTY` until the first: a server that asks its client nothing, and a client
         # asked nothing, never make either table; see `_progress_tokens` below.)
@@ -1322,7 +1340,10 @@ class _Connection:
                     RemoteProtocolError("peer is not reading what we send", http_status=503)
                 )
             raise LocalProtocolError("output buffer is full; drain data_to_send() first")
-        self._outgoing.append(_new_outgoing(payload, kind, method, request_id, related))
+        out = self._outgoing
+        if out is _NO_OUTPUT:
+            out = self._outgoing = []
+        out.append(_new_outgoing(payload, kind, method, request_id, related))
         self._outgoing_bytes += size
 
     def _reply_error(
@@ -1383,7 +1404,7 @@ class _Connection:
         out = self._outgoing
         if not out:
             return []
-        self._outgoing = []
+        self._outgoing = _NO_OUTPUT
         self._outgoing_bytes = 0
         return out
 
@@ -1623,7 +1644,10 @@ class _Connection:
         if self._rounds:
             self._withdraw(request_id, "answered without it")
         # (`_queue`, inline: the room was checked above, before anything changed)
-        self._outgoing.append(_new_outgoing(payload, kind, entry.method, request_id, request_id))
+        out = self._outgoing
+        if out is _NO_OUTPUT:
+            out = self._outgoing = []
+        out.append(_new_outgoing(payload, kind, entry.method, request_id, request_id))
         self._outgoing_bytes += len(payload)
         entry.state = target
         inbound = self._inbound

@@ -112,6 +112,13 @@ async def test_an_idle_pair_keeps_the_engine_state_in_slots(anyio_backend: str, 
         assert len(client_connection._ended_outbound) >= 2  # initialize (or discover), the call
         assert len(server_connection._ended_inbound) >= 1
         assert "id" not in NO_IDS and len(NO_IDS) == 0
+        # Nothing queued: both output buffers are the shared read-only one (the link took
+        # the lists it was handed), and the client made no table of `listen()` streams.
+        assert client_connection._outgoing is server_connection._outgoing
+        assert client_connection._outgoing == [] and client_connection.messages_to_send() == []
+        with pytest.raises(TypeError):
+            client_connection._outgoing.append(None)
+        assert client._listeners is None and client._unbound_listeners is None
         with pytest.raises(TypeError):
             NO_IDS.add("id")
         assert not NO_TASKS.start("task", 1, 1) and NO_TASKS.get("task") is None
