@@ -18,7 +18,9 @@ import sys
 import pytest
 
 from mcp_adapters import Client
+from mcp_adapters._driver import DriverCore
 from mcp_adapters.server import MCPServer
+from mcp_adapters.transports.link import LinkDriver
 from mcp_core import META_LOG_LEVEL, ClientConnection, Limits, ServerConnection
 from mcp_core._requests import EMPTY, NO_IDS
 from mcp_core._tasks import NO_TASKS
@@ -257,3 +259,26 @@ async def test_in_process_sessions_share_the_servers_handler(anyio_backend: str)
         assert sessions[0]._now is sessions[1]._now is server.session_handler().now
         serving = first._context._serving
         assert not any(inspect.ismethod(r) for r in gc.get_referents(serving))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_link_driver_is_its_own_driver_core(anyio_backend: str, mode: str) -> None:
+    """Each end of an in-process pair is one object, not a driver owning a `DriverCore`
+    that called it back through a bound method (about 200 bytes of each end); the
+    core's state (input ended, finishing, error) is the end's own."""
+    server = MCPServer("footprint")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    async with Client(server, mode=mode) as client:
+        assert (await client.call_tool("echo", {"text": "hi"})).content[0].text == "hi"
+        ends = [client._session._driver, client._context._server_session._driver]
+        for end in ends:
+            assert isinstance(end, LinkDriver) and isinstance(end, DriverCore)
+            assert not hasattr(end, "core")
+            assert not end.input_done and not end.finishing and end.error is None
+    for end in ends:
+        assert end.input_done and end.finishing and end.error is None
