@@ -69,6 +69,7 @@ from ._framing import LineBuffer, Oversized
 from ._requests import (
     EMPTY,
     NO_IDS,
+    NO_ITEMS,
     DeadlineHeap,
     Inbound,
     Outbound,
@@ -209,21 +210,6 @@ class _NewOutgoing:
         self.related_request_id = related_request_id
         self.__class__ = OutgoingMessage  # type: ignore[assignment]
 
-
-class _NoOutput(list[Any]):
-    """`_NO_OUTPUT`: the output buffer of a connection with nothing queued since its last
-    `messages_to_send`. Read-only: a write site that forgot to make a list of its own
-    first fails instead of queueing into every connection's buffer at once."""
-
-    __slots__ = ()
-
-    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError("the shared empty output buffer is read-only")
-
-    append = extend = insert = __setitem__ = __iadd__ = _refuse
-
-
-_NO_OUTPUT: list[Any] = _NoOutput()
 
 _new_outgoing: Callable[
     [bytes, str, str | None, RequestId | None, RequestId | None], OutgoingMessage
@@ -551,10 +537,10 @@ class _Connection:
         # Output is a buffer the caller drains, never a return value: receiving can produce
         # output by itself (an error reply, a ping answer), and so can a verb called from
         # another task; `_outgoing_bytes` keeps the total for the output limit in O(1).
-        # (The shared read-only `_NO_OUTPUT` while nothing is queued on a message-framed
+        # (The shared read-only empty `NO_ITEMS` while nothing is queued on a message-framed
         # transport: `messages_to_send` hands the list over, and an idle connection kept
         # the empty one it started in its place, 56 bytes; `_queue` makes one.)
-        self._outgoing: list[OutgoingMessage] = _NO_OUTPUT
+        self._outgoing: list[OutgoingMessage] = NO_ITEMS
         self._outgoing_bytes = 0
         # (`EMPTY` until the first: a server that asks its client nothing, and a client
         # asked nothing, never make either table; see `_progress_tokens` below.)
@@ -1341,7 +1327,7 @@ class _Connection:
                 )
             raise LocalProtocolError("output buffer is full; drain data_to_send() first")
         out = self._outgoing
-        if out is _NO_OUTPUT:
+        if out is NO_ITEMS:
             out = self._outgoing = []
         out.append(_new_outgoing(payload, kind, method, request_id, related))
         self._outgoing_bytes += size
@@ -1404,7 +1390,7 @@ class _Connection:
         out = self._outgoing
         if not out:
             return []
-        self._outgoing = _NO_OUTPUT
+        self._outgoing = NO_ITEMS
         self._outgoing_bytes = 0
         return out
 
@@ -1645,7 +1631,7 @@ class _Connection:
             self._withdraw(request_id, "answered without it")
         # (`_queue`, inline: the room was checked above, before anything changed)
         out = self._outgoing
-        if out is _NO_OUTPUT:
+        if out is NO_ITEMS:
             out = self._outgoing = []
         out.append(_new_outgoing(payload, kind, entry.method, request_id, request_id))
         self._outgoing_bytes += len(payload)

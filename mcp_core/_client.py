@@ -50,7 +50,7 @@ from ._events import (
     ResponseReceived,
     SubscriptionAcknowledged,
 )
-from ._requests import EMPTY, NO_IDS, Outbound, PendingInputs, RecentIds
+from ._requests import EMPTY, NO_IDS, NO_ITEMS, Outbound, PendingInputs, RecentIds
 from ._server import _EnvelopeCache, capabilities_wire, shared_declaration
 from ._state import RequestInput, RequestState, SessionInput, follows
 from ._tasks import (
@@ -155,7 +155,8 @@ class ClientConnection(_Connection):
         # Events caused by the application's own calls (not by input): they wait here for
         # the next call that returns events, in order, so none is lost and none jumps the
         # queue.
-        self._pending_events: list[Event] = []
+        # (The shared read-only `NO_ITEMS` while none waits: each batch is handed on.)
+        self._pending_events: list[Event] = NO_ITEMS
         # Each modern revision is probed at most once: a server answering -32022 to every
         # revision it lists would otherwise keep the probe going for ever.
         # A dict used as a set: an empty dict is 64 bytes, an empty set 216, and most
@@ -324,6 +325,8 @@ class ClientConnection(_Connection):
             None,
             automatic=True,
         )
+        if self._pending_events is NO_ITEMS:
+            self._pending_events = []
         self._pending_events.append(
             Connected(version, Era.LEGACY, capabilities, info, init.instructions)
         )
@@ -447,6 +450,8 @@ class ClientConnection(_Connection):
                     self.server_info = validator("Implementation")(info)
                 except pydantic.ValidationError:
                     self.server_info = None
+        if self._pending_events is NO_ITEMS:
+            self._pending_events = []
         self._pending_events.append(self._connected_modern())
 
     def _negotiated(self) -> None:
@@ -496,11 +501,11 @@ class ClientConnection(_Connection):
         # message right after it, however the input was split.
         if self._pending_events:
             events.extend(self._pending_events)
-            self._pending_events = []
+            self._pending_events = NO_ITEMS
         super()._receive_one(data, events)
         if self._pending_events:
             events.extend(self._pending_events)
-            self._pending_events = []
+            self._pending_events = NO_ITEMS
 
     def tick(self, now: float) -> list[Event]:
         """The wire deadlines, and those of calls waiting on the application's answers.
@@ -554,7 +559,7 @@ class ClientConnection(_Connection):
         """
         if self._pending_events:
             events = self._pending_events + events
-            self._pending_events = []
+            self._pending_events = NO_ITEMS
         return events
 
     # ------------------------------------------------------------- receiving
@@ -922,6 +927,8 @@ class ClientConnection(_Connection):
             self._drop_pending_inputs(logical, RequestInput.REFUSED_INPUT)
             # The call fails with the error the application gave, as on a legacy
             # connection where that error would have come back from the server.
+            if self._pending_events is NO_ITEMS:
+                self._pending_events = []
             self._pending_events.append(
                 ErrorReceived(logical, pending.method, error[0], error[1], error[2])
             )
@@ -1053,8 +1060,8 @@ class ClientConnection(_Connection):
         """
         # Events of the application's own calls still waiting for a tick (a call its
         # refused input failed) are terminal events too: out before ConnectionClosed.
-        events: list[Event] = self._pending_events
-        self._pending_events = []
+        events: list[Event] = list(self._pending_events)
+        self._pending_events = NO_ITEMS
         for pending in self._pending_inputs.values():
             self._step(pending, "outbound", RequestInput.CLOSE)
         events += [
