@@ -74,7 +74,7 @@ def _catch(loop: Any, callback: Any, *args: Any, context: Any = None) -> Any:
 
 
 def _start_311(
-    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any]
+    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any], name: str | None = None
 ) -> tuple[asyncio.Task[Any], bool]:
     # The task's own context, passed in so that the step below runs in it.
     context = contextvars.copy_context()
@@ -87,7 +87,7 @@ def _start_311(
     ):
         # Not a plain asyncio loop (its own `call_soon` or queue, a task factory): the task
         # as the loop makes it, started on the next turn.
-        return loop.create_task(coro, context=context), False
+        return loop.create_task(coro, name=name, context=context), False
     # What `BaseEventLoop.create_task` does, without its frame and checks, except that the
     # constructor's `loop.call_soon(step, context=...)` finds `_catch` on the instance
     # first and hands the step over instead of queueing it (no `Handle`, no three calls
@@ -95,7 +95,7 @@ def _start_311(
     # not closed (the check `call_soon` would have made).
     loop.call_soon = MethodType(_catch, loop)  # type: ignore[method-assign,assignment]
     try:
-        task = _Task(coro, loop=loop, context=context)
+        task = _Task(coro, loop=loop, name=name, context=context)
     finally:
         del loop.call_soon
         step = _caught.pop(loop, None)
@@ -123,13 +123,13 @@ def _start_311(
 
 
 def _start_native(
-    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any]
+    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any], name: str | None = None
 ) -> tuple[asyncio.Task[Any], bool]:
-    task: asyncio.Task[Any] = asyncio.Task(coro, loop=loop, eager_start=True)  # type: ignore[call-arg]
+    task: asyncio.Task[Any] = asyncio.Task(coro, loop=loop, name=name, eager_start=True)  # type: ignore[call-arg]
     return task, task.done()
 
 
-#: `start(loop, coro) -> (task, finished)`: the task, its first step taken; `finished`
+#: `start(loop, coro, name=None) -> (task, finished)`: the task, its first step taken; `finished`
 #: when that step ended the coroutine (the task holds or will hold its outcome, and
 #: nothing is left to cancel).
 start = _start_native if NATIVE else _start_311

@@ -308,3 +308,23 @@ def test_a_loop_with_a_task_factory_or_its_own_call_soon_starts_the_task_later()
         own.run_until_complete(asyncio.wait_for(other(), HANG))
     finally:
         own.close()
+
+
+def test_a_task_is_named_as_asked() -> None:
+    """A name given is the task's, on either path (a session names a handler's task after
+    its function, as anyio does; a task left to name itself formats "Task-<n>")."""
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+
+        async def body() -> None:
+            await asyncio.sleep(0)
+
+        task, finished = _eager.start(loop, body(), "Session._handle")
+        assert not finished and task.get_name() == "Session._handle"
+        await task
+        task, _ = _eager.start(loop, body())
+        assert task.get_name().startswith("Task-")
+        await task
+
+    run(main)
