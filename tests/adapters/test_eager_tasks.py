@@ -309,6 +309,30 @@ def test_a_loop_with_a_task_factory_or_its_own_call_soon_starts_the_task_later()
     finally:
         own.close()
 
+    async def patched() -> None:
+        # `call_soon` wrapped on the loop instance (as instrumentation may do): left as it
+        # is, and used.
+        loop = asyncio.get_running_loop()
+        seen: list[Any] = []
+
+        def wrapper(callback: Any, *args: Any, context: Any = None) -> Any:
+            seen.append(callback)
+            return asyncio.BaseEventLoop.call_soon(loop, callback, *args, context=context)
+
+        async def body() -> str:
+            return "later"
+
+        loop.call_soon = wrapper  # type: ignore[method-assign]
+        try:
+            task, finished = _eager.start(loop, body())
+            assert loop.call_soon is wrapper
+        finally:
+            del loop.call_soon
+        assert not finished and len(seen) == 1
+        assert await task == "later"
+
+    run(patched)
+
 
 def test_a_task_is_named_as_asked() -> None:
     """A name given is the task's, on either path (a session names a handler's task after
