@@ -329,8 +329,13 @@ class SessionCore:
                 logger.error("cannot answer request %r at all: %s", request_id, exc)
 
     def forget(self, request_id: RequestId) -> None:
-        """A handler ended without answering (it was cancelled)."""
-        self._forget_inbound(request_id)
+        """A handler ended without answering (it was cancelled), or answered on the
+        connection itself (`ANSWERED`)."""
+        # (`_forget_inbound`, inline: every coroutine handler ends here)
+        inbound = self._inbound
+        if inbound.pop(request_id, None) is not None and not inbound:
+            self._inbound = _EMPTY
+        self._streams.pop(request_id, None)
         self._input_waiters.pop(request_id, None)
 
     def _forget_inbound(self, request_id: RequestId) -> None:

@@ -13,6 +13,10 @@ from typing import Any
 
 from ._state import RequestState
 
+# Each inbound request starts so; on CPython 3.11 an enum member read through its class
+# goes through `EnumType.__getattr__`, about five times a plain read.
+_OPEN = RequestState.OPEN
+
 RequestId = int | str
 
 
@@ -168,7 +172,7 @@ class Inbound:
         # Legacy server: the request's context, for the InputReceived of its questions.
         self.context: Any = None
         # OPEN, or ASKING while a legacy round of questions is out (`_state.py`).
-        self.state = RequestState.OPEN
+        self.state = _OPEN
 
 
 class PendingInputs:

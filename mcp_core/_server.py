@@ -104,6 +104,11 @@ INPUT_RESULT_TYPES: Final = {
     "roots/list": "ListRootsResult",
 }
 
+# Enum members read through their class on every message: on CPython 3.11 `EnumType`
+# has a `__getattr__`, which makes each such read about five times a plain one.
+_MODERN: Final = Era.MODERN
+_LEGACY: Final = Era.LEGACY
+
 # Server notifications that need an advertised capability (legacy sessions).
 # The spec lets a server send each of these only under the capability that announces it
 # (2025-03-26 on: "Servers that declared the listChanged capability SHOULD send..."), and a
@@ -372,10 +377,10 @@ class ServerConnection(_Connection):
         client's envelope stand for a session it never negotiated.
         """
         era = self.era
-        if era is Era.MODERN:
+        if era is _MODERN:
             self._modern_request(rid, method, params, events)
             return
-        if era is Era.LEGACY:
+        if era is _LEGACY:
             self._legacy_request(rid, method, params, events)
             return
         # The first request (or one after a first that was refused) picks the era.
@@ -386,14 +391,14 @@ class ServerConnection(_Connection):
         # The envelope is read before the method: a 2026-07-28 `initialize` is not a legacy
         # handshake but an unknown method in that revision, and must be refused as one.
         said = classify_era(params)
-        if method == "initialize" and said is not Era.MODERN:
+        if method == "initialize" and said is not _MODERN:
             # A modern-only server still answers `initialize` with a reason (SPEC-NOTES 1.5,
             # rule 4): a legacy client cannot move forward on its own, and the versions
             # named in the error may be the only clue its user sees.
             if not self.config.legacy_versions:
                 self._refuse_initialize(params)
             self._initialize(rid, params, events)
-        elif method == "ping" and self.config.legacy_versions and said is not Era.MODERN:
+        elif method == "ping" and self.config.legacy_versions and said is not _MODERN:
             # Answered before any session exists, as the legacy revisions allow;
             # the era stays open (the table has no move for it).
             self._reply_result(rid, {}, method)
@@ -648,7 +653,7 @@ class ServerConnection(_Connection):
         connection modern (the table's ENVELOPE move); later ones may carry another
         supported revision, and the connection follows the latest.
         """
-        if method == "initialize" and classify_era(params) is not Era.MODERN:
+        if method == "initialize" and classify_era(params) is not _MODERN:
             # A legacy client: tell it, in words it can show, which revisions we speak.
             self._refuse_initialize(params)
         # The method table of our newest modern revision: the method set is the same for
@@ -905,7 +910,7 @@ class ServerConnection(_Connection):
         removed there. An `input_required` answer to a method that cannot ask is our
         application's error, caught before it reaches a client that would reject it.
         """
-        if self.era is not Era.MODERN:
+        if self.era is not _MODERN:
             result.pop("resultType", None)
             return result
         # `setdefault` because an application may set the type itself (an `input_required`
@@ -943,7 +948,7 @@ class ServerConnection(_Connection):
         (`basic/utilities/tasks`, "Progress"), so it is remembered here. A `tasks/result`
         answer carries the related-task `_meta`, which that revision requires.
         """
-        if self.era is Era.MODERN:
+        if self.era is _MODERN:
             # A modern result other than a task was already shaped by `_finish_result`.
             if result.get("resultType") != "task":
                 return result
@@ -1052,7 +1057,7 @@ class ServerConnection(_Connection):
         `subscriptions/listen` streams; this raises LocalProtocolError there.
         """
         self._check_sending()
-        if self.era is Era.MODERN:
+        if self.era is _MODERN:
             raise LocalProtocolError(
                 "2026-07-28 sends task status only on subscriptions/listen streams"
             )
@@ -1082,7 +1087,7 @@ class ServerConnection(_Connection):
         asks in results and notifies listen streams): refused, naming the verbs
         that do it instead.
         """
-        if self.era is Era.MODERN:
+        if self.era is _MODERN:
             raise LocalProtocolError(
                 "in 2026-07-28 a server sends no requests or unsolicited notifications; "
                 "answer with send_input_required, or notify listeners with notify_subscribers"
@@ -1173,7 +1178,7 @@ class ServerConnection(_Connection):
             return False
         # An `InputRequiredResult` exists only in 2026-07-28 (SEP-2322); a legacy session
         # asks with requests, which `request_input` does in either era.
-        if self.era is not Era.MODERN:
+        if self.era is not _MODERN:
             raise LocalProtocolError(
                 "legacy sessions ask with server-to-client requests (send_request)"
             )
@@ -1288,7 +1293,7 @@ class ServerConnection(_Connection):
         # A 2025-11-25 `tasks/result` asks too: the questions of an
         # input_required task travel on the stream of the request waiting for it.
         if not spec.input_required and not (
-            entry.method == "tasks/result" and self.era is not Era.MODERN
+            entry.method == "tasks/result" and self.era is not _MODERN
         ):
             raise LocalProtocolError(
                 f"{entry.method} cannot ask for input (only tools/call, "
@@ -1296,7 +1301,7 @@ class ServerConnection(_Connection):
             )
         # The table is asked before anything else changes: a second round while one is out
         # is refused with nothing sent, since the client could not tell the rounds apart.
-        asking = RequestInput.ASK_IN_RESULT if self.era is Era.MODERN else RequestInput.ASK
+        asking = RequestInput.ASK_IN_RESULT if self.era is _MODERN else RequestInput.ASK
         if follows_request("server", "inbound", entry.state, asking) is None:
             # One round at a time (the table has no ASK out of ASKING).
             raise LocalProtocolError(
@@ -1321,7 +1326,7 @@ class ServerConnection(_Connection):
         # All questions are checked before the era's path runs, so both eras refuse the same
         # bad question in the same words.
         asked = self._questions(entry, questions)
-        if self.era is Era.MODERN:
+        if self.era is _MODERN:
             if wall_time is not None:
                 self._wall_time = wall_time
             self._ask_in_result(request_id, entry, asked, state)
@@ -1341,7 +1346,7 @@ class ServerConnection(_Connection):
             raise LocalProtocolError("request_input needs at least one question")
         revision = self.protocol_version
         assert revision is not None
-        modern = self.era is Era.MODERN
+        modern = self.era is _MODERN
         asked: dict[str, tuple[str, dict[str, Any]]] = {}
         for key, question in questions.items():
             # Keys are strings because they become JSON object keys on the wire (SEP-2322's
@@ -1584,7 +1589,7 @@ class ServerConnection(_Connection):
         # 2026-07-28 (SPEC-NOTES 1.10): log messages are request-scoped, go only on that
         # request's stream and at or above the level it asked for, and a request without
         # `logLevel` gets none. Listen streams carry no logs at all.
-        if self.era is Era.MODERN:
+        if self.era is _MODERN:
             entry = (
                 self._inbound.get(related_request_id) if related_request_id is not None else None
             )
@@ -1701,7 +1706,7 @@ class ServerConnection(_Connection):
         field = next((f for f, (m, _) in _LISTEN_FILTER.items() if m == method), None)
         if field is None:
             raise LocalProtocolError(f"{method} is not a subscription notification")
-        if self.era is not Era.MODERN:
+        if self.era is not _MODERN:
             return self._notify_session(field, method, to_wire(params))
         wire = to_wire(params) or {}
         sent = 0

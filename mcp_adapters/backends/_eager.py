@@ -12,18 +12,25 @@ scopes, `asyncio.timeout()` and the task's copy of the context variables all
 bind to the current task, so stepping the coroutine in the starter's frame
 under the starter's task would tie them to the wrong one. CPython 3.12 has
 exactly this (`Task(..., eager_start=True)`, what `asyncio.eager_task_factory`
-uses), and it is used there. On 3.11 (our floor), where a task always schedules its first step, that step is taken now instead:
-the task is made as usual (the C task, with its own step code for every step,
-the first included), its scheduled first step is found where the loop queued
-it (the last handle of the loop's ready queue, checked to be this task's
-step), taken off it, and run at once in the task's context, with the
-starter's task (if any) left for the step and entered again after it, as a
-task switch does (`asyncio.tasks._leave_task` / `_enter_task`, the functions
-each step uses). A loop that does not queue handles so (not an asyncio
-`BaseEventLoop`) keeps the task as it was made: started on the next turn.
-The private names used are `BaseEventLoop._ready` and a `Handle`'s
-`_callback` (allowed by name in tests/test_layout.py), stable from 3.8 to
-3.13; only 3.11 needs them.
+uses), and it is used there. On 3.11 (our floor), where a task always
+schedules its first step, that step is taken now instead: the task is made as
+usual (the C task, with its own step code for every step, the first
+included), except that while its constructor runs the loop's `call_soon` is
+`_catch`, set on the loop instance (the constructor looks the method up on
+the loop), which keeps the first task step it is given instead of queueing
+it; that step (checked to be this task's) is run at once in the task's
+context, with the starter's task (if any) left for the step and entered again
+after it, as a task switch does (`asyncio.tasks._leave_task` /
+`_enter_task`, the functions each step uses). Until session 13 the step was
+queued and taken off the loop's ready queue again; handing it over skips the
+`Handle`, three calls into the loop and the queue entry: the constructor's
+share fell from about 10,300 to 7,100 instructions, about 1,500 net of the
+28,000 an eager coroutine tool cost over a plain one (callgrind, stdio server). A
+loop that makes tasks its own way (a task factory, its own `call_soon` or
+ready queue: not a plain asyncio `BaseEventLoop`) keeps the task as it makes
+it: started on the next turn. The one private name read is
+`BaseEventLoop._ready` (allowed by name in tests/test_layout.py), only to
+recognise such a loop, as before; only 3.11 needs any of this.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ import sys
 from asyncio import tasks as asyncio_tasks
 from collections import deque
 from collections.abc import Coroutine
+from types import MethodType
 from typing import Any
 
 #: The running version has `Task(eager_start=True)` (CPython 3.12+).
@@ -41,30 +49,70 @@ NATIVE = sys.version_info >= (3, 12)
 
 
 _BASE_CREATE_TASK = asyncio.BaseEventLoop.create_task
+_BASE_CALL_SOON = asyncio.BaseEventLoop.call_soon
 _Task = asyncio.Task
 
 
+#: The first step of a task (and its context) that a task's constructor gave `call_soon`
+#: while `_start_311` made it, by loop: each loop runs on one thread, so two threads
+#: starting tasks on their loops at once never share an entry. Two tables rather than a
+#: tuple: `_catch` allocates no object a garbage collection could start from.
+_caught: dict[Any, Any] = {}
+_caught_context: dict[Any, Any] = {}
+
+
+def _catch(loop: Any, callback: Any, *args: Any, context: Any = None) -> Any:
+    """`loop.call_soon` (bound to the loop) while `_start_311` makes a task: the first task
+    step scheduled is kept for `_start_311` to run now (no `Handle`, nothing queued);
+    anything else (what a finalizer run by a garbage collection inside the constructor
+    might schedule) is queued as usual."""
+    if args or loop in _caught or type(getattr(callback, "__self__", None)) is not _Task:
+        return _BASE_CALL_SOON(loop, callback, *args, context=context)
+    _caught[loop] = callback
+    _caught_context[loop] = context
+    return None
+
+
 def _start_311(
-    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any]
+    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any], name: str | None = None
 ) -> tuple[asyncio.Task[Any], bool]:
     # The task's own context, passed in so that the step below runs in it.
     context = contextvars.copy_context()
-    task: asyncio.Task[Any]
-    if type(loop).create_task is _BASE_CREATE_TASK and loop.get_task_factory() is None:
-        # What `BaseEventLoop.create_task` does then, without its frame and checks
-        # (a closed loop still refuses: the task's `call_soon` checks it).
-        task = _Task(coro, loop=loop, context=context)
-    else:
-        task = loop.create_task(coro, context=context)
-    ready = loop._ready if isinstance(loop, asyncio.BaseEventLoop) else None  # type: ignore[attr-defined]
-    if type(ready) is not deque or not ready:
-        return task, False  # not a loop we know the queue of: the first step stays queued
-    step = ready[-1]._callback  # (a task's first step is queued with no arguments)
+    loop_type = type(loop)
+    if (
+        loop_type.create_task is not _BASE_CREATE_TASK
+        or loop_type.call_soon is not _BASE_CALL_SOON
+        or type(loop._ready) is not deque  # type: ignore[attr-defined]
+        or getattr(loop.call_soon, "__func__", None) is not _BASE_CALL_SOON
+        or loop.get_task_factory() is not None
+    ):
+        # Not a plain asyncio loop (its own `call_soon`, also one set on the instance by
+        # some instrumentation, which ours must not replace; its own queue; a task
+        # factory): the task as the loop makes it, started on the next turn. (The bound
+        # method is asked, not `loop.__dict__`: reading that makes the instance keep a
+        # real dict, and every attribute read of the loop's own code slower, about 5,000
+        # instructions per request.)
+        return loop.create_task(coro, name=name, context=context), False
+    # What `BaseEventLoop.create_task` does, without its frame and checks, except that the
+    # constructor's `loop.call_soon(step, context=...)` finds `_catch` on the instance
+    # first and hands the step over instead of queueing it (no `Handle`, no three calls
+    # into the loop, no queue entry to take off again). The loop runs this code, so it is
+    # not closed (the check `call_soon` would have made).
+    loop.call_soon = MethodType(_catch, loop)  # type: ignore[method-assign,assignment]
+    try:
+        task = _Task(coro, loop=loop, name=name, context=context)
+    finally:
+        del loop.call_soon
+        step = _caught.pop(loop, None)
+        step_context = _caught_context.pop(loop, None)
     if getattr(step, "__self__", None) is not task:
+        # Another task's step (a task made by a finalizer that a garbage collection ran
+        # inside the constructor, before its `call_soon`): it is queued now, and this
+        # task's step went to the queue through the real `call_soon`, so this task starts
+        # on the next turn, as the loop would have started it.
+        if step is not None:
+            loop.call_soon(step, context=step_context)
         return task, False
-    # Taken off the queue (it is its last entry, and nothing else holds it): the step
-    # runs here instead, and the loop finds nothing of it later.
-    ready.pop()
     previous = asyncio_tasks._current_tasks.get(loop)  # type: ignore[attr-defined]
     if previous is not None:
         asyncio_tasks._leave_task(loop, previous)
@@ -80,13 +128,13 @@ def _start_311(
 
 
 def _start_native(
-    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any]
+    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any], name: str | None = None
 ) -> tuple[asyncio.Task[Any], bool]:
-    task: asyncio.Task[Any] = asyncio.Task(coro, loop=loop, eager_start=True)  # type: ignore[call-arg]
+    task: asyncio.Task[Any] = asyncio.Task(coro, loop=loop, name=name, eager_start=True)  # type: ignore[call-arg]
     return task, task.done()
 
 
-#: `start(loop, coro) -> (task, finished)`: the task, its first step taken; `finished`
+#: `start(loop, coro, name=None) -> (task, finished)`: the task, its first step taken; `finished`
 #: when that step ended the coroutine (the task holds or will hold its outcome, and
 #: nothing is left to cancel).
 start = _start_native if NATIVE else _start_311

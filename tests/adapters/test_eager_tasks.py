@@ -189,3 +189,166 @@ def test_a_loop_whose_queue_is_unknown_starts_the_task_later() -> None:
         assert seen == [task]
 
     run(main)
+
+
+@pytest.mark.skipif(_eager.NATIVE, reason="3.11's path: the first step handed over by call_soon")
+def test_what_else_is_scheduled_while_the_task_is_made_is_queued(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On 3.11 the task's constructor gives its first step to a `call_soon` of ours set on
+    the loop for that moment. Whatever else is scheduled then (a finalizer that a garbage
+    collection runs inside the constructor may schedule a callback or make a task) is
+    queued as usual, also another task's step that comes before this task's own (this
+    task then starts on the next turn); nothing is lost or run twice."""
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        order: list[str] = []
+        made: list[Any] = []
+
+        async def other() -> None:
+            order.append("other task")
+
+        class Scheduling(asyncio.Task):  # type: ignore[type-arg]
+            """A task whose making schedules a callback and starts another task first,
+            as such a finalizer would."""
+
+            def __init__(self, coro: Any, **kwargs: Any) -> None:
+                if not made:
+                    made.append(self)
+                    loop.call_soon(order.append, "callback")
+                    Scheduling(other(), loop=loop)  # (of the same class: its step is a task's)
+                super().__init__(coro, **kwargs)
+
+        async def body() -> str:
+            order.append("task")
+            return "ran"
+
+        monkeypatch.setattr(_eager, "_Task", Scheduling)
+        try:
+            task, finished = _eager.start(loop, body())
+        finally:
+            monkeypatch.undo()
+        assert not finished and order == []  # this task's step came second: queued
+        assert "call_soon" not in vars(loop)  # ours is gone again
+        assert await task == "ran"
+        assert sorted(order) == ["callback", "other task", "task"]
+
+        # A collection on nearly every allocation, the constructor's too, with a callback
+        # that schedules: whichever way it falls, everything runs once.
+        import gc
+
+        ran: list[str] = []
+
+        def on_gc(phase: str, info: dict[str, Any]) -> None:
+            if phase == "start" and not ran:
+                ran.append("scheduled")
+                loop.call_soon(ran.append, "callback")
+
+        async def plain() -> str:
+            return "ran"
+
+        threshold = gc.get_threshold()
+        gc.callbacks.append(on_gc)
+        gc.set_threshold(1)
+        try:
+            task, finished = _eager.start(loop, plain())
+        finally:
+            gc.set_threshold(*threshold)
+            gc.callbacks.remove(on_gc)
+        assert await task == "ran"
+        await asyncio.sleep(0)
+        assert ran == ["scheduled", "callback"]
+        assert "call_soon" not in vars(loop)
+
+    run(main)
+
+
+@pytest.mark.skipif(_eager.NATIVE, reason="3.11's path: the first step handed over by call_soon")
+def test_a_loop_with_a_task_factory_or_its_own_call_soon_starts_the_task_later() -> None:
+    """A loop that makes its tasks its own way (a task factory, a `call_soon` of its own)
+    gets the task made by `loop.create_task` as before, started on the next turn."""
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        made: list[Any] = []
+
+        def factory(loop: Any, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+            task = asyncio.Task(coro, loop=loop, **kwargs)
+            made.append(task)
+            return task
+
+        async def body() -> str:
+            return "later"
+
+        loop.set_task_factory(factory)
+        try:
+            task, finished = _eager.start(loop, body())
+        finally:
+            loop.set_task_factory(None)
+        assert not finished and made == [task]
+        assert await task == "later"
+
+    run(main)
+
+    class OwnCallSoon(asyncio.SelectorEventLoop):
+        def call_soon(self, callback: Any, *args: Any, context: Any = None) -> Any:
+            return super().call_soon(callback, *args, context=context)
+
+    async def other() -> None:
+        async def body() -> str:
+            return "later"
+
+        task, finished = _eager.start(asyncio.get_running_loop(), body())
+        assert not finished
+        assert await task == "later"
+
+    own = OwnCallSoon()
+    try:
+        own.run_until_complete(asyncio.wait_for(other(), HANG))
+    finally:
+        own.close()
+
+    async def patched() -> None:
+        # `call_soon` wrapped on the loop instance (as instrumentation may do): left as it
+        # is, and used.
+        loop = asyncio.get_running_loop()
+        seen: list[Any] = []
+
+        def wrapper(callback: Any, *args: Any, context: Any = None) -> Any:
+            seen.append(callback)
+            return asyncio.BaseEventLoop.call_soon(loop, callback, *args, context=context)
+
+        async def body() -> str:
+            return "later"
+
+        loop.call_soon = wrapper  # type: ignore[method-assign]
+        try:
+            task, finished = _eager.start(loop, body())
+            assert loop.call_soon is wrapper
+        finally:
+            del loop.call_soon
+        assert not finished and len(seen) == 1
+        assert await task == "later"
+
+    run(patched)
+
+
+def test_a_task_is_named_as_asked() -> None:
+    """A name given is the task's, on either path (a session names a handler's task after
+    its function, as anyio does; a task left to name itself formats "Task-<n>")."""
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+
+        async def body() -> None:
+            await asyncio.sleep(0)
+
+        task, finished = _eager.start(loop, body(), "Session._handle")
+        assert not finished and task.get_name() == "Session._handle"
+        await task
+        task, _ = _eager.start(loop, body())
+        assert task.get_name().startswith("Task-")
+        await task
+
+    run(main)
