@@ -237,6 +237,27 @@ def plain_fields(text: str, start: int) -> Headers | None:
     """The fields of a head (decoded as Latin-1) from `start` to its end, each line
     CRLF-ended (the blank line not included): names lower-cased, values trimmed, as
     h11 gives them; None unless every line is of the plain shape above."""
+    # The shape nearly every client writes is read with string methods: the two
+    # regular expressions below walk each character in `re`'s engine, twice
+    # (callgrind, CPython 3.11: 58,700 instructions against 38,700 for a 2026-07-28
+    # POST's seven fields, 20,200 against 15,200 for a response's two). A field is
+    # taken this way only when it is of a subset of the plain shape (printable ASCII
+    # throughout, so no tab, control or obs-text; a name of letters, digits and `-`),
+    # which the expressions read exactly alike (their value is the text between the
+    # colon and the line end, trimmed of blanks); any other head takes the expressions.
+    block = text[start:]
+    if block[-2:] == "\r\n":
+        lines = block[:-2].split("\r\n")
+        joined = "".join(lines)
+        if joined.isascii() and joined.isprintable():
+            fields: Headers = []
+            for line in lines:
+                name, colon, value = line.partition(":")
+                if not colon or not name.replace("-", "").isalnum():
+                    break
+                fields.append((name.lower(), value.strip(" ")))
+            else:
+                return fields
     if _FIELDS.fullmatch(text, start) is None:
         return None
     return [(name.lower(), value) for name, value in _FIELD.findall(text, start)]

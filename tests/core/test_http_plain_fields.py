@@ -1,0 +1,65 @@
+"""`plain_fields` reads with string methods what its regular expressions accept.
+
+The direct paths of both HTTP connections read a head's fields with `plain_fields`. Its
+common shape (printable ASCII, names of letters, digits and `-`) is read with string
+methods, everything else with the two expressions it had before. The property: on any
+head, the result is the one the expressions alone give (the same fields, or None).
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcp_core._http import _FIELD, _FIELDS, plain_fields
+from tests.fuzz.harness import scaled
+
+
+def _by_expressions(text: str, start: int) -> list[tuple[str, str]] | None:
+    """What `plain_fields` returned before its string-method path."""
+    if _FIELDS.fullmatch(text, start) is None:
+        return None
+    return [(name.lower(), value) for name, value in _FIELD.findall(text, start)]
+
+
+# Mostly the common shape, with every kind of character the grammar treats specially.
+_NAME = st.text(
+    alphabet=st.sampled_from(list("Mcp-NameHostaccept0129_.!~ :\t\x00\x7f\xe9")), max_size=12
+)
+_VALUE = st.text(
+    alphabet=st.sampled_from(list("ab/; =,.-019 \t:\x00\x01\x7f\x80\xe9\xff\r\n")), max_size=16
+)
+_LINE = st.tuples(_NAME, st.sampled_from([":", ": ", ":  ", ":\t", " :", ""]), _VALUE)
+_END = st.sampled_from(["\r\n", "\r\n", "\r\n", "\n", "\r", " \r\n", "\t\r\n", ""])
+
+
+@settings(max_examples=scaled(400), deadline=None)
+@given(st.lists(st.tuples(_LINE, _END), max_size=6), st.sampled_from(["", "GET / HTTP/1.1\r\n"]))
+def test_plain_fields_reads_as_its_expressions(
+    lines: list[tuple[tuple[str, str, str], str]], prefix: str
+) -> None:
+    text = prefix + "".join(name + colon + value + end for (name, colon, value), end in lines)
+    assert plain_fields(text, len(prefix)) == _by_expressions(text, len(prefix))
+
+
+def test_the_common_shapes_are_read() -> None:
+    head = (
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:8000\r\nAccept: application/json, "
+        "text/event-stream\r\nContent-Length:5\r\nMcp-Name:   echo  \r\nX-Empty:\r\n"
+        "X-Inner: a  b\r\n"
+    )
+    start = head.index("\r\n") + 2
+    expected = [
+        ("host", "127.0.0.1:8000"),
+        ("accept", "application/json, text/event-stream"),
+        ("content-length", "5"),
+        ("mcp-name", "echo"),
+        ("x-empty", ""),
+        ("x-inner", "a  b"),
+    ]
+    assert plain_fields(head, start) == expected == _by_expressions(head, start)
+    assert plain_fields("", 0) == [] == _by_expressions("", 0)
+    # Off the common shape: a tab inside a value (taken), obs-text (taken), a space
+    # before the colon and a bare LF (refused), each as the expressions read them.
+    for odd in ("a:\tb\tc\r\n", "a: \xe9\r\n", "a : b\r\n", "a: b\nc: d\r\n", "a_b: c\r\n"):
+        assert plain_fields(odd, 0) == _by_expressions(odd, 0)
