@@ -1,4 +1,4 @@
-"""`plain_fields` reads with string methods what its regular expressions accept.
+"""`plain_fields` and `_field_text` read with string methods what regular expressions did.
 
 The direct paths of both HTTP connections read a head's fields with `plain_fields`. Its
 common shape (printable ASCII, names of letters, digits and `-`) is read with string
@@ -8,10 +8,13 @@ head, the result is the one the expressions alone give (the same fields, or None
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_core._http import _FIELD, _FIELDS, plain_fields
+from mcp_core._http_headers import _field_text
 from tests.fuzz.harness import scaled
 
 
@@ -63,3 +66,20 @@ def test_the_common_shapes_are_read() -> None:
     # before the colon and a bare LF (refused), each as the expressions read them.
     for odd in ("a:\tb\tc\r\n", "a: \xe9\r\n", "a : b\r\n", "a: b\nc: d\r\n", "a_b: c\r\n"):
         assert plain_fields(odd, 0) == _by_expressions(odd, 0)
+
+
+_VISIBLE = re.compile(r"[\x20-\x7e]*")
+
+
+def test_field_text_is_visible_ascii_and_space() -> None:
+    """The mirrored-header checks read values with `_field_text` (string methods) where
+    they used the expression `[\\x20-\\x7e]*`: the same answer for every character."""
+    for code in range(0x3000):
+        char = chr(code)
+        assert _field_text(char) is (_VISIBLE.fullmatch(char) is not None), hex(code)
+    assert _field_text("")
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0x2100), max_size=12))
+def test_field_text_agrees_on_any_text(value: str) -> None:
+    assert _field_text(value) is (_VISIBLE.fullmatch(value) is not None)
