@@ -1,4 +1,4 @@
-"""`plain_fields` and `_field_text` read with string methods what regular expressions did.
+"""`plain_fields`, `plain_head` and `_field_text` answer as the regular expressions did.
 
 The direct paths of both HTTP connections read a head's fields with `plain_fields`. Its
 common shape (printable ASCII, names of letters, digits and `-`) is read with string
@@ -13,7 +13,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_core._http import _FIELD, _FIELDS, plain_fields
+from mcp_core._http import _FIELD, _FIELDS, _FIELDS_OUT, _WRITTEN, plain_fields, plain_head
 from mcp_core._http_headers import _field_text
 from tests.fuzz.harness import scaled
 
@@ -83,3 +83,42 @@ def test_field_text_is_visible_ascii_and_space() -> None:
 @given(st.text(alphabet=st.characters(max_codepoint=0x2100), max_size=12))
 def test_field_text_agrees_on_any_text(value: str) -> None:
     assert _field_text(value) is (_VISIBLE.fullmatch(value) is not None)
+
+
+def _head_by_expression(first_line: bytes, headers: list[tuple[str, str]]) -> bytes | None:
+    """What `plain_head` returned before it kept the fields it wrote."""
+    try:
+        fields = "".join([f"{name}: {value}\r\n" for name, value in headers]).encode("ascii")
+    except UnicodeEncodeError:
+        return None
+    if _FIELDS_OUT.fullmatch(fields) is None:
+        return None
+    return first_line + fields + b"\r\n"
+
+
+_OUT_NAME = st.text(alphabet=st.sampled_from(list("Mcp-Nam0_ :\x00\xe9")), max_size=6)
+_OUT_VALUE = st.text(alphabet=st.sampled_from(list("ab/; =1 \t:\x00\x01\x7f\xe9\r\n")), max_size=10)
+
+
+@settings(max_examples=scaled(400), deadline=None)
+@given(st.lists(st.tuples(_OUT_NAME, _OUT_VALUE), max_size=5))
+def test_plain_head_writes_as_its_expression(headers: list[tuple[str, str]]) -> None:
+    """The same bytes, or None, as the whole-head expression, twice (the second time
+    from the fields kept by the first), whatever the fields: a value with a CRLF
+    inside included."""
+    for _ in range(2):
+        assert plain_head(b"HTTP/1.1 200 OK\r\n", headers) == _head_by_expression(
+            b"HTTP/1.1 200 OK\r\n", headers
+        )
+
+
+def test_plain_head_keeps_only_short_plain_fields() -> None:
+    long_value = "x" * 300
+    head = plain_head(b"GET / HTTP/1.1\r\n", [("host", "a"), ("x-long", long_value)])
+    assert head == b"GET / HTTP/1.1\r\nhost: a\r\nx-long: " + long_value.encode() + b"\r\n\r\n"
+    assert ("host", "a") in _WRITTEN and ("x-long", long_value) not in _WRITTEN
+    injected = [("x-a", "1\r\nx-b: 2")]  # two fields' bytes: judged whole, as before
+    assert plain_head(b"GET / HTTP/1.1\r\n", injected) == _head_by_expression(
+        b"GET / HTTP/1.1\r\n", injected
+    )
+    assert ("x-a", "1\r\nx-b: 2") not in _WRITTEN
