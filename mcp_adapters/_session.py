@@ -328,6 +328,15 @@ class SessionCore:
             except LocalProtocolError as exc:
                 logger.error("cannot answer request %r at all: %s", request_id, exc)
 
+    def adopt(self, request_id: RequestId, handle: Cancellable) -> None:
+        """Route `request_id`'s cancellation to `handle`, a handler started before this
+        core existed (the Streamable HTTP server runs a 2026-07-28 handler's first step
+        first, and makes a core only for one that suspends); as `dispatch` records the
+        handle its spawn returns."""
+        if self._inbound is _EMPTY:
+            self._inbound = {}
+        self._inbound[request_id] = handle
+
     def forget(self, request_id: RequestId) -> None:
         """A handler ended without answering (it was cancelled), or answered on the
         connection itself (`ANSWERED`)."""

@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal, NoReturn, TypeGuard
 
 import pydantic
@@ -183,6 +183,12 @@ class OutgoingMessage:
     Frozen, because a transport may hold it after the engine has moved on (an HTTP stream
     waiting to be written); `kind` and the two ids are all a transport routes by, so it
     never has to parse a payload we encoded.
+
+    `params` is, for a request the application sent (`send_request`), the params object
+    the payload was encoded from, `_meta` envelope included, so that a transport that
+    mirrors some of them (the 2026-07-28 HTTP headers) need not parse the payload back;
+    None for every other message. Read it, never change it: it is the engine's, and
+    nested values (a tool's arguments) may still be the application's own objects.
     """
 
     payload: bytes
@@ -190,13 +196,14 @@ class OutgoingMessage:
     method: str | None = None
     request_id: RequestId | None = None
     related_request_id: RequestId | None = None
+    params: Any = field(default=None, compare=False, repr=False)
 
 
 class _NewOutgoing:
     """Builds an `OutgoingMessage` at a plain class's price: `_queue` makes one per
     message (see the builders at the end of `_events` for how and why)."""
 
-    __slots__ = ("kind", "method", "payload", "related_request_id", "request_id")
+    __slots__ = ("kind", "method", "params", "payload", "related_request_id", "request_id")
 
     def __init__(
         self,
@@ -205,18 +212,18 @@ class _NewOutgoing:
         method: str | None,
         request_id: RequestId | None,
         related_request_id: RequestId | None,
+        params: Any = None,
     ) -> None:
         self.payload = payload
         self.kind = kind
         self.method = method
         self.request_id = request_id
         self.related_request_id = related_request_id
+        self.params = params
         self.__class__ = OutgoingMessage  # type: ignore[assignment]
 
 
-_new_outgoing: Callable[
-    [bytes, str, str | None, RequestId | None, RequestId | None], OutgoingMessage
-] = _NewOutgoing  # type: ignore[assignment]
+_new_outgoing: Callable[..., OutgoingMessage] = _NewOutgoing  # type: ignore[assignment]
 
 
 class Fatal(Exception):
@@ -1310,6 +1317,7 @@ class _Connection:
         related: RequestId | None,
         *,
         automatic: bool = False,
+        params: Any = None,
     ) -> None:
         """Append one message to the output buffer, within `Limits.output_limit`.
 
@@ -1332,7 +1340,7 @@ class _Connection:
         out = self._outgoing
         if out is NO_ITEMS:
             out = self._outgoing = []
-        out.append(_new_outgoing(payload, kind, method, request_id, related))
+        out.append(_new_outgoing(payload, kind, method, request_id, related, params))
         self._outgoing_bytes += size
 
     def _reply_error(
@@ -1471,7 +1479,12 @@ class _Connection:
             wire = dict(wire or {})
             wire["_meta"] = {**(wire.get("_meta") or {}), "progressToken": token}
         self._queue(
-            jr.encode_request(rid, method, wire), "request", method, rid, related_request_id
+            jr.encode_request(rid, method, wire),
+            "request",
+            method,
+            rid,
+            related_request_id,
+            params=wire,  # `OutgoingMessage.params`: the HTTP client mirrors from it
         )
         self._register_outbound(
             rid,

@@ -237,15 +237,72 @@ def plain_fields(text: str, start: int) -> Headers | None:
     """The fields of a head (decoded as Latin-1) from `start` to its end, each line
     CRLF-ended (the blank line not included): names lower-cased, values trimmed, as
     h11 gives them; None unless every line is of the plain shape above."""
+    # The shape nearly every client writes is read with string methods: the two
+    # regular expressions below walk each character in `re`'s engine, twice
+    # (callgrind, CPython 3.11: 58,700 instructions against 38,700 for a 2026-07-28
+    # POST's seven fields, 20,200 against 15,200 for a response's two). A field is
+    # taken this way only when it is of a subset of the plain shape (printable ASCII
+    # throughout, so no tab, control or obs-text; a name of letters, digits and `-`),
+    # which the expressions read exactly alike (their value is the text between the
+    # colon and the line end, trimmed of blanks); any other head takes the expressions.
+    block = text[start:]
+    if block[-2:] == "\r\n":
+        lines = block[:-2].split("\r\n")
+        joined = "".join(lines)
+        if joined.isascii() and joined.isprintable():
+            fields: Headers = []
+            for line in lines:
+                name, colon, value = line.partition(":")
+                if not colon or not name.replace("-", "").isalnum():
+                    break
+                fields.append((name.lower(), value.strip(" ")))
+            else:
+                return fields
     if _FIELDS.fullmatch(text, start) is None:
         return None
     return [(name.lower(), value) for name, value in _FIELD.findall(text, start)]
+
+
+# One field as `_FIELDS_OUT` accepts it: a head whose every field is of this shape is of
+# that shape (and so the same bytes).
+_FIELD_OUT: Final = re.compile(
+    rb"[-!#$%&'*+.^_`|~0-9a-zA-Z]+: (?:[^\x00\s]+(?:[ \t]+[^\x00\s]+)*)?\r\n"
+)
+# Fields written before, as bytes: a client sends the same host, accept and mirrored
+# headers with every request, a server the same content-type, so each is encoded and
+# checked once (the check walks every byte in `re`'s engine: 30,700 instructions for a
+# 2026-07-28 POST's seven fields, against about 8,000 from here). Only fields of the
+# shape above, and short, are kept; cleared whole when full (a length or a session id
+# changes per message).
+_WRITTEN: dict[tuple[str, str], bytes] = {}
+_WRITTEN_MAX: Final = 512
+_WRITTEN_LINE: Final = 256
 
 
 def plain_head(first_line: bytes, headers: Headers) -> bytes | None:
     """A head as h11 writes it (the first line, each field as given, a blank line), or
     None where h11 would refuse to (an illegal field; a non-ASCII one: h11 encodes
     text fields as ASCII)."""
+    written = _WRITTEN
+    lines = [first_line]
+    for field in headers:
+        line = written.get(field) if type(field) is tuple else None
+        if line is None:
+            name, value = field
+            try:
+                line = f"{name}: {value}\r\n".encode("ascii")
+            except UnicodeEncodeError:
+                return None
+            if _FIELD_OUT.fullmatch(line) is None:
+                break  # not alone of the shape: the whole head is judged below
+            if len(line) <= _WRITTEN_LINE and type(field) is tuple:
+                if len(written) >= _WRITTEN_MAX:
+                    written.clear()
+                written[field] = line
+        lines.append(line)
+    else:
+        lines.append(b"\r\n")
+        return b"".join(lines)
     try:
         fields = "".join([f"{name}: {value}\r\n" for name, value in headers]).encode("ascii")
     except UnicodeEncodeError:

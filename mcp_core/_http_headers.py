@@ -83,10 +83,19 @@ NAME_BEARING_METHODS: Final[Mapping[str, str]] = MappingProxyType(
 # by accident; a plain value that does is wrapped too, so decoding is unambiguous.
 _SENTINEL_PREFIX: Final = "=?base64?"
 _SENTINEL_SUFFIX: Final = "?="
+
+
 # Visible ASCII and space: what every HTTP stack passes through unchanged. Other
 # octets (obs-text, RFC 9110 section 5.5) are decoded differently by different
 # stacks, which is the very disagreement mirroring exists to rule out.
-_FIELD_TEXT = re.compile(r"[\x20-\x7e]*")
+# (Two string methods rather than the expression `[\x20-\x7e]*`, at under half its
+# cost: an ASCII character is printable exactly when it is one of 0x20-0x7E. The checks
+# run on every 2026-07-28 POST spell this out inline.)
+def _field_text(value: str) -> bool:
+    """Whether `value` is all visible ASCII and space (or empty)."""
+    return value.isascii() and value.isprintable()
+
+
 # RFC 9110 section 5.6.2 tchar; spelled out so Unicode letters never count as ALPHA/DIGIT.
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 # SPEC-NOTES 4.3: servers compare integers numerically, so `042` and `42.0` match 42; no
@@ -111,7 +120,7 @@ def _is_plain(value: str) -> bool:
     """
     return (
         value != ""
-        and _FIELD_TEXT.fullmatch(value) is not None
+        and _field_text(value)
         and value[0] != " "
         and value[-1] != " "
         and not (value.startswith("=?") and value.endswith("?="))
@@ -177,7 +186,7 @@ def _decode(raw: str) -> str:
     accept different spellings of one value, and a proxy and the server decoding one header
     differently is exactly the disagreement mirroring exists to prevent.
     """
-    if _FIELD_TEXT.fullmatch(raw) is None:
+    if not _field_text(raw):
         raise ValueError("contains characters outside visible ASCII")
     if not (
         len(raw) >= len(_SENTINEL_PREFIX) + len(_SENTINEL_SUFFIX)
@@ -582,7 +591,8 @@ def _required_plain(folded: Mapping[str, list[str]], header: str, key: str) -> s
     if len(values) > 1:
         raise _mismatch_error(header, "appears more than once")
     value = values[0]
-    if value == "" or _FIELD_TEXT.fullmatch(value) is None:
+    # `_field_text`, inline.
+    if value == "" or not (value.isascii() and value.isprintable()):
         raise _mismatch_error(header, "is empty or contains characters outside visible ASCII")
     return value
 
@@ -673,8 +683,10 @@ def check_mirrored_headers(
             # A plain name (visible ASCII, not sentinel-shaped) decodes to itself: compared
             # as it is, which spares two calls on nearly every named request. Anything else
             # goes through `_decoded`, which validates it and names its defect.
-            plain = _FIELD_TEXT.fullmatch(raw_name) is not None and not raw_name.startswith(
-                _SENTINEL_PREFIX
+            plain = (
+                raw_name.isascii()
+                and raw_name.isprintable()  # (`_field_text`, inline)
+                and not raw_name.startswith(_SENTINEL_PREFIX)
             )
             if (raw_name if plain else _decoded(MCP_NAME_HEADER, raw_name)) != body_name:
                 raise _mismatch_error(MCP_NAME_HEADER, f"does not match params.{name_key}")

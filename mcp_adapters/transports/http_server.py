@@ -730,7 +730,8 @@ class HTTPServer:
         Most are answered where they arrive (`handle_now`: a plain tool, a list); the
         core that routes a connection's events to waiters and handlers would be made,
         used once and dropped per POST. It is made only when the request goes on: a
-        handler task to run (whose cancellation the core routes), or an exception to
+        handler that suspends (whose cancellation the core routes; on asyncio its first
+        step runs first, so one that never suspends needs none), or an exception to
         answer. A listen stream, and any other event, takes the general path."""
         work: Callable[[], Awaitable[None]] | None = None
         if self._tg is not None and not self._closing:  # else refused as `_spawn` refuses
@@ -743,6 +744,20 @@ class HTTPServer:
                 return
             if work is None:
                 return  # answered: `handle_events` pumps it out
+            if self._native is not None:
+                # On asyncio the handler's first step runs before any core exists: a
+                # coroutine tool that never suspends (most do not) is answered in it,
+                # and the core, made and dropped per POST, is made only for a handler
+                # that suspends, which it then routes the cancellation of.
+                made: list[SessionCore] = []  # the core, once the handler suspended
+                self._handlers += 1
+                task = self._start_eager(self._run_in_place(conn, event, work, made))
+                if task is not None:
+                    core = self._new_core(conn)
+                    made.append(core)
+                    scope.bind(core)
+                    core.adopt(event.request_id, task)
+                return
         core = self._new_core(conn, work)
         if work is not None:
             scope.bind(core)
@@ -847,6 +862,30 @@ class HTTPServer:
             core.answer_exception(rid, exc)
         finally:
             self._handler_done(conn, core, rid)
+
+    async def _run_in_place(
+        self,
+        conn: ServerConnection,
+        event: RequestReceived,
+        work: Callable[[], Awaitable[None]],
+        made: list[SessionCore],
+    ) -> None:
+        """`_run_native_handler` for a handler started with no core (`_answer_in_place`):
+        `made` holds the core once the handler suspended. Ended in its first step, the
+        handler leaves nothing to forget, and `handle_events` flushes its answer."""
+        rid = event.request_id
+        try:
+            await work()
+        except asyncio.CancelledError:
+            pass
+        except Exception as exc:
+            # The core phrases the answer; one made for that alone if none was needed yet.
+            (made[0] if made else SessionCore(conn, spawn=_no_spawn)).answer_exception(rid, exc)
+        finally:
+            if made:
+                self._handler_done(conn, made[0], rid)
+            else:
+                self._handlers -= 1
 
     def _handler_done(self, conn: ServerConnection, core: SessionCore, rid: RequestId) -> None:
         """The flush after every handler puts its answer on the wire even when the handler ran

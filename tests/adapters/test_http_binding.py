@@ -524,6 +524,70 @@ async def test_modern_posts_answered_in_place_keep_no_session_core() -> None:
         assert not running._modern
 
 
+async def test_a_modern_coroutine_tool_gets_a_core_only_if_it_suspends() -> None:
+    """On asyncio a 2026-07-28 coroutine tool's first step runs before any session core
+    exists: one that never suspends (answered, or failing) gets none; one that suspends
+    gets one, which routes its cancellation when the client goes away. On trio every
+    handler is a task started later, with its core."""
+    server = MCPServer("cores")
+    suspended = anyio.Event()
+    cancelled: list[str] = []
+
+    @server.tool()
+    async def at_once(text: str) -> str:
+        return text.upper()
+
+    @server.tool()
+    async def fails_at_once(text: str) -> str:
+        raise ValueError(f"no {text}")
+
+    @server.tool()
+    async def waits(text: str) -> str:
+        suspended.set()
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            cancelled.append(text)
+            raise
+        return text
+
+    async with (
+        serving(server) as running,
+        connect_http(url_of(running), ClientConfig(mode=MODERN)) as session,
+    ):
+        made: list[Any] = []
+        new_core = running._new_core
+
+        def counting(*args: Any) -> Any:
+            core = new_core(*args)
+            made.append(core)
+            return core
+
+        running._new_core = counting  # type: ignore[method-assign]
+        on_asyncio = sniffio.current_async_library() == "asyncio"
+        result = await session.request(
+            "tools/call", {"name": "at_once", "arguments": {"text": "a"}}
+        )
+        assert text_of(result) == "A"
+        result = await session.request(
+            "tools/call", {"name": "fails_at_once", "arguments": {"text": "b"}}
+        )
+        assert result.is_error and "no b" in text_of(result)
+        assert len(made) == (0 if on_asyncio else 2)
+        assert running.running_handlers == 0 and not running._cores
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(
+                session.request, "tools/call", {"name": "waits", "arguments": {"text": "c"}}
+            )
+            with anyio.fail_after(HANG):
+                await suspended.wait()
+            assert running.running_handlers == 1 and len(running._cores) == 1
+            assert len(made) == (1 if on_asyncio else 3)
+            tg.cancel_scope.cancel()
+        await settle(lambda: cancelled == ["c"] and running.running_handlers == 0)
+        await settle(lambda: not running._cores and not running._modern)
+
+
 @pytest.mark.parametrize("mode", ["legacy", MODERN])
 async def test_elicitation_round_trip_bistro(mode: str) -> None:
     """Legacy: `elicitation/create` on the POST's SSE stream, answered by a POST.

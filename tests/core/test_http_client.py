@@ -23,6 +23,7 @@ from mcp_core import (
     Event,
     Limits,
     NotificationReceived,
+    OutgoingMessage,
     ProgressReceived,
     RequestCancelled,
     RequestFailed,
@@ -620,6 +621,59 @@ def test_unmirrorable_request_fails_before_sending() -> None:
     assert out.requests == []
     [failed] = out.events
     assert isinstance(failed, RequestFailed) and failed.request_id == rid
+
+
+def test_a_request_carries_the_params_it_was_encoded_from() -> None:
+    """`OutgoingMessage.params`: what the HTTP client mirrors from without parsing the
+    payload back. Only an application's requests have them; equality and repr ignore
+    them."""
+    mcp = ClientConnection(ClientConfig(mode=MODERN))
+    mcp.connect()
+    mcp.messages_to_send()
+    mcp.send_request("tools/call", {"name": "weather", "arguments": {"days": 2}})
+    [request] = mcp.messages_to_send()
+    assert request.params == json.loads(request.payload)["params"]
+    assert request.params["_meta"]["io.modelcontextprotocol/protocolVersion"] == MODERN
+    # The engine's own requests (the discovery probe) carry none: read back when needed.
+    probing = ClientConnection(ClientConfig(mode="auto"))
+    probing.connect()
+    [probe] = probing.messages_to_send()
+    assert probe.method == "server/discover" and probe.params is None
+    bare = OutgoingMessage(request.payload, "request", "tools/call", request.request_id)
+    assert bare.params is None and bare == request and repr(bare) == repr(request)
+
+
+def test_mirrored_headers_come_from_the_params_sent() -> None:
+    net, mcp = make("auto")
+    rid = mcp.send_request("tools/call", {"name": "weather", "arguments": {"days": 2}})
+    [request] = net.client.pump().requests
+    body = json.loads(request.body)
+    assert body["id"] == rid
+    headers = headers_of(request)
+    assert headers["mcp-name"] == body["params"]["name"] == "weather"
+    assert headers["mcp-method"] == "tools/call"
+    assert headers["mcp-protocol-version"] == MODERN
+    # The application's own `_meta` naming another revision still fails the request.
+    stale = {"io.modelcontextprotocol/protocolVersion": "2025-11-25"}
+    rid = mcp.send_request("tools/call", {"name": "weather", "arguments": {}, "_meta": stale})
+    out = net.client.pump()
+    assert out.requests == []
+    [failed] = out.events
+    assert isinstance(failed, RequestFailed) and failed.request_id == rid
+
+
+def test_param_headers_mirror_the_bytes_not_arguments_changed_after_sending() -> None:
+    """The arguments inside `OutgoingMessage.params` are the application's object: one
+    changed after `send_request` must not reach an `Mcp-Param-*` header the body
+    contradicts (the server would refuse the call with -32020)."""
+    net, mcp = make("auto")
+    net.client._tool_params["weather"] = tool_header_params_from([WEATHER])("weather") or {}
+    arguments: dict[str, Any] = {"region": "eu", "days": 2}
+    mcp.send_request("tools/call", {"name": "weather", "arguments": arguments})
+    arguments["region"] = "us"
+    [request] = net.client.pump().requests
+    assert json.loads(request.body)["params"]["arguments"]["region"] == "eu"
+    assert headers_of(request)["mcp-param-region"] == "eu"
 
 
 # ================================================================= raw responses
