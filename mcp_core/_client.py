@@ -464,7 +464,16 @@ class ClientConnection(_Connection):
         """
         self.protocol_version = version
         self.era = Era.MODERN
-        self._envelope = self._envelope_for(version)
+        # Shared by the connections of one config (`ClientConfig.envelopes`), with the
+        # encoded tail `send_request` splices in (`_stamp`; none when the envelope needs
+        # the plain encoder's fallback).
+        made = self.config.envelopes.get(version)
+        if made is None:
+            envelope = self._envelope_for(version)
+            tail = jr.trailing_members({"_meta": envelope})
+            made = (envelope, (envelope, tail) if tail is not None else None)
+            self.config.envelopes[version] = made
+        self._envelope, self._stamp = made
 
     def _connected_modern(self) -> Connected:
         """The `Connected` of a 2026-07-28 connection (the capabilities are those
@@ -1094,7 +1103,15 @@ class ClientConnection(_Connection):
             meta = params.get("_meta")
             # The application's keys win, so one call can carry, say, its own log level
             # or a progress token beside the connection-wide envelope.
-            params["_meta"] = {**self._envelope, **meta} if meta else self._envelope
+            if meta:
+                params["_meta"] = {**self._envelope, **meta}
+            elif "_meta" in params:
+                # An empty `_meta` of the application's keeps its place among the params:
+                # a copy, because `send_request` splices the shared envelope in only as
+                # the last member (`_stamp`).
+                params["_meta"] = dict(self._envelope)
+            else:
+                params["_meta"] = self._envelope
         return params
 
     def _check_task_request(self, spec: MethodSpec, params: dict[str, Any] | None) -> None:

@@ -616,6 +616,58 @@ def encode_request(request_id: RequestId, method: str, params: Mapping[str, Any]
         return dumps(msg)
 
 
+def trailing_members(members: Mapping[str, Any]) -> tuple[bytes, bytes] | None:
+    """The encoded tail of an object that ends with `members`, for the `_ending`
+    encoders: (after other members, alone), each with the closing braces of the
+    object and of the message. None when `members` would not encode the fast way
+    (their message then takes the plain encoder, which knows the fallback).
+
+    Why: a 2026-07-28 client stamps the same `_meta` envelope on every request, and
+    a 2026-07-28 server ends every plain result with the same `resultType` and
+    server info. Encoding those once per client or server instead of once per
+    message is a third of each message's encoding; the bytes are the same.
+    """
+    try:
+        encoded = pydantic_core.to_json(dict(members), inf_nan_mode="null")
+    except pydantic_core.PydanticSerializationError:
+        return None
+    inner = encoded[1:-1]  # `{...}` without its braces: the members, comma-separated
+    return b"," + inner + b"}}", inner + b"}}"
+
+
+def encode_request_ending(
+    request_id: RequestId, method: str, params: dict[str, Any], tail: tuple[bytes, bytes]
+) -> bytes | None:
+    """`encode_request(request_id, method, params | members)` for the members whose
+    `trailing_members` is `tail`, placed after those of `params` (the order a dict
+    they were added to last has): the same bytes, the members not encoded again.
+    None when the rest needs the plain encoder's fallback (the caller uses it)."""
+    try:
+        head = pydantic_core.to_json(
+            {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params},
+            inf_nan_mode="null",
+        )
+    except pydantic_core.PydanticSerializationError:
+        return None
+    # `head` ends with the closing braces of params and of the message: the tail, which
+    # carries both, goes in their place.
+    return head[:-2] + (tail[0] if params else tail[1])
+
+
+def encode_result_ending(
+    request_id: RequestId, result: dict[str, Any], tail: tuple[bytes, bytes]
+) -> bytes | None:
+    """`encode_result` of `result` with the members of `tail` added last (see
+    `encode_request_ending`), or None for the plain encoder's fallback."""
+    try:
+        head = pydantic_core.to_json(
+            {"jsonrpc": "2.0", "id": request_id, "result": result}, inf_nan_mode="null"
+        )
+    except pydantic_core.PydanticSerializationError:
+        return None
+    return head[:-2] + (tail[0] if result else tail[1])
+
+
 def encode_notification(method: str, params: Mapping[str, Any] | None) -> bytes:
     """A notification: a request without `id`, which the receiver must not answer
     (JSON-RPC 2.0, section 4.1), not even with an error."""

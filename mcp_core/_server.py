@@ -134,6 +134,13 @@ _LISTEN_FILTER: Final = {
 }
 
 
+# The client requests whose complete 2026-07-28 result carries caching hints
+# (`_finish_result` adds them), read as `METHODS[("client", method)].cacheable` there.
+_CACHEABLE: Final = frozenset(
+    method for (role, method), spec in METHODS.items() if role == "client" and spec.cacheable
+)
+
+
 class _EnvelopeCache:
     """Validated envelope objects (capabilities, clientInfo), keyed by their JSON bytes.
 
@@ -892,6 +899,27 @@ class ServerConnection(_Connection):
         events.append(NotificationReceived(method, model))
 
     # ---------------------------------------------------------------- sending
+
+    def _encode_result(self, request_id: RequestId, method: str, result: dict[str, Any]) -> bytes:
+        """`_finish_result`, then encoded; a plain 2026-07-28 result (no `resultType`
+        or `_meta` of the application's, a method with no caching hints) gets the
+        members `_finish_result` would append as this server's pre-encoded tail
+        (`ServerConfig.complete_result_tail`): the same bytes.
+        """
+        if self.era is not Era.MODERN:
+            result.pop("resultType", None)  # (`_finish_result`, inline for a legacy session)
+            return jr.encode_result(request_id, result)
+        tail = self.config.complete_result_tail
+        if (
+            tail is not None
+            and "resultType" not in result
+            and "_meta" not in result
+            and method not in _CACHEABLE
+        ):
+            payload = jr.encode_result_ending(request_id, result, tail)
+            if payload is not None:
+                return payload
+        return jr.encode_result(request_id, self._finish_result(method, result))
 
     def _finish_result(self, method: str, result: dict[str, Any]) -> dict[str, Any]:
         """What the era adds to every result: 2026-07-28 results carry a
