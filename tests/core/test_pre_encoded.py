@@ -4,7 +4,8 @@ envelope and the server's `resultType` and server info (`jr.trailing_members`).
 What must hold: the bytes on the wire are exactly what encoding the whole message
 would give, member order included, in every case the fast path takes and in the
 ones it leaves to the plain encoder (an application `_meta`, a progress token, a
-value only the fallback encoder can write).
+value only the fallback encoder can write). The envelope cache on the server keys
+values exactly: 1, 1.0 and true stay three declarations.
 """
 
 from __future__ import annotations
@@ -252,3 +253,21 @@ def test_the_client_reads_the_spliced_result() -> None:
     response = one(client.receive_data(server.data_to_send()), ResponseReceived)
     assert response.result.result_type == "complete"
     assert response.result.meta == {META_SERVER_INFO: server.config.server_info_wire}
+
+
+# ---------------------------------------------------------------- the envelope cache
+
+
+@pytest.mark.parametrize("values", [(1, True, 1.0), (0, False, 0.0, -0.0)])
+def test_envelope_declarations_equal_in_python_stay_apart(values: tuple[Any, ...]) -> None:
+    """1 == True == 1.0 in Python, but they are three JSON values: each request's
+    context holds the value its own envelope declared, of its own type."""
+    server = modern_server()
+    for value in (*values, *values):
+        caps = {"experimental": {"x": {"v": value}}}
+        params = {"name": "echo", "_meta": meta(caps=caps)}
+        call = one(feed(server, request(1, "tools/call", params)), RequestReceived)
+        got = call.context.client_capabilities.experimental["x"]["v"]
+        assert type(got) is type(value) and repr(got) == repr(value)
+        server.send_result(1, {"content": []})
+        server.data_to_send()
