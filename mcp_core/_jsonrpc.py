@@ -535,23 +535,20 @@ def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_L
     # Each test is cheaper than the next: a message shorter than the limit cannot
     # nest past it, and one with fewer brackets than the limit cannot either.
     depth_limit = limits.max_depth
-    if (
-        size > depth_limit
-        and data.count(b"[") + data.count(b"{") > depth_limit
-        and _max_depth(data) > depth_limit
-    ):
-        window = peek_window(limits)
-        raise LimitExceeded(
-            f"message nests deeper than {depth_limit} levels (Limits.max_depth)",
-            setting="Limits.max_depth",
-            http_status=400,
-            envelope=peek_envelope(bytes(data[:window]), bytes(data[-window:]), limits),
-        )
+    if size > 2 * depth_limit + 1 and _too_deep(data, depth_limit):
+        raise _deep_refusal(data, limits)
     # `from_json` decodes UTF-8 strictly and refuses NaN/Infinity, so every way the
     # text can be malformed surfaces here as one ValueError, answered -32700.
     try:
         value = pydantic_core.from_json(data, allow_inf_nan=False)
     except ValueError as exc:
+        # A message of at most twice the depth limit (and one) bytes is judged for depth
+        # only when it does not parse: a valid one cannot nest past the limit, each level
+        # taking two of its bytes, and the parser (its own limit is 200 levels) cannot
+        # recurse deeper than a message that short. So most results and notifications
+        # are spared the two scans, and a malformed one gets the error it got before.
+        if depth_limit < size <= 2 * depth_limit + 1 and _too_deep(data, depth_limit):
+            raise _deep_refusal(data, limits) from None
         raise RemoteProtocolError(f"parse error: {exc}", code=PARSE_ERROR) from None
     # Only a message longer than a limit can break it, so small ones skip the scans.
     # (Unset, the string limit is the message limit, which `size` is within already.)
@@ -560,6 +557,22 @@ def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_L
     if (size > digits and _has_digit_run(data, digits)) or (strings is not None and size > strings):
         _walk_for_limits(value, limits)
     return value
+
+
+def _too_deep(data: bytes | bytearray, depth_limit: int) -> bool:
+    """Whether the text nests past `depth_limit`: the bracket count first (one with
+    fewer brackets than the limit cannot), then the nesting itself."""
+    return data.count(b"[") + data.count(b"{") > depth_limit and _max_depth(data) > depth_limit
+
+
+def _deep_refusal(data: bytes | bytearray, limits: Limits) -> LimitExceeded:
+    window = peek_window(limits)
+    return LimitExceeded(
+        f"message nests deeper than {limits.max_depth} levels (Limits.max_depth)",
+        setting="Limits.max_depth",
+        http_status=400,
+        envelope=peek_envelope(bytes(data[:window]), bytes(data[-window:]), limits),
+    )
 
 
 def is_request_id(value: object) -> TypeGuard[int | str]:
