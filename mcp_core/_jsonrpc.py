@@ -535,7 +535,11 @@ def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_L
     # Each test is cheaper than the next: a message shorter than the limit cannot
     # nest past it, and one with fewer brackets than the limit cannot either.
     depth_limit = limits.max_depth
-    if size > 2 * depth_limit + 1 and _too_deep(data, depth_limit):
+    if (
+        size > 2 * depth_limit + 1
+        and data.count(b"[") + data.count(b"{") > depth_limit  # (`_too_deep`, inline)
+        and _max_depth(data) > depth_limit
+    ):
         raise _deep_refusal(data, limits)
     # `from_json` decodes UTF-8 strictly and refuses NaN/Infinity, so every way the
     # text can be malformed surfaces here as one ValueError, answered -32700.
