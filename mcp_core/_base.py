@@ -561,7 +561,7 @@ class _Connection:
         # Client, 2026-07-28: the `_meta` envelope it stamps on every request and that
         # object's encoded tail (`jr.trailing_members`), so `send_request` encodes it
         # once per client rather than once per request. None: nothing stamped.
-        self._stamp: tuple[dict[str, Any], tuple[bytes, bytes]] | None = None
+        self._stamp: tuple[dict[str, Any], bytes] | None = None
         # Our ids count up from 0 and are never reused on this connection: 2025-03-26
         # ("Requests") says the id MUST NOT have been used before by the requestor in the
         # same session, and a late answer to a reused id would settle the wrong request.

@@ -10,7 +10,7 @@ and once the application answered them all the original call goes out again.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import pydantic
 
@@ -99,6 +99,15 @@ def _server_declaration(capabilities: Any, info: Any) -> tuple[Any, Any]:
     if _SERVER_DECLARATIONS is None:
         _SERVER_DECLARATIONS = _EnvelopeCache(capabilities="ServerCapabilities")
     return _SERVER_DECLARATIONS(capabilities, info)
+
+
+# The 2026-07-28 envelopes of the connections made so far, by their encoded tail
+# (equal bytes, equal envelope), each with that tail: `_become_modern` hands every
+# connection the shared pair (read-only). Cleared whole when full: an application
+# rarely has more than a few declarations, and only one making a new one per
+# connection would fill it.
+_STAMPS: dict[bytes, tuple[dict[str, Any], bytes]] = {}
+_STAMPS_BOUND: Final = 64
 
 
 class ClientConnection(_Connection):
@@ -464,16 +473,22 @@ class ClientConnection(_Connection):
         """
         self.protocol_version = version
         self.era = Era.MODERN
-        # Shared by the connections of one config (`ClientConfig.envelopes`), with the
-        # encoded tail `send_request` splices in (`_stamp`; none when the envelope needs
-        # the plain encoder's fallback).
-        made = self.config.envelopes.get(version)
-        if made is None:
-            envelope = self._envelope_for(version)
-            tail = jr.trailing_members({"_meta": envelope})
-            made = (envelope, (envelope, tail) if tail is not None else None)
-            self.config.envelopes[version] = made
-        self._envelope, self._stamp = made
+        envelope = self._envelope_for(version)
+        tail = jr.trailing_members({"_meta": envelope})
+        if tail is None:  # only the fallback encoder can write it: no splicing
+            self._envelope = envelope
+            return
+        # With the encoded tail `send_request` splices in (`_stamp`), shared by every
+        # connection whose envelope encodes alike: the clients of one application
+        # (each `Client` has a config of its own) then hold one envelope between them,
+        # not one each.
+        stamp = _STAMPS.get(tail)
+        if stamp is None:
+            if len(_STAMPS) >= _STAMPS_BOUND:
+                _STAMPS.clear()  # (a new declaration per connection only: see the bound)
+            stamp = _STAMPS[tail] = (envelope, tail)
+        self._envelope = stamp[0]
+        self._stamp = stamp
 
     def _connected_modern(self) -> Connected:
         """The `Connected` of a 2026-07-28 connection (the capabilities are those

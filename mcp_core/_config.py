@@ -110,7 +110,7 @@ class ServerConfig:
     # server info in `_meta`, `jr.trailing_members`), the same for every result of
     # this server: encoded once here rather than in each. None when it needs the
     # plain encoder's fallback.
-    complete_result_tail: tuple[bytes, bytes] | None = field(init=False, repr=False, compare=False)
+    complete_result_tail: bytes | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """Check the settings and derive the wire forms, once per server.
@@ -200,11 +200,6 @@ class ClientConfig:
     max_input_rounds: int = 10
     capabilities_wire: dict[str, Any] = field(init=False, repr=False, compare=False)
     client_info_wire: dict[str, Any] = field(init=False, repr=False, compare=False)
-    # Filled by the connections, one entry per 2026-07-28 revision they speak: the
-    # `_meta` envelope every request carries and its encoded tail. Made once for all
-    # connections of this config (their envelopes are alike), so a client encodes it
-    # once, and an idle session holds none of its own. Read-only once made.
-    envelopes: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """Check the settings (a pinned mode must be a supported revision, a log level
@@ -230,4 +225,3 @@ class ClientConfig:
         info.setdefault("name", self.name)
         info.setdefault("version", self.version)
         object.__setattr__(self, "client_info_wire", info)
-        object.__setattr__(self, "envelopes", {})

@@ -633,11 +633,12 @@ def encode_request(request_id: RequestId, method: str, params: Mapping[str, Any]
         return dumps(msg)
 
 
-def trailing_members(members: Mapping[str, Any]) -> tuple[bytes, bytes] | None:
+def trailing_members(members: Mapping[str, Any]) -> bytes | None:
     """The encoded tail of an object that ends with `members`, for the `_ending`
-    encoders: (after other members, alone), each with the closing braces of the
-    object and of the message. None when `members` would not encode the fast way
-    (their message then takes the plain encoder, which knows the fallback).
+    encoders: the members after a comma, with the closing braces of the object and
+    of the message (the encoders drop the comma when nothing comes before). None
+    when `members` would not encode the fast way (their message then takes the
+    plain encoder, which knows the fallback).
 
     Why: a 2026-07-28 client stamps the same `_meta` envelope on every request, and
     a 2026-07-28 server ends every plain result with the same `resultType` and
@@ -648,12 +649,11 @@ def trailing_members(members: Mapping[str, Any]) -> tuple[bytes, bytes] | None:
         encoded = pydantic_core.to_json(dict(members), inf_nan_mode="null")
     except pydantic_core.PydanticSerializationError:
         return None
-    inner = encoded[1:-1]  # `{...}` without its braces: the members, comma-separated
-    return b"," + inner + b"}}", inner + b"}}"
+    return b"," + encoded[1:-1] + b"}}"  # `{...}` without its braces: the members
 
 
 def encode_request_ending(
-    request_id: RequestId, method: str, params: dict[str, Any], tail: tuple[bytes, bytes]
+    request_id: RequestId, method: str, params: dict[str, Any], tail: bytes
 ) -> bytes | None:
     """`encode_request(request_id, method, params | members)` for the members whose
     `trailing_members` is `tail`, placed after those of `params` (the order a dict
@@ -668,11 +668,11 @@ def encode_request_ending(
         return None
     # `head` ends with the closing braces of params and of the message: the tail, which
     # carries both, goes in their place.
-    return head[:-2] + (tail[0] if params else tail[1])
+    return head[:-2] + (tail if params else tail[1:])
 
 
 def encode_result_ending(
-    request_id: RequestId, result: dict[str, Any], tail: tuple[bytes, bytes]
+    request_id: RequestId, result: dict[str, Any], tail: bytes
 ) -> bytes | None:
     """`encode_result` of `result` with the members of `tail` added last (see
     `encode_request_ending`), or None for the plain encoder's fallback."""
@@ -682,7 +682,7 @@ def encode_result_ending(
         )
     except pydantic_core.PydanticSerializationError:
         return None
-    return head[:-2] + (tail[0] if result else tail[1])
+    return head[:-2] + (tail if result else tail[1:])
 
 
 def encode_notification(method: str, params: Mapping[str, Any] | None) -> bytes:

@@ -20,7 +20,6 @@ from mcp_core import (
     META_CLIENT_INFO,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
-    ClientConfig,
     ClientConnection,
     RequestReceived,
     ResponseReceived,
@@ -152,15 +151,16 @@ def test_a_client_name_only_the_fallback_can_write_is_sent_as_before() -> None:
     assert b"\\ud800" in data  # escaped by the fallback encoder, whole
 
 
-def test_connections_of_one_config_share_one_envelope() -> None:
-    config = ClientConfig(mode=MODERN)
-    first, second = ClientConnection(config), ClientConnection(config)
-    first.connect()
-    second.connect()
-    assert list(config.envelopes) == [MODERN]
-    first.send_request("tools/call", {"name": "echo"})
-    second.send_request("tools/call", {"name": "echo"})
-    assert sent(first) == sent(second)
+def test_clients_that_declare_alike_share_one_envelope() -> None:
+    """Each `Client` makes a config of its own: what two clients declaring the same
+    things share is found by the envelope's bytes, not by their configs."""
+    first, second = modern_client(), modern_client()
+    other = modern_client(name="another-client")
+    for client in (first, second, other):
+        client.send_request("tools/call", {"name": "echo"})
+    assert sent(first) == sent(second) != sent(other)
+    assert first._stamp is second._stamp is not None  # one shared pair
+    assert other._stamp is not first._stamp
 
 
 # ---------------------------------------------------------------- the server's results
