@@ -519,6 +519,7 @@ class _Connection:
         "_pending_inputs",
         "_progress_tokens",
         "_rounds",
+        "_stamp",
         "_wall_time",
         "era",
         "limits",
@@ -581,6 +582,10 @@ class _Connection:
         self._rounds: dict[RequestId, Any] = EMPTY
         # Client: its 2026-07-28 calls waiting on the application's input answers.
         self._pending_inputs: dict[RequestId, Any] = EMPTY
+        # Client, 2026-07-28: the `_meta` envelope it stamps on every request and that
+        # object's encoded tail (`jr.trailing_members`), so `send_request` encodes it
+        # once per client rather than once per request. None: nothing stamped.
+        self._stamp: tuple[dict[str, Any], bytes] | None = None
         # Our ids count up from 0 and are never reused on this connection: 2025-03-26
         # ("Requests") says the id MUST NOT have been used before by the requestor in the
         # same session, and a late answer to a reused id would settle the wrong request.
@@ -1235,6 +1240,11 @@ class _Connection:
     def _finish_result(self, method: str, result: dict[str, Any]) -> dict[str, Any]:
         return result
 
+    def _encode_result(self, request_id: RequestId, method: str, result: dict[str, Any]) -> bytes:
+        """A checked result's bytes, finished by the role (`_finish_result`); the
+        server encodes what every 2026-07-28 result ends with once."""
+        return jr.encode_result(request_id, self._finish_result(method, result))
+
     def _check_result(
         self, request_id: RequestId, entry: Inbound, result: dict[str, Any]
     ) -> dict[str, Any]:
@@ -1478,8 +1488,21 @@ class _Connection:
             token = rid
             wire = dict(wire or {})
             wire["_meta"] = {**(wire.get("_meta") or {}), "progressToken": token}
+        stamp = self._stamp
+        if stamp is not None and wire is not None and wire.get("_meta") is stamp[0]:
+            # The role stamped its shared envelope as the last member (only then is it
+            # that very object): encoded once, spliced in after the rest.
+            del wire["_meta"]
+            try:
+                payload = jr.encode_request_ending(rid, method, wire, stamp[1])
+            finally:
+                wire["_meta"] = stamp[0]
+            if payload is None:
+                payload = jr.encode_request(rid, method, wire)
+        else:
+            payload = jr.encode_request(rid, method, wire)
         self._queue(
-            jr.encode_request(rid, method, wire),
+            payload,
             "request",
             method,
             rid,
@@ -1619,8 +1642,13 @@ class _Connection:
         if entry is None:
             return False
         wire = self._check_result(request_id, entry, wire)  # may refuse: before any change
-        wire = self._finish_result(entry.method, wire)
-        self._end_inbound(request_id, entry, _RESULT, jr.encode_result(request_id, wire), "result")
+        self._end_inbound(
+            request_id,
+            entry,
+            _RESULT,
+            self._encode_result(request_id, entry.method, wire),
+            "result",
+        )
         return True
 
     def _end_inbound(

@@ -10,7 +10,7 @@ and once the application answered them all the original call goes out again.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import pydantic
 
@@ -99,6 +99,15 @@ def _server_declaration(capabilities: Any, info: Any) -> tuple[Any, Any]:
     if _SERVER_DECLARATIONS is None:
         _SERVER_DECLARATIONS = _EnvelopeCache(capabilities="ServerCapabilities")
     return _SERVER_DECLARATIONS(capabilities, info)
+
+
+# The 2026-07-28 envelopes of the connections made so far, by their encoded tail
+# (equal bytes, equal envelope), each with that tail: `_become_modern` hands every
+# connection the shared pair (read-only). Cleared whole when full: an application
+# rarely has more than a few declarations, and only one making a new one per
+# connection would fill it.
+_STAMPS: dict[bytes, tuple[dict[str, Any], bytes]] = {}
+_STAMPS_BOUND: Final = 64
 
 
 class ClientConnection(_Connection):
@@ -334,9 +343,8 @@ class ClientConnection(_Connection):
     def _envelope_for(self, version: str) -> dict[str, Any]:
         """The 2026-07-28 `_meta` envelope: what a legacy client says once in
         initialize, a 2026-07-28 client says on every request, because the server
-        keeps no session to remember it by. Built once per config and revision, and
-        shared by the config's connections (it was about 180 bytes of each idle
-        2026-07-28 client); read only, like the wire forms it holds.
+        keeps no session to remember it by. Read only, like the wire forms it holds:
+        `_become_modern` shares one among the connections whose envelopes encode alike.
 
         SEP-2575 requires the protocol version and client capabilities on every request, and
         the client info SHOULD be there; `logLevel` is optional and, when absent, the server
@@ -344,17 +352,13 @@ class ClientConnection(_Connection):
         the application asked for logs.
         """
         config = self.config
-        envelope = config.envelopes.get(version)
-        if envelope is not None:
-            return envelope
-        envelope = {
+        envelope: dict[str, Any] = {
             META_PROTOCOL_VERSION: version,
             META_CLIENT_CAPABILITIES: config.capabilities_wire,
             META_CLIENT_INFO: config.client_info_wire,
         }
         if config.log_level is not None:
             envelope[META_LOG_LEVEL] = config.log_level
-        config.envelopes[version] = envelope
         return envelope
 
     def _send_probe(self, version: str) -> None:
@@ -477,7 +481,23 @@ class ClientConnection(_Connection):
         """
         self.protocol_version = version
         self.era = Era.MODERN
-        self._envelope = self._envelope_for(version)
+        envelope = self._envelope_for(version)
+        tail = jr.trailing_members({"_meta": envelope})
+        if tail is None:  # only the fallback encoder can write it: no splicing
+            self._envelope = envelope
+            return
+        # With the encoded tail `send_request` splices in (`_stamp`), shared by every
+        # connection whose envelope encodes alike, whatever config it came from (an
+        # embedder may make a config per connection): the clients of one application then
+        # hold one envelope between them, not one each (about 180 bytes of every idle
+        # 2026-07-28 client).
+        stamp = _STAMPS.get(tail)
+        if stamp is None:
+            if len(_STAMPS) >= _STAMPS_BOUND:
+                _STAMPS.clear()  # (a new declaration per connection only: see the bound)
+            stamp = _STAMPS[tail] = (envelope, tail)
+        self._envelope = stamp[0]
+        self._stamp = stamp
 
     def _connected_modern(self) -> Connected:
         """The `Connected` of a 2026-07-28 connection (the capabilities are those
@@ -1111,7 +1131,15 @@ class ClientConnection(_Connection):
             meta = params.get("_meta")
             # The application's keys win, so one call can carry, say, its own log level
             # or a progress token beside the connection-wide envelope.
-            params["_meta"] = {**self._envelope, **meta} if meta else self._envelope
+            if meta:
+                params["_meta"] = {**self._envelope, **meta}
+            elif "_meta" in params:
+                # An empty `_meta` of the application's keeps its place among the params:
+                # a copy, because `send_request` splices the shared envelope in only as
+                # the last member (`_stamp`).
+                params["_meta"] = dict(self._envelope)
+            else:
+                params["_meta"] = self._envelope
         return params
 
     def _check_task_request(self, spec: MethodSpec, params: dict[str, Any] | None) -> None:

@@ -12,9 +12,17 @@ from typing import Any, Literal
 
 import pydantic
 
-from ._jsonrpc import DEFAULT_LIMITS, Limits
+from ._jsonrpc import DEFAULT_LIMITS, Limits, trailing_members
 from ._request_state import RequestStateSealer
-from ._versions import ALL_REVISIONS, TASKS_EXTENSION, Era, era_of, is_known, preference_order
+from ._versions import (
+    ALL_REVISIONS,
+    META_SERVER_INFO,
+    TASKS_EXTENSION,
+    Era,
+    era_of,
+    is_known,
+    preference_order,
+)
 
 
 def to_wire(value: Any) -> Any:
@@ -98,6 +106,11 @@ class ServerConfig:
     legacy_versions: tuple[str, ...] = field(init=False, repr=False, compare=False)
     modern_versions: tuple[str, ...] = field(init=False, repr=False, compare=False)
     request_state_sealer: RequestStateSealer | None = field(init=False, repr=False, compare=False)
+    # The encoded end of a plain 2026-07-28 result (`resultType` "complete" and the
+    # server info in `_meta`, `jr.trailing_members`), the same for every result of
+    # this server: encoded once here rather than in each. None when it needs the
+    # plain encoder's fallback.
+    complete_result_tail: bytes | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """Check the settings and derive the wire forms, once per server.
@@ -139,6 +152,11 @@ class ServerConfig:
         info.setdefault("name", self.name)
         info.setdefault("version", self.version)
         object.__setattr__(self, "server_info_wire", info)
+        object.__setattr__(
+            self,
+            "complete_result_tail",
+            trailing_members({"resultType": "complete", "_meta": {META_SERVER_INFO: info}}),
+        )
         object.__setattr__(
             self, "legacy_versions", tuple(v for v in versions if era_of(v) is Era.LEGACY)
         )
@@ -182,10 +200,6 @@ class ClientConfig:
     max_input_rounds: int = 10
     capabilities_wire: dict[str, Any] = field(init=False, repr=False, compare=False)
     client_info_wire: dict[str, Any] = field(init=False, repr=False, compare=False)
-    # The 2026-07-28 `_meta` envelope per revision, made by the first connection that
-    # needs it (`ClientConnection._envelope_for`): it is derived from this config alone,
-    # so the connections of one config share it instead of each building its own.
-    envelopes: dict[str, dict[str, Any]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """Check the settings (a pinned mode must be a supported revision, a log level
@@ -211,4 +225,3 @@ class ClientConfig:
         info.setdefault("name", self.name)
         info.setdefault("version", self.version)
         object.__setattr__(self, "client_info_wire", info)
-        object.__setattr__(self, "envelopes", {})

@@ -543,22 +543,23 @@ def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_L
     # nest past it, and one with fewer brackets than the limit cannot either.
     depth_limit = limits.max_depth
     if (
-        size > depth_limit
-        and data.count(b"[") + data.count(b"{") > depth_limit
+        size > 2 * depth_limit + 1
+        and data.count(b"[") + data.count(b"{") > depth_limit  # (`_too_deep`, inline)
         and _max_depth(data) > depth_limit
     ):
-        window = peek_window(limits)
-        raise LimitExceeded(
-            f"message nests deeper than {depth_limit} levels (Limits.max_depth)",
-            setting="Limits.max_depth",
-            http_status=400,
-            envelope=peek_envelope(bytes(data[:window]), bytes(data[-window:]), limits),
-        )
+        raise _deep_refusal(data, limits)
     # `from_json` decodes UTF-8 strictly and refuses NaN/Infinity, so every way the
     # text can be malformed surfaces here as one ValueError, answered -32700.
     try:
         value = pydantic_core.from_json(data, allow_inf_nan=False)
     except ValueError as exc:
+        # A message of at most twice the depth limit (and one) bytes is judged for depth
+        # only when it does not parse: a valid one cannot nest past the limit, each level
+        # taking two of its bytes, and the parser (its own limit is 200 levels) cannot
+        # recurse deeper than a message that short. So most results and notifications
+        # are spared the two scans, and a malformed one gets the error it got before.
+        if depth_limit < size <= 2 * depth_limit + 1 and _too_deep(data, depth_limit):
+            raise _deep_refusal(data, limits) from None
         raise RemoteProtocolError(f"parse error: {exc}", code=PARSE_ERROR) from None
     # Only a message longer than a limit can break it, so small ones skip the scans.
     # (Unset, the string limit is the message limit, which `size` is within already.)
@@ -567,6 +568,22 @@ def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_L
     if (size > digits and _has_digit_run(data, digits)) or (strings is not None and size > strings):
         _walk_for_limits(value, limits)
     return value
+
+
+def _too_deep(data: bytes | bytearray, depth_limit: int) -> bool:
+    """Whether the text nests past `depth_limit`: the bracket count first (one with
+    fewer brackets than the limit cannot), then the nesting itself."""
+    return data.count(b"[") + data.count(b"{") > depth_limit and _max_depth(data) > depth_limit
+
+
+def _deep_refusal(data: bytes | bytearray, limits: Limits) -> LimitExceeded:
+    window = peek_window(limits)
+    return LimitExceeded(
+        f"message nests deeper than {limits.max_depth} levels (Limits.max_depth)",
+        setting="Limits.max_depth",
+        http_status=400,
+        envelope=peek_envelope(bytes(data[:window]), bytes(data[-window:]), limits),
+    )
 
 
 def is_request_id(value: object) -> TypeGuard[int | str]:
@@ -621,6 +638,58 @@ def encode_request(request_id: RequestId, method: str, params: Mapping[str, Any]
         return pydantic_core.to_json(msg, inf_nan_mode="null")
     except pydantic_core.PydanticSerializationError:
         return dumps(msg)
+
+
+def trailing_members(members: Mapping[str, Any]) -> bytes | None:
+    """The encoded tail of an object that ends with `members`, for the `_ending`
+    encoders: the members after a comma, with the closing braces of the object and
+    of the message (the encoders drop the comma when nothing comes before). None
+    when `members` would not encode the fast way (their message then takes the
+    plain encoder, which knows the fallback).
+
+    Why: a 2026-07-28 client stamps the same `_meta` envelope on every request, and
+    a 2026-07-28 server ends every plain result with the same `resultType` and
+    server info. Encoding those once per client or server instead of once per
+    message is a third of each message's encoding; the bytes are the same.
+    """
+    try:
+        encoded = pydantic_core.to_json(dict(members), inf_nan_mode="null")
+    except pydantic_core.PydanticSerializationError:
+        return None
+    return b"," + encoded[1:-1] + b"}}"  # `{...}` without its braces: the members
+
+
+def encode_request_ending(
+    request_id: RequestId, method: str, params: dict[str, Any], tail: bytes
+) -> bytes | None:
+    """`encode_request(request_id, method, params | members)` for the members whose
+    `trailing_members` is `tail`, placed after those of `params` (the order a dict
+    they were added to last has): the same bytes, the members not encoded again.
+    None when the rest needs the plain encoder's fallback (the caller uses it)."""
+    try:
+        head = pydantic_core.to_json(
+            {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params},
+            inf_nan_mode="null",
+        )
+    except pydantic_core.PydanticSerializationError:
+        return None
+    # `head` ends with the closing braces of params and of the message: the tail, which
+    # carries both, goes in their place.
+    return head[:-2] + (tail if params else tail[1:])
+
+
+def encode_result_ending(
+    request_id: RequestId, result: dict[str, Any], tail: bytes
+) -> bytes | None:
+    """`encode_result` of `result` with the members of `tail` added last (see
+    `encode_request_ending`), or None for the plain encoder's fallback."""
+    try:
+        head = pydantic_core.to_json(
+            {"jsonrpc": "2.0", "id": request_id, "result": result}, inf_nan_mode="null"
+        )
+    except pydantic_core.PydanticSerializationError:
+        return None
+    return head[:-2] + (tail if result else tail[1:])
 
 
 def encode_notification(method: str, params: Mapping[str, Any] | None) -> bytes:

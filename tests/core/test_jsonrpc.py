@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import pytest
@@ -32,6 +33,7 @@ from mcp_core import (
     ResponseReceived,
     State,
 )
+from mcp_core import _jsonrpc as jr
 from tests.schema_check import validate_message
 
 from .engine_support import (
@@ -593,6 +595,68 @@ def test_depth_limit_boundary(limit: int) -> None:
     assert out(conn) == [
         error(6, PARSE_ERROR, f"message nests deeper than {limit} levels (Limits.max_depth)")
     ]
+
+
+def depth_first_outcome(data: bytes, limits: Limits) -> str:
+    """What `parse` said when it judged depth before parsing every message longer than
+    the limit: the oracle for the short messages it now parses first."""
+    limit = limits.max_depth
+    skeleton = re.sub(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"', b"", data)
+    level = deepest = 0
+    for byte in skeleton:
+        if byte in b"[{":
+            level += 1
+            deepest = max(deepest, level)
+        elif byte in b"]}":
+            level -= 1
+    if len(data) > limit and deepest > limit:
+        return "too deep"
+    try:
+        json.loads(data)
+    except ValueError:
+        return "parse error"
+    return "value"
+
+
+SHORT_TEXTS = [
+    b"[[[[[1]]]]]",  # 5 deep, 11 bytes: over twice the limit, judged first
+    b"[[[[[]]]]]",  # 5 deep, 10 bytes
+    b"[[[[1]]]]",  # 4 deep, 9 bytes: the longest a short message can be
+    b"[[[[[",  # 5 deep and unclosed: malformed, refused for its depth
+    b"[[[[[]",
+    b"{{{{{",
+    b'{"a":{"b":[[[',
+    b"[[[[x",  # 4 deep, malformed: a parse error
+    b'["[[[[["]',  # brackets in a string
+    b'[[[{"[":1}]]]',  # 4 deep with a bracket in a key
+    b" [[[[[] ",
+    b"[1,[2,[3,[4,[5]]]]]",
+]
+
+
+@pytest.mark.parametrize("text", SHORT_TEXTS)
+def test_short_messages_are_judged_for_depth_as_before(text: bytes) -> None:
+    """Up to twice the limit (and one byte), `parse` parses first and judges depth only
+    when that fails: a valid text cannot nest deeper than half its length. The outcome
+    is the one judging depth first gave."""
+    limits = Limits(max_depth=4)
+    expected = depth_first_outcome(text, limits)
+    try:
+        jr.parse(text, limits)
+    except jr.LimitExceeded as exc:
+        assert (expected, exc.setting) == ("too deep", "Limits.max_depth")
+    except RemoteProtocolError:
+        assert expected == "parse error"
+    else:
+        assert expected == "value"
+
+
+@pytest.mark.parametrize("size", [129, 200, 201, 257, 258])
+def test_unclosed_nesting_near_the_parsers_own_limit_is_refused_for_depth(size: int) -> None:
+    # The parser gives up at 200 levels by itself; what it refuses is still refused
+    # for the configured depth, whichever side of the short-message bound it is.
+    with pytest.raises(jr.LimitExceeded, match="nests deeper than 128"):
+        jr.parse(b"[" * size, Limits())
 
 
 def test_brackets_inside_strings_do_not_count_towards_depth() -> None:
