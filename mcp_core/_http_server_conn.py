@@ -1302,6 +1302,14 @@ class HTTPServerConnection:
                     leftover, self._unscanned = self._unscanned, b""
                     if not self._scan(leftover, events):
                         break
+                if self._exchange is not None and h.their_state is h11.MUST_CLOSE:
+                    # The client said `Connection: close` and its response (an SSE
+                    # stream, say) is still going out. RFC 9112 9.6: no later request
+                    # is processed, and the connection closes after that response. What
+                    # else the client sent waits unread (bounded as pipelined bytes are)
+                    # and goes with the connection, whether it came in the request's own
+                    # read or later: h11 would call it an error and cut the stream.
+                    break
                 try:
                     event = h.next_event()
                 except h11.RemoteProtocolError as exc:

@@ -314,3 +314,29 @@ def test_a_generated_response_is_read_alike_whole_and_a_byte_at_a_time(
     assert direct_closed or not h11_closed
     if end:
         assert direct_closed == h11_closed
+
+
+def test_bytes_after_a_close_request_wait_unread_under_its_stream() -> None:
+    """A legacy GET stream asked with `Connection: close`, then a pipelined ping: RFC
+    9112 9.6 has the server process no later request and close after the response.
+    The stream stays open, and the ping unanswered, whether the ping came in the GET's
+    own read or byte by byte later (h11 alone calls late bytes an error and would cut
+    the stream; the generated property above found the two paths apart)."""
+    session = _PROTO_SESSION
+    body = b'{"jsonrpc":"2.0","id":7,"method":"ping"}'
+    get = (
+        b"GET /mcp HTTP/1.1\r\nConnection: close\r\nHost: localhost:8000\r\n"
+        b"Accept: application/json, text/event-stream\r\n"
+        b"Content-Type: application/json\r\nContent-Length: %d\r\n"
+        % len(body)
+        + b"".join(b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in session.items())
+        + b"\r\n"
+        + body
+    )
+    answers = [_serve(get + _plain_ping(session), whole=whole) for whole in (True, False)]
+    assert answers[0] == answers[1]
+    out, _, closed = answers[0]
+    assert out.startswith(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n")
+    assert b"Connection: close\r\n" in out
+    assert b'"id":8' not in out  # the ping is not processed
+    assert not closed  # the stream goes on until it ends
