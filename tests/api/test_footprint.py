@@ -28,6 +28,18 @@ from mcp_core.testing import default_server_config
 
 from .conftest import MODES
 
+
+def _echo_server() -> MCPServer:
+    """The server every pair here talks to: one plain tool, so a call has an answer."""
+    server = MCPServer("footprint")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    return server
+
+
 # Needed only once a server speaks HTTP (or a client connects over it), once a
 # request is validated, or once a tool runs as a task: none of it belongs in the
 # import of `MCPServer`.
@@ -66,12 +78,7 @@ async def test_an_idle_pair_keeps_the_engine_state_in_slots(anyio_backend: str, 
     """Every attribute the engine sets lives in a slot: a connection's instance dict is
     made only for what a transport hangs on it (MCPServer's wake function); and what a
     link pair never uses is never made."""
-    server = MCPServer("footprint")
-
-    @server.tool()
-    def echo(text: str) -> str:
-        return text
-
+    server = _echo_server()
     async with Client(server, mode=mode) as client:
         assert (await client.call_tool("echo", {"text": "hi"})).content[0].text == "hi"
         client_connection = client._session.connection
@@ -219,12 +226,7 @@ async def test_connections_share_what_their_config_and_limits_derive(anyio_backe
     output limit from the limits alone: connections share them (about 180 and 32 bytes
     of each) rather than each building its own. A client declaring something else gets
     an envelope of its own, with what it declares."""
-    server = MCPServer("footprint")
-
-    @server.tool()
-    def echo(text: str) -> str:
-        return text
-
+    server = _echo_server()
     async with (
         Client(server, mode="2026-07-28") as first,
         Client(server, mode="2026-07-28") as second,
@@ -246,12 +248,7 @@ async def test_in_process_sessions_share_the_servers_handler(anyio_backend: str)
     """The server sessions of one `MCPServer` share its one request handler and the
     handler's fast path (a handler and a bound method per session before), and the
     `running()` each in-process client keeps holds no bound method of the server."""
-    server = MCPServer("footprint")
-
-    @server.tool()
-    def echo(text: str) -> str:
-        return text
-
+    server = _echo_server()
     async with Client(server) as first, Client(server) as second:
         for client in (first, second):
             assert (await client.call_tool("echo", {"text": "hi"})).content[0].text == "hi"
@@ -268,12 +265,7 @@ async def test_a_link_driver_is_its_own_driver_core(anyio_backend: str, mode: st
     """Each end of an in-process pair is one object, not a driver owning a `DriverCore`
     that called it back through a bound method (about 200 bytes of each end); the
     core's state (input ended, finishing, error) is the end's own."""
-    server = MCPServer("footprint")
-
-    @server.tool()
-    def echo(text: str) -> str:
-        return text
-
+    server = _echo_server()
     async with Client(server, mode=mode) as client:
         assert (await client.call_tool("echo", {"text": "hi"})).content[0].text == "hi"
         ends = [client._session._driver, client._context._server_session._driver]
