@@ -22,6 +22,7 @@ Used by tests/cluster and by tests/seeds (the seed flows through the balancer).
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import socket
@@ -39,11 +40,40 @@ from tests.timing import HANG, START
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _ephemeral_low() -> int:
+    """The first port of the kernel's ephemeral range (where port 0 and every outgoing
+    connection's local port come from); 32768 where it cannot be read."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as ranges:
+            return int(ranges.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
+    """A free loopback port for a process started later (a replica, nginx, Redis).
+
+    Why not port 0: the process binds the port only after it started (nginx after
+    every replica did), and a port from the ephemeral range may be taken meanwhile by
+    any outgoing connection of the parallel test workers (one CI run lost 41959 so:
+    nginx "bind() failed (98: Address already in use)"). Below that range only an
+    explicit bind takes a port, so a free one found there stays free; where the range
+    leaves no room below it, port 0 as before.
+    """
+    low = _ephemeral_low()
+    if low > 10_000:
+        for _ in range(50):
+            port = random.randrange(10_000, low)
+            with socket.socket() as sock:
+                try:
+                    sock.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+                return port
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+        found: int = sock.getsockname()[1]
+        return found
 
 
 def nginx_binary() -> str:
