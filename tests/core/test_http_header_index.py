@@ -22,6 +22,7 @@ from mcp_core._http_headers import (
     TrustedProxies,
     check_mirrored_headers,
 )
+from tests.core.test_http_plain_fields import _END, _LINE
 from tests.fuzz.harness import scaled
 
 
@@ -202,3 +203,22 @@ def test_every_reader_answers_an_indexed_head_as_the_plain_one(
             assert proxies.resolve(indexed, peer=peer) == proxies.resolve(plain, peer=peer)
     for params in (None, _HEADER_PARAMS):
         assert _mirrored(indexed, body, params) == _mirrored(plain, body, params)
+
+
+@settings(max_examples=scaled(400), deadline=None)
+@given(st.lists(st.tuples(_LINE, _END), max_size=6))
+def test_the_index_plain_fields_files_as_it_reads_is_the_fold(
+    lines: list[tuple[tuple[str, str, str], str]],
+) -> None:
+    # `plain_fields` hands its `HeaderList` the index it filed while reading (the common
+    # shape) or none (the expressions' path): either way, the fold of its fields.
+    text = "".join(name + colon + value + end for (name, colon, value), end in lines)
+    fields = plain_fields(text, 0)
+    if fields is not None:
+        assert fields.by_name() == _fold(list(fields))
+
+
+def test_a_repeated_field_is_filed_in_order() -> None:
+    fields = plain_fields("Host: a\r\nX: 1\r\nhost: b \r\n", 0)
+    assert fields is not None
+    assert fields.by_name() == {"host": ["a", "b"], "x": ["1"]}
