@@ -644,7 +644,8 @@ def check_mirrored_headers(
     trips over are reported as such: a non-string method is -32600, a request whose
     `params._meta` lacks the protocol version is -32602.
     """
-    folded = _fold_some(headers, _M_LETTERS)
+    # (A server's head is a `HeaderList`: its index, read without a call in between.)
+    folded = headers.by_name() if type(headers) is HeaderList else _fold_some(headers, _M_LETTERS)
     method = body.get("method")
     if not isinstance(method, str):
         raise RemoteProtocolError("method must be a string", code=INVALID_REQUEST)
