@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from http import HTTPStatus
-from typing import Any, Final
+from typing import Any, Final, Self, SupportsIndex
 
 from . import _jsonrpc as jr
 from ._errors import (
@@ -55,9 +55,105 @@ with; any other code travels with 200. The official SDK uses the same table."""
 Headers = list[tuple[str, str]]
 
 
+class HeaderList(list[tuple[str, str]]):
+    """A request head's fields, as a list of pairs (the `Headers` every reader takes),
+    that also answers "the values of this name" from an index built once.
+
+    A server reads the same head about eight times per request: the trusted proxies and
+    the Host/Origin check, what the client accepts (twice), Content-Type, the version
+    and session headers, the mirrored headers, the direct path's framing. Each was a
+    Python pass over every field (about 7,000 instructions for a 2026-07-28 POST's
+    seven); `by_name` makes one pass and each reader a dict lookup. The list stays a
+    list (order, repeats, equality with a plain list), so code that scans the pairs
+    reads it as before; every change to it drops the index, which the next
+    `by_name` rebuilds, so the index never disagrees with the pairs.
+    """
+
+    __slots__ = ("_index",)
+
+    def __init__(
+        self, pairs: Iterable[tuple[str, str]] = (), index: dict[str, list[str]] | None = None
+    ) -> None:
+        """`index`, when given, is the one `by_name` would build from `pairs`: a reader
+        that already lower-cased and trimmed every field (`plain_fields`) files it as it
+        goes, which costs a fraction of a second pass (about 15,000 instructions for
+        seven fields)."""
+        super().__init__(pairs)
+        self._index = index
+
+    def by_name(self) -> dict[str, list[str]]:
+        """Lower-cased name -> every value of that name, in order, trimmed of blanks
+        (RFC 9110 5.5: they are not part of the value; 5.1: names ignore case). Shared:
+        read it, never change it."""
+        index = self._index
+        if index is None:
+            index = {}
+            for name, value in self:
+                key = name.lower()
+                values = index.get(key)
+                if values is None:
+                    index[key] = [value.strip(" \t")]
+                else:
+                    values.append(value.strip(" \t"))
+            self._index = index
+        return index
+
+    # Every way a list changes drops the index (`*args: Any` takes each method's
+    # overloads as they are).
+    def __setitem__(self, *args: Any) -> None:
+        self._index = None
+        super().__setitem__(*args)
+
+    def __delitem__(self, *args: Any) -> None:
+        self._index = None
+        super().__delitem__(*args)
+
+    # (mypy compares `+=` with the inherited `+`, which gives a plain list; `+=` here
+    # changes this list in place, as `list`'s own does.)
+    def __iadd__(self, value: Iterable[tuple[str, str]], /) -> Self:  # type: ignore[override,misc]
+        self._index = None
+        return super().__iadd__(value)
+
+    def __imul__(self, value: SupportsIndex, /) -> Self:
+        self._index = None
+        return super().__imul__(value)
+
+    def append(self, *args: Any) -> None:
+        self._index = None
+        super().append(*args)
+
+    def extend(self, *args: Any) -> None:
+        self._index = None
+        super().extend(*args)
+
+    def insert(self, *args: Any) -> None:
+        self._index = None
+        super().insert(*args)
+
+    def remove(self, *args: Any) -> None:
+        self._index = None
+        super().remove(*args)
+
+    def pop(self, *args: Any) -> tuple[str, str]:
+        self._index = None
+        return super().pop(*args)
+
+    def clear(self) -> None:
+        self._index = None
+        super().clear()
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:
+        self._index = None
+        super().sort(*args, **kwargs)
+
+    def reverse(self) -> None:
+        self._index = None
+        super().reverse()
+
+
 def decode_headers(raw: Iterable[tuple[bytes, bytes]]) -> Headers:
     """h11 header pairs (names already lower-case) as text; Latin-1 never fails."""
-    return [(name.decode("latin-1"), value.decode("latin-1")) for name, value in raw]
+    return HeaderList([(name.decode("latin-1"), value.decode("latin-1")) for name, value in raw])
 
 
 def header_values(headers: Headers, name: str) -> list[str]:
@@ -72,6 +168,11 @@ def header_values(headers: Headers, name: str) -> list[str]:
 def single_header(headers: Headers, name: str) -> tuple[str | None, bool]:
     """(the value or None, whether it was repeated): repeats are refused by callers,
     because a first-value reader and a last-value reader would disagree."""
+    if type(headers) is HeaderList:
+        found = headers.by_name().get(name)
+        if found is None:
+            return None, False
+        return found[0], len(found) > 1
     values = header_values(headers, name)
     if not values:
         return None, False
@@ -103,7 +204,12 @@ def accepted(headers: Headers) -> tuple[bool, bool]:
     A `q=0` entry means "not acceptable", so it does not count. An absent Accept
     header accepts anything (RFC 9110 section 12.5.1).
     """
-    values = tuple(value for key, value in headers if key == "accept")
+    if type(headers) is HeaderList:
+        # (Trimmed here, which changes no answer: each item is trimmed in `_accepted`.)
+        listed = headers.by_name().get("accept")
+        values = () if listed is None else tuple(listed)
+    else:
+        values = tuple(value for key, value in headers if key == "accept")
     if not values:
         return True, True
     found = _ACCEPTED.get(values)
@@ -233,7 +339,7 @@ _FIELDS_OUT: Final = re.compile(
 )
 
 
-def plain_fields(text: str, start: int) -> Headers | None:
+def plain_fields(text: str, start: int) -> HeaderList | None:
     """The fields of a head (decoded as Latin-1) from `start` to its end, each line
     CRLF-ended (the blank line not included): names lower-cased, values trimmed, as
     h11 gives them; None unless every line is of the plain shape above."""
@@ -251,16 +357,27 @@ def plain_fields(text: str, start: int) -> Headers | None:
         joined = "".join(lines)
         if joined.isascii() and joined.isprintable():
             fields: Headers = []
+            # The head's index (`HeaderList.by_name`), filed as the fields are read: the
+            # names are lower-cased and the values trimmed here already (no tab can be
+            # left: `isprintable` refused the line).
+            index: dict[str, list[str]] = {}
             for line in lines:
                 name, colon, value = line.partition(":")
                 if not colon or not name.replace("-", "").isalnum():
                     break
-                fields.append((name.lower(), value.strip(" ")))
+                name = name.lower()
+                value = value.strip(" ")
+                fields.append((name, value))
+                values = index.get(name)
+                if values is None:
+                    index[name] = [value]
+                else:
+                    values.append(value)
             else:
-                return fields
+                return HeaderList(fields, index)
     if _FIELDS.fullmatch(text, start) is None:
         return None
-    return [(name.lower(), value) for name, value in _FIELD.findall(text, start)]
+    return HeaderList([(name.lower(), value) for name, value in _FIELD.findall(text, start)])
 
 
 # One field as `_FIELDS_OUT` accepts it: a head whose every field is of this shape is of
@@ -335,6 +452,7 @@ __all__ = [
     "SESSION_ID",
     "SSE",
     "HeadScanner",
+    "HeaderList",
     "Headers",
     "accepted",
     "decode_headers",

@@ -30,6 +30,7 @@ from mcp_core._errors import (
     LocalProtocolError,
     RemoteProtocolError,
 )
+from mcp_core._http import HeaderList
 
 __all__ = [
     "MCP_METHOD_HEADER",
@@ -521,6 +522,8 @@ def _fold(headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[str, l
     Whitespace around a field value is not part of it (RFC 9110 5.5), so it is trimmed
     before any comparison; the names are folded because field names ignore case (5.1).
     """
+    if type(headers) is HeaderList:
+        return headers.by_name()  # the same mapping, built once per head
     pairs: Iterable[tuple[str, str]] = headers.items() if isinstance(headers, Mapping) else headers
     folded: dict[str, list[str]] = {}
     for name, value in pairs:
@@ -542,8 +545,11 @@ def _fold_some(
 
     A request carries a dozen headers and a check reads two or three of them: the
     others are passed over with one index test instead of being lower-cased,
-    trimmed and filed.
+    trimmed and filed. A `HeaderList` has every name filed already: its index is
+    returned (a superset, read by name only).
     """
+    if type(headers) is HeaderList:
+        return headers.by_name()
     # A list first (a request head's headers are one): `isinstance` against the
     # `Mapping` ABC costs two Python calls per check.
     pairs: Iterable[tuple[str, str]] = (
@@ -638,7 +644,8 @@ def check_mirrored_headers(
     trips over are reported as such: a non-string method is -32600, a request whose
     `params._meta` lacks the protocol version is -32602.
     """
-    folded = _fold_some(headers, _M_LETTERS)
+    # (A server's head is a `HeaderList`: its index, read without a call in between.)
+    folded = headers.by_name() if type(headers) is HeaderList else _fold_some(headers, _M_LETTERS)
     method = body.get("method")
     if not isinstance(method, str):
         raise RemoteProtocolError("method must be a string", code=INVALID_REQUEST)
@@ -1113,6 +1120,8 @@ class TrustedProxies:
         # judged by, or the address it is logged as.
         if not self.entries or not self.trusts(peer):
             # The common case, on every request: look at Host alone.
+            if type(headers) is HeaderList:
+                return ClientView(scheme, _single_host(headers.by_name().get("host", [])), peer)
             pairs = headers.items() if isinstance(headers, Mapping) else headers
             # (The first letter first: only an H-name can be Host, and lowering each costs.)
             hosts = [

@@ -1537,23 +1537,28 @@ class HTTPServerConnection:
         headers = plain_fields(text, line.end())
         if headers is None:
             return False
-        hosts = 0
+        # Read from the head's index: the one pass over the fields it takes is the one
+        # every later reader of this head (`single_header`, `accepted`, the Host and
+        # mirrored-header checks) reuses.
+        index = headers.by_name()
+        hosts = index.get("host")
+        if hosts is None or len(hosts) != 1:
+            return False
+        if "transfer-encoding" in index or "expect" in index or "upgrade" in index:
+            return False
+        connections = index.get("connection")
+        if connections is not None:
+            for value in connections:
+                if value.lower() != "keep-alive":
+                    return False  # another connection option: h11 decides
         length = 0
-        seen_length = False
-        for name, value in headers:
-            if name in _DIRECT_WATCHED:
-                if name == "host":
-                    hosts += 1
-                elif name == "content-length":
-                    if seen_length or not (value.isascii() and value.isdigit()):
-                        return False
-                    if len(value) > 18:
-                        return False
-                    seen_length = True
-                    length = int(value)
-                elif name != "connection" or value.lower() != "keep-alive":
-                    return False  # transfer-encoding, expect, upgrade, another connection
-        if hosts != 1 or length > endpoint.max_body_bytes:
+        lengths = index.get("content-length")
+        if lengths is not None:
+            value = lengths[0]
+            if len(lengths) != 1 or not (value.isascii() and value.isdigit()) or len(value) > 18:
+                return False
+            length = int(value)
+        if length > endpoint.max_body_bytes:
             return False
         total = end + 4 + length
         if len(data) < total:
@@ -1647,10 +1652,6 @@ _D_BODY: Final = 2  # a streamed (chunked) body is open
 _D_DONE: Final = 3  # complete
 # The request line it reads (the fields: `_http.plain_fields`).
 _DIRECT_LINE: Final = re.compile(r"(GET|POST|DELETE) ([!-~]+) HTTP/1\.1\r\n")
-# Fields that change framing or the connection: read one by one (`_direct_request`).
-_DIRECT_WATCHED: Final = frozenset(
-    {"host", "content-length", "transfer-encoding", "expect", "upgrade", "connection"}
-)
 _STATUS_LINES: dict[int, bytes] = {}
 
 

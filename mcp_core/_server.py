@@ -404,7 +404,11 @@ class ServerConnection(_Connection):
         # the message never says LEGACY here by itself.
         # The envelope is read before the method: a 2026-07-28 `initialize` is not a legacy
         # handshake but an unknown method in that revision, and must be refused as one.
-        said = classify_era(params)
+        # (Asked only of the two methods the answer changes: every other request's
+        # first step is the same whatever the envelope says, and a 2026-07-28 POST's
+        # connection sees one request, a tools/call or the like, so the HTTP server's
+        # routing need not be repeated here.)
+        said = classify_era(params) if method == "initialize" or method == "ping" else None
         if method == "initialize" and said is not _MODERN:
             # A modern-only server still answers `initialize` with a reason (SPEC-NOTES 1.5,
             # rule 4): a legacy client cannot move forward on its own, and the versions
