@@ -400,6 +400,9 @@ class HTTPClientEndpoint:
         # Set once a legacy session is connected (and `listen` allows it): the GET stream
         # opens at the next pump, and reopens after it ends, until a 405 says there is none.
         self._want_listen = False
+        # The first GET stream of the session is queued or sent and no response head has
+        # come back yet (`listen_pending`): the adapter holds its handshake until then.
+        self._listen_unanswered = False
         self._closing = False
         # After a 404 for our session nothing more is sent under it: a new session needs a
         # new connection (and a new `initialize`), which the application decides.
@@ -415,6 +418,28 @@ class HTTPClientEndpoint:
     def tool_header_params(self) -> Mapping[str, Mapping[str, HeaderParam]]:
         """Tool name -> its `x-mcp-header` parameters, from 2026-07-28 `tools/list`."""
         return self._tool_params
+
+    @property
+    def listen_pending(self) -> bool:
+        """The legacy GET stream is due or on its way and the server has not answered it:
+        no response head yet (a 200 with its SSE head, or a refusal such as 405).
+
+        True from the `Connected` of a legacy session (with `listen`) until the first
+        GET's head arrives, or its exchange ends without one (connection refused,
+        dropped), or the endpoint closes. Reopening the stream later never makes it true
+        again. An adapter that waits for this to turn false before it hands the session
+        to the application (ours does, within `listen_timeout`) orders the GET before
+        the application's first requests: a server then has the stream to send on when
+        it answers them, instead of seeing a `tools/call` first and a GET later on
+        another connection.
+        """
+        return self._listen_unanswered or (
+            self._want_listen
+            and self._listen is None
+            and self.session_id is not None
+            and not self._closing
+            and not self._expired
+        )
 
     def pump(self) -> ClientOutbox:
         """Turn what the `ClientConnection` queued into HTTP requests (and aborts).
@@ -435,6 +460,7 @@ class HTTPClientEndpoint:
             and not self._expired
         ):
             self._listen = _ClientStream("listen")
+            self._listen_unanswered = True
             self._open_listen(self._listen, 0.0)
         requests, self._queue = self._queue, []
         aborts, self._aborts = self._aborts, []
@@ -508,6 +534,7 @@ class HTTPClientEndpoint:
             if stream.kind == "listen":
                 self._want_listen = False
                 self._listen = None
+                self._listen_unanswered = False
                 self._events.append(HTTPErrorReceived("listen", None, message))
             elif stream.request_id is None:
                 self._events.append(HTTPErrorReceived(stream.kind, None, message))
@@ -803,6 +830,8 @@ class HTTPClientEndpoint:
         """
         stream.http = None
         kind = stream.kind
+        if kind == "listen":
+            self._listen_unanswered = False  # answered, refused, or lost: not pending
         if kind == "terminate":
             # 404: the session was gone already; 405: the server does not let clients
             # end sessions (2025-03-26 allows that). Neither is worth reporting.
@@ -1006,6 +1035,7 @@ class HTTPClientEndpoint:
         self._queue = []
         self._streams.clear()
         self._listen = None
+        self._listen_unanswered = False
 
     def _session_expired(self) -> list[Event]:
         """A 404 for our session id: the server forgot the session (restart, idle timeout),
@@ -1235,15 +1265,18 @@ class HTTPClientConnection:
             # InformationalResponse (100 Continue): nothing to do
         return events
 
-    def close(self) -> list[Event]:
+    def close(self, *, aborted: bool = False) -> list[Event]:
         """The socket is closed (by you, or it broke): settle the exchange on it.
 
         An abort by the adapter (a 2026-07-28 cancel) and a broken socket end the same way:
-        the exchange is settled, and the stream decides whether to resume.
+        the exchange is settled, and the stream decides whether to resume. `aborted` says
+        the adapter broke the connection itself: its request is then never sent again
+        (the resend is for a server that closed an idle connection as the request went
+        out; a connection we broke tells nothing of whether the server read it).
         """
         if self._closed and self._stream is None:
             return []
-        return self._drop("connection closed")
+        return self._drop("connection closed", resend=not aborted)
 
     # ------------------------------------------------------------------ input
 
@@ -1259,6 +1292,8 @@ class HTTPClientConnection:
             return self._drop("response without a request")
         endpoint = self.endpoint
         self._status = status
+        if stream.kind == "listen":
+            endpoint._listen_unanswered = False  # acknowledged (200) or refused (405 ...)
         events: list[Event] = []
         content_type = media_type(single_header(headers, "content-type")[0])
         if 200 <= status < 300:
@@ -1522,7 +1557,7 @@ class HTTPClientConnection:
             f"raise {setting} in the client's limits to accept it"
         )
 
-    def _drop(self, reason: str, *, limit: bool = False) -> list[Event]:
+    def _drop(self, reason: str, *, limit: bool = False, resend: bool = True) -> list[Event]:
         """The exchange broke (EOF, garbage, a limit): settle it and retire the socket.
 
         Over a limit the request fails with LIMIT_EXCEEDED and is not resumed:
@@ -1537,7 +1572,7 @@ class HTTPClientConnection:
         # Only on a reused connection and before any byte of the answer: then the server
         # closed an idle connection as we sent, and never read the request (see the module
         # notes); anything else may have been acted on, and is never sent twice.
-        if self._reused and self._received == 0 and self.endpoint._resend(stream):
+        if resend and self._reused and self._received == 0 and self.endpoint._resend(stream):
             return []
         status = self._status if self._mode == "sse" else None
         return self.endpoint._ended(stream, status, self._mode, None, reason)

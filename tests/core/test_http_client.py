@@ -431,6 +431,66 @@ def test_get_stream_refused_with_405_is_not_retried() -> None:
     assert not conn.busy and client.pump().requests == []
 
 
+def legacy_listening() -> tuple[HTTPClientEndpoint, HTTPClientConnection]:
+    """A legacy endpoint whose first GET stream has just been sent, not answered."""
+    client = HTTPClientEndpoint(ClientConnection(ClientConfig(mode="legacy")), host="h")
+    assert not client.listen_pending  # not connected: no GET due
+    client.session_id = "s"
+    client._want_listen = True
+    assert client.listen_pending  # due, not queued yet
+    [listen] = client.pump().requests
+    assert listen.purpose == "listen" and client.listen_pending
+    conn = client.new_connection()
+    assert conn.start(listen)
+    conn.data_to_send()
+    assert client.listen_pending
+    return client, conn
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+        b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nallow: POST\r\n\r\n",
+        b"HTTP/1.1 500 Oops\r\ncontent-length: 0\r\n\r\n",
+    ],
+)
+def test_the_first_get_stream_is_pending_until_its_head_arrives(head: bytes) -> None:
+    client, conn = legacy_listening()
+    # The head in two pieces: nothing is answered before the whole head is in.
+    conn.receive_data(head[:20])
+    assert client.listen_pending
+    conn.receive_data(head[20:])
+    assert not client.listen_pending
+
+
+def test_a_get_stream_lost_or_closed_is_no_longer_pending() -> None:
+    client, conn = legacy_listening()
+    conn.close()  # the connection broke before any answer: retried later, not waited for
+    assert not client.listen_pending
+    [again] = client.pump().requests
+    assert again.purpose == "listen" and again.delay > 0
+    assert not client.listen_pending  # a reopening is never waited for
+    client, _conn = legacy_listening()
+    client.close()
+    assert not client.listen_pending
+
+
+def test_a_connection_the_adapter_aborted_is_not_sent_again() -> None:
+    """`close(aborted=True)`: we broke the connection ourselves, so nothing says the
+    server did not read the request; it fails (or resumes) as any broken exchange."""
+    client, mcp = raw_client()
+    conn = reused_connection(client, mcp)
+    rid = mcp.send_request("tools/list")
+    [request] = client.pump().requests
+    assert conn.start(request)
+    conn.data_to_send()
+    events = conn.close(aborted=True)
+    [failed] = [e for e in events if isinstance(e, RequestFailed)]
+    assert failed.request_id == rid and failed.code == CONNECTION_CLOSED
+    assert [r for r in client.pump().requests if r.purpose == "message"] == []
+
+
 def test_get_stream_reconnects_with_last_event_id() -> None:
     net, _mcp = make("legacy", retry_ms=100)
     net.cut(lambda c: c._stream is not None and c._stream.kind == "listen")
