@@ -261,7 +261,9 @@ class _ClientStream:
         self.last_event_id: str | None = None
         self.retry_ms: int | None = None
         self.attempts = 0
-        self.auth_retries: set[int] = set()  # the challenge statuses retried after
+        # The challenge statuses retried after; made on the first challenge (most streams
+        # never meet one).
+        self.auth_retries: set[int] | None = None
         self.got_events = False
         self.completed = False
         self.cancelled = False
@@ -302,7 +304,9 @@ class ClientOutbox:
     transport failed before sending them).
 
     Returned, never pushed: the engine cannot open sockets or schedule tasks, so each pump
-    hands the adapter a complete list of what to start and what to close.
+    hands the adapter a complete list of what to start and what to close. A pump with
+    nothing to hand over returns one shared empty outbox (most pumps of a call are
+    such): read an outbox, never add to its lists.
     """
 
     requests: list[HTTPRequest]
@@ -312,6 +316,10 @@ class ClientOutbox:
     def __bool__(self) -> bool:
         """True when there is anything for the adapter to do."""
         return bool(self.requests or self.aborts or self.events)
+
+
+#: What a pump with nothing to do returns (shared: see `ClientOutbox`).
+_NOTHING: Final = ClientOutbox([], [], [])
 
 
 # ========================================================================= endpoint
@@ -389,6 +397,9 @@ class HTTPClientEndpoint:
         self.session_id: str | None = None
         self._extra = [(k, v) for k, v in headers]
         self._streams: dict[RequestId, _ClientStream] = {}
+        # At least the number of modern `tools/list` streams in `_streams` (never fewer):
+        # while it is 0 no response needs the tool filter, and none is looked for.
+        self._modern_lists = 0
         # Tool name to its `x-mcp-header` parameters, learned from `tools/list`: a
         # `tools/call` must mirror those arguments in `Mcp-Param-*` headers (SEP-2243), and
         # only the tool's schema says which arguments they are.
@@ -462,6 +473,8 @@ class HTTPClientEndpoint:
             self._listen = _ClientStream("listen")
             self._listen_unanswered = True
             self._open_listen(self._listen, 0.0)
+        elif not (self._queue or self._aborts or self._events):
+            return _NOTHING
         requests, self._queue = self._queue, []
         aborts, self._aborts = self._aborts, []
         events, self._events = self._events, []
@@ -555,10 +568,12 @@ class HTTPClientEndpoint:
             or stream.kind == "terminate"
             or stream.cancelled
             or stream.completed
-            or status in stream.auth_retries
+            or (stream.auth_retries is not None and status in stream.auth_retries)
             or not is_authorization_challenge(status, headers)
         ):
             return []
+        if stream.auth_retries is None:
+            stream.auth_retries = set()
         stream.auth_retries.add(status)
         stream.http = None
         self._held.append(stream)
@@ -659,6 +674,8 @@ class HTTPClientEndpoint:
         stream.request = request
         if is_request and m.request_id is not None:
             self._streams[m.request_id] = stream
+            if modern and m.method == "tools/list":
+                self._modern_lists += 1
         # Streams are tracked by the wire id the request went out with: an answer, a cancel
         # and a resumption all name that id, never the application's logical one.
         self._queue.append(request)
@@ -724,7 +741,9 @@ class HTTPClientEndpoint:
         events: list[Event] = []
         # Parsed here only while a modern `tools/list` is out: every other message goes to
         # the connection untouched and is parsed once, by it.
-        if any(s.method == "tools/list" and s.modern for s in self._streams.values()):
+        if self._modern_lists and any(
+            s.method == "tools/list" and s.modern for s in self._streams.values()
+        ):
             data = self._filter_tools_in(data, events)
         events += mcp.receive_message(data)
         # The stream's own request, or (on a GET stream) any whose answer came there.
@@ -1008,6 +1027,8 @@ class HTTPClientEndpoint:
         """
         if stream.request_id is not None and self._streams.get(stream.request_id) is stream:
             del self._streams[stream.request_id]
+            if stream.modern and stream.method == "tools/list":
+                self._modern_lists -= 1
 
     def _abort(self, stream: _ClientStream) -> None:
         """Cancel `stream`: close its socket if it is on one (the adapter closes it), or
@@ -1034,6 +1055,7 @@ class HTTPClientEndpoint:
             request.cancelled = True
         self._queue = []
         self._streams.clear()
+        self._modern_lists = 0
         self._listen = None
         self._listen_unanswered = False
 
@@ -1062,8 +1084,10 @@ class HTTPClientEndpoint:
         any other response is ignored. A value that is not visible ASCII breaks the
         spec's rule for session ids and could not be sent back as a header.
         """
+        if stream.method != "initialize":
+            return []  # (not looked for: no other response's headers are read for it)
         session_id, _ = single_header(headers, SESSION_ID)
-        if session_id is None or stream.method != "initialize":
+        if session_id is None:
             return []
         if not is_visible_ascii(session_id):
             return [HTTPErrorReceived("message", None, "ignored a malformed Mcp-Session-Id")]

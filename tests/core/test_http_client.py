@@ -541,6 +541,33 @@ def test_modern_tools_list_drops_invalid_annotations() -> None:
     assert set(net.client.tool_header_params) == {"weather"}
 
 
+def test_every_modern_tools_list_is_filtered_however_many_came_before() -> None:
+    """The filter is looked for only while a modern `tools/list` is out: one after
+    another, two at once, and one after a cancelled one are all filtered."""
+    net, mcp = make("auto", app=App([WEATHER, BROKEN]))
+    for _ in range(2):
+        rid = mcp.send_request("tools/list")
+        net.run()
+        assert [t.name for t in result_of(net, rid).tools] == ["weather"]
+    cancelled = mcp.send_request("tools/list")
+    mcp.cancel_request(cancelled, "not needed")
+    both = [mcp.send_request("tools/list") for _ in range(2)]
+    net.run()
+    for rid in both:
+        assert [t.name for t in result_of(net, rid).tools] == ["weather"]
+    assert len(net.client_of(ToolsFiltered)) == 4
+    assert net.client._modern_lists == 0
+
+
+def test_a_pump_with_nothing_to_do_returns_the_shared_empty_outbox() -> None:
+    client, mcp = raw_client()
+    assert client.pump() is client.pump()
+    assert not client.pump() and client.pump().requests == []
+    mcp.send_request("tools/list")
+    out = client.pump()
+    assert out is not client.pump() and len(out.requests) == 1
+
+
 def test_modern_mismatch_without_listing_is_a_header_error() -> None:
     # Without tools/list the client cannot know the Mcp-Param headers: the server says so.
     net, mcp = make("auto", tool_header_params=tool_header_params_from([WEATHER]))
@@ -976,6 +1003,27 @@ def test_malformed_session_id_is_ignored() -> None:
     _, events, _ = exchange(client, json_response(200, result, "mcp-session-id: a b\r\n"))
     assert any(isinstance(e, HTTPErrorReceived) for e in events)
     assert client.session_id is None
+
+
+def test_a_session_id_is_taken_from_the_initialize_response_only() -> None:
+    client, mcp = raw_client("legacy")
+    result = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "s", "version": "1"},
+        },
+    }
+    exchange(client, json_response(200, result, "mcp-session-id: abc\r\n"))
+    assert client.session_id == "abc"
+    client.pump()  # notifications/initialized, the GET stream
+    rid = mcp.send_request("tools/list")
+    answer = {"jsonrpc": "2.0", "id": rid, "result": {"tools": []}}
+    _, events, _ = exchange(client, json_response(200, answer, "mcp-session-id: other\r\n"))
+    assert [e.request_id for e in events if isinstance(e, ResponseReceived)] == [rid]
+    assert client.session_id == "abc"  # a later response cannot move the session
 
 
 def test_server_sent_error_for_unknown_method_over_http() -> None:
