@@ -21,6 +21,13 @@ answers attached, `requestState` echoed) runs inside the engine, bounded by
 - a transport object with an async context manager method
   `connect(config, **session_options)` yielding a session.
 
+Over legacy Streamable HTTP the client opens its GET listen stream (the
+server's own requests and notifications) right after `initialize`, and the
+`async with` body starts once the server answered that GET (the 200 head of the
+stream, or a refusal such as 405): what the server sends there in answer to
+your first call has a stream. A server that does not answer it within 5 s
+(`listen_timeout`, an option of `connect_http`) gets the session anyway.
+
 `auth` (an `mcp_adapters.oauth.OAuthProvider`, http(s) URLs only) authorizes
 the client with OAuth: bearer tokens on every request, the flow on a 401 or a 403
 `insufficient_scope`, refresh before expiry (docs/authorization.md).

@@ -261,7 +261,9 @@ class _ClientStream:
         self.last_event_id: str | None = None
         self.retry_ms: int | None = None
         self.attempts = 0
-        self.auth_retries: set[int] = set()  # the challenge statuses retried after
+        # The challenge statuses retried after; made on the first challenge (most streams
+        # never meet one).
+        self.auth_retries: set[int] | None = None
         self.got_events = False
         self.completed = False
         self.cancelled = False
@@ -302,7 +304,9 @@ class ClientOutbox:
     transport failed before sending them).
 
     Returned, never pushed: the engine cannot open sockets or schedule tasks, so each pump
-    hands the adapter a complete list of what to start and what to close.
+    hands the adapter a complete list of what to start and what to close. A pump with
+    nothing to hand over returns one shared empty outbox (most pumps of a call are
+    such): read an outbox, never add to its lists.
     """
 
     requests: list[HTTPRequest]
@@ -312,6 +316,10 @@ class ClientOutbox:
     def __bool__(self) -> bool:
         """True when there is anything for the adapter to do."""
         return bool(self.requests or self.aborts or self.events)
+
+
+#: What a pump with nothing to do returns (shared: see `ClientOutbox`).
+_NOTHING: Final = ClientOutbox([], [], [])
 
 
 # ========================================================================= endpoint
@@ -389,6 +397,9 @@ class HTTPClientEndpoint:
         self.session_id: str | None = None
         self._extra = [(k, v) for k, v in headers]
         self._streams: dict[RequestId, _ClientStream] = {}
+        # At least the number of modern `tools/list` streams in `_streams` (never fewer):
+        # while it is 0 no response needs the tool filter, and none is looked for.
+        self._modern_lists = 0
         # Tool name to its `x-mcp-header` parameters, learned from `tools/list`: a
         # `tools/call` must mirror those arguments in `Mcp-Param-*` headers (SEP-2243), and
         # only the tool's schema says which arguments they are.
@@ -400,6 +411,9 @@ class HTTPClientEndpoint:
         # Set once a legacy session is connected (and `listen` allows it): the GET stream
         # opens at the next pump, and reopens after it ends, until a 405 says there is none.
         self._want_listen = False
+        # The first GET stream of the session is queued or sent and no response head has
+        # come back yet (`listen_pending`): the adapter holds its handshake until then.
+        self._listen_unanswered = False
         self._closing = False
         # After a 404 for our session nothing more is sent under it: a new session needs a
         # new connection (and a new `initialize`), which the application decides.
@@ -415,6 +429,28 @@ class HTTPClientEndpoint:
     def tool_header_params(self) -> Mapping[str, Mapping[str, HeaderParam]]:
         """Tool name -> its `x-mcp-header` parameters, from 2026-07-28 `tools/list`."""
         return self._tool_params
+
+    @property
+    def listen_pending(self) -> bool:
+        """The legacy GET stream is due or on its way and the server has not answered it:
+        no response head yet (a 200 with its SSE head, or a refusal such as 405).
+
+        True from the `Connected` of a legacy session (with `listen`) until the first
+        GET's head arrives, or its exchange ends without one (connection refused,
+        dropped), or the endpoint closes. Reopening the stream later never makes it true
+        again. An adapter that waits for this to turn false before it hands the session
+        to the application (ours does, within `listen_timeout`) orders the GET before
+        the application's first requests: a server then has the stream to send on when
+        it answers them, instead of seeing a `tools/call` first and a GET later on
+        another connection.
+        """
+        return self._listen_unanswered or (
+            self._want_listen
+            and self._listen is None
+            and self.session_id is not None
+            and not self._closing
+            and not self._expired
+        )
 
     def pump(self) -> ClientOutbox:
         """Turn what the `ClientConnection` queued into HTTP requests (and aborts).
@@ -435,7 +471,10 @@ class HTTPClientEndpoint:
             and not self._expired
         ):
             self._listen = _ClientStream("listen")
+            self._listen_unanswered = True
             self._open_listen(self._listen, 0.0)
+        elif not (self._queue or self._aborts or self._events):
+            return _NOTHING
         requests, self._queue = self._queue, []
         aborts, self._aborts = self._aborts, []
         events, self._events = self._events, []
@@ -508,6 +547,7 @@ class HTTPClientEndpoint:
             if stream.kind == "listen":
                 self._want_listen = False
                 self._listen = None
+                self._listen_unanswered = False
                 self._events.append(HTTPErrorReceived("listen", None, message))
             elif stream.request_id is None:
                 self._events.append(HTTPErrorReceived(stream.kind, None, message))
@@ -528,10 +568,12 @@ class HTTPClientEndpoint:
             or stream.kind == "terminate"
             or stream.cancelled
             or stream.completed
-            or status in stream.auth_retries
+            or (stream.auth_retries is not None and status in stream.auth_retries)
             or not is_authorization_challenge(status, headers)
         ):
             return []
+        if stream.auth_retries is None:
+            stream.auth_retries = set()
         stream.auth_retries.add(status)
         stream.http = None
         self._held.append(stream)
@@ -632,6 +674,8 @@ class HTTPClientEndpoint:
         stream.request = request
         if is_request and m.request_id is not None:
             self._streams[m.request_id] = stream
+            if modern and m.method == "tools/list":
+                self._modern_lists += 1
         # Streams are tracked by the wire id the request went out with: an answer, a cancel
         # and a resumption all name that id, never the application's logical one.
         self._queue.append(request)
@@ -697,7 +741,9 @@ class HTTPClientEndpoint:
         events: list[Event] = []
         # Parsed here only while a modern `tools/list` is out: every other message goes to
         # the connection untouched and is parsed once, by it.
-        if any(s.method == "tools/list" and s.modern for s in self._streams.values()):
+        if self._modern_lists and any(
+            s.method == "tools/list" and s.modern for s in self._streams.values()
+        ):
             data = self._filter_tools_in(data, events)
         events += mcp.receive_message(data)
         # The stream's own request, or (on a GET stream) any whose answer came there.
@@ -803,6 +849,8 @@ class HTTPClientEndpoint:
         """
         stream.http = None
         kind = stream.kind
+        if kind == "listen":
+            self._listen_unanswered = False  # answered, refused, or lost: not pending
         if kind == "terminate":
             # 404: the session was gone already; 405: the server does not let clients
             # end sessions (2025-03-26 allows that). Neither is worth reporting.
@@ -979,6 +1027,8 @@ class HTTPClientEndpoint:
         """
         if stream.request_id is not None and self._streams.get(stream.request_id) is stream:
             del self._streams[stream.request_id]
+            if stream.modern and stream.method == "tools/list":
+                self._modern_lists -= 1
 
     def _abort(self, stream: _ClientStream) -> None:
         """Cancel `stream`: close its socket if it is on one (the adapter closes it), or
@@ -1005,7 +1055,9 @@ class HTTPClientEndpoint:
             request.cancelled = True
         self._queue = []
         self._streams.clear()
+        self._modern_lists = 0
         self._listen = None
+        self._listen_unanswered = False
 
     def _session_expired(self) -> list[Event]:
         """A 404 for our session id: the server forgot the session (restart, idle timeout),
@@ -1032,8 +1084,10 @@ class HTTPClientEndpoint:
         any other response is ignored. A value that is not visible ASCII breaks the
         spec's rule for session ids and could not be sent back as a header.
         """
+        if stream.method != "initialize":
+            return []  # (not looked for: no other response's headers are read for it)
         session_id, _ = single_header(headers, SESSION_ID)
-        if session_id is None or stream.method != "initialize":
+        if session_id is None:
             return []
         if not is_visible_ascii(session_id):
             return [HTTPErrorReceived("message", None, "ignored a malformed Mcp-Session-Id")]
@@ -1235,15 +1289,18 @@ class HTTPClientConnection:
             # InformationalResponse (100 Continue): nothing to do
         return events
 
-    def close(self) -> list[Event]:
+    def close(self, *, aborted: bool = False) -> list[Event]:
         """The socket is closed (by you, or it broke): settle the exchange on it.
 
         An abort by the adapter (a 2026-07-28 cancel) and a broken socket end the same way:
-        the exchange is settled, and the stream decides whether to resume.
+        the exchange is settled, and the stream decides whether to resume. `aborted` says
+        the adapter broke the connection itself: its request is then never sent again
+        (the resend is for a server that closed an idle connection as the request went
+        out; a connection we broke tells nothing of whether the server read it).
         """
         if self._closed and self._stream is None:
             return []
-        return self._drop("connection closed")
+        return self._drop("connection closed", resend=not aborted)
 
     # ------------------------------------------------------------------ input
 
@@ -1259,6 +1316,8 @@ class HTTPClientConnection:
             return self._drop("response without a request")
         endpoint = self.endpoint
         self._status = status
+        if stream.kind == "listen":
+            endpoint._listen_unanswered = False  # acknowledged (200) or refused (405 ...)
         events: list[Event] = []
         content_type = media_type(single_header(headers, "content-type")[0])
         if 200 <= status < 300:
@@ -1522,7 +1581,7 @@ class HTTPClientConnection:
             f"raise {setting} in the client's limits to accept it"
         )
 
-    def _drop(self, reason: str, *, limit: bool = False) -> list[Event]:
+    def _drop(self, reason: str, *, limit: bool = False, resend: bool = True) -> list[Event]:
         """The exchange broke (EOF, garbage, a limit): settle it and retire the socket.
 
         Over a limit the request fails with LIMIT_EXCEEDED and is not resumed:
@@ -1537,7 +1596,7 @@ class HTTPClientConnection:
         # Only on a reused connection and before any byte of the answer: then the server
         # closed an idle connection as we sent, and never read the request (see the module
         # notes); anything else may have been acted on, and is never sent twice.
-        if self._reused and self._received == 0 and self.endpoint._resend(stream):
+        if resend and self._reused and self._received == 0 and self.endpoint._resend(stream):
             return []
         status = self._status if self._mode == "sse" else None
         return self.endpoint._ended(stream, status, self._mode, None, reason)

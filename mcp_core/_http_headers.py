@@ -473,9 +473,10 @@ def mirrored_request_headers(
         version = _plain_or_raise(MCP_PROTOCOL_VERSION_HEADER, protocol_version)
     else:
         version = protocol_version  # found plain when the entry was made
-    meta = params.get("_meta") if params is not None else None
-    if isinstance(meta, Mapping):
-        declared = cast(Mapping[str, Any], meta).get(PROTOCOL_VERSION_META_KEY, version)
+    meta: Any = params.get("_meta") if params is not None else None
+    # (`type is dict` first: the engine's own envelope is one, and an ABC check is not free)
+    if type(meta) is dict or isinstance(meta, Mapping):
+        declared = meta.get(PROTOCOL_VERSION_META_KEY, version)
         if declared != version:
             raise LocalProtocolError(
                 f"params._meta says protocol version {declared!r} but the header would say "

@@ -84,6 +84,26 @@ _CLAIMS_ALLOWED = _CLAIMS_REQUIRED | {"p"}
 # so `iat + ttl` and the comparisons with it would round.
 _MAX_INT = 2**53
 _B64URL = re.compile(r"[A-Za-z0-9_-]*")
+# The last character of a canonical unpadded base64url text, by the text's length mod 4:
+# after 2 characters (one byte) its low 4 bits are zero, after 3 (two bytes) its low 2.
+# Any other last character carries non-zero trailing bits, a second spelling.
+_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+_LAST_CHAR: dict[int, frozenset[str]] = {
+    0: frozenset(_ALPHABET),
+    2: frozenset(_ALPHABET[::16]),
+    3: frozenset(_ALPHABET[::4]),
+}
+# The encoders (and `_CLAIMS`, the decoder), made once: `json.dumps`/`json.loads` with
+# any option build a new one per call (about half of the canonical encoding's cost);
+# these give the same text and the same values.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False)
+_COMPACT = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+# Bounds of each key's memories (`_Key`): entries, and the largest canonical arguments
+# kept. Cleared whole when full, like the process-wide tables (docs/limits.md).
+_MEMORY_ENTRIES = 256
+_MEMORY_ARGS_BYTES = 1024
+# The largest token a sealer remembers having issued (`RequestStateSealer._issued`).
+_MEMORY_TOKEN_BYTES = 2048
 
 
 class RequestStateError(Exception):
@@ -125,13 +145,16 @@ def _b64encode(raw: bytes) -> str:
 
 
 def _b64decode(text: str) -> bytes:
-    """Decode canonical unpadded base64url only, so each token has one spelling."""
-    if _B64URL.fullmatch(text) is None or len(text) % 4 == 1:
+    """Decode canonical unpadded base64url only, so each token has one spelling.
+
+    Canonical is judged by the last character alone (`_LAST_CHAR`): with the alphabet
+    checked and no length of 1 mod 4, the trailing bits it holds are the only other
+    spelling a text can have; the same answer as encoding the bytes back and comparing.
+    """
+    tail = len(text) % 4
+    if _B64URL.fullmatch(text) is None or tail == 1 or (text and text[-1] not in _LAST_CHAR[tail]):
         _fail("bad_format")
-    raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    if _b64encode(raw) != text:  # non-zero trailing bits
-        _fail("bad_format")
-    return raw
+    return base64.urlsafe_b64decode(text + "=" * (-tail % 4))
 
 
 def _canonical_arguments(arguments: Mapping[str, Any] | None) -> bytes:
@@ -143,8 +166,7 @@ def _canonical_arguments(arguments: Mapping[str, Any] | None) -> bytes:
         arguments = {}
     elif not isinstance(arguments, Mapping):
         raise TypeError("arguments must be a mapping or None")
-    text = json.dumps(dict(arguments), sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return text.encode("ascii")
+    return _CANONICAL.encode(dict(arguments)).encode("ascii")
 
 
 def _utf8(text: str) -> bytes:
@@ -161,6 +183,9 @@ def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"non-finite number {name}")
 
 
+_CLAIMS = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def _is_number(value: object) -> bool:
     """A finite float, or an int a float can hold (never a bool, NaN or inf)."""
     if type(value) is float:
@@ -169,9 +194,15 @@ def _is_number(value: object) -> bool:
 
 
 class _Key:
-    """Material derived from one ring key."""
+    """Material derived from one ring key, and what it computed lately.
 
-    __slots__ = ("args_key", "kid", "mac_key", "principal_key")
+    Two memories, bounded (`_MEMORY_ENTRIES`, cleared whole when full), so the same
+    computation is not made twice in one round trip (seal, then unseal of the retry):
+    the principal's digest by principal (the caller's own, on both sides), and the
+    canonical arguments by the digest sealed for them (`args_match`).
+    """
+
+    __slots__ = ("_principals", "_sealed_args", "args_key", "kid", "mac_key", "principal_key")
 
     def __init__(self, secret: bytes) -> None:
         """Derive the sub-keys of one ring key. Separate keys per use, so a digest made
@@ -182,6 +213,8 @@ class _Key:
         self.mac_key = _hkdf(secret, b"mac", 32)
         self.principal_key = _hkdf(secret, b"principal", 32)
         self.args_key = _hkdf(secret, b"arguments", 32)
+        self._principals: dict[str, str] = {}
+        self._sealed_args: dict[str, bytes] = {}
 
     def mac(self, body: bytes) -> bytes:
         """The token's MAC: over the version prefix too, so a token cannot change format."""
@@ -194,12 +227,47 @@ class _Key:
         """
         return _b64encode(hmac.digest(self.args_key, canonical, hashlib.sha256)[:_DIGEST_LEN])
 
+    def seal_args(self, canonical: bytes) -> str:
+        """`args_digest`, remembering `canonical` under it (when short) for `args_match`."""
+        digest = self.args_digest(canonical)
+        if len(canonical) <= _MEMORY_ARGS_BYTES:
+            sealed = self._sealed_args
+            if len(sealed) >= _MEMORY_ENTRIES:
+                sealed.clear()
+            sealed[digest] = canonical
+        return digest
+
+    def args_match(self, claimed: str, canonical: bytes) -> bool:
+        """Whether `canonical` arguments are those the (authentic) digest `claimed` was
+        sealed for.
+
+        When this key sealed `claimed` lately, the arguments it sealed are compared
+        with `canonical` directly (equal canonical texts are exactly equal digests),
+        so the HMAC is not computed again for the retry of the same call; otherwise
+        the digest is. Looked up by the token's own claim, never by the arguments
+        given, so how long this takes tells a caller nothing about other calls.
+        """
+        sealed = self._sealed_args.get(claimed)
+        if sealed is not None:
+            return hmac.compare_digest(sealed, canonical)
+        return hmac.compare_digest(_utf8(claimed), _utf8(self.args_digest(canonical)))
+
     def principal_digest(self, principal: str) -> str:
         """A keyed digest of the principal, so the token binds the caller without
-        showing who it is (the payload is readable, not encrypted).
+        showing who it is (the payload is readable, not encrypted). Remembered: a
+        caller seals and unseals under the same principal.
         """
+        known = self._principals.get(principal)
+        if known is not None:
+            return known
         digest = hmac.digest(self.principal_key, _utf8(principal), hashlib.sha256)
-        return _b64encode(digest[:_DIGEST_LEN])
+        text = _b64encode(digest[:_DIGEST_LEN])
+        if len(principal) <= _MEMORY_ARGS_BYTES:
+            principals = self._principals
+            if len(principals) >= _MEMORY_ENTRIES:
+                principals.clear()
+            principals[principal] = text
+        return text
 
 
 class RequestStateSealer:
@@ -255,6 +323,10 @@ class RequestStateSealer:
         self._ttl = float(ttl)
         self._max_future_skew = float(max_future_skew)
         self._max_token_bytes = max_token_bytes
+        # Tokens sealed lately (the short ones), with their key and decoded body: the
+        # retry that echoes one is known authentic without decoding it or computing
+        # its MAC again (bounded like `_Key`'s memories).
+        self._issued: dict[str, tuple[_Key, bytes]] = {}
 
     @property
     def audience(self) -> str:
@@ -305,14 +377,14 @@ class RequestStateSealer:
             "exp": wall_time + self._ttl,
             "m": method,
             "t": target,
-            "a": key.args_digest(canonical),
+            "a": key.seal_args(canonical),
             "aud": self._audience,
         }
         if principal is not None:
             claims["p"] = key.principal_digest(principal)
         claims["s"] = state
         try:
-            payload = json.dumps(claims, separators=(",", ":"), allow_nan=False).encode("ascii")
+            payload = _COMPACT.encode(claims).encode("ascii")
         except (TypeError, ValueError, RecursionError) as exc:
             raise ValueError(f"state is not strict JSON: {exc}") from exc
         token = self._encode(key, payload)
@@ -321,6 +393,11 @@ class RequestStateSealer:
                 f"sealed requestState is {len(token)} bytes, over max_token_bytes="
                 f"{self._max_token_bytes}; keep less in the state"
             )
+        if len(token) <= _MEMORY_TOKEN_BYTES:
+            issued = self._issued
+            if len(issued) >= _MEMORY_ENTRIES:
+                issued.clear()
+            issued[token] = (key, key.kid + payload)
         return token
 
     def unseal(
@@ -357,26 +434,9 @@ class RequestStateSealer:
         body = key.kid + payload
         return f"{_VERSION}.{_b64encode(body)}.{_b64encode(key.mac(body))}"
 
-    def _unseal(
-        self,
-        token: object,
-        *,
-        method: str,
-        target: str,
-        arguments: Mapping[str, Any] | None,
-        principal: str | None,
-        wall_time: float,
-    ) -> Any:
-        """The checks of `unseal`, cheapest and most decisive first.
-
-        Size and shape before decoding, the MAC before parsing, so a forged token costs
-        one HMAC at most and its payload is never parsed; the claims are judged only
-        once the token is known to be ours. Digests are compared in constant time so
-        the time taken reveals nothing about how much of a forged one was right.
-        """
+    def _authentic(self, token: str) -> tuple[_Key, bytes]:
+        """The key and decoded body of a token that passes the shape and MAC checks."""
         # 1. Cheap structural checks, before any decoding.
-        if not isinstance(token, str):
-            _fail("not_a_string")
         if len(token) > self._max_token_bytes:  # chars <= UTF-8 bytes
             _fail("too_large")
         if not token.isascii():
@@ -395,10 +455,38 @@ class RequestStateSealer:
             _fail("unknown_key")
         if not hmac.compare_digest(key.mac(body), mac):
             _fail("bad_signature")
+        return key, body
+
+    def _unseal(
+        self,
+        token: object,
+        *,
+        method: str,
+        target: str,
+        arguments: Mapping[str, Any] | None,
+        principal: str | None,
+        wall_time: float,
+    ) -> Any:
+        """The checks of `unseal`, cheapest and most decisive first.
+
+        Size and shape before decoding, the MAC before parsing, so a forged token costs
+        one HMAC at most and its payload is never parsed; the claims are judged only
+        once the token is known to be ours. Digests are compared in constant time so
+        the time taken reveals nothing about how much of a forged one was right.
+        """
+        if not isinstance(token, str):
+            _fail("not_a_string")
+        issued = self._issued.get(token)
+        if issued is not None:
+            # 1-2. A token this sealer issued lately, character for character: its shape
+            # and its MAC were checked as it was made, so neither is worked out again.
+            key, body = issued
+        else:
+            key, body = self._authentic(token)
 
         # 3. Claim shapes (only reachable with a key: a bug or a leaked key).
         try:
-            claims = json.loads(body[_KID_LEN:].decode("utf-8"), parse_constant=_reject_constant)
+            claims = _CLAIMS.decode(body[_KID_LEN:].decode("utf-8"))
         except (ValueError, RecursionError):
             _fail("bad_claims")
         if not isinstance(claims, dict) or not (
@@ -432,10 +520,10 @@ class RequestStateSealer:
         if not (isinstance(target, str) and claims["t"] == target):
             _fail("wrong_target")
         try:
-            expected_args = key.args_digest(_canonical_arguments(arguments))
+            canonical = _canonical_arguments(arguments)
         except (TypeError, ValueError, RecursionError):
             _fail("wrong_arguments")  # never sealable, so never a match
-        if not hmac.compare_digest(_utf8(claims["a"]), _utf8(expected_args)):
+        if not key.args_match(claims["a"], canonical):
             _fail("wrong_arguments")
         if principal is None or p is None:
             if not (principal is None and p is None):

@@ -27,14 +27,12 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 from mcp_adapters.auth._fetch import fetch
 from mcp_adapters.client import Client, ClientRequestContext
-from mcp_adapters.http import connect_http
 from mcp_adapters.oauth import OAuthProvider, PreRegisteredClient
-from mcp_core import ClientConfig, Era, era_of
+from mcp_core import Era, era_of
 from mcp_core.oauth import JWTSigner
 from mcp_core.types import (
     CreateMessageResult,
@@ -167,30 +165,7 @@ def oauth_provider(name: str, context: dict[str, Any]) -> OAuthProvider:
     )
 
 
-#: Scenarios run without the legacy GET listen stream. sse-retry's server takes the first
-#: GET after the tool call for the resumption it tests, and answers the call there. Our
-#: listen GET is opened beside the first requests, on a new connection while they reuse
-#: the idle one, so it sometimes lands after the call and is taken for the resumption:
-#: the call is answered before the stream under test closes, and the scenario fails
-#: its timing check (-57 ms) by a race of its own design. The resumption it tests
-#: (waiting `retry`, `Last-Event-ID`) needs no listen stream.
-NO_LISTEN = frozenset({"sse-retry"})
-
-
-@dataclass(frozen=True)
-class _WithoutListen:
-    """A `Client` target: the Streamable HTTP endpoint at `url`, with no GET listen stream
-    (`HTTPSession(listen=False)`)."""
-
-    url: str
-
-    def connect(self, config: ClientConfig, **options: Any) -> Any:
-        return connect_http(self.url, config, listen=False, **options)
-
-
-def connect(
-    url: str, version: str, auth: OAuthProvider | None = None, *, listen: bool = True
-) -> Client:
+def connect(url: str, version: str, auth: OAuthProvider | None = None) -> Client:
     """A client speaking `version`: pinned for the handshake revisions; for 2026-07-28,
     "auto" (a `server/discover` probe at 2026-07-28 first), because a pinned modern
     client does not retry a request refused with UnsupportedProtocolVersionError.
@@ -199,7 +174,7 @@ def connect(
     by scripts/conformance.sh) and kills a client that outlives it. A shorter one here
     would only fail a scenario whose server is slow on a loaded machine."""
     return Client(
-        url if listen else _WithoutListen(url),
+        url,
         mode="auto" if era_of(version) is Era.MODERN else version,
         client_info=CLIENT_INFO,
         elicitation_callback=on_elicitation,
@@ -325,7 +300,7 @@ async def run(url: str) -> None:
     if name.startswith("auth/"):
         auth, play = oauth_provider(name, context), authorized
     log.info("scenario %r at %s against %s", name, version, url)
-    async with connect(url, version, auth, listen=name not in NO_LISTEN) as client:
+    async with connect(url, version, auth) as client:
         log.info("connected: %s", client.protocol_version)
         await play(client, context)
 

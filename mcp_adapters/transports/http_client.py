@@ -83,6 +83,9 @@ EventObserver = Callable[[Event], None]
 MAX_CONNECTIONS = 8
 #: Quick posts (notifications, answers, DELETE) running at once, besides those.
 MAX_SHORT_CONNECTIONS = 2
+#: How long connecting waits, after a legacy handshake, for the server to answer the GET
+#: listen stream (its 200 head, or a refusal) before the session is handed over anyway.
+LISTEN_TIMEOUT = 5.0
 
 
 class _Conn:
@@ -97,7 +100,7 @@ class _Conn:
     session's timer).
     """
 
-    __slots__ = ("carrying", "driver", "http", "quick")
+    __slots__ = ("aborted", "carrying", "driver", "http", "quick")
 
     def __init__(self, http: HTTPClientConnection) -> None:
         self.http = http
@@ -105,6 +108,8 @@ class _Conn:
         #: An exchange runs on it now, in the quick class (`quick`) or the long one.
         self.carrying = False
         self.quick = False
+        #: We broke it (`cancel`): what it carried is not sent again (`close(aborted=)`).
+        self.aborted = False
 
     def receive_data(self, data: bytes, *, wall_time: float | None = None) -> list[Any]:
         return self.http.receive_data(data)
@@ -120,6 +125,7 @@ class _Conn:
 
     def cancel(self) -> None:
         """Break the connection at once: what a 2026-07-28 cancellation is."""
+        self.aborted = True
         if self.driver is not None:
             self.driver.abort()
 
@@ -130,6 +136,10 @@ class HTTPSession:
     The same API as the stream backends' `Session` (`request`, `notify`, `wake`,
     `spawn`, `aclose`, `wait_closed`, `connection`, `connected`, `closed`,
     `transport_error`).
+
+    `listen` opens the legacy GET stream after `initialize`; the handshake then also
+    waits, at most `listen_timeout` seconds (0: not at all), for the server to answer
+    that GET, so the session is handed over with its stream up (or refused).
     """
 
     def __init__(
@@ -147,6 +157,7 @@ class HTTPSession:
         max_connections: int = MAX_CONNECTIONS,
         ssl_context: ssl.SSLContext | None = None,
         listen: bool = True,
+        listen_timeout: float = LISTEN_TIMEOUT,
         max_response_bytes: int | None = None,
         max_sse_event_bytes: int | None = None,
         max_header_bytes: int = 64 * 1024,
@@ -192,6 +203,9 @@ class HTTPSession:
             on_event=on_event,
         )
         self._connect_timeout = connect_timeout
+        self._listen_timeout = listen_timeout
+        # Set when the legacy GET stream stops being pending (`_handshake` waits on it).
+        self._listened: BackendEvent | None = None
         self._probe_timeout = probe_timeout
         self._close_timeout = close_timeout
         # The two classes of exchange, each with its cap, its count and its queue:
@@ -246,6 +260,12 @@ class HTTPSession:
     def session_id(self) -> str | None:
         """The legacy `Mcp-Session-Id` the server gave us."""
         return self._http.session_id
+
+    @property
+    def listen_pending(self) -> bool:
+        """The legacy GET stream is due or sent, and the server has not answered it yet
+        (true after connecting only when it did not within `listen_timeout`)."""
+        return self._http.listen_pending
 
     @property
     def open_connections(self) -> int:
@@ -336,6 +356,36 @@ class HTTPSession:
                     f"cannot connect to {self.url}: {self._error}"
                 ) from self._error
             raise
+        await self._await_listen()
+
+    async def _await_listen(self) -> None:
+        """Hold the connected legacy session until the server answered its GET stream.
+
+        The GET goes out on its own TCP connection beside the `initialized`
+        notification; the application's first requests would otherwise race it (reusing
+        the idle connection while the GET still connects), and a server answering them
+        with a request or notification of its own for the GET stream could find none
+        yet. So the session is handed over once the GET's response head arrived: a 200
+        (the stream is up), or a refusal (405: the server has no GET stream; any other
+        status, or a connection failure: the stream is retried in the background, as
+        before). A server that has not answered within `listen_timeout` seconds gets the
+        session anyway, with the GET still waiting: a slow stream must not make a working
+        session fail to connect. 2026-07-28 sessions and `listen=False` never wait.
+        """
+        if not self._http.listen_pending or self._listen_timeout <= 0 or self.closed:
+            return
+        listened = self._listened = self._backend_event()
+        try:
+            with anyio.move_on_after(self._listen_timeout) as scope:
+                await listened.wait()
+            if scope.cancelled_caught:
+                logger.debug(
+                    "%s has not answered the GET stream in %s s; connected without it",
+                    self.url,
+                    self._listen_timeout,
+                )
+        finally:
+            self._listened = None
 
     async def aclose(self, reason: str = "closed locally") -> None:
         """End the session: waiters fail, handlers are cancelled, a legacy session is
@@ -462,6 +512,9 @@ class HTTPSession:
         if deadline != self._armed and self._timer is not None:
             self._armed = deadline
             self._timer.arm(deadline)
+        listened = self._listened
+        if listened is not None and not self._http.listen_pending:
+            listened.set()
 
     def spawn(self, awaitable: Awaitable[Any]) -> None:
         """Run a callback coroutine as a task of the session (errors are logged)."""
@@ -686,7 +739,7 @@ class HTTPSession:
             self._error = driver.error
         carrying, conn.carrying = conn.carrying, False
         try:
-            self._dispatch(http.close())
+            self._dispatch(http.close(aborted=conn.aborted))
         finally:
             if carrying:
                 self._done(int(conn.quick))
@@ -751,8 +804,15 @@ async def connect_http(
     takes within `connect_timeout`, unless `probe_timeout` is given (then a server
     still silent by then is taken to be legacy, as on stdio).
 
+    A legacy session opens its GET listen stream (server-to-client messages) right
+    after `initialize`, and the block starts once the server answered that GET (its
+    200 SSE head, or a refusal such as 405), so whatever the server sends on it in
+    answer to the first requests has a stream; a server that does not answer within
+    `listen_timeout` (5 s) gets the session anyway, the GET still waiting.
+    `listen=False` opens no GET stream.
+
     `headers` go on every request (authorization ...); `options` are `HTTPSession`'s
-    (`max_connections`, `close_timeout`, `ssl_context`, `listen`, and the limits
+    (`max_connections`, `close_timeout`, `ssl_context`, `listen`, `listen_timeout`, and the limits
     `max_response_bytes`, `max_sse_event_bytes`, `max_header_bytes`,
     `max_reconnects`, `max_tools`: docs/limits.md). Leaving the block
     ends the session (DELETE for a legacy one) and closes every socket.

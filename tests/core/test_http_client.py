@@ -431,6 +431,66 @@ def test_get_stream_refused_with_405_is_not_retried() -> None:
     assert not conn.busy and client.pump().requests == []
 
 
+def legacy_listening() -> tuple[HTTPClientEndpoint, HTTPClientConnection]:
+    """A legacy endpoint whose first GET stream has just been sent, not answered."""
+    client = HTTPClientEndpoint(ClientConnection(ClientConfig(mode="legacy")), host="h")
+    assert not client.listen_pending  # not connected: no GET due
+    client.session_id = "s"
+    client._want_listen = True
+    assert client.listen_pending  # due, not queued yet
+    [listen] = client.pump().requests
+    assert listen.purpose == "listen" and client.listen_pending
+    conn = client.new_connection()
+    assert conn.start(listen)
+    conn.data_to_send()
+    assert client.listen_pending
+    return client, conn
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+        b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nallow: POST\r\n\r\n",
+        b"HTTP/1.1 500 Oops\r\ncontent-length: 0\r\n\r\n",
+    ],
+)
+def test_the_first_get_stream_is_pending_until_its_head_arrives(head: bytes) -> None:
+    client, conn = legacy_listening()
+    # The head in two pieces: nothing is answered before the whole head is in.
+    conn.receive_data(head[:20])
+    assert client.listen_pending
+    conn.receive_data(head[20:])
+    assert not client.listen_pending
+
+
+def test_a_get_stream_lost_or_closed_is_no_longer_pending() -> None:
+    client, conn = legacy_listening()
+    conn.close()  # the connection broke before any answer: retried later, not waited for
+    assert not client.listen_pending
+    [again] = client.pump().requests
+    assert again.purpose == "listen" and again.delay > 0
+    assert not client.listen_pending  # a reopening is never waited for
+    client, _conn = legacy_listening()
+    client.close()
+    assert not client.listen_pending
+
+
+def test_a_connection_the_adapter_aborted_is_not_sent_again() -> None:
+    """`close(aborted=True)`: we broke the connection ourselves, so nothing says the
+    server did not read the request; it fails (or resumes) as any broken exchange."""
+    client, mcp = raw_client()
+    conn = reused_connection(client, mcp)
+    rid = mcp.send_request("tools/list")
+    [request] = client.pump().requests
+    assert conn.start(request)
+    conn.data_to_send()
+    events = conn.close(aborted=True)
+    [failed] = [e for e in events if isinstance(e, RequestFailed)]
+    assert failed.request_id == rid and failed.code == CONNECTION_CLOSED
+    assert [r for r in client.pump().requests if r.purpose == "message"] == []
+
+
 def test_get_stream_reconnects_with_last_event_id() -> None:
     net, _mcp = make("legacy", retry_ms=100)
     net.cut(lambda c: c._stream is not None and c._stream.kind == "listen")
@@ -479,6 +539,33 @@ def test_modern_tools_list_drops_invalid_annotations() -> None:
     assert [name for name, _ in filtered.dropped] == ["broken"]
     assert [t.name for t in result_of(net, rid).tools] == ["weather"]
     assert set(net.client.tool_header_params) == {"weather"}
+
+
+def test_every_modern_tools_list_is_filtered_however_many_came_before() -> None:
+    """The filter is looked for only while a modern `tools/list` is out: one after
+    another, two at once, and one after a cancelled one are all filtered."""
+    net, mcp = make("auto", app=App([WEATHER, BROKEN]))
+    for _ in range(2):
+        rid = mcp.send_request("tools/list")
+        net.run()
+        assert [t.name for t in result_of(net, rid).tools] == ["weather"]
+    cancelled = mcp.send_request("tools/list")
+    mcp.cancel_request(cancelled, "not needed")
+    both = [mcp.send_request("tools/list") for _ in range(2)]
+    net.run()
+    for rid in both:
+        assert [t.name for t in result_of(net, rid).tools] == ["weather"]
+    assert len(net.client_of(ToolsFiltered)) == 4
+    assert net.client._modern_lists == 0
+
+
+def test_a_pump_with_nothing_to_do_returns_the_shared_empty_outbox() -> None:
+    client, mcp = raw_client()
+    assert client.pump() is client.pump()
+    assert not client.pump() and client.pump().requests == []
+    mcp.send_request("tools/list")
+    out = client.pump()
+    assert out is not client.pump() and len(out.requests) == 1
 
 
 def test_modern_mismatch_without_listing_is_a_header_error() -> None:
@@ -916,6 +1003,27 @@ def test_malformed_session_id_is_ignored() -> None:
     _, events, _ = exchange(client, json_response(200, result, "mcp-session-id: a b\r\n"))
     assert any(isinstance(e, HTTPErrorReceived) for e in events)
     assert client.session_id is None
+
+
+def test_a_session_id_is_taken_from_the_initialize_response_only() -> None:
+    client, mcp = raw_client("legacy")
+    result = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "s", "version": "1"},
+        },
+    }
+    exchange(client, json_response(200, result, "mcp-session-id: abc\r\n"))
+    assert client.session_id == "abc"
+    client.pump()  # notifications/initialized, the GET stream
+    rid = mcp.send_request("tools/list")
+    answer = {"jsonrpc": "2.0", "id": rid, "result": {"tools": []}}
+    _, events, _ = exchange(client, json_response(200, answer, "mcp-session-id: other\r\n"))
+    assert [e.request_id for e in events if isinstance(e, ResponseReceived)] == [rid]
+    assert client.session_id == "abc"  # a later response cannot move the session
 
 
 def test_server_sent_error_for_unknown_method_over_http() -> None:

@@ -387,6 +387,95 @@ def test_padding_and_non_canonical_base64_rejected() -> None:
         assert reason_of(s, variant) == "bad_format", variant
 
 
+def test_the_last_character_decides_canonical_as_encoding_back_does() -> None:
+    """`_b64decode` judges a canonical spelling by its last character: for every text of
+    one to four bytes' length and every last character, it accepts exactly the texts
+    that encode back to themselves (the check it replaced)."""
+    rng = random.Random(7)
+    for size in range(1, 5):
+        for _ in range(20):
+            text = b64e(rng.randbytes(size))
+            for last in B64_ALPHABET:
+                variant = text[:-1] + last
+                canonical = b64e(b64d(variant)) == variant
+                try:
+                    rs_module._b64decode(variant)
+                    accepted = True
+                except RequestStateError:
+                    accepted = False
+                assert accepted == canonical, variant
+
+
+# ------------------------------------------------------- what a sealer remembers
+
+
+def test_a_sealer_with_nothing_remembered_judges_alike() -> None:
+    """The retry may reach another process (or a memory cleared meanwhile): a sealer
+    sharing the keys, that sealed nothing, accepts the same token and refuses the same
+    changes as the one that sealed it."""
+    s, other = sealer(), sealer()
+    token = s.seal(STATE, **CTX)
+    assert other.unseal(token, **CTX) == s.unseal(token, **CTX) == STATE
+    for changes, reason in [
+        ({"arguments": {"date": "2026-08-02"}}, "wrong_arguments"),
+        ({"principal": "mallory"}, "principal_mismatch"),
+        ({"wall_time": T0 + 601}, "expired"),
+        ({"target": "other"}, "wrong_target"),
+    ]:
+        assert reason_of(s, token, **changes) == reason_of(other, token, **changes) == reason
+
+
+def test_an_issued_token_is_rechecked_for_time_and_bindings() -> None:
+    """Knowing a token authentic (sealed here lately) skips its decoding and MAC, not
+    the claims: expiry, arguments, principal and target are judged as always."""
+    s = sealer()
+    token = s.seal(STATE, **CTX)
+    assert token in s._issued
+    assert reason_of(s, token, wall_time=T0 + 600) == "expired"
+    assert reason_of(s, token, arguments={**CTX["arguments"], "party": 5}) == "wrong_arguments"
+    assert reason_of(s, token, arguments=None) == "wrong_arguments"
+    assert reason_of(s, token, principal=None) == "principal_mismatch"
+    assert reason_of(s, token, principal="bob") == "principal_mismatch"
+    assert reason_of(s, token, method="prompts/get") == "wrong_method"
+    assert s.unseal(token, **CTX) == STATE
+    # One character off is another token: not remembered, and refused by its MAC.
+    _, body, mac = token.split(".")
+    flipped = mac[:-2] + ("A" if mac[-2] != "A" else "B") + mac[-1]
+    assert reason_of(s, f"v1.{body}.{flipped}") == "bad_signature"
+
+
+def test_the_state_comes_back_fresh_from_a_remembered_token() -> None:
+    s = sealer()
+    state = {"list": [1, 2]}
+    token = s.seal(state, **CTX)
+    state["list"].append(3)  # the application changes its object after sealing
+    first = s.unseal(token, **CTX)
+    assert first == {"list": [1, 2]}
+    first["list"].append(4)
+    assert s.unseal(token, **CTX) == {"list": [1, 2]}
+
+
+def test_the_memories_are_bounded() -> None:
+    s = sealer()
+    key = s._sealing_key
+    for i in range(3 * rs_module._MEMORY_ENTRIES):
+        s.seal(STATE, **ctx(arguments={"i": i}, principal=f"user-{i}"))
+    assert 0 < len(s._issued) <= rs_module._MEMORY_ENTRIES
+    assert 0 < len(key._sealed_args) <= rs_module._MEMORY_ENTRIES
+    assert 0 < len(key._principals) <= rs_module._MEMORY_ENTRIES
+    # Long arguments and long tokens are not kept, and judged in full.
+    s = sealer()
+    key = s._sealing_key
+    big = {"text": "x" * rs_module._MEMORY_TOKEN_BYTES}
+    token = s.seal(STATE, **ctx(arguments=big))
+    assert token in s._issued and not key._sealed_args
+    assert s.unseal(token, **ctx(arguments=big)) == STATE
+    assert reason_of(s, token, arguments={"text": "y"}) == "wrong_arguments"
+    token = s.seal(big, **CTX)
+    assert token not in s._issued and len(key._sealed_args) == 1
+    assert s.unseal(token, **CTX) == big
+
+
 def test_unknown_key_id_and_bad_signature() -> None:
     s = sealer()
     token = s.seal(STATE, **CTX)

@@ -241,19 +241,13 @@ async def test_confirm_deposit(peer: Any, transport: str, mode: str) -> None:
     async with peer() as p:
         result = await p.ours.call_tool("confirm_deposit", {"booking_id": "b-42"})
         assert text(result) == "Deposit received for booking b-42."
-        if mode == "legacy" and transport == "http":
-            # The seed calls send_elicit_complete(id) with no related request, so the SDK
-            # sends it on the standalone GET SSE stream, which a client opens by itself
-            # after initialize: sent before the SDK has that stream, it is dropped (no
-            # event store). Not a bug on either side; call again until the stream is up.
-            # (Ours relates it to the tools/call, so it rides the POST stream.)
-            with anyio.fail_after(HANG):
-                while not completes():
-                    await p.ours.call_tool("confirm_deposit", {"booking_id": "b-42"})
-                    with anyio.move_on_after(0.5):
-                        await until(completes)
-        elif mode == "legacy":
-            await until(completes)  # stdio: one channel, nothing to wait for
+        if mode == "legacy":
+            # Over HTTP the seed's send_elicit_complete(id), with no related request, goes
+            # on the standalone GET SSE stream (ours relates it to the tools/call, so it
+            # rides the POST stream), and the SDK drops it when it has no such stream yet
+            # (no event store). Our client hands the session over once the SDK answered
+            # the GET, so the first call's notification arrives. Over stdio: one channel.
+            await until(completes)
     if mode == "legacy":
         # notifications/elicitation/complete (2025-11-25 only).
         assert {note.params.elicitation_id for note in completes()} == {"deposit-b-42"}
@@ -434,6 +428,20 @@ async def test_sdk_ctx_elicit_has_no_back_channel_on_2026(
 
 
 # ------------------------------------------ regressions: bugs of ours, fixed
+
+
+async def test_the_sdk_answered_the_get_stream_when_a_legacy_client_is_connected(
+    servers: dict[str, ServerProcess],
+) -> None:
+    """Connecting over legacy HTTP waits for the server's answer to our GET listen stream
+    (it used to race the first calls): the SDK's 200 came within the wait, the stream is
+    up, and the SDK's notification on it in answer to the first call arrives."""
+    peer = Peer()
+    async with peer.connect(servers["seeds"].url, "legacy") as client:
+        assert not client.session.listen_pending and client.session.transport_error is None
+        await client.call_tool("confirm_deposit", {"booking_id": "b-7"})
+        await until(lambda: peer.notifications)
+    assert [type(n).__name__ for n in peer.notifications] == ["ElicitCompleteNotification"]
 
 
 async def test_auto_mode_recovers_when_the_probe_times_out_on_a_slow_server() -> None:
