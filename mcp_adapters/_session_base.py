@@ -376,27 +376,23 @@ class Session(SessionState):
         self._on_events(events)
         self._driver.wake()
 
-    def _start_now(self, event: RequestReceived) -> tuple[bool, Work | None]:
-        """(True, None) when the request was answered where it arrived; else the work
-        to run in a task (None: call `on_request`)."""
-        if self._now is None or self._driver.busy:
-            return False, None
-        try:
-            work = self._now(self, event)
-        except Exception as exc:
-            self._core.answer_exception(event.request_id, exc)
-            work = None
-        if work is None:
-            self._driver.wake()
-            return True, None
-        return False, work
-
     def _spawn(self, event: RequestReceived) -> Cancellable | None:
-        answered, work = self._start_now(event)
-        if answered:
-            return None
-        # Eager: a handler that never suspends (an `async def` tool awaiting nothing)
-        # answers here, as a plain one does; None then, as nothing is left to cancel.
+        """Answer the request where it arrived when the handler can (`now`: None then);
+        else run it in a task, started eagerly: a handler that never suspends (an `async
+        def` tool awaiting nothing) answers here too, as a plain one does, and None
+        comes back as nothing is left to cancel. (One function: a helper that decided
+        between the two was one call more per request.)"""
+        work: Work | None = None
+        if self._now is not None and not self._driver.busy:
+            try:
+                work = self._now(self, event)
+            except Exception as exc:
+                self._core.answer_exception(event.request_id, exc)
+                work = None
+            if work is None:
+                self._driver.wake()
+                return None  # answered where it arrived
+        # (work None: call `on_request`)
         return self._tasks.start_eager(self._handle, event, work)
 
     async def _handle(self, event: RequestReceived, work: Work | None) -> None:

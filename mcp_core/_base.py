@@ -798,23 +798,39 @@ class _Connection:
         # a message over a size is never parsed, and a deep or wide one is refused by the
         # parser before Python's recursion limit could turn it into a crash (RELIABILITY.md
         # 1.2).
+        # A client's events caused by its application's own calls (the handshake's
+        # Connected, a call failed by a refused input) come out in causal order: those of
+        # earlier local calls first, those of this message right after it, however the
+        # input was split. (Here rather than in a client override: one call less per
+        # message; a server never queues any.)
+        if self._pending_events:
+            self._flush_pending_events(events)
         if type(data) is not bytes and isinstance(data, jr.LimitExceeded):
             self._refuse(data, events)
-            return
-        try:
-            obj = jr.parse(data, self.limits)
-        except jr.LimitExceeded as refusal:
-            self._refuse(refusal, events)
-            return
-        except RemoteProtocolError as exc:
-            # JSON-RPC 2.0 section 5.1: a parse error is answered with id null (or none,
-            # where the revision allows), since no id could be read.
-            self._reply_error(None, exc.code, exc.message, events)
-            return
-        if type(obj) is dict:  # nearly every message: one call less than the router
-            self._dispatch(obj, events)
         else:
-            self._receive_object(obj, events)
+            try:
+                obj = jr.parse(data, self.limits)
+            except jr.LimitExceeded as refusal:
+                self._refuse(refusal, events)
+            except RemoteProtocolError as exc:
+                # JSON-RPC 2.0 section 5.1: a parse error is answered with id null (or
+                # none, where the revision allows), since no id could be read.
+                self._reply_error(None, exc.code, exc.message, events)
+            else:
+                if type(obj) is dict:  # nearly every message: one call less than the router
+                    self._dispatch(obj, events)
+                else:
+                    self._receive_object(obj, events)
+        if self._pending_events:
+            self._flush_pending_events(events)
+
+    #: Events a client's own calls caused, waiting to come out with the next input
+    #: (`_client.py`); always empty on a server, which reads this class default.
+    _pending_events: list[Event] = NO_ITEMS
+
+    def _flush_pending_events(self, events: list[Event]) -> None:
+        events.extend(self._pending_events)
+        self._pending_events = NO_ITEMS
 
     def _receive_object(self, obj: Any, events: list[Event]) -> None:
         """Route a parsed message by its JSON type: an object, a batch, or junk.
@@ -988,7 +1004,8 @@ class _Connection:
         if not inbound:
             self._inbound = EMPTY  # (see `_end_inbound`)
         self._ended_ids("inbound").add(rid)
-        self._inbound_ended(rid, entry, answered=False)
+        if entry.method in self._ENDINGS_WATCHED:
+            self._inbound_ended(rid, entry, answered=False)
         # Questions a server asked for this request go with it (`_withdraw` cancels them on
         # the wire), so the client stops prompting for a request nobody waits on.
         if self._rounds:
@@ -1594,9 +1611,15 @@ class _Connection:
     def _check_notification_allowed(self, method: str) -> None:
         """Role hook: refuse notifications the negotiated capabilities do not cover."""
 
+    #: The methods whose ending the role wants to hear of (`_inbound_ended`): the hook is
+    #: called only for these, so an answer to any other request (nearly every one: only a
+    #: legacy server's `resources/subscribe` is watched) makes no call only to return.
+    _ENDINGS_WATCHED: frozenset[str] = frozenset()
+
     def _inbound_ended(self, rid: RequestId, entry: Inbound, *, answered: bool) -> None:
         """Role hook: a peer's request left the in-flight table, with a result
-        (`answered`) or without one (an error, the peer's cancel, an abandoned stream)."""
+        (`answered`) or without one (an error, the peer's cancel, an abandoned stream).
+        Called only for a method in `_ENDINGS_WATCHED`."""
 
     def _take_inbound(self, rid: RequestId) -> Inbound | None:
         """The peer's request an answering verb names. None for one that ended (the
@@ -1688,7 +1711,8 @@ class _Connection:
         if ended is NO_IDS:  # (`_ended_ids`, inline: this runs per answer)
             ended = self._ended_inbound = RecentIds(self.limits.max_remembered_ids)
         ended.add(request_id)
-        self._inbound_ended(request_id, entry, answered=by is _RESULT)
+        if entry.method in self._ENDINGS_WATCHED:
+            self._inbound_ended(request_id, entry, answered=by is _RESULT)
 
     def send_error(self, request_id: RequestId, code: int, message: str, data: Any = None) -> bool:
         """Answer a peer's request with an error. False as for `send_result`.
@@ -1925,7 +1949,8 @@ class _Connection:
             self._inbound = EMPTY  # (see `_end_inbound`)
         self._step(entry, "inbound", RequestInput.ABANDON)
         self._ended_ids("inbound").add(request_id)
-        self._inbound_ended(request_id, entry, answered=False)
+        if entry.method in self._ENDINGS_WATCHED:
+            self._inbound_ended(request_id, entry, answered=False)
         if self._rounds:
             self._withdraw(request_id, "the request's stream closed")
         return [RequestCancelled(request_id, reason or "stream closed")]

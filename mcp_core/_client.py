@@ -512,21 +512,6 @@ class ClientConnection(_Connection):
             self.instructions,
         )
 
-    def _receive_one(
-        self, data: bytes | bytearray | str | jr.LimitExceeded, events: list[Event]
-    ) -> None:
-        """One message in; events the application's own calls caused come out around it."""
-        # Queued events (the handshake's Connected, a call failed by a refused input)
-        # come out in causal order: those of earlier local calls first, those of this
-        # message right after it, however the input was split.
-        if self._pending_events:
-            events.extend(self._pending_events)
-            self._pending_events = NO_ITEMS
-        super()._receive_one(data, events)
-        if self._pending_events:
-            events.extend(self._pending_events)
-            self._pending_events = NO_ITEMS
-
     def tick(self, now: float) -> list[Event]:
         """The wire deadlines, and those of calls waiting on the application's answers.
 

@@ -600,13 +600,13 @@ class ServerConnection(_Connection):
             pending = self._subscribing[uri] = set()
         pending.add(rid)
 
+    _ENDINGS_WATCHED = frozenset({"resources/subscribe"})
+
     def _inbound_ended(self, rid: RequestId, entry: Inbound, *, answered: bool) -> None:
-        """Called for every request that ends, so that a subscribe's fate is decided where its
-        answer leaves: a result subscribes, anything else (an error, a cancel, a lost
-        connection) does not.
+        """Called for every `resources/subscribe` that ends (`_ENDINGS_WATCHED`), so that
+        its fate is decided where its answer leaves: a result subscribes, anything else (an
+        error, a cancel, a lost connection) does not.
         """
-        if entry.method != "resources/subscribe":
-            return
         uri = entry.params.uri
         pending = self._subscribing.get(uri)
         if pending is None or rid not in pending:

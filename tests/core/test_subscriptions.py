@@ -205,6 +205,23 @@ def test_a_refused_or_cancelled_subscribe_subscribes_nothing() -> None:
     w.server.check_invariants()
 
 
+def test_an_abandoned_subscribe_subscribes_nothing_and_leaves_nothing_waiting() -> None:
+    # Each way a subscribe leaves the in-flight table reaches the server's ending hook
+    # (`_ENDINGS_WATCHED`): here the transport lost its stream, and the subscribe it
+    # carried must neither subscribe nor stay counted against the cap.
+    w = legacy_wire("2025-11-25")
+    lost = subscribe(w, "resources/subscribe", URI_A, answer=False)
+    assert w.server.abandon_request(lost.request_id)
+    assert w.server.send_result(lost.request_id, {}) is False  # gone with its stream
+    assert updates_for(w, URI_A) == []
+    assert w.server.resource_subscriptions == frozenset()
+    w.server.check_invariants()
+    for n in range(w.server.limits.max_subscriptions):  # the whole cap is free again
+        subscribe(w, "resources/subscribe", f"file:///{n}")
+    assert len(w.server.resource_subscriptions) == w.server.limits.max_subscriptions
+    w.server.check_invariants()
+
+
 def test_a_refused_repeat_subscribe_keeps_the_subscription_in_force() -> None:
     w = legacy_wire("2025-11-25")
     subscribe(w, "resources/subscribe", URI_A)
