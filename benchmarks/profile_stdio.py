@@ -176,6 +176,11 @@ def main() -> None:
     parser.add_argument("--tool", default="echo")
     parser.add_argument("--calls", type=int, default=None, help="3000; 1000 with --by ir")
     parser.add_argument("--top", type=int, default=0)
+    parser.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="with --by ir: leave the callgrind dumps in DIR (for callgrind_annotate)",
+    )
     parser.add_argument("--serve", nargs=1, help=argparse.SUPPRESS)  # the child's argument
     parser.add_argument("--client-stats", help=argparse.SUPPRESS)
     parser.add_argument("--in-callgrind", action="store_true", help=argparse.SUPPRESS)
@@ -187,7 +192,10 @@ def main() -> None:
         args.calls = 1000 if args.by == "ir" else 3000
     if args.by == "ir" and args.side == "both":
         parser.error("--by ir measures one side at a time: --side server or --side client")
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = args.keep or scratch
+        if args.keep:
+            os.makedirs(tmp, exist_ok=True)
         if args.by == "ir" and args.side == "client" and not args.in_callgrind:
             # This process itself runs under callgrind, collection off until the warm-up ends.
             out = os.path.join(tmp, "client.cg")
@@ -205,6 +213,8 @@ def main() -> None:
                 stderr=subprocess.DEVNULL,
             )
             print(f"client: {_instructions(out) / args.calls:,.0f} instructions per call")
+            if args.keep:
+                print(f"dumps: {out}.*")
             return
         server_stats = (
             os.path.join(tmp, "server.prof") if args.by == "calls" and args.side != "client" else ""
@@ -229,6 +239,8 @@ def main() -> None:
                 _print_stats("client", args.client_stats, args.calls, args.top)
         else:
             print(f"server: {_instructions(server_vg) / args.calls:,.0f} instructions per call")
+            if args.keep:
+                print(f"dumps: {server_vg}.*")
 
 
 if __name__ == "__main__":
