@@ -390,8 +390,13 @@ class Session(SessionState):
                 self._core.answer_exception(event.request_id, exc)
                 work = None
             if work is None:
-                self._driver.wake()
-                return None  # answered where it arrived
+                # Answered: the answer waits on the connection for whoever routed this
+                # batch of events, which writes once the batch is routed
+                # (`Driver._pushed` and `_read_loop` wake after every read, the link's
+                # pump moves what a delivery left queued, `receive_events` wakes). A wake
+                # here was a second one per request: one more look at the connection's
+                # output and deadline.
+                return None
         # (work None: call `on_request`)
         return self._tasks.start_eager(self._handle, event, work)
 

@@ -1,0 +1,107 @@
+"""Requests answered where they arrive go out together, once the read is routed.
+
+A server session answers a plain tool's call in the stack of the read that
+brought it (the handler's `now`). The answer waits on the connection until the
+whole batch of that read is routed: then the driver writes everything queued at
+once. Two calls in one read are two answers in one write, in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_adapters import current_backend
+from mcp_adapters.server import MCPServer
+from mcp_adapters.server._serve import request_handler
+from tests.timing import HANG
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class _PushedStream:
+    """A stream the test pushes bytes into; takes every write at once and records it."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+        self.sink: Any = None
+        self._closed = asyncio.get_running_loop().create_future()
+
+    def push_to(self, sink: Any) -> bool:
+        self.sink = sink
+        return True
+
+    def stop_push(self) -> None:
+        self.sink = None
+
+    async def receive_some(self, max_bytes: int) -> bytes:
+        await self._closed
+        return b""
+
+    async def send_all(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def write_nowait(self, data: bytes) -> bool:
+        self.written.append(data)
+        return True
+
+    async def aclose(self) -> None:
+        if not self._closed.done():
+            self._closed.set_result(None)
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+async def test_two_calls_in_one_read_are_answered_in_one_write() -> None:
+    mcp = MCPServer("batch")
+
+    @mcp.tool()
+    def echo(text: str) -> str:
+        return text
+
+    stream = _PushedStream()
+    session = current_backend().Session(
+        mcp.new_connection(), stream, on_request=request_handler(mcp)
+    )
+    async with session:
+        with anyio.fail_after(HANG):
+            while stream.sink is None:
+                await anyio.sleep(0.001)
+        init = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
+        stream.sink(
+            _line({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}), None
+        )
+        stream.sink(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}), None)
+        before = len(stream.written)
+        calls = b"".join(
+            _line(
+                {
+                    "jsonrpc": "2.0",
+                    "id": i,
+                    "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {"text": f"call {i}"}},
+                }
+            )
+            for i in (1, 2)
+        )
+        stream.sink(calls, None)
+        written = stream.written[before:]
+        assert len(written) == 1  # both answers, in one write
+        answers = [json.loads(line) for line in written[0].splitlines()]
+        assert [a["id"] for a in answers] == [1, 2]
+        assert [a["result"]["content"][0]["text"] for a in answers] == ["call 1", "call 2"]
