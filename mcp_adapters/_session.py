@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from mcp_adapters._errors import (
@@ -133,10 +132,9 @@ class _Empty(dict[Any, Any]):
 _EMPTY: dict[Any, Any] = _Empty()
 
 
-@dataclass(slots=True)
-class _Pending:
-    waiter: Waiter
-    on_progress: ProgressCallback | None
+#: A request in flight: its waiter, and its progress callback if it has one. A bare
+#: tuple (made per request): a dataclass's `__init__` was one more Python call each.
+_Pending = tuple[Waiter, ProgressCallback | None]
 
 
 #: What an `on_request` handler returns when it answered on the connection itself.
@@ -242,7 +240,7 @@ class SessionCore:
         pending = self._pending
         if pending is _EMPTY:
             pending = self._pending = {}
-        pending[rid] = _Pending(waiter, on_progress)
+        pending[rid] = (waiter, on_progress)
         return rid
 
     def cancel_request(self, request_id: RequestId, reason: str | None = None) -> None:
@@ -437,7 +435,7 @@ class SessionCore:
         if pending is not None:
             if not self._pending:
                 self._pending = _EMPTY
-            pending.waiter.set_result(event.result)
+            pending[0].set_result(event.result)
 
     def _failure(
         self, event: ErrorReceived | RequestFailed, closing: ConnectionClosed | None
@@ -450,13 +448,13 @@ class SessionCore:
                 exc: Exception = self.closed_error(closing)
             else:
                 exc = error_for_event(event)
-            pending.waiter.set_exception(exc)
+            pending[0].set_exception(exc)
 
     def _progress(self, event: ProgressReceived, closing: ConnectionClosed | None) -> None:
         entry = self._pending.get(event.request_id)
-        if entry is not None and entry.on_progress is not None:
+        if entry is not None and entry[1] is not None:
             try:
-                entry.on_progress(event)
+                entry[1](event)
             except Exception:
                 logger.exception("progress callback failed")
 
@@ -521,7 +519,7 @@ class SessionCore:
         self.closed = event
         pending, self._pending = self._pending, _EMPTY
         for entry in pending.values():
-            entry.waiter.set_exception(self.closed_error(event))
+            entry[0].set_exception(self.closed_error(event))
         if self._handshake is not None:
             self._handshake.set_exception(self.closed_error(event))
             self._handshake = None
