@@ -85,6 +85,7 @@ class Session(SessionState):
         "_on_notification",
         "_on_request",
         "_probe_timeout",
+        "_starting",
         "_tasks",
         "process",
     )
@@ -126,6 +127,9 @@ class Session(SessionState):
         self._now: Callable[[Any, RequestReceived], Work | None] | None = getattr(
             on_request, "now", None
         )
+        #: A handler task is being started (`_spawn`): its first step, run eagerly in
+        #: the stack of the batch that brought the request, needs no wake of its own.
+        self._starting = False
         self._on_notification = on_notification
         self._connect_timeout = connect_timeout
         self._probe_timeout = probe_timeout
@@ -398,7 +402,11 @@ class Session(SessionState):
                 # output and deadline.
                 return None
         # (work None: call `on_request`)
-        return self._tasks.start_eager(self._handle, event, work)
+        self._starting = True
+        try:
+            return self._tasks.start_eager(self._handle, event, work)
+        finally:
+            self._starting = False
 
     async def _handle(self, event: RequestReceived, work: Work | None) -> None:
         rid = event.request_id
@@ -423,7 +431,10 @@ class Session(SessionState):
                 self._core.forget(rid)
             else:
                 self._core.answer(rid, result)
-        self._driver.wake()
+        if not self._starting:
+            # (Answered in the task's first step, run eagerly by `_spawn`: the batch's
+            # router writes it, as for an answer given in place.)
+            self._driver.wake()
 
 
 async def _logged(awaitable: Awaitable[Any]) -> None:

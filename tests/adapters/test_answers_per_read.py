@@ -1,7 +1,8 @@
 """Requests answered where they arrive go out together, once the read is routed.
 
 A server session answers a plain tool's call in the stack of the read that
-brought it (the handler's `now`). The answer waits on the connection until the
+brought it (the handler's `now`), and a coroutine tool's in its task's first
+step, run eagerly there. The answer waits on the connection until the
 whole batch of that read is routed: then the driver writes everything queued at
 once. Two calls in one read are two answers in one write, in order.
 """
@@ -63,11 +64,18 @@ def _line(message: dict[str, Any]) -> bytes:
     return json.dumps(message).encode() + b"\n"
 
 
-async def test_two_calls_in_one_read_are_answered_in_one_write() -> None:
+@pytest.mark.parametrize("tool", ["echo", "echo_async"])
+async def test_two_calls_in_one_read_are_answered_in_one_write(tool: str) -> None:
+    # A coroutine tool that never suspends is answered in its task's first step,
+    # run eagerly where the request arrived: it too waits for the read's one write.
     mcp = MCPServer("batch")
 
     @mcp.tool()
     def echo(text: str) -> str:
+        return text
+
+    @mcp.tool()
+    async def echo_async(text: str) -> str:
         return text
 
     stream = _PushedStream()
@@ -94,7 +102,7 @@ async def test_two_calls_in_one_read_are_answered_in_one_write() -> None:
                     "jsonrpc": "2.0",
                     "id": i,
                     "method": "tools/call",
-                    "params": {"name": "echo", "arguments": {"text": f"call {i}"}},
+                    "params": {"name": tool, "arguments": {"text": f"call {i}"}},
                 }
             )
             for i in (1, 2)
