@@ -9,7 +9,6 @@ once. Two calls in one read are two answers in one write, in order.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -19,6 +18,7 @@ import pytest
 from mcp_adapters import current_backend
 from mcp_adapters.server import MCPServer
 from mcp_adapters.server._serve import request_handler
+from tests.adapters.streams import PushedStream
 from tests.timing import HANG
 
 pytestmark = pytest.mark.anyio
@@ -27,37 +27,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-class _PushedStream:
-    """A stream the test pushes bytes into; takes every write at once and records it."""
-
-    def __init__(self) -> None:
-        self.written: list[bytes] = []
-        self.sink: Any = None
-        self._closed = asyncio.get_running_loop().create_future()
-
-    def push_to(self, sink: Any) -> bool:
-        self.sink = sink
-        return True
-
-    def stop_push(self) -> None:
-        self.sink = None
-
-    async def receive_some(self, max_bytes: int) -> bytes:
-        await self._closed
-        return b""
-
-    async def send_all(self, data: bytes) -> None:
-        self.written.append(data)
-
-    def write_nowait(self, data: bytes) -> bool:
-        self.written.append(data)
-        return True
-
-    async def aclose(self) -> None:
-        if not self._closed.done():
-            self._closed.set_result(None)
 
 
 def _line(message: dict[str, Any]) -> bytes:
@@ -78,7 +47,7 @@ async def test_two_calls_in_one_read_are_answered_in_one_write(tool: str) -> Non
     async def echo_async(text: str) -> str:
         return text
 
-    stream = _PushedStream()
+    stream = PushedStream()
     session = current_backend().Session(
         mcp.new_connection(), stream, on_request=request_handler(mcp)
     )

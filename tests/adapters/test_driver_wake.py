@@ -15,6 +15,7 @@ import pytest
 
 from mcp_adapters._driver import Driver
 from mcp_adapters.backends import asyncio as asyncio_backend
+from tests.adapters.streams import RecordingStream
 
 pytestmark = pytest.mark.anyio
 
@@ -51,30 +52,7 @@ class _Connection:
         return []
 
 
-class _Stream:
-    """Never readable; takes every write at once (as an unpaused asyncio transport)."""
-
-    def __init__(self) -> None:
-        self.written: list[bytes] = []
-        self._closed = asyncio.get_running_loop().create_future()
-
-    async def receive_some(self, max_bytes: int) -> bytes:
-        await self._closed
-        return b""
-
-    async def send_all(self, data: bytes) -> None:
-        self.written.append(data)
-
-    def write_nowait(self, data: bytes) -> bool:
-        self.written.append(data)
-        return True
-
-    async def aclose(self) -> None:
-        if not self._closed.done():
-            self._closed.set_result(None)
-
-
-async def _running(conn: _Connection, stream: _Stream) -> tuple[Driver, asyncio.Task[None]]:
+async def _running(conn: _Connection, stream: RecordingStream) -> tuple[Driver, asyncio.Task[None]]:
     backend = asyncio_backend.backend()
     driver = Driver(conn, stream, lambda events: None, backend=backend)
     task = asyncio.get_running_loop().create_task(driver.run())
@@ -90,7 +68,7 @@ async def _stop(driver: Driver, task: asyncio.Task[None]) -> None:
 
 async def test_a_deadline_moved_later_by_a_write_is_ticked_then_and_not_before() -> None:
     loop = asyncio.get_running_loop()
-    conn, stream = _Connection(), _Stream()
+    conn, stream = _Connection(), RecordingStream()
     conn.deadline = loop.time() + 0.05
     driver, task = await _running(conn, stream)
     later = loop.time() + 0.3
@@ -106,7 +84,7 @@ async def test_a_deadline_moved_later_by_a_write_is_ticked_then_and_not_before()
 
 async def test_a_deadline_moved_earlier_by_a_write_wakes_the_writer() -> None:
     loop = asyncio.get_running_loop()
-    conn, stream = _Connection(), _Stream()
+    conn, stream = _Connection(), RecordingStream()
     conn.deadline = loop.time() + 3600  # the writer sleeps until an hour from now
     driver, task = await _running(conn, stream)
     sooner = loop.time() + 0.05
@@ -121,7 +99,7 @@ async def test_a_deadline_moved_earlier_by_a_write_wakes_the_writer() -> None:
 
 async def test_a_first_deadline_set_by_a_write_wakes_the_writer() -> None:
     loop = asyncio.get_running_loop()
-    conn, stream = _Connection(), _Stream()
+    conn, stream = _Connection(), RecordingStream()
     driver, task = await _running(conn, stream)  # no deadline: the writer sleeps unbounded
     first = loop.time() + 0.05
     conn.deadline, conn.out = first, b"answer"
