@@ -29,6 +29,12 @@ library. Protocol generations: "legacy" is `mode="legacy"` on both sides;
 "2026" is `mode="2026-07-28"` here and the SDK's default `mode="auto"` (which
 negotiates 2026-07-28 with its own server; checked after connecting).
 
+Two of issue 13's targets compare our own figures: each 2026-07-28 HTTP figure against
+the legacy one, and a coroutine tool against a plain one. The "self.*" cases measure
+those with our four contenders (both eras, both tools) alternated in the same rounds,
+in a table of their own ("ours against ours"), since rows of different cases are taken
+minutes apart under different loads.
+
 Figures also go to benchmarks/results/latest.json (git-ignored).
 """
 
@@ -168,7 +174,7 @@ class Row:
     # Shown instead of the medians when set (latency percentiles over all rounds' calls).
     ours_value: float | None = None
     reference_value: float | None = None
-    peer: str = "sdk"  # which yardstick `reference` is (PEERS)
+    peer: str = "sdk"  # which yardstick `reference` is (PEERS), or "self" (case_self)
     absent: str | None = None  # why this peer cannot do this case (not a failure)
 
     @property
@@ -684,6 +690,18 @@ async def ts_contenders(
     return contenders, rows
 
 
+async def alternate(settings: Settings, sides: Sequence[Contender]) -> None:
+    """Calibrate every side, then one sample of each in turn (in the order given), round
+    after round for `settings.rounds` rounds: A B C A B C ... A load that changes during
+    the run falls on every side of a round alike, which is what makes per-round ratios
+    comparable on a shared machine."""
+    for side in sides:
+        await side.calibrate(settings)
+    for _ in range(settings.rounds):
+        for side in sides:
+            await side.measure(settings)
+
+
 async def duel(
     settings: Settings,
     ours: Contender,
@@ -702,13 +720,10 @@ async def duel(
         return []
     latency = case.startswith(("http.", "stdio."))
     sides = [ours, *references]
-    for side in sides:
-        if latency:
-            side.min_calls = settings.latency_calls
-        await side.calibrate(settings)
-    for _ in range(settings.rounds):
+    if latency:
         for side in sides:
-            await side.measure(settings)
+            side.min_calls = settings.latency_calls
+    await alternate(settings, sides)
     rows = []
     for reference in references:
         rows += _duel_rows(ours, reference, case, label, latency)
@@ -919,6 +934,103 @@ async def case_http(settings: Settings, mode: str, variant: str, clients: int) -
                 label,
             )
             return rows + placeholders
+
+
+SELF_TRANSPORT = {"inproc": "in process", "stdio": "stdio", "http": "HTTP"}
+# Issue 13, item 4: "each 2026-07-28 HTTP figure at least the legacy one" and "async
+# tools within 1.3x of the sync figure" (sync / async at most 1.3).
+SELF_ERA_TARGET: dict[str, tuple[float, str]] = {"http": (1, "min")}
+SELF_TOOL_TARGET = (1.3, "max")
+
+
+async def case_self(settings: Settings, transport: str, width: int) -> list[Row]:
+    """Ours against ours: both eras and both tools in the same alternated rounds.
+
+    Two of issue 13's targets compare our own figures with each other: each 2026-07-28
+    HTTP figure against the legacy one, and a coroutine tool against a plain one. In the
+    transport cases those figures are taken minutes apart, each in its own case, under
+    whatever load the shared machine had then (the SDK's own rate moves by 2x between such
+    rows of one run), so their quotient says as much about the load as about us. Here the
+    four contenders (legacy and 2026-07-28, plain and coroutine tool; each era with its own
+    client, and over stdio and HTTP its own server process, as in the transport cases)
+    run A B C D A B C D ..., and each row is the median of per-round quotients, as for
+    ours against a peer. `width` is the calls in flight: workers in process, clients over
+    HTTP (one each), 1 over stdio.
+    """
+    kind = "seq" if width == 1 else f"c{width}"
+    case = f"self.{transport}-{kind}"
+    if width == 1:
+        shape = "sequential"
+    elif transport == "http":
+        shape = f"{width} concurrent clients"
+    else:
+        shape = f"{width} concurrent"
+    where = f"{SELF_TRANSPORT[transport]}, {shape}"
+    modes = ("legacy", "2026")
+    with contextlib.ExitStack() as servers:
+        targets: dict[str, Any] = {}
+        for mode in modes:
+            if transport == "http":
+                targets[mode] = servers.enter_context(
+                    http_server("ours", settings.start_timeout, f"{case}-{mode}")
+                )[0]
+            else:
+                targets[mode] = transport
+        async with contextlib.AsyncExitStack() as stack:
+            sides: dict[tuple[str, str], Contender] = {}
+            clients_per_mode = width if transport == "http" else 1
+            clients = {
+                mode: [
+                    await stack.enter_async_context(connected("ours", targets[mode], mode))
+                    for _ in range(clients_per_mode)
+                ]
+                for mode in modes
+            }
+            for mode in modes:
+                for variant, tool in TOOL.items():
+                    calls = [call_of(client, tool, "hello world") for client in clients[mode]]
+                    sides[mode, variant] = Contender(f"{mode}.{variant}", calls, width)
+            await alternate(settings, list(sides.values()))
+
+    def row(
+        name: str, label: str, first: Contender, second: Contender, target: Any, second_name: str
+    ) -> Row:
+        return Row(
+            f"{case}.{name}",
+            label,
+            "calls/s",
+            True,
+            [s.rate for s in first.samples],
+            [s.rate for s in second.samples],
+            reference_name=second_name,
+            peer="self",
+            target=target,
+            note=f"{first.n} vs {second.n} calls per sample, {width} in flight",
+        )
+
+    rows = [
+        row(
+            f"eras.{variant}",
+            f"{where}, {variant} echo: 2026 / legacy",
+            sides["2026", variant],
+            sides["legacy", variant],
+            SELF_ERA_TARGET.get(transport),
+            "ours, legacy",
+        )
+        for variant in TOOL
+    ]
+    rows += [
+        row(
+            f"tools.{mode}",
+            f"{where}, {mode}: sync / async echo",
+            sides[mode, "sync"],
+            sides[mode, "async"],
+            SELF_TOOL_TARGET,
+            "ours, async echo",
+        )
+        for mode in modes
+    ]
+    return rows
 
 
 async def case_elicit(settings: Settings, transport: str, mode: str) -> list[Row]:
@@ -1228,6 +1340,17 @@ def registry() -> dict[str, Callable[[Settings], list[Row]]]:
         for variant in variants:
             for mode in modes:
                 cases[f"http.{kind}.{variant}.{mode}"] = _async(case_http, mode, variant, clients)
+    # Ours against ours (eras, tools), after the transport cases; the ids do not contain
+    # theirs ("http.seq" selects the transport case alone).
+    for transport, width in (
+        ("inproc", 1),
+        ("inproc", 64),
+        ("stdio", 1),
+        ("http", 1),
+        ("http", 16),
+    ):
+        kind = "seq" if width == 1 else f"c{width}"
+        cases[f"self.{transport}-{kind}"] = _async(case_self, transport, width)
     for transport in ("inproc", "stdio", "http"):
         for mode in modes:
             cases[f"elicit.{transport}.{mode}"] = _async(case_elicit, transport, mode)
@@ -1415,6 +1538,30 @@ def ts_table(rows: list[Row]) -> str:
     return _layout(header, lines)
 
 
+def self_table(rows: list[Row]) -> str:
+    """Ours against ours (`case_self`): the first figure over the second, per round."""
+    header = ("comparison", "unit", "first", "second", "ratio", "min-max", "target")
+    lines: list[Sequence[str]] = []
+    for row in rows:
+        if row.peer != "self":
+            continue
+        if row.error:
+            lines.append((row.label, row.unit, "FAILED", row.error[:40], "", "", ""))
+            continue
+        lines.append(
+            (
+                row.label,
+                row.unit,
+                _fmt(row.ours_shown, row.unit),
+                _fmt(row.reference_shown, row.unit),
+                _fmt_ratio(_median(row.ratios)),
+                _spread(row),
+                _target_cell(row),
+            )
+        )
+    return _layout(header, lines)
+
+
 def markdown_table(plain: str) -> str:
     """A table of `table` or `ts_table` as GitHub markdown (for docs/performance.md)."""
     if not plain:
@@ -1484,7 +1631,7 @@ def main(argv: list[str] | None = None) -> int:
             row = Row(**{k: v for k, v in data.items() if k in names})
             row.target = tuple(row.target) if row.target else None  # type: ignore[assignment]
             shown.append(row)
-        tables = [t for t in (table(shown), ts_table(shown)) if t]
+        tables = [t for t in (table(shown), ts_table(shown), self_table(shown)) if t]
         print("\n\n".join(tables + [markdown_table(t) for t in tables]))
         return 0
 
@@ -1568,7 +1715,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.extend(new)
     load_end = loadavg()
 
-    tables = [t for t in (table(rows), ts_table(rows)) if t]
+    tables = [t for t in (table(rows), ts_table(rows), self_table(rows)) if t]
     print()
     print("\n\n".join(tables))
     print()
@@ -1578,6 +1725,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if ts_table(rows):
         print("TypeScript target: ours ahead of every TypeScript line that can run the case.")
+    if self_table(rows):
+        print("ours against ours: first / second, each contender in the same rounds.")
     for name, reason in sorted({(r.reference_name, r.absent) for r in rows if r.absent}):
         print(f"n/a = {name} cannot: {reason}")
     print(
