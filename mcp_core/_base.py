@@ -451,6 +451,10 @@ def missing_wall_time() -> NoReturn:
 # for a parse error.
 _ID_OPTIONAL_ON_ERRORS: Final = frozenset({V2025_11_25, "2026-07-28"})
 
+# The last `Limits` a connection was made with, and its `output_limit` (see
+# `_Connection.__init__`).
+_last_output_limit: tuple[jr.Limits | None, int] = (None, 0)
+
 
 def _finite_number(value: object) -> TypeGuard[float]:
     """JSON cannot carry NaN or infinity, but Python's parser accepts them unless told
@@ -529,14 +533,32 @@ class _Connection:
 
     _role: Role
     _peer: Role
+    # `INITIAL_SESSION_STATE[_role]`, looked up once per role rather than per connection.
+    _initial_state: SessionState
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_role" in cls.__dict__:
+            cls._initial_state = INITIAL_SESSION_STATE[cls._role]
 
     def __init__(self, limits: jr.Limits) -> None:
         self.limits = limits
         # `Limits.output_limit` is a property that computes; read per message, so once.
-        self._output_limit = limits.output_limit
+        # (And once per `Limits` while the same one comes back, as it does for a server:
+        # the Streamable HTTP server builds a connection per 2026-07-28 POST, all with
+        # its config's `Limits`. The remembered pair holds the object, so its identity
+        # cannot be taken by another; `Limits` is frozen, so the value cannot go stale;
+        # one tuple, replaced whole, so threads making connections read a consistent pair.)
+        global _last_output_limit
+        last = _last_output_limit
+        if last[0] is limits:
+            self._output_limit = last[1]
+        else:
+            self._output_limit = output_limit = limits.output_limit
+            _last_output_limit = (limits, output_limit)
         # Never assigned but through `_move`: the table in `_state.py` says which
         # moves exist, so a move it lacks is a bug caught where it happens.
-        self.state: SessionState = INITIAL_SESSION_STATE[self._role]
+        self.state: SessionState = self._initial_state
         self.protocol_version: str | None = None
         self.era: Era | None = None
         # The framing buffer is sized by the message limit and keeps a peek window of an

@@ -78,7 +78,7 @@ class HeaderList(list[tuple[str, str]]):
         that already lower-cased and trimmed every field (`plain_fields`) files it as it
         goes, which costs a fraction of a second pass (about 15,000 instructions for
         seven fields)."""
-        super().__init__(pairs)
+        list.__init__(self, pairs)  # (named: `super()` builds an object per head)
         self._index = index
 
     def by_name(self) -> dict[str, list[str]]:

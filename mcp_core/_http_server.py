@@ -976,7 +976,12 @@ class HTTPServerEndpoint:
             )
         # A connection per request (SEP-2575): its `principal` binds any state it seals to
         # the caller, so a retry by another user is refused even on the same replica.
-        conn = ServerConnection(self.config, principal=self._principal(head))
+        # (`_principal` asked only when there is one to find: most endpoints have
+        # neither `auth=` nor `principal_of`, and this runs per POST.)
+        principal = (
+            None if self.auth is None and self.principal_of is None else self._principal(head)
+        )
+        conn = ServerConnection(self.config, principal=principal)
         mode = self.response_mode
         stream = Stream(
             conn,

@@ -316,7 +316,9 @@ class ServerConnection(_Connection):
     _peer: Role = "client"
 
     def __init__(self, config: ServerConfig, *, principal: str | None = None) -> None:
-        super().__init__(config.limits)
+        # (The base's `__init__` named, not found through `super()`: this runs per
+        # 2026-07-28 POST, and `super()` builds an object to find it.)
+        _Connection.__init__(self, config.limits)
         self.config = config
         self.principal = principal
         # The legacy session's negotiated context: set once by `initialize` (or `restore`)

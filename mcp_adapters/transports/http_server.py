@@ -32,6 +32,7 @@ import secrets
 import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -122,6 +123,10 @@ def peer_address(stream: anyio.abc.SocketStream) -> str | None:
     return remote[0] if isinstance(remote, tuple) else None
 
 
+# What `tool_header_params_of` reads for a server without a tool table. Never written.
+_NO_TOOLS: Mapping[str, Any] = MappingProxyType({})
+
+
 def tool_header_params_of(server: MCPServer) -> Callable[[str], Mapping[str, HeaderParam] | None]:
     """The endpoint's `tool_header_params` hook, read live from the server's tools."""
     # Cached by schema identity: a tool registered again (with a new schema) is read again,
@@ -129,7 +134,9 @@ def tool_header_params_of(server: MCPServer) -> Callable[[str], Mapping[str, Hea
     cache: dict[str, tuple[object, Mapping[str, HeaderParam] | None]] = {}
 
     def lookup(name: str) -> Mapping[str, HeaderParam] | None:
-        tools: Mapping[str, Any] = getattr(server, "_tools", {})
+        # (Asked on every 2026-07-28 tools/call: the shared empty default rather
+        # than a new dict per call.)
+        tools: Mapping[str, Any] = getattr(server, "_tools", _NO_TOOLS)
         tool = tools.get(name)
         if tool is None:
             cache.pop(name, None)

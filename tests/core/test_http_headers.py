@@ -18,6 +18,7 @@ from mcp_core._errors import (
     LocalProtocolError,
     RemoteProtocolError,
 )
+from mcp_core._http import HeaderList
 from mcp_core._http_headers import (
     MAX_SAFE_INTEGER,
     PROTOCOL_VERSION_META_KEY,
@@ -648,6 +649,39 @@ MISMATCH_CASES: list[tuple[str, Any, dict[str, Any], str, str]] = [
         "Mcp-Method",
         "does not match",
     ),
+    ("method empty", {**GOOD_HEADERS, "Mcp-Method": ""}, GOOD_CALL, "Mcp-Method", "empty"),
+    (
+        "method non-ASCII",
+        {**GOOD_HEADERS, "Mcp-Method": "tools/call\xa0"},
+        call_body(region="eu", count=1) | {"method": "tools/call\xa0"},
+        "Mcp-Method",
+        "visible ASCII",
+    ),
+    (
+        "version missing before method repeated",
+        [*without(GOOD_HEADERS, "MCP-Protocol-Version").items(), ("mcp-method", "tools/call")],
+        GOOD_CALL,
+        "MCP-Protocol-Version",
+        "missing",
+    ),
+    (
+        "version empty and repeated",
+        [
+            *without(GOOD_HEADERS, "MCP-Protocol-Version").items(),
+            ("mcp-protocol-version", ""),
+            ("mcp-protocol-version", V),
+        ],
+        GOOD_CALL,
+        "MCP-Protocol-Version",
+        "more than once",
+    ),
+    (
+        "method repeated, the same",
+        [*GOOD_HEADERS.items(), ("mcp-method", "tools/call")],
+        GOOD_CALL,
+        "Mcp-Method",
+        "more than once",
+    ),
     ("name missing", without(GOOD_HEADERS, "Mcp-Name"), GOOD_CALL, "Mcp-Name", "missing"),
     (
         "name differs",
@@ -844,6 +878,10 @@ def test_check_mismatch(headers: Any, body: dict[str, Any], header: str, why: st
     assert err.message.startswith(header + " ")
     assert why in err.message
     assert err.data == {"header": header}
+    # A server's request head (a `HeaderList`, read through its index) is refused alike.
+    pairs = list(headers.items()) if isinstance(headers, dict) else headers
+    indexed = mismatch(HeaderList(pairs), body, TOOL_PARAMS)
+    assert (indexed.message, indexed.data) == (err.message, err.data)
 
 
 def test_check_reports_body_defects_as_such() -> None:

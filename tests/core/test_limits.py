@@ -25,6 +25,8 @@ from mcp_core import (
     MessageRejected,
     RequestFailed,
     ResponseReceived,
+    ServerConfig,
+    ServerConnection,
     State,
 )
 from mcp_core._jsonrpc import (
@@ -36,6 +38,7 @@ from mcp_core._jsonrpc import (
     parse,
     peek_envelope,
 )
+from mcp_core._state import INITIAL_SESSION_STATE
 
 from .engine_support import error, legacy_client, legacy_server, line, one, out, result
 
@@ -280,3 +283,19 @@ def test_a_refused_notification_is_reported_and_not_answered() -> None:
     )
     assert one(events, MessageRejected).request_id is None
     assert conn.data_to_send() == b""
+
+
+def test_each_connection_keeps_the_output_limit_of_its_own_limits() -> None:
+    """A connection reads `output_limit` from the `Limits` it was made with, even when
+    connections with other limits are made in between (the value is remembered for the
+    last `Limits` object seen, by identity: an equal but distinct object is read again)."""
+    small = Limits(max_buffered_output_bytes=7)
+    big = Limits(max_message_bytes=200 * MiB)
+    again = Limits(max_buffered_output_bytes=9)
+    for limits in (small, big, small, small, again, big, Limits(), small):
+        server = ServerConnection(ServerConfig("s", limits=limits))
+        client = ClientConnection(ClientConfig(limits=limits))
+        assert server._output_limit == limits.output_limit == client._output_limit
+        assert server.limits is limits is client.limits
+        assert server.state == INITIAL_SESSION_STATE["server"]
+        assert client.state == INITIAL_SESSION_STATE["client"]
