@@ -415,6 +415,20 @@ class SessionCore:
     def dispatch(self, events: Iterable[Event]) -> None:
         """Route one batch of events from the connection."""
         events = events if type(events) is list else list(events)
+        if len(events) == 1:
+            # Nearly always (one message read, one event): the loops below for a batch of
+            # one, without them. The same order: the observer, then the route.
+            event = events[0]
+            kind = type(event)
+            if self._on_event is not None:
+                try:
+                    self._on_event(event)
+                except Exception:
+                    logger.exception("on_event callback failed")
+            route = _ROUTES.get(kind)
+            if route is not None:
+                route(self, event, event if type(event) is ConnectionClosed else None)
+            return
         closing = None
         for event in events:
             if type(event) is ConnectionClosed:

@@ -356,6 +356,13 @@ class Session(SessionState):
             related_request_id=related_request_id,
         )
         driver.wake()
+        early = waiter.early
+        if early is not None:
+            # Answered in the wake (in process, a plain tool) on a backend whose wait
+            # would not have suspended: the outcome without a future (see `Waiter`).
+            if early[0]:
+                return early[1]
+            raise early[1]
         try:
             return await waiter.wait()
         except self._cancelled:

@@ -123,7 +123,15 @@ class Backend(Protocol):
 
 
 class Waiter(Protocol):
-    """The one outcome of a request: set once (later settings are ignored), awaited once."""
+    """The one outcome of a request: set once (later settings are ignored), awaited once.
+
+    `early` is that outcome as (True, result) or (False, exception) when it was set
+    before `wait()` and the backend's wait would not suspend for it anyway (asyncio,
+    where awaiting a done future is no checkpoint): the caller may take it there
+    instead of waiting. None otherwise, always on trio, whose wait is a checkpoint.
+    """
+
+    early: tuple[bool, Any] | None
 
     def set_result(self, value: Any) -> None: ...
 

@@ -101,6 +101,9 @@ class EventWaiter(Outcome):
 
     __slots__ = ("_event",)
 
+    #: Never: trio's wait is a checkpoint even when the outcome is in (see `Waiter`).
+    early: tuple[bool, Any] | None = None
+
     def __init__(self, event: Event) -> None:
         super().__init__(event)
         self._event = event

@@ -532,27 +532,53 @@ class _Waiter:
     """A request's outcome into a future, unless the caller stopped waiting.
 
     `wait()` hands out the future itself: awaiting it costs no coroutine of ours.
+    The future is made by the first `wait()`: an outcome that comes before it (every
+    in-process call of a plain tool is answered inside the wake that sent it) is kept
+    in `early`, where `Session.request` takes it with no future made, set, awaited and
+    read. That changes nothing a caller sees: awaiting a done future never suspends
+    on asyncio either, so neither way is a checkpoint.
     """
 
-    __slots__ = ("future",)
+    __slots__ = ("early", "future", "loop")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.future: asyncio.Future[Any] = loop.create_future()
+        self.loop = loop
+        self.future: asyncio.Future[Any] | None = None
+        #: (True, result) or (False, exception): the outcome, when it came before `wait()`.
+        self.early: tuple[bool, Any] | None = None
 
     def set_result(self, value: Any) -> None:
-        if not self.future.done():
-            self.future.set_result(value)
+        future = self.future
+        if future is None:
+            if self.early is None:
+                self.early = (True, value)
+        elif not future.done():
+            future.set_result(value)
 
     def set_exception(self, exc: BaseException) -> None:
-        if not self.future.done():
-            self.future.set_exception(exc)
+        future = self.future
+        if future is None:
+            if self.early is None:
+                self.early = (False, exc)
+        elif not future.done():
+            future.set_exception(exc)
 
     def done(self) -> bool:
         """The outcome is in (`wait()` will not suspend)."""
-        return self.future.done()
+        future = self.future
+        return self.early is not None if future is None else future.done()
 
     def wait(self) -> asyncio.Future[Any]:
-        return self.future
+        future = self.future
+        if future is None:
+            future = self.future = self.loop.create_future()
+            early = self.early
+            if early is not None:
+                if early[0]:
+                    future.set_result(early[1])
+                else:
+                    future.set_exception(early[1])
+        return future
 
 
 class _Tasks:

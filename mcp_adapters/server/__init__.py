@@ -988,7 +988,11 @@ class MCPServer:
                 and tool.task_support == "forbidden"
                 and fields.get("task") is None
             ):
-                self._attach_for(request, scope)
+                # `_attach_for`, written in (a call per request less): a 2026-07-28
+                # `tools/call` is never attached, a legacy connection only once.
+                connection = scope.connection
+                if connection.era is not _MODERN and _WAKE not in connection.__dict__:
+                    self.attach(scope)
                 if tool.is_async:
                     # The whole call in one coroutine, so that all of it (the validation
                     # too) runs in the handler's task, as before; the session starts that

@@ -84,9 +84,11 @@ class Link:
         if self.pumping:
             return  # the running loop sees the mark
         self.pumping = True
+        first, second = self.ends
         try:
             while True:
-                a, b = self.ends[0].driver, self.ends[1].driver
+                a = first.driver
+                b = second.driver
                 if a is None or b is None:
                     break  # not joined yet, or one end gone: the marks stay for later
                 if a.pending:
@@ -100,9 +102,17 @@ class Link:
                     dst.pending = True
         finally:
             self.pumping = False
-        for end in self.ends:
-            if end.driver is not None:
-                end.driver.rearm()
+        # Each end's timer from its engine's next deadline: `rearm`, with its common case
+        # (not finishing, the deadline unchanged) written in, as this runs after every
+        # round trip and the two calls it made did nothing else.
+        for driver in (first.driver, second.driver):
+            if driver is not None:
+                if driver.finishing:
+                    driver.rearm()
+                else:
+                    deadline = driver.connection.next_deadline()
+                    if deadline != driver.armed:
+                        driver.arm(deadline)
 
 
 def link_pair() -> tuple[LinkEnd, LinkEnd]:
@@ -121,12 +131,12 @@ class LinkDriver(DriverCore):
 
     # Slots: a session pair holds two of these for as long as it lives.
     __slots__ = (
-        "_armed",
         "_backend",
         "_end",
         "_eof_pending",
         "_link",
         "_timer",
+        "armed",
         "framed",
         "pending",
     )
@@ -145,7 +155,8 @@ class LinkDriver(DriverCore):
         self._eof_pending = False
         #: Output may be queued here (see `Link.pump`).
         self.pending = False
-        self._armed: float | None = None
+        #: The deadline the timer is armed for (None: not armed); read by `Link.pump`.
+        self.armed: float | None = None
         #: An MCP connection takes whole messages; other sans-IO objects get bytes.
         #: (`output_pending` too: a delivery reads it to know whether to look at the
         #: receiver again, see `deliver_to`.)
@@ -245,7 +256,26 @@ class LinkDriver(DriverCore):
             # read. The queue itself is read, so nothing queued can be missed.
             woke = sent
             if sent and not peer.input_done:
-                woke = peer.feed_messages(messages) or peer.pending
+                if len(messages) == 1:
+                    # `peer.feed_messages` for one message (nearly always: a request, then
+                    # its answer), written in: two calls fewer per round trip.
+                    conn = peer.connection
+                    try:
+                        wall_time = peer.wall_clock()
+                        peer.on_events(
+                            []
+                            if conn.state in _ENDED  # type: ignore[attr-defined]
+                            else conn.receive_message(  # type: ignore[attr-defined]
+                                messages[0].payload, wall_time=wall_time
+                            )
+                        )
+                    except Exception:
+                        peer.input_failed()
+                        woke = True
+                    else:
+                        woke = bool(conn.output_pending) or peer.pending  # type: ignore[attr-defined]
+                else:
+                    woke = peer.feed_messages(messages) or peer.pending
         else:
             data = self.connection.data_to_send()
             if data and not peer.input_done:
@@ -288,26 +318,35 @@ class LinkDriver(DriverCore):
                     events.extend(receive(message.payload, wall_time=wall_time))
             self.on_events(events)
         except Exception:
-            logger.exception("link: processing input failed; closing")
-            self.error = self.error or TransportError("internal error while processing input")
-            self.finish()
+            self.input_failed()
             return True  # finishing: the pump looks here for what is left to send
         return bool(conn.output_pending)  # type: ignore[attr-defined]
 
+    def input_failed(self) -> None:
+        """Reading the peer's messages raised (a bug of ours or of a callback): log it and
+        close this end, with what is queued still delivered (the pump looks here next)."""
+        logger.exception("link: processing input failed; closing")
+        self.error = self.error or TransportError("internal error while processing input")
+        self.finish()
+
     def rearm(self) -> None:
         if self.finishing:
-            if self._armed is not None:
-                self._armed = None
+            if self.armed is not None:
+                self.armed = None
                 self._timer.arm(None)
             return
         deadline = self.connection.next_deadline()
-        if deadline != self._armed:
-            self._armed = deadline
-            self._timer.arm(deadline)
+        if deadline != self.armed:
+            self.arm(deadline)
+
+    def arm(self, deadline: float | None) -> None:
+        """Arm the timer for `deadline` (None: disarm), which the engine just reported."""
+        self.armed = deadline
+        self._timer.arm(deadline)
 
     def expire(self, now: float) -> None:
         """The armed deadline passed (the backend's timer calls this)."""
-        self._armed = None
+        self.armed = None
         if not self.finishing:
             events: list[Any] = self.connection.tick(now)
             if events:
