@@ -382,9 +382,11 @@ class Driver:
             data = b""  # an idle connection need not keep its last request's bytes
             self.wake()
 
-    def _pushed(self, data: bytes, exc: BaseException | None) -> None:
+    def _pushed(self, data: bytes, exc: BaseException | None = None) -> None:
         """One step of `_read_loop`, called by a pushing stream as data arrives
-        (b"" at its end, with the error that ended it if one did)."""
+        (b"" at its end, with the error that ended it if one did). Data alone may come
+        as `_pushed(data)`: asyncio's pipe and socket transports call it so, as their
+        protocol's `data_received` (`backends.asyncio._StreamProtocol.push_to`)."""
         core = self.core
         # `core.reading` and `core.received`, written out: this runs once per message.
         if core.input_done or core.eof_held:
@@ -396,7 +398,15 @@ class Driver:
                 )
                 data = b""
             if data:
-                core.feed(data)
+                # `core.feed(data)` for data, written out (one Python call per read).
+                try:
+                    core.on_events(self._conn.receive_data(data, wall_time=core.wall_clock()))
+                except Exception:
+                    logger.exception("driver: processing input failed; closing")
+                    core.error = core.error or TransportError(
+                        "internal error while processing input"
+                    )
+                    core.finish()
             else:
                 core.received(data)  # the end: fed now, or held (`hold_eof`)
             if core.input_done or core.eof_held:

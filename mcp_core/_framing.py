@@ -101,9 +101,22 @@ class LineBuffer:
         method). A line comes back as `bytearray` when it was the whole buffer,
         handed over uncopied: the framer keeps no reference to it.
         """
+        skipping = self._skipping
+        if skipping is None and not self._buffer:
+            end = len(data) - 1
+            # The usual read: one whole message within the limit, ending in its only
+            # newline, with no CR before it and not blank (its first byte is above the
+            # space, so no whitespace). The line is the read without its newline: what
+            # the general path below gives for it too, in three quarters of the
+            # instructions (callgrind, a 110-byte message: 4,850 -> 3,650 a read). `10 in`
+            # is memchr with no argument parsing (`find` parses its arguments, and
+            # `b"\n" in` first tries the needle as an int, raising and clearing an error).
+            if 0 < end <= self._max and data[end] == 10:
+                line = data[:end]
+                if 10 not in line and line[-1] != 13 and line[0] > 32:
+                    return [line]
         items: list[bytes | bytearray | Oversized] = []
         offset = 0
-        skipping = self._skipping
         # Still inside an over-long line: only its end matters, and everything up to
         # the newline belongs to it, whatever it contains.
         if skipping is not None:

@@ -66,7 +66,11 @@ def _catch(loop: Any, callback: Any, *args: Any, context: Any = None) -> Any:
     step scheduled is kept for `_start_311` to run now (no `Handle`, nothing queued);
     anything else (what a finalizer run by a garbage collection inside the constructor
     might schedule) is queued as usual."""
-    if args or loop in _caught or type(getattr(callback, "__self__", None)) is not _Task:
+    try:
+        owner = callback.__self__  # a task's step: the task (no `getattr` call)
+    except AttributeError:
+        owner = None
+    if args or loop in _caught or type(owner) is not _Task:
         return _BASE_CALL_SOON(loop, callback, *args, context=context)
     _caught[loop] = callback
     _caught_context[loop] = context
@@ -76,36 +80,39 @@ def _catch(loop: Any, callback: Any, *args: Any, context: Any = None) -> Any:
 def _start_311(
     loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any], name: str | None = None
 ) -> tuple[asyncio.Task[Any], bool]:
-    # The task's own context, passed in so that the step below runs in it.
-    context = contextvars.copy_context()
-    loop_type = type(loop)
+    try:
+        # The loop's `call_soon` is asyncio's own, neither overridden by its class nor set
+        # on the instance (by some instrumentation, which ours must not replace). (The
+        # bound method is asked, not `loop.__dict__`: reading that makes the instance keep
+        # a real dict, and every attribute read of the loop's own code slower, about 5,000
+        # instructions per request.)
+        own_call_soon = loop.call_soon.__func__ is not _BASE_CALL_SOON  # type: ignore[attr-defined]
+    except AttributeError:  # not a method at all
+        own_call_soon = True
     if (
-        loop_type.create_task is not _BASE_CREATE_TASK
-        or loop_type.call_soon is not _BASE_CALL_SOON
+        own_call_soon
+        or type(loop).create_task is not _BASE_CREATE_TASK
         or type(loop._ready) is not deque  # type: ignore[attr-defined]
-        or getattr(loop.call_soon, "__func__", None) is not _BASE_CALL_SOON
         or loop.get_task_factory() is not None
     ):
-        # Not a plain asyncio loop (its own `call_soon`, also one set on the instance by
-        # some instrumentation, which ours must not replace; its own queue; a task
-        # factory): the task as the loop makes it, started on the next turn. (The bound
-        # method is asked, not `loop.__dict__`: reading that makes the instance keep a
-        # real dict, and every attribute read of the loop's own code slower, about 5,000
-        # instructions per request.)
-        return loop.create_task(coro, name=name, context=context), False
+        # Not a plain asyncio loop (its own `call_soon`, its own queue, a task factory):
+        # the task as the loop makes it, started on the next turn.
+        return loop.create_task(coro, name=name, context=contextvars.copy_context()), False
     # What `BaseEventLoop.create_task` does, without its frame and checks, except that the
     # constructor's `loop.call_soon(step, context=...)` finds `_catch` on the instance
     # first and hands the step over instead of queueing it (no `Handle`, no three calls
     # into the loop, no queue entry to take off again). The loop runs this code, so it is
     # not closed (the check `call_soon` would have made).
+    # The task copies the starter's context itself, and hands it to `call_soon` with its
+    # step: the step runs in that one below (no copy of ours to pass in).
     loop.call_soon = MethodType(_catch, loop)  # type: ignore[method-assign,assignment]
     try:
-        task = _Task(coro, loop=loop, name=name, context=context)
+        task = _Task(coro, loop=loop, name=name)
     finally:
         del loop.call_soon
         step = _caught.pop(loop, None)
         step_context = _caught_context.pop(loop, None)
-    if getattr(step, "__self__", None) is not task:
+    if step is None or step.__self__ is not task:  # (`_catch` keeps only a task's step)
         # Another task's step (a task made by a finalizer that a garbage collection ran
         # inside the constructor, before its `call_soon`): it is queued now, and this
         # task's step went to the queue through the real `call_soon`, so this task starts
@@ -120,7 +127,7 @@ def _start_311(
         # The task's own step: it enters the task as current, runs the coroutine to its
         # first suspension (or end) and leaves it; only KeyboardInterrupt and SystemExit
         # get out of it, as out of 3.12's eager step.
-        context.run(step)
+        step_context.run(step)
     finally:
         if previous is not None:
             asyncio_tasks._enter_task(loop, previous)

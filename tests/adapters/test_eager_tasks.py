@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import types
 from typing import Any
 
 import pytest
@@ -350,5 +351,33 @@ def test_a_task_is_named_as_asked() -> None:
         task, _ = _eager.start(loop, body())
         assert task.get_name().startswith("Task-")
         await task
+
+    run(main)
+
+
+def test_a_call_soon_bound_on_the_instance_is_kept_and_used() -> None:
+    """Instrumentation may set a bound method of its own as the loop's `call_soon`:
+    that is not asyncio's, so the task is made by the loop and queued through it."""
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        seen: list[Any] = []
+
+        def counting(self: Any, callback: Any, *args: Any, context: Any = None) -> Any:
+            seen.append(callback)
+            return asyncio.BaseEventLoop.call_soon(self, callback, *args, context=context)
+
+        async def body() -> str:
+            return "later"
+
+        bound = types.MethodType(counting, loop)
+        loop.call_soon = bound  # type: ignore[method-assign]
+        try:
+            task, finished = _eager.start(loop, body())
+            assert loop.call_soon == bound
+        finally:
+            del loop.call_soon
+        assert not finished and len(seen) == 1
+        assert await task == "later"
 
     run(main)

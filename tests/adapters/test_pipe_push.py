@@ -133,6 +133,49 @@ async def test_a_held_end_of_input_is_fed_once_the_hold_is_released() -> None:
         os.close(answer_r)
 
 
+async def test_while_pushing_the_transport_calls_the_sink_itself() -> None:
+    """While a stream pushes, the protocol's `data_received` is the sink itself (no
+    method of ours in between); stopping, or the end, gives the class's back, and
+    what is read then is buffered for `read` again."""
+    request_r, request_w = os.pipe()
+    answer_r, answer_w = os.pipe()
+    stream = await asyncio_backend.open_pipe_stream(request_r, answer_w)
+    protocol = stream._reader  # (the test's own look inside)
+    got: list[tuple[bytes, object]] = []
+
+    def sink(data: bytes, exc: BaseException | None = None) -> None:
+        got.append((data, exc))
+
+    try:
+        assert stream.push_to(sink)
+        assert protocol.data_received is sink
+        os.write(request_w, b"one\n")
+        with anyio.fail_after(HANG):
+            while not got:
+                await asyncio.sleep(0.001)
+        assert got == [(b"one\n", None)]
+        stream.stop_push()
+        assert protocol.data_received == protocol.__class__.data_received.__get__(protocol)
+        protocol.pull()
+        os.write(request_w, b"two\n")
+        assert await asyncio.wait_for(stream.receive_some(100), HANG) == b"two\n"
+        assert got == [(b"one\n", None)]
+        # Pushing again, then the end: the sink hears it once, and the method is the class's.
+        assert stream.push_to(sink)
+        os.close(request_w)
+        request_w = -1
+        with anyio.fail_after(HANG):
+            while len(got) < 2:
+                await asyncio.sleep(0.001)
+        assert got[1] == (b"", None)
+        assert "data_received" not in vars(protocol)
+    finally:
+        if request_w != -1:
+            os.close(request_w)
+        os.close(answer_r)
+        await stream.aclose()
+
+
 # --------------------------------------------------------------------------- TCP
 
 

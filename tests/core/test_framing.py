@@ -29,6 +29,7 @@ from mcp_core import (
     ServerConnection,
     State,
 )
+from mcp_core._framing import LineBuffer
 from mcp_core.testing import default_server_config
 
 from .engine_support import (
@@ -497,3 +498,36 @@ def test_legacy_client_over_raw_bytes_sees_errors_without_id() -> None:
     client = legacy_client()
     events = feed(client, error(None, PARSE_ERROR, "garbled"))
     assert events == [MessageRejected(None, PARSE_ERROR, "garbled")]
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        b'{"id":1}\n',
+        b'{"id":1}\r\n',
+        b' {"id":1}\n',
+        b'\t{"id":1}\n',
+        b'\x01{"id":1}\n',
+        b'\xc3\xa9"x"\n',
+        b"a\n",
+        b"\n",
+        b"\r\n",
+        b"  \n",
+        b'{"id":1}\n{"id":2}\n',
+        b'{"id":1}\n{"id":2}',
+        b'{"id":1}\r',
+        b'{"id":1}',
+        b"x" * 64 + b"\n",
+        b"x" * 65 + b"\n",
+        b"x" * 63 + b"\r\n",
+    ],
+)
+def test_a_whole_read_gives_what_the_same_bytes_in_two_pieces_give(read: bytes) -> None:
+    """A read that is one whole message takes a shorter path than a read that must be
+    joined to what came before: both give the same lines."""
+    whole = LineBuffer(64, 8)
+    at_once = [bytes(x) if isinstance(x, bytearray) else x for x in whole.feed(read)]
+    split = LineBuffer(64, 8)
+    pieces = split.feed(read[:1]) + split.feed(read[1:])
+    assert at_once == [bytes(x) if isinstance(x, bytearray) else x for x in pieces]
+    assert whole.pending == split.pending
