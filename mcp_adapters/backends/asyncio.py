@@ -550,10 +550,13 @@ class _Waiter:
     on asyncio either, so neither way is a checkpoint.
     """
 
-    __slots__ = ("early", "future", "loop")
+    __slots__ = ("early", "future", "loop", "own")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, own: bool = False) -> None:
+        # (`AsyncioBackend.waiter` makes its waiters without this frame: keep the two alike.)
         self.loop = loop
+        #: The loop's `create_future` is asyncio's own: `wait()` makes the future itself.
+        self.own = own
         self.future: asyncio.Future[Any] | None = None
         #: (True, result) or (False, exception): the outcome, when it came before `wait()`.
         self.early: tuple[bool, Any] | None = None
@@ -582,7 +585,11 @@ class _Waiter:
     def wait(self) -> asyncio.Future[Any]:
         future = self.future
         if future is None:
-            future = self.future = self.loop.create_future()
+            # On asyncio's own loop without `loop.create_future`'s frame (one Python call
+            # fewer per request a caller waits for); another loop (uvloop), or one whose
+            # `create_future` was replaced, makes its own.
+            loop = self.loop
+            future = self.future = _Future(loop=loop) if self.own else loop.create_future()
             early = self.early
             if early is not None:
                 if early[0]:
@@ -722,7 +729,8 @@ class AsyncioBackend:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         # The loop's `create_future` is asyncio's own (`Future(loop=self)`), neither its
-        # class's nor one set on the instance: `waiter()` then makes the future itself.
+        # class's nor one set on the instance: a waiter's `wait()` then makes the future
+        # itself.
         self._own_futures = getattr(loop.create_future, "__func__", None) is _BASE_CREATE_FUTURE
 
     @property
@@ -762,16 +770,13 @@ class AsyncioBackend:
     # ---- what a session and its transports add
 
     def waiter(self) -> _Waiter:
-        # `_Waiter(loop)`, without its `__init__` frame, and on asyncio's own loop its
-        # future made without `loop.create_future`'s frame: this runs once per request a
-        # client sends (two Python calls fewer each). Another loop (uvloop) or one whose
-        # `create_future` was replaced makes its own future, as before.
+        # `_Waiter(loop, own)`, without its `__init__` frame: this runs once per request a
+        # client sends. The future is made by the first `wait()` (see `_Waiter`).
         waiter = _new_waiter(_Waiter)
-        loop = self._loop
-        if self._own_futures:
-            waiter.future = _Future(loop=loop)
-        else:
-            waiter.future = loop.create_future()
+        waiter.loop = self._loop
+        waiter.own = self._own_futures
+        waiter.future = None
+        waiter.early = None
         return waiter
 
     def tasks(self) -> _Tasks:

@@ -13,8 +13,9 @@ def test_a_waiter_on_asyncios_loop_holds_a_plain_future_of_that_loop() -> None:
     async def main() -> None:
         loop = asyncio.get_running_loop()
         waiter = asyncio_backend.AsyncioBackend(loop).waiter()
-        assert type(waiter.future) is asyncio.Future
-        assert waiter.future.get_loop() is loop
+        future = waiter.wait()  # the first wait makes the future
+        assert type(future) is asyncio.Future and waiter.future is future
+        assert future.get_loop() is loop
         assert not waiter.done()
         waiter.set_result(1)
         waiter.set_result(2)  # settled once: later outcomes are dropped
@@ -36,7 +37,9 @@ def test_a_loop_with_its_own_create_future_makes_the_waiters_future() -> None:
     async def main() -> None:
         loop = asyncio.get_running_loop()
         waiter = asyncio_backend.AsyncioBackend(loop).waiter()
-        assert made == [waiter.future]
+        assert made == []  # no future until someone waits
+        future = waiter.wait()
+        assert made == [future]
         waiter.set_exception(ValueError("no"))
         try:
             await waiter.wait()
@@ -63,8 +66,9 @@ def test_a_loop_with_its_own_create_future_makes_the_waiters_future() -> None:
         loop.create_future = create_future  # type: ignore[method-assign]
         try:
             waiter = asyncio_backend.AsyncioBackend(loop).waiter()
+            future = waiter.wait()
         finally:
             del loop.create_future
-        assert seen == [waiter.future]
+        assert seen == [future]
 
     asyncio.run(patched())
