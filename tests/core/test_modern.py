@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pydantic
 import pytest
 
 from mcp_core import (
@@ -25,6 +26,7 @@ from mcp_core import (
     ResponseReceived,
     State,
 )
+from mcp_core._server import _EnvelopeCache
 from mcp_core.testing import ConnectionPair, default_server_config
 from tests.schema_check import validate_message
 
@@ -156,6 +158,60 @@ def test_invalid_client_info_is_invalid_params() -> None:
     (msg,) = out(conn)
     assert (msg["id"], msg["error"]["code"]) == (1, INVALID_PARAMS)
     assert msg["error"]["message"].startswith("Invalid _meta envelope")
+
+
+def test_a_different_envelope_after_a_good_one_is_still_checked_and_refused() -> None:
+    # The envelope cache remembers the last good declaration; a request whose
+    # clientInfo or capabilities differ from it is validated again, and refused.
+    conn = modern_server()
+    good = meta()
+    feed(conn, request(1, "tools/list", {"_meta": good}), request(2, "tools/list", {"_meta": good}))
+    assert [m["id"] for m in out(conn)] == []  # both handed on, unanswered
+    bad_info = {**good, META_CLIENT_INFO: {"name": "raw-client", "version": 1}}
+    bad_caps = {**good, META_CLIENT_CAPABILITIES: {"roots": "yes"}}
+    events = feed(conn, request(3, "tools/list", {"_meta": bad_info}))
+    events += feed(conn, request(4, "tools/list", {"_meta": bad_caps}))
+    events += feed(conn, request(5, "tools/list", {"_meta": good}))
+    msgs = out(conn)
+    assert [(m["id"], m["error"]["code"]) for m in msgs] == [
+        (3, INVALID_PARAMS),
+        (4, INVALID_PARAMS),
+    ]
+    assert all(m["error"]["message"].startswith("Invalid _meta envelope") for m in msgs)
+    assert [e.request_id for e in of_type(events, RequestReceived)] == [5]
+
+
+def test_an_envelope_equal_but_for_a_number_is_not_taken_for_the_last_one() -> None:
+    # 1 == 1.0 == True in Python, not in JSON: declarations holding numbers or booleans
+    # never take the remembered slot, so each keeps the value it sent.
+    conn = modern_server()
+    contexts = []
+    for rid, flag in enumerate((True, 1, 1.0, True)):
+        caps = {"experimental": {"feature": {"on": flag}}}
+        events = feed(conn, request(rid, "tools/list", {"_meta": meta(caps=caps)}))
+        contexts.append(one(events, RequestReceived).context)
+    seen = [c.client_capabilities.experimental["feature"]["on"] for c in contexts]
+    assert [type(v) for v in seen] == [bool, int, float, bool]
+
+
+def test_the_envelope_memo_is_one_private_slot() -> None:
+    cache = _EnvelopeCache()
+    info = {"name": "a", "version": "1"}
+    first = cache({}, info)
+    assert cache({}, {"name": "a", "version": "1"}) is first  # equal: the slot's models
+    # The slot compares against its own copy: the caller's dicts may change afterwards.
+    info["version"] = 2
+    with pytest.raises(pydantic.ValidationError):
+        cache({}, info)
+    assert cache({}, {"name": "a", "version": "1"}) is first
+    # One slot, whatever the number of declarations: each new one replaces it.
+    for n in range(50):
+        cache({"experimental": {str(n): {}}}, {"name": "a", "version": "1"})
+    assert cache._last is not None and cache._last[0] == {"experimental": {"49": {}}}
+    assert cache({}, {"name": "a", "version": "1"}) is first  # still from the bounded cache
+    # A declaration with a boolean in it does not take the slot.
+    cache({"roots": {"listChanged": True}}, None)
+    assert cache._last is not None and cache._last[0] == {}
 
 
 @pytest.mark.parametrize("requested", ["2099-01-01", "2025-11-25", "2024-11-05", "draft"])
