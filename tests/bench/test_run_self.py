@@ -83,3 +83,17 @@ def test_http_era_rows_carry_the_at_least_legacy_target() -> None:
     assert row.ratios == [2.0, 0.5]
     assert row.target_met() is True  # median of per-round quotients: 1.25
     assert "ok" in run._target_cell(row)
+
+
+def test_the_sdk_multiples_are_for_the_sync_tool_and_the_ts_targets_for_both() -> None:
+    run = _run_module()
+    assert run._target_for("inproc.seq.sync.2026") == (15, "min")
+    assert run._target_for("stdio.seq.sync.legacy") == (8, "min")
+    assert run._target_for("http.c16.sync.2026") == (8, "min")
+    # "(sync tool, both eras)": a coroutine tool's row is held to the self.* 1.3x instead.
+    assert run._target_for("inproc.seq.async.2026") is None
+    assert run._target_for("http.seq.async.legacy") is None
+    # Against the TypeScript lines every stdio and HTTP case counts, whatever the tool.
+    assert run._target_for("stdio.seq.async.legacy", "ts1") == (1, "min")
+    assert run._target_for("inproc.c64.async.2026", "ts2") == (1, "min")
+    assert run._target_for("elicit.inproc.legacy") == (10, "min")
