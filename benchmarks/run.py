@@ -1479,26 +1479,25 @@ def table(rows: list[Row]) -> str:
     header = ("case", "unit", "ours", "reference", "ratio", "min-max", "target")
     lines: list[Sequence[str]] = []
     for row in rows:
-        if row.peer != "sdk":
-            continue
-        if row.error:
-            lines.append((row.label, row.unit, "FAILED", row.error[:40], "", "", ""))
-            continue
-        reference = _fmt(row.reference_shown, row.unit)
-        if row.reference_name not in ("mcp 2.3.0", "import mcp") and row.reference:
-            reference += " (floor)"
-        lines.append(
-            (
-                row.label,
-                row.unit,
-                _fmt(row.ours_shown, row.unit),
-                reference,
-                _fmt_ratio(_median(row.ratios)),
-                _spread(row),
-                _target_cell(row),
-            )
-        )
+        if row.peer == "sdk":
+            floor = row.reference_name not in ("mcp 2.3.0", "import mcp") and bool(row.reference)
+            lines.append(_cells(row, " (floor)" if floor else ""))
     return _layout(header, lines)
+
+
+def _cells(row: Row, reference_note: str = "") -> Sequence[str]:
+    """One line of `table` or `self_table`: label, unit, both figures, ratio, spread, target."""
+    if row.error:
+        return (row.label, row.unit, "FAILED", row.error[:40], "", "", "")
+    return (
+        row.label,
+        row.unit,
+        _fmt(row.ours_shown, row.unit),
+        _fmt(row.reference_shown, row.unit) + reference_note,
+        _fmt_ratio(_median(row.ratios)),
+        _spread(row),
+        _target_cell(row),
+    )
 
 
 def ts_table(rows: list[Row]) -> str:
@@ -1549,25 +1548,7 @@ def ts_table(rows: list[Row]) -> str:
 def self_table(rows: list[Row]) -> str:
     """Ours against ours (`case_self`): the first figure over the second, per round."""
     header = ("comparison", "unit", "first", "second", "ratio", "min-max", "target")
-    lines: list[Sequence[str]] = []
-    for row in rows:
-        if row.peer != "self":
-            continue
-        if row.error:
-            lines.append((row.label, row.unit, "FAILED", row.error[:40], "", "", ""))
-            continue
-        lines.append(
-            (
-                row.label,
-                row.unit,
-                _fmt(row.ours_shown, row.unit),
-                _fmt(row.reference_shown, row.unit),
-                _fmt_ratio(_median(row.ratios)),
-                _spread(row),
-                _target_cell(row),
-            )
-        )
-    return _layout(header, lines)
+    return _layout(header, [_cells(row) for row in rows if row.peer == "self"])
 
 
 def markdown_table(plain: str) -> str:
