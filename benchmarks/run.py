@@ -738,6 +738,31 @@ async def duel(
     return rows
 
 
+def rate_row(
+    case: str,
+    label: str,
+    first: Contender,
+    second: Contender,
+    *,
+    reference_name: str,
+    peer: str,
+    target: tuple[float, str] | None,
+) -> Row:
+    """The calls/s row of two contenders measured in the same rounds (`alternate`)."""
+    return Row(
+        case,
+        label,
+        "calls/s",
+        True,
+        [s.rate for s in first.samples],
+        [s.rate for s in second.samples],
+        reference_name=reference_name,
+        peer=peer,
+        target=target,
+        note=f"{first.n} vs {second.n} calls per sample, {first.workers} in flight",
+    )
+
+
 def _duel_rows(
     ours: Contender, reference: Contender, case: str, label: str, latency: bool
 ) -> list[Row]:
@@ -745,17 +770,14 @@ def _duel_rows(
     suffix = "" if peer == "sdk" else f"@{peer}"
     name = peer_name(peer)
     rows = [
-        Row(
+        rate_row(
             case + suffix,
             label,
-            "calls/s",
-            True,
-            [s.rate for s in ours.samples],
-            [s.rate for s in reference.samples],
+            ours,
+            reference,
             reference_name=name,
             peer=peer,
             target=_target_for(case, peer),
-            note=f"{ours.n} vs {reference.n} calls per sample, {ours.workers} in flight",
         )
     ]
     if latency:
@@ -1003,17 +1025,14 @@ async def case_self(settings: Settings, transport: str, width: int) -> list[Row]
     def row(
         name: str, label: str, first: Contender, second: Contender, target: Any, second_name: str
     ) -> Row:
-        return Row(
+        return rate_row(
             f"{case}.{name}",
             label,
-            "calls/s",
-            True,
-            [s.rate for s in first.samples],
-            [s.rate for s in second.samples],
+            first,
+            second,
             reference_name=second_name,
             peer="self",
             target=target,
-            note=f"{first.n} vs {second.n} calls per sample, {width} in flight",
         )
 
     rows = [
