@@ -533,6 +533,15 @@ class _Connection:
 
     _role: Role
     _peer: Role
+    #: Whether the specialised paths for well-formed messages (the "lanes") are taken.
+    #: A lane handles the common case of one kind of message (a request in, a response
+    #: in, a request or result out) in one function, with every check of the general
+    #: path in the same order, and hands anything it does not recognise to the general
+    #: path before it has changed anything. False runs the general path only: the
+    #: differential tests compare the two on the same input, and `--general-path` runs
+    #: the suite that way (`mcp_core.testing.general_path_only`). A class attribute,
+    #: not a slot, so that flipping it costs no connection a byte.
+    _lanes: bool = True
     # `INITIAL_SESSION_STATE[_role]`, looked up once per role rather than per connection.
     _initial_state: SessionState
 

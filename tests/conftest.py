@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from mcp_core.testing import general_path_only
 
 from .bytecode import precompile
 
@@ -21,6 +24,25 @@ _MODULE_SERVERS = (Path(__file__).parent / "cluster", Path(__file__).parent / "s
 # loaded machine both happen to correct code.
 settings.register_profile("mcp-sansio", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("mcp-sansio")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--general-path",
+        action="store_true",
+        help="run every test with the engines' lanes off (mcp_core.testing.general_path_only)",
+    )
+
+
+@pytest.fixture(autouse=True)
+def _general_path(request: pytest.FixtureRequest) -> Iterator[None]:
+    """With `--general-path`, each test runs on the engines' general path only, so the
+    suite that pins the lanes' behaviour pins the general path's too."""
+    if request.config.getoption("--general-path"):
+        with general_path_only():
+            yield
+    else:
+        yield
 
 
 def pytest_configure(config: pytest.Config) -> None:

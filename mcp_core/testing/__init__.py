@@ -9,9 +9,11 @@ variant of it (each field of each wrong JSON type, deleted, or inserted).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Literal
 
+from .._base import _Connection
 from .._client import ClientConnection
 from .._config import ClientConfig, ServerConfig
 from .._events import Event
@@ -115,4 +117,22 @@ class ConnectionPair:
         return client_events, server_events
 
 
-__all__ = ["ConnectionPair", "Direction", "WireTap", "default_server_config"]
+@contextmanager
+def general_path_only() -> Iterator[None]:
+    """Within the block, every connection takes the general path only.
+
+    The engines handle the common, well-formed message of each kind in a specialised
+    path (a "lane") that must behave exactly as the general one: same events, same
+    bytes out, same state. A test compares the two by running the same input inside
+    and outside this block; `pytest --general-path` runs a whole suite inside it.
+    Not thread-safe: it flips a class attribute for the whole process.
+    """
+    before = _Connection._lanes
+    _Connection._lanes = False
+    try:
+        yield
+    finally:
+        _Connection._lanes = before
+
+
+__all__ = ["ConnectionPair", "Direction", "WireTap", "default_server_config", "general_path_only"]
