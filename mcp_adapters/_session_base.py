@@ -123,8 +123,9 @@ class Session(SessionState):
         #: The server process, for a session made by `connect_stdio`.
         self.process: ServerProcess | None = None
         self._on_request = on_request
-        # A handler's fast path for requests it can answer without a task.
-        self._now: Callable[[Any, RequestReceived], Work | None] | None = getattr(
+        # A handler's fast path for requests it can answer without a task:
+        # `now(request, session)` (`ServerHandler.now`).
+        self._now: Callable[[RequestReceived, Any], Work | None] | None = getattr(
             on_request, "now", None
         )
         #: A handler task is being started (`_spawn`): its first step, run eagerly in
@@ -396,7 +397,7 @@ class Session(SessionState):
         work: Work | None = None
         if self._now is not None and not self._driver.busy:
             try:
-                work = self._now(self, event)
+                work = self._now(event, self)
             except Exception as exc:
                 self._core.answer_exception(event.request_id, exc)
                 work = None

@@ -9,6 +9,7 @@ purpose: protocol decisions live in the core and in the server.
 
 from __future__ import annotations
 
+import functools
 import signal
 import threading
 import time
@@ -122,20 +123,18 @@ class ServerHandler:
 
     def __init__(self, server: MCPServer) -> None:
         self.server = server
-        # Bound once: a session keeps its handler's `now`, and a method looked up per
-        # session was a bound method object (64 bytes) of each.
-        self.now: Callable[[Any, RequestReceived], Callable[[], Awaitable[None]] | None] = self._now
+        # Made once: a session keeps its handler's `now`, and one looked up per session
+        # was an object (64 bytes) of each. `now(request, session)` is
+        # `server.handle_now(request, session, scope_of=SessionScope)`: the session's
+        # `SessionScope` is made only when the request needs one (a plain tool without a
+        # `Context` does not), and no Python frame of ours sits between the two.
+        self.now: Callable[[RequestReceived, Any], Callable[[], Awaitable[None]] | None] = (
+            functools.partial(server.handle_now, scope_of=SessionScope)
+        )
 
     async def __call__(self, session: Any, request: RequestReceived) -> object:
         await self.server.handle(request, SessionScope(session))
         return ANSWERED
-
-    def _now(self, session: Any, request: RequestReceived) -> Callable[[], Awaitable[None]] | None:
-        """`now`: a request that cannot suspend (no questions, no awaits) is answered in
-        the reader's own stack: no task is spawned, which is most of the cost of a small
-        request.
-        """
-        return self.server.handle_now(request, SessionScope(session))
 
     def attach(self, session: Any) -> None:
         """A legacy session whose `initialize` was just accepted: the server must know it
