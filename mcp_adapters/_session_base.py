@@ -152,18 +152,21 @@ class Session(SessionState):
             ),
         )
         sansio = layer if layer is not None else connection
+        # The driver's event sink is the core's `receive` (`_on_events` and the routing
+        # in one call), which finds the driver in `core.driver`.
         self._driver: Driver | LinkDriver
         if isinstance(stream, LinkEnd):
-            self._driver = LinkDriver(sansio, stream, self._on_events, backend=backend)
+            self._driver = LinkDriver(sansio, stream, self._core.receive, backend=backend)
         else:
             self._driver = Driver(
                 sansio,
                 stream,
-                self._on_events,
+                self._core.receive,
                 backend=backend,
                 close_timeout=close_timeout,
                 hold_eof=self._core.hold_eof(drain_on_eof),
             )
+        self._core.driver = self._driver
 
     def _attach_to_server(self) -> None:
         """Let a server that announces changes know of this legacy session from its
