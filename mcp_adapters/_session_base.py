@@ -439,7 +439,11 @@ class Session(SessionState):
             self._core.answer_exception(rid, exc)
         else:
             if result is ANSWERED:
-                self._core.forget(rid)
+                if not self._starting:
+                    self._core.forget(rid)
+                # (else: ended in its first step, run eagerly by `_spawn`, before the
+                # core recorded a handle for it; and a legacy ask forgets its own waiter
+                # when it ends: there is nothing of it to forget)
             else:
                 self._core.answer(rid, result)
         if not self._starting:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from mcp_adapters import Client
-from mcp_adapters.server import MCPServer, ToolFailure
+from mcp_adapters.server import Context, MCPServer, ToolFailure
 from mcp_core import Era, MCPError
 from mcp_core import types as mt
 
@@ -123,6 +123,39 @@ def build() -> MCPServer:
     def awaitable():  # type: ignore[no-untyped-def]
         return later()
 
+    # The same endings from coroutine tools (`_call_coroutine_tool`).
+    @mcp.tool()
+    async def a_text(value: str) -> str:
+        return value
+
+    @mcp.tool()
+    async def a_untyped(value: str):  # type: ignore[no-untyped-def]
+        return value
+
+    @mcp.tool(structured_output=False)
+    async def a_unstructured(value: str) -> str:
+        return value
+
+    @mcp.tool()
+    async def a_number(n: int) -> int:
+        return n * 2
+
+    @mcp.tool()
+    async def a_nothing() -> None:
+        return None
+
+    @mcp.tool()
+    async def a_crash() -> str:
+        raise ValueError("broken")
+
+    @mcp.tool()
+    async def a_failure() -> str:
+        raise ToolFailure("refused")
+
+    @mcp.tool()
+    async def a_refuse() -> str:
+        raise MCPError(4001, "no", {"why": "because"})
+
     return mcp
 
 
@@ -144,6 +177,19 @@ CALLS: list[tuple[str, dict[str, Any] | None]] = [
     ("awaitable", {}),
 ]
 
+ASYNC_CALLS: list[tuple[str, dict[str, Any] | None]] = [
+    ("a_text", {"value": "hi"}),
+    ("a_text", {"value": 3}),
+    ("a_text", None),
+    ("a_untyped", {"value": "hi"}),
+    ("a_unstructured", {"value": "hi"}),
+    ("a_number", {"n": 4}),
+    ("a_nothing", {}),
+    ("a_crash", {}),
+    ("a_failure", {}),
+    ("a_refuse", {}),
+]
+
 
 #: Calls whose outcome is not a wire result (a refusal model, an awaitable's rest): the
 #: general `_answer` takes them, with a scope.
@@ -152,7 +198,12 @@ NEEDS_A_SCOPE = {"awaitable", "crash", "failure"}
 
 def request(name: str, arguments: dict[str, Any] | None) -> Any:
     params = mt.CallToolRequestParams(name=name, arguments=arguments)
-    return pytypes.SimpleNamespace(method="tools/call", params=params, request_id=7)
+    context = pytypes.SimpleNamespace(
+        protocol_version="2026-07-28", client_capabilities=None, meta=None, client_info=None
+    )
+    return pytypes.SimpleNamespace(
+        method="tools/call", params=params, request_id=7, context=context
+    )
 
 
 async def folded(mcp: MCPServer, era: Era, name: str, arguments: Any) -> tuple[Any, int]:
@@ -219,10 +270,16 @@ async def test_a_plain_tool_in_process_makes_no_session_scope(
     async def coroutine(value: str) -> str:
         return value
 
+    @mcp.tool()
+    def with_context(value: str, ctx: Context) -> str:
+        return ctx.protocol_version
+
     async with Client(mcp, mode="2026-07-28") as client:
         before = len(made)
         assert (await client.call_tool("text", {"value": "x"})).content[0].text == "x"
-        assert len(made) == before
-        # A coroutine tool runs in a task with a scope of its own, as before.
         assert (await client.call_tool("coroutine", {"value": "y"})).content[0].text == "y"
+        assert len(made) == before
+        # A tool taking a `Context` gets one, with its scope, as before.
+        answer = await client.call_tool("with_context", {"value": "z"})
+        assert answer.content[0].text == "2026-07-28"
         assert len(made) == before + 1
