@@ -124,8 +124,9 @@ class Session(SessionState):
         self.process: ServerProcess | None = None
         self._on_request = on_request
         # A handler's fast path for requests it can answer without a task:
-        # `now(request, session)` (`ServerHandler.now`).
-        self._now: Callable[[RequestReceived, Any], Work | None] | None = getattr(
+        # `now(request, session, handler.scope_of)` (`ServerHandler.now`: the handler
+        # says how a request's scope is made from this session, when one is needed).
+        self._now: Callable[[RequestReceived, Any, Any], Work | None] | None = getattr(
             on_request, "now", None
         )
         #: A handler task is being started (`_spawn`): its first step, run eagerly in
@@ -400,7 +401,7 @@ class Session(SessionState):
         work: Work | None = None
         if self._now is not None and not self._driver.busy:
             try:
-                work = self._now(event, self)
+                work = self._now(event, self, self._on_request.scope_of)  # type: ignore[union-attr]
             except Exception as exc:
                 self._core.answer_exception(event.request_id, exc)
                 work = None

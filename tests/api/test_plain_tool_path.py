@@ -264,6 +264,7 @@ async def test_a_plain_tool_in_process_makes_no_session_scope(
             super().__init__(session)
 
     monkeypatch.setattr(_serve, "SessionScope", Counted)
+    monkeypatch.setattr(_serve.ServerHandler, "scope_of", Counted)
     mcp = build()
 
     @mcp.tool()
