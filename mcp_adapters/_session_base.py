@@ -353,12 +353,7 @@ class Session(SessionState):
         waiter = self._backend.waiter()
         deadline = None if timeout is None else driver.now() + timeout
         rid = self._core.start_request(
-            method,
-            params,
-            waiter,
-            deadline=deadline,
-            on_progress=on_progress,
-            related_request_id=related_request_id,
+            method, params, waiter, deadline, on_progress, related_request_id
         )
         driver.wake()
         early = waiter.early
