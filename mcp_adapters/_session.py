@@ -162,6 +162,7 @@ class SessionCore:
         "closed",
         "connected",
         "connection",
+        "driver",
     )
 
     def __init__(
@@ -198,6 +199,8 @@ class SessionCore:
         self._streams: dict[RequestId, None] = _EMPTY
         self._input_waiters: dict[RequestId, Waiter] = _EMPTY
         self._handshake: Waiter | None = None
+        #: The driver whose event sink is `receive` (set by the session that made both).
+        self.driver: _Driving | None = None
 
     # ------------------------------------------------------------ outbound
 
@@ -222,12 +225,16 @@ class SessionCore:
         method: str,
         params: Any,
         waiter: Waiter,
-        *,
         deadline: float | None = None,
         on_progress: ProgressCallback | None = None,
         related_request_id: RequestId | None = None,
     ) -> RequestId:
-        """Queue a request; `waiter` will get its result or its exception."""
+        """Queue a request; `waiter` will get its result or its exception.
+
+        (Positional parameters: `Session.request` passes all six in order on every
+        request, and a call by keyword, or one filling keyword-only defaults, costs
+        CPython 3.11 a lookup per name.)
+        """
         if self.closed is not None:  # (`check_open`, inline)
             raise self.closed_error(self.closed)
         rid = self.connection.send_request(
@@ -444,6 +451,45 @@ class SessionCore:
             if route is not None:
                 route(self, event, closing)
 
+    def receive(self, events: list[Any]) -> None:
+        """A driver's event sink: `SessionState._on_events` (with `driver`), and for a
+        batch of one event `dispatch` with the routes of the two events of every call
+        (`_response`, `_request`) written in: the sink, the dispatch and the route were
+        three calls per message, and every in-process call delivers two.
+
+        The same steps in the same order as those four functions; keep them alike.
+        """
+        driver = self.driver
+        assert driver is not None
+        if driver.error is not None and self.cause is None:
+            self.cause = driver.error
+        if len(events) != 1:
+            self.dispatch(events)
+        else:
+            event = events[0]
+            kind = type(event)
+            if self._on_event is not None:
+                try:
+                    self._on_event(event)
+                except Exception:
+                    logger.exception("on_event callback failed")
+            if kind is ResponseReceived:  # (`_response`)
+                pending = self._pending.pop(event.request_id, None)
+                if pending is not None:
+                    if not self._pending:
+                        self._pending = _EMPTY
+                    pending[0].set_result(event.result)
+            elif kind is RequestReceived:  # (`_request`)
+                handle = self._spawn(event)
+                if handle is not None:  # None: answered already, without a task
+                    self._track(event, handle)
+            else:
+                route = _ROUTES.get(kind)
+                if route is not None:
+                    route(self, event, event if kind is ConnectionClosed else None)
+        if self.closed is not None:
+            driver.finish()
+
     def _response(self, event: ResponseReceived, closing: ConnectionClosed | None) -> None:
         pending = self._pending.pop(event.request_id, None)
         if pending is not None:
@@ -477,13 +523,17 @@ class SessionCore:
     ) -> None:
         handle = self._spawn(event)
         if handle is not None:  # None: answered already, without a task
-            if self._inbound is _EMPTY:
-                self._inbound = {}
-            self._inbound[event.request_id] = handle
-            if event.method == "subscriptions/listen":
-                if self._streams is _EMPTY:
-                    self._streams = {}
-                self._streams[event.request_id] = None
+            self._track(event, handle)
+
+    def _track(self, event: RequestReceived | InputReceived, handle: Cancellable) -> None:
+        """A handler still running: its cancellation goes to `handle`."""
+        if self._inbound is _EMPTY:
+            self._inbound = {}
+        self._inbound[event.request_id] = handle
+        if event.method == "subscriptions/listen":
+            if self._streams is _EMPTY:
+                self._streams = {}
+            self._streams[event.request_id] = None
 
     def _input(self, event: InputReceived, closing: ConnectionClosed | None) -> None:
         waiter = self._input_waiters.pop(event.request_id, None)

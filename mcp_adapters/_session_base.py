@@ -123,8 +123,10 @@ class Session(SessionState):
         #: The server process, for a session made by `connect_stdio`.
         self.process: ServerProcess | None = None
         self._on_request = on_request
-        # A handler's fast path for requests it can answer without a task.
-        self._now: Callable[[Any, RequestReceived], Work | None] | None = getattr(
+        # A handler's fast path for requests it can answer without a task:
+        # `now(request, session, handler.scope_of)` (`ServerHandler.now`: the handler
+        # says how a request's scope is made from this session, when one is needed).
+        self._now: Callable[[RequestReceived, Any, Any], Work | None] | None = getattr(
             on_request, "now", None
         )
         #: A handler task is being started (`_spawn`): its first step, run eagerly in
@@ -151,18 +153,21 @@ class Session(SessionState):
             ),
         )
         sansio = layer if layer is not None else connection
+        # The driver's event sink is the core's `receive` (`_on_events` and the routing
+        # in one call), which finds the driver in `core.driver`.
         self._driver: Driver | LinkDriver
         if isinstance(stream, LinkEnd):
-            self._driver = LinkDriver(sansio, stream, self._on_events, backend=backend)
+            self._driver = LinkDriver(sansio, stream, self._core.receive, backend=backend)
         else:
             self._driver = Driver(
                 sansio,
                 stream,
-                self._on_events,
+                self._core.receive,
                 backend=backend,
                 close_timeout=close_timeout,
                 hold_eof=self._core.hold_eof(drain_on_eof),
             )
+        self._core.driver = self._driver
 
     def _attach_to_server(self) -> None:
         """Let a server that announces changes know of this legacy session from its
@@ -348,12 +353,7 @@ class Session(SessionState):
         waiter = self._backend.waiter()
         deadline = None if timeout is None else driver.now() + timeout
         rid = self._core.start_request(
-            method,
-            params,
-            waiter,
-            deadline=deadline,
-            on_progress=on_progress,
-            related_request_id=related_request_id,
+            method, params, waiter, deadline, on_progress, related_request_id
         )
         driver.wake()
         early = waiter.early
@@ -396,7 +396,7 @@ class Session(SessionState):
         work: Work | None = None
         if self._now is not None and not self._driver.busy:
             try:
-                work = self._now(self, event)
+                work = self._now(event, self, self._on_request.scope_of)  # type: ignore[union-attr]
             except Exception as exc:
                 self._core.answer_exception(event.request_id, exc)
                 work = None
@@ -435,7 +435,11 @@ class Session(SessionState):
             self._core.answer_exception(rid, exc)
         else:
             if result is ANSWERED:
-                self._core.forget(rid)
+                if not self._starting:
+                    self._core.forget(rid)
+                # (else: ended in its first step, run eagerly by `_spawn`, before the
+                # core recorded a handle for it; and a legacy ask forgets its own waiter
+                # when it ends: there is nothing of it to forget)
             else:
                 self._core.answer(rid, result)
         if not self._starting:

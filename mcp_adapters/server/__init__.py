@@ -968,13 +968,22 @@ class MCPServer:
         self._answer(request, scope, await handler(self, request, scope))
 
     def handle_now(
-        self, request: Incoming, scope: RequestScope
+        self,
+        request: Incoming,
+        scope: Any,
+        scope_of: Callable[[Any], RequestScope] | None = None,
     ) -> Callable[[], Awaitable[None]] | None:
         """Answer at once if nothing can suspend; else return what will, to run as a task.
 
         A call of a plain-function tool (no resolvers) never waits for anything,
         so a transport can run it where the request arrived, without a task and
         the loop turn that starts one. Raises like `handle`.
+
+        `scope_of`: `scope` is then the transport's own object (a backend session),
+        whose `connection` is the request's, and `scope_of(scope)` makes the
+        `RequestScope` only when one is needed: a plain tool without a `Context`
+        answers with the connection alone (`ServerHandler.now` passes `SessionScope`;
+        making one per request was two calls of every in-process call).
         """
         if request.method == "tools/call":
             # The params' fields from their `__dict__` (exactly the fields of a pydantic
@@ -988,29 +997,73 @@ class MCPServer:
                 and tool.task_support == "forbidden"
                 and fields.get("task") is None
             ):
+                connection = scope.connection
+                if scope_of is not None and tool.context_param is not None:
+                    scope = scope_of(scope)  # (a `Context` holds it)
+                    scope_of = None  # made: `scope` is the scope from here on
                 # `_attach_for`, written in (a call per request less): a 2026-07-28
                 # `tools/call` is never attached, a legacy connection only once.
-                connection = scope.connection
                 if connection.era is not _MODERN and _WAKE not in connection.__dict__:
-                    self.attach(scope)
+                    self.attach(scope if scope_of is None else scope_of(scope))
                 if tool.is_async:
                     # The whole call in one coroutine, so that all of it (the validation
                     # too) runs in the handler's task, as before; the session starts that
                     # task eagerly, so a tool that never suspends is still answered here.
                     return functools.partial(
-                        self._call_coroutine_tool, tool, request, scope, fields["arguments"]
+                        self._call_coroutine_tool,
+                        tool,
+                        request,
+                        scope,
+                        fields["arguments"],
+                        scope_of,
                     )
-                outcome = self._call_plain_tool(tool, request, scope, fields["arguments"])
+                if tool.context_param is not None:
+                    outcome = self._call_plain_tool(tool, request, scope, fields["arguments"])
+                else:
+                    # `_call_plain_tool` for a tool without a `Context` (no asker to
+                    # make), with `parse_arguments` and the text case of
+                    # `to_wire_result` written in: three calls of every plain call.
+                    # The same steps in the same order; keep the three alike.
+                    arguments = fields["arguments"]
+                    try:
+                        kwargs = dict(
+                            tool.arguments_model.__pydantic_validator__.validate_python(
+                                arguments or {}
+                            ).__dict__
+                        )
+                    except pydantic.ValidationError as exc:
+                        outcome = _invalid_arguments(tool, exc)
+                    else:
+                        try:
+                            value = tool.fn(**kwargs)
+                            if type(value) is str:
+                                # (`to_wire_result`'s text case: a tool declared to return
+                                # `str` has its structured form, one without a schema none)
+                                outcome = {"content": [{"type": "text", "text": value}]}
+                                if tool.output_schema is not None and tool.text_output:
+                                    outcome["structuredContent"] = {"result": value}
+                                elif tool.output_adapter is not None:
+                                    outcome = tool.to_wire_result(value)
+                            elif type(value) not in _NEVER_AWAITABLE and inspect.isawaitable(value):
+                                outcome = _Later(tool, None, value)
+                            else:
+                                outcome = tool.to_wire_result(value)
+                        except (Exception, NeedInput) as exc:
+                            outcome = _tool_failure(tool, None, exc)
                 if type(outcome) is dict:
                     # A result (nearly always): what `_answer` does with one, with no
                     # call of its own; a dict is neither of the outcomes it tells apart.
-                    scope.connection.send_result(request.request_id, outcome)
+                    connection.send_result(request.request_id, outcome)
                     return None
+                if scope_of is not None:
+                    scope = scope_of(scope)
                 if isinstance(outcome, _Later):
                     return functools.partial(self._answer_later, request, scope, outcome)
                 self._answer(request, scope, outcome)
                 return None
-        return functools.partial(self.handle, request, scope)
+        return functools.partial(
+            self.handle, request, scope if scope_of is None else scope_of(scope)
+        )
 
     async def _answer_later(self, request: Incoming, scope: RequestScope, later: _Later) -> None:
         self._answer(request, scope, await later.finish())
@@ -1019,8 +1072,9 @@ class MCPServer:
         self,
         tool: FunctionTool,
         request: Incoming,
-        scope: RequestScope,
+        scope: Any,
         arguments: dict[str, Any] | None,
+        scope_of: Callable[[Any], RequestScope] | None = None,
     ) -> None:
         """A coroutine tool without resolvers or tasks: what `handle` does for it, minus the
         method lookup, the task checks and an asker for a tool that takes no `Context`.
@@ -1028,25 +1082,47 @@ class MCPServer:
         The tool's coroutine is awaited here, not through `_call_plain_tool` and a
         `_Later`: that was one more coroutine, an object and an awaitable check per
         call, on the path whose cost the issue holds within 1.3x of a plain tool's.
+        `scope_of` as for `handle_now`: `scope` is then the session, and a scope is made
+        only to answer with something other than a wire result. `parse_arguments` and
+        the text case of `to_wire_result` are written in, as in `handle_now` (keep the
+        three alike).
         """
         try:
-            kwargs = tool.parse_arguments(arguments)
+            kwargs = dict(
+                tool.arguments_model.__pydantic_validator__.validate_python(
+                    arguments or {}
+                ).__dict__
+            )
         except pydantic.ValidationError as exc:
-            self._answer(request, scope, _invalid_arguments(tool, exc))
+            self._answer(
+                request,
+                scope if scope_of is None else scope_of(scope),
+                _invalid_arguments(tool, exc),
+            )
             return
         asker: _LegacyAsker | _ReplayAsker | None = None
         if tool.context_param is not None:
+            if scope_of is not None:
+                scope, scope_of = scope_of(scope), None
             asker = self._asker(request, scope)
             kwargs[tool.context_param] = self._context(tool, request, scope, asker)
         try:
-            outcome = tool.to_wire_result(await tool.fn(**kwargs))
+            value = await tool.fn(**kwargs)
+            if type(value) is str:
+                outcome: Any = {"content": [{"type": "text", "text": value}]}
+                if tool.output_schema is not None and tool.text_output:
+                    outcome["structuredContent"] = {"result": value}
+                elif tool.output_adapter is not None:
+                    outcome = tool.to_wire_result(value)
+            else:
+                outcome = tool.to_wire_result(value)
         except (Exception, NeedInput) as exc:
             outcome = _tool_failure(tool, asker, exc)
         if type(outcome) is dict:
             # A result (nearly always), sent as `handle_now` sends a plain tool's.
             scope.connection.send_result(request.request_id, outcome)
         else:
-            self._answer(request, scope, outcome)
+            self._answer(request, scope if scope_of is None else scope_of(scope), outcome)
 
     def _answer(self, request: Incoming, scope: RequestScope, outcome: Any) -> None:
         if isinstance(outcome, _InputRequired):

@@ -123,19 +123,19 @@ class ServerHandler:
     def __init__(self, server: MCPServer) -> None:
         self.server = server
         # Bound once: a session keeps its handler's `now`, and a method looked up per
-        # session was a bound method object (64 bytes) of each.
-        self.now: Callable[[Any, RequestReceived], Callable[[], Awaitable[None]] | None] = self._now
+        # session was a bound method object (64 bytes) of each. A session calls
+        # `now(request, session, handler.scope_of)`: `server.handle_now` itself, which
+        # makes the session's `SessionScope` only when the request needs one (a plain
+        # tool without a `Context` does not). (A `functools.partial` binding `scope_of`
+        # by keyword cost a dict copy and a keyword call per request: about 0.8 us.)
+        self.now: Callable[..., Callable[[], Awaitable[None]] | None] = server.handle_now
+
+    #: How `now` makes a request's scope from a session (see `MCPServer.handle_now`).
+    scope_of = SessionScope
 
     async def __call__(self, session: Any, request: RequestReceived) -> object:
         await self.server.handle(request, SessionScope(session))
         return ANSWERED
-
-    def _now(self, session: Any, request: RequestReceived) -> Callable[[], Awaitable[None]] | None:
-        """`now`: a request that cannot suspend (no questions, no awaits) is answered in
-        the reader's own stack: no task is spawned, which is most of the cost of a small
-        request.
-        """
-        return self.server.handle_now(request, SessionScope(session))
 
     def attach(self, session: Any) -> None:
         """A legacy session whose `initialize` was just accepted: the server must know it

@@ -1,0 +1,286 @@
+"""A plain tool without a `Context` is answered in `MCPServer.handle_now` itself (glue3).
+
+`handle_now` writes in, for such a tool, what `_call_plain_tool`, `parse_arguments` and
+`to_wire_result`'s text case do, and a session passes itself with `scope_of` so that its
+`SessionScope` is made only when the request needs one. These tests hold the folded path
+to the general one: the same request through both must send the same thing on the
+connection (or raise the same error), for every way a plain call can end, on both eras;
+and the folded path must make no scope for a plain tool that needs none.
+"""
+
+from __future__ import annotations
+
+import types as pytypes
+from typing import Any
+
+import pytest
+
+from mcp_adapters import Client
+from mcp_adapters.server import Context, MCPServer, ToolFailure
+from mcp_core import Era, MCPError
+from mcp_core import types as mt
+
+pytestmark = pytest.mark.anyio
+
+
+class Recording:
+    """A connection as the server sees one: what it is sent is recorded."""
+
+    def __init__(self, era: Era) -> None:
+        self.era = era
+        self.sent: list[tuple[Any, ...]] = []
+
+    def send_result(self, request_id: Any, result: Any) -> None:
+        self.sent.append(("result", request_id, result))
+
+    def request_input(self, request_id: Any, questions: Any, **kwargs: Any) -> bool:
+        self.sent.append(("input", request_id, questions))
+        return True
+
+
+class Scope:
+    """A `RequestScope` over an owner (what `scope_of` makes)."""
+
+    def __init__(self, owner: Any) -> None:
+        self.owner = owner
+        self.connection = owner.connection
+
+    async def ask(self, request_id: Any, questions: Any) -> Any:
+        raise AssertionError("a plain tool does not ask")
+
+    def wake(self) -> None:
+        pass
+
+    def wall_time(self) -> float:
+        return 0.0
+
+
+class Owner:
+    """What a session is to `handle_now`: something with a `connection`."""
+
+    def __init__(self, era: Era) -> None:
+        self.connection = Recording(era)
+        self.scopes = 0
+
+    def scope_of(self, owner: Any) -> Scope:
+        assert owner is self
+        self.scopes += 1
+        return Scope(owner)
+
+
+async def later() -> str:
+    return "from an awaitable"
+
+
+def build() -> MCPServer:
+    mcp = MCPServer("plain tools")
+
+    @mcp.tool()
+    def text(value: str) -> str:
+        return value
+
+    @mcp.tool()
+    def untyped(value: str):  # type: ignore[no-untyped-def]
+        return value
+
+    @mcp.tool(structured_output=False)
+    def unstructured(value: str) -> str:
+        return value
+
+    @mcp.tool()
+    def number(n: int) -> int:
+        return n * 2
+
+    @mcp.tool()
+    def table(n: int) -> dict[str, int]:
+        return {"n": n}
+
+    @mcp.tool()
+    def items() -> list[str]:
+        return ["a", "b"]
+
+    @mcp.tool()
+    def nothing() -> None:
+        return None
+
+    @mcp.tool()
+    def whole() -> mt.CallToolResult:
+        return mt.CallToolResult(content=[mt.TextContent(type="text", text="mine")])
+
+    @mcp.tool()
+    def crash() -> str:
+        raise ValueError("broken")
+
+    @mcp.tool()
+    def failure() -> str:
+        raise ToolFailure("refused")
+
+    @mcp.tool()
+    def refuse() -> str:
+        raise MCPError(4001, "no", {"why": "because"})
+
+    @mcp.tool()
+    def awaitable():  # type: ignore[no-untyped-def]
+        return later()
+
+    # The same endings from coroutine tools (`_call_coroutine_tool`).
+    @mcp.tool()
+    async def a_text(value: str) -> str:
+        return value
+
+    @mcp.tool()
+    async def a_untyped(value: str):  # type: ignore[no-untyped-def]
+        return value
+
+    @mcp.tool(structured_output=False)
+    async def a_unstructured(value: str) -> str:
+        return value
+
+    @mcp.tool()
+    async def a_number(n: int) -> int:
+        return n * 2
+
+    @mcp.tool()
+    async def a_nothing() -> None:
+        return None
+
+    @mcp.tool()
+    async def a_crash() -> str:
+        raise ValueError("broken")
+
+    @mcp.tool()
+    async def a_failure() -> str:
+        raise ToolFailure("refused")
+
+    @mcp.tool()
+    async def a_refuse() -> str:
+        raise MCPError(4001, "no", {"why": "because"})
+
+    return mcp
+
+
+CALLS: list[tuple[str, dict[str, Any] | None]] = [
+    ("text", {"value": "hi"}),
+    ("text", {"value": 3}),  # invalid arguments
+    ("text", None),  # no arguments at all: a missing required one
+    ("untyped", {"value": "hi"}),
+    ("unstructured", {"value": "hi"}),
+    ("number", {"n": 4}),
+    ("table", {"n": 1}),
+    ("items", {}),
+    ("items", None),
+    ("nothing", {}),
+    ("whole", {}),
+    ("crash", {}),
+    ("failure", {}),
+    ("refuse", {}),
+    ("awaitable", {}),
+]
+
+ASYNC_CALLS: list[tuple[str, dict[str, Any] | None]] = [
+    ("a_text", {"value": "hi"}),
+    ("a_text", {"value": 3}),
+    ("a_text", None),
+    ("a_untyped", {"value": "hi"}),
+    ("a_unstructured", {"value": "hi"}),
+    ("a_number", {"n": 4}),
+    ("a_nothing", {}),
+    ("a_crash", {}),
+    ("a_failure", {}),
+    ("a_refuse", {}),
+]
+
+
+#: Calls whose outcome is not a wire result (a refusal model, an awaitable's rest): the
+#: general `_answer` takes them, with a scope.
+NEEDS_A_SCOPE = {"awaitable", "crash", "failure"}
+
+
+def request(name: str, arguments: dict[str, Any] | None) -> Any:
+    params = mt.CallToolRequestParams(name=name, arguments=arguments)
+    context = pytypes.SimpleNamespace(
+        protocol_version="2026-07-28", client_capabilities=None, meta=None, client_info=None
+    )
+    return pytypes.SimpleNamespace(
+        method="tools/call", params=params, request_id=7, context=context
+    )
+
+
+async def folded(mcp: MCPServer, era: Era, name: str, arguments: Any) -> tuple[Any, int]:
+    owner = Owner(era)
+    try:
+        work = mcp.handle_now(request(name, arguments), owner, scope_of=owner.scope_of)
+        if work is not None:
+            await work()
+    except MCPError as exc:
+        return ("raised", exc.code, exc.message, exc.data), owner.scopes
+    return owner.connection.sent, owner.scopes
+
+
+async def general(mcp: MCPServer, era: Era, name: str, arguments: Any) -> Any:
+    """The same call through `_call_plain_tool` and `_answer`, as `handle_now` made it
+    before it was written in."""
+    scope = Scope(Owner(era))
+    req = request(name, arguments)
+    tool = mcp._tools[name]
+    try:
+        outcome = mcp._call_plain_tool(tool, req, scope, arguments)
+        if type(outcome).__name__ == "_Later":
+            await mcp._answer_later(req, scope, outcome)
+        else:
+            mcp._answer(req, scope, outcome)
+    except MCPError as exc:
+        return ("raised", exc.code, exc.message, exc.data)
+    return scope.connection.sent
+
+
+@pytest.mark.parametrize("era", [Era.MODERN, Era.LEGACY])
+@pytest.mark.parametrize(("name", "arguments"), CALLS)
+async def test_the_folded_plain_path_answers_as_the_general_one(
+    anyio_backend: str, era: Era, name: str, arguments: Any
+) -> None:
+    mcp = build()
+    got, scopes = await folded(mcp, era, name, arguments)
+    assert got == await general(build(), era, name, arguments)
+    if era is Era.MODERN and name not in NEEDS_A_SCOPE and arguments != {"value": 3}:
+        # A wire result (or an error raised): answered with the connection alone.
+        assert (arguments is None and name == "text") or scopes == 0
+    if era is Era.LEGACY:
+        assert scopes >= 1  # attached, with a scope of its own, on its first call
+
+
+async def test_a_plain_tool_in_process_makes_no_session_scope(
+    anyio_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp_adapters.server import _serve
+
+    made: list[Any] = []
+
+    class Counted(_serve.SessionScope):
+        __slots__ = ()
+
+        def __init__(self, session: Any) -> None:
+            made.append(session)
+            super().__init__(session)
+
+    monkeypatch.setattr(_serve, "SessionScope", Counted)
+    monkeypatch.setattr(_serve.ServerHandler, "scope_of", Counted)
+    mcp = build()
+
+    @mcp.tool()
+    async def coroutine(value: str) -> str:
+        return value
+
+    @mcp.tool()
+    def with_context(value: str, ctx: Context) -> str:
+        return ctx.protocol_version
+
+    async with Client(mcp, mode="2026-07-28") as client:
+        before = len(made)
+        assert (await client.call_tool("text", {"value": "x"})).content[0].text == "x"
+        assert (await client.call_tool("coroutine", {"value": "y"})).content[0].text == "y"
+        assert len(made) == before
+        # A tool taking a `Context` gets one, with its scope, as before.
+        answer = await client.call_tool("with_context", {"value": "z"})
+        assert answer.content[0].text == "2026-07-28"
+        assert len(made) == before + 1
