@@ -30,7 +30,7 @@ from mcp_core._errors import (
     LocalProtocolError,
     RemoteProtocolError,
 )
-from mcp_core._http import HeaderList
+from mcp_core._http import HeaderList, slot_setters
 
 __all__ = [
     "MCP_METHOD_HEADER",
@@ -1005,11 +1005,25 @@ class ClientView:
     client: str | None
     proxied: bool = False
 
+    def __init__(
+        self, scheme: str, host: str | None, client: str | None, proxied: bool = False
+    ) -> None:
+        # (The generated `__init__`, written out: see `_http.slot_setters`.)
+        _VIEW_SCHEME(self, scheme)
+        _VIEW_HOST(self, host)
+        _VIEW_CLIENT(self, client)
+        _VIEW_PROXIED(self, proxied)
+
     @property
     def base_url(self) -> str | None:
         """`scheme://host` as the client used it: what links back to this server start
         with (None without a host)."""
         return None if self.host is None else f"{self.scheme}://{self.host}"
+
+
+_VIEW_SCHEME, _VIEW_HOST, _VIEW_CLIENT, _VIEW_PROXIED = slot_setters(
+    ClientView, "scheme", "host", "client", "proxied"
+)
 
 
 def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
