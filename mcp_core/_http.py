@@ -85,7 +85,14 @@ class HeaderList(list[tuple[str, str]]):
     `by_name` rebuilds, so the index never disagrees with the pairs.
     """
 
-    __slots__ = ("_index",)
+    __slots__ = ("folded",)
+
+    folded: dict[str, list[str]] | None
+    """The index `by_name` answers from, or None until it is built (and again after
+    any change to the list). Hot readers take it as `headers.folded or
+    headers.by_name()`: a slot read instead of a method call, about 450
+    instructions each, and a server reads a head about nine times per request.
+    Shared: read it, never change it."""
 
     def __init__(
         self, pairs: Iterable[tuple[str, str]] = (), index: dict[str, list[str]] | None = None
@@ -95,13 +102,13 @@ class HeaderList(list[tuple[str, str]]):
         goes, which costs a fraction of a second pass (about 15,000 instructions for
         seven fields)."""
         list.__init__(self, pairs)  # (named: `super()` builds an object per head)
-        self._index = index
+        self.folded = index
 
     def by_name(self) -> dict[str, list[str]]:
         """Lower-cased name -> every value of that name, in order, trimmed of blanks
         (RFC 9110 5.5: they are not part of the value; 5.1: names ignore case). Shared:
         read it, never change it."""
-        index = self._index
+        index = self.folded
         if index is None:
             index = {}
             for name, value in self:
@@ -111,59 +118,59 @@ class HeaderList(list[tuple[str, str]]):
                     index[key] = [value.strip(" \t")]
                 else:
                     values.append(value.strip(" \t"))
-            self._index = index
+            self.folded = index
         return index
 
     # Every way a list changes drops the index (`*args: Any` takes each method's
     # overloads as they are).
     def __setitem__(self, *args: Any) -> None:
-        self._index = None
+        self.folded = None
         super().__setitem__(*args)
 
     def __delitem__(self, *args: Any) -> None:
-        self._index = None
+        self.folded = None
         super().__delitem__(*args)
 
     # (mypy compares `+=` with the inherited `+`, which gives a plain list; `+=` here
     # changes this list in place, as `list`'s own does.)
     def __iadd__(self, value: Iterable[tuple[str, str]], /) -> Self:  # type: ignore[override,misc]
-        self._index = None
+        self.folded = None
         return super().__iadd__(value)
 
     def __imul__(self, value: SupportsIndex, /) -> Self:
-        self._index = None
+        self.folded = None
         return super().__imul__(value)
 
     def append(self, *args: Any) -> None:
-        self._index = None
+        self.folded = None
         super().append(*args)
 
     def extend(self, *args: Any) -> None:
-        self._index = None
+        self.folded = None
         super().extend(*args)
 
     def insert(self, *args: Any) -> None:
-        self._index = None
+        self.folded = None
         super().insert(*args)
 
     def remove(self, *args: Any) -> None:
-        self._index = None
+        self.folded = None
         super().remove(*args)
 
     def pop(self, *args: Any) -> tuple[str, str]:
-        self._index = None
+        self.folded = None
         return super().pop(*args)
 
     def clear(self) -> None:
-        self._index = None
+        self.folded = None
         super().clear()
 
     def sort(self, *args: Any, **kwargs: Any) -> None:
-        self._index = None
+        self.folded = None
         super().sort(*args, **kwargs)
 
     def reverse(self) -> None:
-        self._index = None
+        self.folded = None
         super().reverse()
 
 
@@ -185,7 +192,7 @@ def single_header(headers: Headers, name: str) -> tuple[str | None, bool]:
     """(the value or None, whether it was repeated): repeats are refused by callers,
     because a first-value reader and a last-value reader would disagree."""
     if type(headers) is HeaderList:
-        found = headers.by_name().get(name)
+        found = (headers.folded or headers.by_name()).get(name)
         if found is None:
             return None, False
         return found[0], len(found) > 1
@@ -222,7 +229,7 @@ def accepted(headers: Headers) -> tuple[bool, bool]:
     """
     if type(headers) is HeaderList:
         # (Trimmed here, which changes no answer: each item is trimmed in `_accepted`.)
-        listed = headers.by_name().get("accept")
+        listed = (headers.folded or headers.by_name()).get("accept")
         values = () if listed is None else tuple(listed)
     else:
         values = tuple(value for key, value in headers if key == "accept")

@@ -524,7 +524,7 @@ def _fold(headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[str, l
     before any comparison; the names are folded because field names ignore case (5.1).
     """
     if type(headers) is HeaderList:
-        return headers.by_name()  # the same mapping, built once per head
+        return headers.folded or headers.by_name()  # the same mapping, built once per head
     pairs: Iterable[tuple[str, str]] = headers.items() if isinstance(headers, Mapping) else headers
     folded: dict[str, list[str]] = {}
     for name, value in pairs:
@@ -550,7 +550,7 @@ def _fold_some(
     returned (a superset, read by name only).
     """
     if type(headers) is HeaderList:
-        return headers.by_name()
+        return headers.folded or headers.by_name()
     # A list first (a request head's headers are one): `isinstance` against the
     # `Mapping` ABC costs two Python calls per check.
     pairs: Iterable[tuple[str, str]] = (
@@ -666,7 +666,11 @@ def check_mirrored_headers(
     `params._meta` lacks the protocol version is -32602.
     """
     # (A server's head is a `HeaderList`: its index, read without a call in between.)
-    folded = headers.by_name() if type(headers) is HeaderList else _fold_some(headers, _M_LETTERS)
+    folded = (
+        (headers.folded or headers.by_name())
+        if type(headers) is HeaderList
+        else _fold_some(headers, _M_LETTERS)
+    )
     method = body.get("method")
     if not isinstance(method, str):
         raise RemoteProtocolError("method must be a string", code=INVALID_REQUEST)
@@ -1181,7 +1185,11 @@ class TrustedProxies:
         if not self.entries or not self.trusts(peer):
             # The common case, on every request: look at Host alone.
             if type(headers) is HeaderList:
-                return ClientView(scheme, _single_host(headers.by_name().get("host", [])), peer)
+                return ClientView(
+                    scheme,
+                    _single_host((headers.folded or headers.by_name()).get("host", [])),
+                    peer,
+                )
             pairs = headers.items() if isinstance(headers, Mapping) else headers
             # (The first letter first: only an H-name can be Host, and lowering each costs.)
             hosts = [

@@ -1572,7 +1572,7 @@ class HTTPServerConnection:
         # Read from the head's index: the one pass over the fields it takes is the one
         # every later reader of this head (`single_header`, `accepted`, the Host and
         # mirrored-header checks) reuses.
-        index = headers.by_name()
+        index = headers.folded or headers.by_name()
         hosts = index.get("host")
         if hosts is None or len(hosts) != 1:
             return False
