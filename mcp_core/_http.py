@@ -8,7 +8,7 @@ own an h11 connection and feed whole JSON-RPC messages to an MCP connection.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from http import HTTPStatus
 from typing import Any, Final, Self, SupportsIndex
 
@@ -55,6 +55,22 @@ with; any other code travels with 200. The official SDK uses the same table."""
 Headers = list[tuple[str, str]]
 
 
+def slot_setters(cls: type, *names: str) -> tuple[Callable[[Any, Any], None], ...]:
+    """The setters of `cls`'s slots `names`, for the written-out `__init__` of a frozen
+    slots dataclass built once or more per request (`RequestHead`, `ClientView`,
+    `MCPEvent`).
+
+    The `__init__` a frozen dataclass generates stores each field with
+    `object.__setattr__(self, name, value)`: a lookup that builds a bound method, then
+    the generic attribute machinery, about 1,500 instructions a field (callgrind,
+    CPython 3.11); a 7-field `RequestHead` cost 12,000, and a POST builds two. The
+    slot's own descriptor stores the same value in the same slot in about 800, and
+    bypasses the class's refusing `__setattr__` exactly as `object.__setattr__` does,
+    so the instance is the one the generated `__init__` makes (what equality, `repr`,
+    `replace` and pickling see is the same)."""
+    return tuple(cls.__dict__[name].__set__ for name in names)
+
+
 class HeaderList(list[tuple[str, str]]):
     """A request head's fields, as a list of pairs (the `Headers` every reader takes),
     that also answers "the values of this name" from an index built once.
@@ -69,7 +85,14 @@ class HeaderList(list[tuple[str, str]]):
     `by_name` rebuilds, so the index never disagrees with the pairs.
     """
 
-    __slots__ = ("_index",)
+    __slots__ = ("folded",)
+
+    folded: dict[str, list[str]] | None
+    """The index `by_name` answers from, or None until it is built (and again after
+    any change to the list). Hot readers take it as `headers.folded or
+    headers.by_name()`: a slot read instead of a method call, about 450
+    instructions each, and a server reads a head about nine times per request.
+    Shared: read it, never change it."""
 
     def __init__(
         self, pairs: Iterable[tuple[str, str]] = (), index: dict[str, list[str]] | None = None
@@ -79,13 +102,13 @@ class HeaderList(list[tuple[str, str]]):
         goes, which costs a fraction of a second pass (about 15,000 instructions for
         seven fields)."""
         list.__init__(self, pairs)  # (named: `super()` builds an object per head)
-        self._index = index
+        self.folded = index
 
     def by_name(self) -> dict[str, list[str]]:
         """Lower-cased name -> every value of that name, in order, trimmed of blanks
         (RFC 9110 5.5: they are not part of the value; 5.1: names ignore case). Shared:
         read it, never change it."""
-        index = self._index
+        index = self.folded
         if index is None:
             index = {}
             for name, value in self:
@@ -95,59 +118,59 @@ class HeaderList(list[tuple[str, str]]):
                     index[key] = [value.strip(" \t")]
                 else:
                     values.append(value.strip(" \t"))
-            self._index = index
+            self.folded = index
         return index
 
     # Every way a list changes drops the index (`*args: Any` takes each method's
     # overloads as they are).
     def __setitem__(self, *args: Any) -> None:
-        self._index = None
+        self.folded = None
         super().__setitem__(*args)
 
     def __delitem__(self, *args: Any) -> None:
-        self._index = None
+        self.folded = None
         super().__delitem__(*args)
 
     # (mypy compares `+=` with the inherited `+`, which gives a plain list; `+=` here
     # changes this list in place, as `list`'s own does.)
     def __iadd__(self, value: Iterable[tuple[str, str]], /) -> Self:  # type: ignore[override,misc]
-        self._index = None
+        self.folded = None
         return super().__iadd__(value)
 
     def __imul__(self, value: SupportsIndex, /) -> Self:
-        self._index = None
+        self.folded = None
         return super().__imul__(value)
 
     def append(self, *args: Any) -> None:
-        self._index = None
+        self.folded = None
         super().append(*args)
 
     def extend(self, *args: Any) -> None:
-        self._index = None
+        self.folded = None
         super().extend(*args)
 
     def insert(self, *args: Any) -> None:
-        self._index = None
+        self.folded = None
         super().insert(*args)
 
     def remove(self, *args: Any) -> None:
-        self._index = None
+        self.folded = None
         super().remove(*args)
 
     def pop(self, *args: Any) -> tuple[str, str]:
-        self._index = None
+        self.folded = None
         return super().pop(*args)
 
     def clear(self) -> None:
-        self._index = None
+        self.folded = None
         super().clear()
 
     def sort(self, *args: Any, **kwargs: Any) -> None:
-        self._index = None
+        self.folded = None
         super().sort(*args, **kwargs)
 
     def reverse(self) -> None:
-        self._index = None
+        self.folded = None
         super().reverse()
 
 
@@ -169,7 +192,7 @@ def single_header(headers: Headers, name: str) -> tuple[str | None, bool]:
     """(the value or None, whether it was repeated): repeats are refused by callers,
     because a first-value reader and a last-value reader would disagree."""
     if type(headers) is HeaderList:
-        found = headers.by_name().get(name)
+        found = (headers.folded or headers.by_name()).get(name)
         if found is None:
             return None, False
         return found[0], len(found) > 1
@@ -206,7 +229,7 @@ def accepted(headers: Headers) -> tuple[bool, bool]:
     """
     if type(headers) is HeaderList:
         # (Trimmed here, which changes no answer: each item is trimmed in `_accepted`.)
-        listed = headers.by_name().get("accept")
+        listed = (headers.folded or headers.by_name()).get("accept")
         values = () if listed is None else tuple(listed)
     else:
         values = tuple(value for key, value in headers if key == "accept")
@@ -339,42 +362,70 @@ _FIELDS_OUT: Final = re.compile(
 )
 
 
+# Field lines read before -> their (name, value): a client sends the same host, accept,
+# content-type and version lines with every request, so each is judged and split once and
+# found again by one dict lookup (a line read afresh is about ten string-method calls,
+# roughly 6,500 instructions; the seven of a 2026-07-28 POST were 47,000 of its server's
+# 390,000). Only plain lines (the subset `_plain_field` takes) are kept, and short ones;
+# cleared whole when full, as `_WRITTEN` is: a length or a session id changes per message
+# or session, and a peer inventing lines only evicts the cache, never grows it. The
+# entries are immutable pairs, shared by every head that has the line.
+_READ: dict[str, tuple[str, str]] = {}
+_READ_MAX: Final = 512
+_READ_LINE: Final = 256
+
+
+def _plain_field(line: str) -> tuple[str, str] | None:
+    """One field line (without its CRLF) of the plain subset as (name lower-cased, value
+    trimmed of blanks), or None for any other line: printable ASCII throughout (so no tab,
+    control or obs-text), a name of letters, digits and `-`, a colon."""
+    if not (line.isascii() and line.isprintable()):
+        return None
+    name, colon, value = line.partition(":")
+    if not colon or not name.replace("-", "").isalnum():
+        return None
+    # (No tab can be left in the value: `isprintable` refused the line.)
+    return name.lower(), value.strip(" ")
+
+
 def plain_fields(text: str, start: int) -> HeaderList | None:
     """The fields of a head (decoded as Latin-1) from `start` to its end, each line
     CRLF-ended (the blank line not included): names lower-cased, values trimmed, as
     h11 gives them; None unless every line is of the plain shape above."""
-    # The shape nearly every client writes is read with string methods: the two
-    # regular expressions below walk each character in `re`'s engine, twice
-    # (callgrind, CPython 3.11: 58,700 instructions against 38,700 for a 2026-07-28
-    # POST's seven fields, 20,200 against 15,200 for a response's two). A field is
-    # taken this way only when it is of a subset of the plain shape (printable ASCII
-    # throughout, so no tab, control or obs-text; a name of letters, digits and `-`),
-    # which the expressions read exactly alike (their value is the text between the
-    # colon and the line end, trimmed of blanks); any other head takes the expressions.
+    # The shape nearly every client writes is read with string methods, a line seen
+    # before with none (`_READ`): the two regular expressions below walk each character
+    # in `re`'s engine, twice (callgrind, CPython 3.11: 58,700 instructions against
+    # 38,700 for a 2026-07-28 POST's seven fields, 20,200 against 15,200 for a
+    # response's two). A field is taken this way only when it is of a subset of the
+    # plain shape (`_plain_field`), which the expressions read exactly alike (their
+    # value is the text between the colon and the line end, trimmed of blanks); any
+    # other head takes the expressions.
     block = text[start:]
     if block[-2:] == "\r\n":
-        lines = block[:-2].split("\r\n")
-        joined = "".join(lines)
-        if joined.isascii() and joined.isprintable():
-            fields: Headers = []
-            # The head's index (`HeaderList.by_name`), filed as the fields are read: the
-            # names are lower-cased and the values trimmed here already (no tab can be
-            # left: `isprintable` refused the line).
-            index: dict[str, list[str]] = {}
-            for line in lines:
-                name, colon, value = line.partition(":")
-                if not colon or not name.replace("-", "").isalnum():
+        read = _READ
+        fields: Headers = []
+        # The head's index (`HeaderList.by_name`), filed as the fields are read: the
+        # names are lower-cased and the values trimmed here already.
+        index: dict[str, list[str]] = {}
+        for line in block[:-2].split("\r\n"):
+            field = read.get(line)
+            if field is None:
+                field = _plain_field(line)
+                if field is None:
                     break
-                name = name.lower()
-                value = value.strip(" ")
-                fields.append((name, value))
-                values = index.get(name)
-                if values is None:
-                    index[name] = [value]
-                else:
-                    values.append(value)
+                if len(line) <= _READ_LINE:
+                    if len(read) >= _READ_MAX:
+                        read.clear()
+                    read[line] = field
+            fields.append(field)
+            name, value = field
+            values = index.get(name)
+            if values is None:
+                index[name] = [value]
             else:
-                return HeaderList(fields, index)
+                values.append(value)
+        else:
+            return HeaderList(fields, index)
     if _FIELDS.fullmatch(text, start) is None:
         return None
     return HeaderList([(name.lower(), value) for name, value in _FIELD.findall(text, start)])

@@ -30,7 +30,7 @@ from mcp_core._errors import (
     LocalProtocolError,
     RemoteProtocolError,
 )
-from mcp_core._http import HeaderList
+from mcp_core._http import HeaderList, slot_setters
 
 __all__ = [
     "MCP_METHOD_HEADER",
@@ -66,17 +66,19 @@ PROTOCOL_VERSION_META_KEY: Final = "io.modelcontextprotocol/protocolVersion"
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 """Largest integer a JavaScript peer can hold exactly; larger ones may not be mirrored."""
 
-NAME_BEARING_METHODS: Final[Mapping[str, str]] = MappingProxyType(
-    {
-        "tools/call": "name",
-        "prompts/get": "name",
-        "resources/read": "uri",
-        # the tasks extension (SEP-2663): routes a poll to the replica holding the task
-        "tasks/get": "taskId",
-        "tasks/update": "taskId",
-        "tasks/cancel": "taskId",
-    }
-)
+_NAME_KEYS: Final[dict[str, str]] = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # the tasks extension (SEP-2663): routes a poll to the replica holding the task
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
+# (The two mirrored-header functions read `_NAME_KEYS` itself, once per request: a
+# read-only proxy's `get` is not one the interpreter specialises, about 700
+# instructions against 250. Nothing else holds the dict, so the proxy stays exact.)
+NAME_BEARING_METHODS: Final[Mapping[str, str]] = MappingProxyType(_NAME_KEYS)
 """Method -> the params key that `Mcp-Name` mirrors."""
 
 # The 2026-07-28 escape for values a header cannot carry as they are. It borrows the
@@ -465,7 +467,7 @@ def mirrored_request_headers(
     point: the server's check (`check_mirrored_headers`) is its exact inverse, so our client
     can never produce a request our server refuses.
     """
-    name_key = NAME_BEARING_METHODS.get(method)
+    name_key = _NAME_KEYS.get(method)
     name = params.get(name_key) if name_key is not None and params is not None else None
     key = (protocol_version, method, name)
     made = _MIRRORED.get(key) if type(name) is str or name is None else None
@@ -524,7 +526,7 @@ def _fold(headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[str, l
     before any comparison; the names are folded because field names ignore case (5.1).
     """
     if type(headers) is HeaderList:
-        return headers.by_name()  # the same mapping, built once per head
+        return headers.folded or headers.by_name()  # the same mapping, built once per head
     pairs: Iterable[tuple[str, str]] = headers.items() if isinstance(headers, Mapping) else headers
     folded: dict[str, list[str]] = {}
     for name, value in pairs:
@@ -550,7 +552,7 @@ def _fold_some(
     returned (a superset, read by name only).
     """
     if type(headers) is HeaderList:
-        return headers.by_name()
+        return headers.folded or headers.by_name()
     # A list first (a request head's headers are one): `isinstance` against the
     # `Mapping` ABC costs two Python calls per check.
     pairs: Iterable[tuple[str, str]] = (
@@ -625,6 +627,26 @@ def _param_matches(decoded: str, rendered: str | int | bool, json_type: str) -> 
     return decoded == str(rendered)
 
 
+# Mirrored header values found plain before: non-empty, visible ASCII (and space), not
+# sentinel-shaped. A client mirrors the same version, method and tool name into every
+# request, and a server's head index hands over the very same strings each time
+# (`_http.plain_fields` keeps the lines it read), so a set lookup on a hash already
+# computed replaces the two or three string-method calls of each check (about 2,500
+# instructions of `check_mirrored_headers`' 11,000). What only these checks know is
+# kept: being in the set is exactly passing them. Cleared whole when full.
+_PLAIN_SEEN: set[str] = set()
+_PLAIN_SEEN_MAX: Final = 256
+
+
+def _seen_plain(value: str) -> bool:
+    """Remember `value` as plain when it is (see `_PLAIN_SEEN`); True."""
+    if value and not value.startswith(_SENTINEL_PREFIX) and value.isascii() and value.isprintable():
+        if len(_PLAIN_SEEN) >= _PLAIN_SEEN_MAX:
+            _PLAIN_SEEN.clear()
+        _PLAIN_SEEN.add(value)
+    return True
+
+
 def check_mirrored_headers(
     headers: Mapping[str, str] | Iterable[tuple[str, str]],
     body: Mapping[str, Any],
@@ -646,7 +668,11 @@ def check_mirrored_headers(
     `params._meta` lacks the protocol version is -32602.
     """
     # (A server's head is a `HeaderList`: its index, read without a call in between.)
-    folded = headers.by_name() if type(headers) is HeaderList else _fold_some(headers, _M_LETTERS)
+    folded = (
+        (headers.folded or headers.by_name())
+        if type(headers) is HeaderList
+        else _fold_some(headers, _M_LETTERS)
+    )
     method = body.get("method")
     if not isinstance(method, str):
         raise RemoteProtocolError("method must be a string", code=INVALID_REQUEST)
@@ -666,10 +692,14 @@ def check_mirrored_headers(
     # non-empty, visible ASCII. `_required_plain` is called only when one is not, and
     # raises naming what is wrong, so the checks and their order stay its own; the
     # call is about 2,000 instructions of this function's 12,000, twice per POST.)
+    # (A value found plain before, `_PLAIN_SEEN`, is taken without the string methods.)
+    seen = _PLAIN_SEEN
     values = folded.get(_VERSION_KEY)
     version = values[0] if values is not None and len(values) == 1 else ""
-    if version == "" or not (version.isascii() and version.isprintable()):
-        version = _required_plain(folded, MCP_PROTOCOL_VERSION_HEADER, _VERSION_KEY)
+    if version not in seen:
+        if version == "" or not (version.isascii() and version.isprintable()):
+            version = _required_plain(folded, MCP_PROTOCOL_VERSION_HEADER, _VERSION_KEY)
+        _seen_plain(version)
     if PROTOCOL_VERSION_META_KEY in meta:
         if meta[PROTOCOL_VERSION_META_KEY] != version:
             raise _mismatch_error(
@@ -684,12 +714,14 @@ def check_mirrored_headers(
 
     values = folded.get(_METHOD_KEY)
     said = values[0] if values is not None and len(values) == 1 else ""
-    if said == "" or not (said.isascii() and said.isprintable()):
-        said = _required_plain(folded, MCP_METHOD_HEADER, _METHOD_KEY)
+    if said not in seen:
+        if said == "" or not (said.isascii() and said.isprintable()):
+            said = _required_plain(folded, MCP_METHOD_HEADER, _METHOD_KEY)
+        _seen_plain(said)
     if said != method:
         raise _mismatch_error(MCP_METHOD_HEADER, "does not match the body's method")
 
-    name_key = NAME_BEARING_METHODS.get(method)
+    name_key = _NAME_KEYS.get(method)
     if name_key is not None:
         # (`_single`, inline for the one value every named request carries.)
         values = folded.get(_NAME_KEY)
@@ -709,10 +741,11 @@ def check_mirrored_headers(
             # A plain name (visible ASCII, not sentinel-shaped) decodes to itself: compared
             # as it is, which spares two calls on nearly every named request. Anything else
             # goes through `_decoded`, which validates it and names its defect.
-            plain = (
+            plain = raw_name in seen or (
                 raw_name.isascii()
                 and raw_name.isprintable()  # (`_field_text`, inline)
                 and not raw_name.startswith(_SENTINEL_PREFIX)
+                and _seen_plain(raw_name)
             )
             if (raw_name if plain else _decoded(MCP_NAME_HEADER, raw_name)) != body_name:
                 raise _mismatch_error(MCP_NAME_HEADER, f"does not match params.{name_key}")
@@ -978,11 +1011,25 @@ class ClientView:
     client: str | None
     proxied: bool = False
 
+    def __init__(
+        self, scheme: str, host: str | None, client: str | None, proxied: bool = False
+    ) -> None:
+        # (The generated `__init__`, written out: see `_http.slot_setters`.)
+        _VIEW_SCHEME(self, scheme)
+        _VIEW_HOST(self, host)
+        _VIEW_CLIENT(self, client)
+        _VIEW_PROXIED(self, proxied)
+
     @property
     def base_url(self) -> str | None:
         """`scheme://host` as the client used it: what links back to this server start
         with (None without a host)."""
         return None if self.host is None else f"{self.scheme}://{self.host}"
+
+
+_VIEW_SCHEME, _VIEW_HOST, _VIEW_CLIENT, _VIEW_PROXIED = slot_setters(
+    ClientView, "scheme", "host", "client", "proxied"
+)
 
 
 def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -1140,7 +1187,11 @@ class TrustedProxies:
         if not self.entries or not self.trusts(peer):
             # The common case, on every request: look at Host alone.
             if type(headers) is HeaderList:
-                return ClientView(scheme, _single_host(headers.by_name().get("host", [])), peer)
+                return ClientView(
+                    scheme,
+                    _single_host((headers.folded or headers.by_name()).get("host", [])),
+                    peer,
+                )
             pairs = headers.items() if isinstance(headers, Mapping) else headers
             # (The first letter first: only an H-name can be Host, and lowering each costs.)
             hosts = [

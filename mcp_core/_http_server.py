@@ -117,6 +117,7 @@ from ._http import (
     is_visible_ascii,
     media_type,
     single_header,
+    slot_setters,
     sse_message,
 )
 from ._http_headers import (
@@ -183,6 +184,19 @@ class MCPEvent(Event):
     event: Event
     connection: ServerConnection
     session_id: str | None = None
+
+    def __init__(
+        self, event: Event, connection: ServerConnection, session_id: str | None = None
+    ) -> None:
+        # (The generated `__init__`, written out: see `_http.slot_setters`.)
+        _EVENT_EVENT(self, event)
+        _EVENT_CONNECTION(self, connection)
+        _EVENT_SESSION_ID(self, session_id)
+
+
+_EVENT_EVENT, _EVENT_CONNECTION, _EVENT_SESSION_ID = slot_setters(
+    MCPEvent, "event", "connection", "session_id"
+)
 
 
 # On by default, and for loopback only: every SDK shipped DNS rebinding once because the

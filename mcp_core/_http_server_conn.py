@@ -56,6 +56,7 @@ from ._http import (
     plain_head,
     reason_phrase,
     single_header,
+    slot_setters,
 )
 from ._http_headers import ClientView
 from ._resource_auth import AccessToken, VerificationResult
@@ -138,10 +139,41 @@ class RequestHead:
     view: ClientView | None = None
     token: AccessToken | None = None
 
+    def __init__(
+        self,
+        method: str,
+        target: str,
+        headers: Headers,
+        peer: str | None = None,
+        scheme: str = "http",
+        view: ClientView | None = None,
+        token: AccessToken | None = None,
+    ) -> None:
+        # (The generated `__init__`, written out: see `slot_setters`. The same fields,
+        # in the same order, with the same defaults.)
+        _HEAD_METHOD(self, method)
+        _HEAD_TARGET(self, target)
+        _HEAD_HEADERS(self, headers)
+        _HEAD_PEER(self, peer)
+        _HEAD_SCHEME(self, scheme)
+        _HEAD_VIEW(self, view)
+        _HEAD_TOKEN(self, token)
+
     def header(self, name: str) -> str | None:
         """The first value of a header, or None."""
         value, _ = single_header(self.headers, name.lower())
         return value
+
+
+(
+    _HEAD_METHOD,
+    _HEAD_TARGET,
+    _HEAD_HEADERS,
+    _HEAD_PEER,
+    _HEAD_SCHEME,
+    _HEAD_VIEW,
+    _HEAD_TOKEN,
+) = slot_setters(RequestHead, "method", "target", "headers", "peer", "scheme", "view", "token")
 
 
 # =========================================================================== limits
@@ -1540,7 +1572,7 @@ class HTTPServerConnection:
         # Read from the head's index: the one pass over the fields it takes is the one
         # every later reader of this head (`single_header`, `accepted`, the Host and
         # mirrored-header checks) reuses.
-        index = headers.by_name()
+        index = headers.folded or headers.by_name()
         hosts = index.get("host")
         if hosts is None or len(hosts) != 1:
             return False

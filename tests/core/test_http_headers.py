@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import random
 from typing import Any
 
@@ -20,6 +21,8 @@ from mcp_core._errors import (
 )
 from mcp_core._http import HeaderList
 from mcp_core._http_headers import (
+    _PLAIN_SEEN,
+    _PLAIN_SEEN_MAX,
     MAX_SAFE_INTEGER,
     PROTOCOL_VERSION_META_KEY,
     HeaderParam,
@@ -878,10 +881,51 @@ def test_check_mismatch(headers: Any, body: dict[str, Any], header: str, why: st
     assert err.message.startswith(header + " ")
     assert why in err.message
     assert err.data == {"header": header}
-    # A server's request head (a `HeaderList`, read through its index) is refused alike.
+    # A server's request head (a `HeaderList`, read through its index) is refused alike,
+    # with the values found plain before forgotten and then remembered (`_PLAIN_SEEN`:
+    # the good request's, which every case but one header shares).
     pairs = list(headers.items()) if isinstance(headers, dict) else headers
-    indexed = mismatch(HeaderList(pairs), body, TOOL_PARAMS)
-    assert (indexed.message, indexed.data) == (err.message, err.data)
+    _PLAIN_SEEN.clear()
+    for _ in range(2):
+        indexed = mismatch(HeaderList(pairs), body, TOOL_PARAMS)
+        assert (indexed.message, indexed.data) == (err.message, err.data)
+        check_mirrored_headers(HeaderList(GOOD_HEADERS.items()), GOOD_CALL, TOOL_PARAMS)
+
+
+def test_only_plain_values_are_remembered() -> None:
+    """`_PLAIN_SEEN` holds exactly the mirrored values that passed as plain: never an
+    empty, non-ASCII, control-bearing or sentinel-shaped one, so a value it holds would
+    have passed the string-method checks, and one it lacks still meets them."""
+    _PLAIN_SEEN.clear()
+    check_mirrored_headers(HeaderList(GOOD_HEADERS.items()), GOOD_CALL, TOOL_PARAMS)
+    assert {V, "tools/call", "forecast"} <= _PLAIN_SEEN
+    sentinel = encode_header_value("caf\u00e9")
+    assert sentinel.startswith("=?base64?")
+    for name in ("", "caf\u00e9", "tab\there", sentinel):
+        headers = HeaderList([*base_headers(name=name).items()])
+        body = req("tools/call", name="x" if name == "" else name, arguments={})
+        for _ in range(2):
+            with contextlib.suppress(RemoteProtocolError):
+                check_mirrored_headers(headers, body, None)
+        assert name not in _PLAIN_SEEN
+    # A sentinel-shaped name is still decoded, never compared as it is: its decoded
+    # text matches the body, its raw text does not.
+    check_mirrored_headers(
+        HeaderList([*base_headers(name=sentinel).items()]),
+        req("tools/call", name="caf\u00e9", arguments={}),
+        None,
+    )
+    assert sentinel not in _PLAIN_SEEN
+
+
+def test_the_plain_values_remembered_are_bounded() -> None:
+    _PLAIN_SEEN.clear()
+    for number in range(_PLAIN_SEEN_MAX * 2 + 3):
+        name = f"tool{number}"
+        headers = HeaderList([*base_headers(name=name).items()])
+        check_mirrored_headers(headers, req("tools/call", name=name, arguments={}), None)
+        assert len(_PLAIN_SEEN) <= _PLAIN_SEEN_MAX
+        mismatch(headers, req("tools/call", name=name + "x", arguments={}), None)
 
 
 def test_check_reports_body_defects_as_such() -> None:

@@ -13,7 +13,16 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_core._http import _FIELD, _FIELDS, _FIELDS_OUT, _WRITTEN, plain_fields, plain_head
+from mcp_core._http import (
+    _FIELD,
+    _FIELDS,
+    _FIELDS_OUT,
+    _READ,
+    _READ_MAX,
+    _WRITTEN,
+    plain_fields,
+    plain_head,
+)
 from mcp_core._http_headers import _field_text
 from tests.fuzz.harness import scaled
 
@@ -42,7 +51,9 @@ def test_plain_fields_reads_as_its_expressions(
     lines: list[tuple[tuple[str, str, str], str]], prefix: str
 ) -> None:
     text = prefix + "".join(name + colon + value + end for (name, colon, value), end in lines)
-    assert plain_fields(text, len(prefix)) == _by_expressions(text, len(prefix))
+    # Twice: the second time from the lines the first one kept (`_READ`).
+    for _ in range(2):
+        assert plain_fields(text, len(prefix)) == _by_expressions(text, len(prefix))
 
 
 def test_the_common_shapes_are_read() -> None:
@@ -110,6 +121,37 @@ def test_plain_head_writes_as_its_expression(headers: list[tuple[str, str]]) -> 
         assert plain_head(b"HTTP/1.1 200 OK\r\n", headers) == _head_by_expression(
             b"HTTP/1.1 200 OK\r\n", headers
         )
+
+
+def test_plain_fields_keeps_only_short_plain_lines() -> None:
+    long_value = "x" * 300
+    head = f"host: a\r\nx-long: {long_value}\r\nx-tab: a\tb\r\n"
+    expected = [("host", "a"), ("x-long", long_value), ("x-tab", "a\tb")]
+    for _ in range(2):
+        assert plain_fields(head, 0) == expected == _by_expressions(head, 0)
+    # The plain line is kept; the long one is not, nor the one off the plain shape (the
+    # expressions read the whole head then, and keep nothing).
+    assert _READ.get("host: a") == ("host", "a")
+    assert f"x-long: {long_value}" not in _READ and "x-tab: a\tb" not in _READ
+    # A line the string methods refuse is never kept, so the next head with it is
+    # judged again (here refused, as the expressions refuse it).
+    for _ in range(2):
+        assert plain_fields("a b: c\r\n", 0) is None
+    assert "a b: c" not in _READ
+
+
+def test_the_lines_kept_are_bounded() -> None:
+    """A peer sending a new line with every head evicts the cache, never grows it; and a
+    head read after the cache was cleared reads the same."""
+    for number in range(_READ_MAX * 2 + 3):
+        head = f"host: a\r\ncontent-length: {number}\r\nhost: b\r\n"
+        fields = plain_fields(head, 0)
+        assert fields == [("host", "a"), ("content-length", str(number)), ("host", "b")]
+        assert fields is not None and fields.by_name() == {
+            "host": ["a", "b"],
+            "content-length": [str(number)],
+        }
+        assert len(_READ) <= _READ_MAX
 
 
 def test_plain_head_keeps_only_short_plain_fields() -> None:
