@@ -146,6 +146,16 @@ _CACHEABLE: Final = frozenset(
 )
 
 
+# The methods whose requests have a step of their own in `_modern_request` and
+# `_legacy_request`, which the request lane leaves to them.
+_MODERN_OWN_STEPS: Final = frozenset(
+    {"initialize", "server/discover", "subscriptions/listen", *MODERN_TASK_REQUESTS}
+)
+_LEGACY_OWN_STEPS: Final = frozenset(
+    {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
+)
+
+
 class _EnvelopeCache:
     """Validated envelope objects (capabilities, clientInfo), keyed by their JSON bytes.
 
@@ -619,6 +629,171 @@ class ServerConnection(_Connection):
         if spec.input_required:
             self._inbound[rid].context = context  # for the InputReceived of its questions
         events.append(new_request_received(rid, method, model, context))
+
+    # ------------------------------------------------ the request lane
+
+    def _request_lane(self, obj: dict[str, Any], method: Any, events: list[Event]) -> bool:
+        """A plain, well-formed request on a connection whose era is known, taken in
+        one function: the `RequestReceived` event, or False having changed nothing.
+
+        Mirrors, in their order, `_dispatch` (a request's branch), `_receive_request`,
+        `_accept_request`, `_modern_request` and `_legacy_request` (with
+        `_check_offered`, `_validate_params` and `_track_inbound`): keep them alike. Each
+        check here is one of theirs, and each hands the request to them when it does not
+        pass, so a refusal is always theirs, with its precise error. Everything the
+        general path does the same for every request of a method on this server (the
+        spec, whether its capability is offered, its params validator) comes from
+        `_lane_entry`, once per method and revision. The methods with a step of their
+        own (initialize, ping, server/discover, the tasks methods, subscriptions/listen,
+        logging/setLevel, the resource subscriptions, a 2026-07-28 retry, a task
+        augmentation) stay on the general path, as does an id in flight or a request
+        that would reach the in-flight limit.
+        """
+        # `_dispatch`: a request (it has an id) whose envelope is well-formed.
+        if (
+            "id" not in obj
+            or type(method) is not str
+            or obj.get("jsonrpc") != "2.0"
+            or "result" in obj
+            or "error" in obj
+        ):
+            return False
+        rid = obj["id"]
+        if type(rid) is not int and type(rid) is not str:
+            return False
+        params = obj.get("params")
+        if params is None:
+            if "params" in obj:
+                return False  # `"params": null`, refused there
+        elif type(params) is not dict:
+            return False
+        limits = self.limits
+        if len(method) > limits.max_method_length:
+            return False
+        # `_receive_request`: a free id, below the in-flight limit.
+        inbound = self._inbound
+        if rid in inbound or len(inbound) >= limits.max_inbound_in_flight:
+            return False
+        era = self.era
+        if era is _MODERN:
+            # `_modern_request`: the envelope, key by key, then the method's own checks.
+            if params is None:
+                return False
+            meta = params.get("_meta")
+            if type(meta) is not dict:
+                return False
+            version = meta.get(META_PROTOCOL_VERSION)
+            if type(version) is not str:
+                return False
+            table = self.config.request_lanes[0].get(version)
+            entry = table.get(method) if table is not None else None
+            if entry is None:
+                entry = self._lane_entry(method, version, modern=True)
+            if not entry:
+                return False
+            caps = meta.get(META_CLIENT_CAPABILITIES)
+            if type(caps) is not dict:
+                return False
+            log_level = meta.get(META_LOG_LEVEL)
+            if log_level is not None and (type(log_level) is not str or log_level not in LOG_RANK):
+                return False
+            try:
+                capabilities, info = (_ENVELOPE_CACHE or _envelope_cache())(
+                    caps, meta.get(META_CLIENT_INFO)
+                )
+                model: Any = entry[1](params) if entry[1] is not None else None
+            except pydantic.ValidationError:
+                return False
+            if getattr(model, "task", None) is not None or (
+                entry[0].input_required
+                and (model.request_state is not None or model.input_responses is not None)
+            ):
+                return False  # a task augmentation, a retry: their own steps
+            # Every check passed: from here on, what the general path changes.
+            self.protocol_version = version
+            token = meta.get("progressToken")  # (`_track_inbound`, inline)
+            if token is not None and type(token) is not int and type(token) is not str:
+                token = None
+            if inbound is EMPTY:
+                inbound = self._inbound = {}
+            inbound[rid] = Inbound(method, token, log_level, caps, model)
+            context = new_request_context(version, capabilities, info, log_level, token, meta)
+        elif era is _LEGACY:
+            # `_legacy_request`: the session's revision and capabilities.
+            version = self.protocol_version
+            assert version is not None
+            table = self.config.request_lanes[1].get(version)
+            entry = table.get(method) if table is not None else None
+            if entry is None:
+                entry = self._lane_entry(method, version, modern=False)
+            if not entry:
+                return False
+            spec, validate = entry
+            if validate is None:
+                model = None
+            else:
+                if params is None:
+                    if spec.params_required:
+                        return False
+                    params = {}
+                try:
+                    model = validate(params)
+                except pydantic.ValidationError:
+                    return False
+                if getattr(model, "task", None) is not None:
+                    return False  # a task augmentation: its own step
+            meta = params.get("_meta") if params else None
+            token = meta.get("progressToken") if type(meta) is dict else None
+            if token is not None and type(token) is not int and type(token) is not str:
+                token = None
+            if inbound is EMPTY:
+                inbound = self._inbound = {}
+            inbound[rid] = tracked = Inbound(method, token, None, self._client_caps_wire, model)
+            context = self._session_context  # type: ignore[assignment]
+            assert context is not None
+            if token is not None or meta is not None:
+                context = new_request_context(
+                    version, context.client_capabilities, context.client_info, None, token, meta
+                )
+            if spec.input_required:
+                tracked.context = context  # for the InputReceived of its questions
+        else:
+            return False  # the first request picks the era: `_accept_request`
+        events.append(new_request_received(rid, method, model, context))
+        return True
+
+    def _lane_entry(self, method: str, version: str, *, modern: bool) -> tuple[Any, ...]:
+        """What `_request_lane` needs of `method` under `version` on this server: the
+        spec and the params validator (None: no params model), or `()` when such a
+        request needs the general path (a method with a step of its own, unknown, not a
+        request, or whose capability this server does not offer, which is refused there).
+
+        Remembered in the config's `request_lanes` (per era, per revision, per method)
+        only for methods of the table under revisions this server speaks, so a peer
+        naming new methods or revisions grows nothing.
+        """
+        config = self.config
+        if modern:
+            if version not in config.modern_versions or method in _MODERN_OWN_STEPS:
+                return ()
+            # (the method table of the newest modern revision, as `_modern_request`)
+            spec = SPECS.get(("client", method, config.modern_versions[0]))
+        else:
+            if method in _LEGACY_OWN_STEPS:
+                return ()
+            spec = SPECS.get(("client", method, version))
+        if spec is None:
+            return ()
+        # `_check_offered` with this revision in force.
+        cap = spec.server_capability
+        if cap is not None and (spec.method, version) in UNGATED:
+            cap = None
+        entry: tuple[Any, ...] = ()
+        if spec.is_request and not (cap and not has_capability(config.capabilities_wire, cap)):
+            name = spec.params
+            entry = (spec, None if name is None else validator(name))
+        config.request_lanes[0 if modern else 1].setdefault(version, {})[method] = entry
+        return entry
 
     def _track_subscription(self, rid: RequestId, uri: str) -> None:
         """A `resources/subscribe` arrived. It takes effect when the application
