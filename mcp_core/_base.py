@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, NoReturn, TypeGuard
 
 import pydantic
+from pydantic_core import from_json
 
 from . import _jsonrpc as jr
 from ._config import to_wire
@@ -765,9 +766,25 @@ class _Connection:
         try:
             if self._pending_events:
                 self._flush_pending_events(events)
+            # `jr.parse`, inline for the usual message: bytes, and too short to break
+            # any limit but the depth, whose bracket count is checked as there (each
+            # test in its order). Any other goes to `jr.parse` itself.
+            limits = self.limits
+            size = len(data)
+            depth = limits.max_depth
+            strings = limits.max_string_length
             try:
-                obj = jr.parse(data, self.limits)
-            except RemoteProtocolError:
+                if (
+                    type(data) is bytes
+                    and size <= limits.max_message_bytes
+                    and (size <= 2 * depth + 1 or data.count(b"[") + data.count(b"{") <= depth)
+                    and size <= limits.max_integer_digits
+                    and (strings is None or size <= strings)
+                ):
+                    obj = from_json(data, allow_inf_nan=False)
+                else:
+                    obj = jr.parse(data, limits)
+            except (RemoteProtocolError, ValueError):
                 self._receive_one(data, events)  # refused by the general path
             else:
                 if type(obj) is not dict:

@@ -54,8 +54,11 @@ from ._events import (
     MessageRejected,
     NotificationReceived,
     RequestContext,
+    RequestReceived,
     RequestStateRejected,
     SessionStarted,
+    _NewRequestContext,
+    _NewRequestReceived,
     new_request_context,
     new_request_received,
 )
@@ -146,6 +149,9 @@ _CACHEABLE: Final = frozenset(
 )
 
 
+# (`object.__new__`, bound once: the lane makes its events without calling a class.)
+_new: Final = object.__new__
+
 # The methods whose requests have a step of their own in `_modern_request` and
 # `_legacy_request`, which the request lane leaves to them.
 _MODERN_OWN_STEPS: Final = frozenset(
@@ -181,25 +187,39 @@ class _EnvelopeCache:
         # own dump of the shared model, a few hundred bytes of every idle one.
         self._wire: dict[int, dict[str, Any]] = {}
         self._bound = bound
-        # The last declaration seen, as a private copy (caps, info, models), when it is
-        # made only of objects, arrays, strings and nulls; else None. One slot: a bound
-        # that needs no bookkeeping, and enough for the usual case of one client (or many
-        # alike) declaring the same on every request. `_plain` says which cached keys may
-        # take the slot (found once, when the key is validated).
-        self._last: tuple[Any, Any, tuple[Any, Any]] | None = None
-        self._plain: dict[bytes, bool] = {}
+        # The last declaration seen, as a private copy (caps, info, models, leaves), when
+        # it holds no float (see `_typed_leaves`); else None. One slot: a bound that needs
+        # no bookkeeping, and enough for the usual case of one client (or many alike)
+        # declaring the same on every request. `_plain` gives, for each cached key, the
+        # paths and types of its integer and boolean leaves, or None when it may not take
+        # the slot (found once, when the key is validated).
+        self._last: tuple[Any, Any, tuple[Any, Any], _Leaves] | None = None
+        self._plain: dict[bytes, _Leaves | None] = {}
 
-    def __call__(self, caps: Any, info: Any) -> tuple[Any, Any]:
+    def models(self, caps: Any, info: Any) -> tuple[Any, Any]:
+        """The validated (capabilities, info) models of a declaration, shared and
+        read-only; `pydantic.ValidationError` for a bad one. Also the instance's
+        `__call__`; named, a hot path's call is a plain method call, without the
+        slot wrapper an instance call goes through."""
         # The slot first: two dict comparisons in C, against `marshal`'s encoding and a
         # hash of its bytes (about 1.2k instructions instead of 5.7k per 2026-07-28
-        # request). Python's `==` is not exact about types (1 == 1.0 == True), but the slot
-        # only holds declarations without numbers or booleans, and a string, object, array
-        # or null equals only a value of its own kind: whatever equals the slot's copy is
-        # the same JSON value (member order aside, which JSON does not give a meaning), so
-        # it gets the same verdict. The copy is private, so the application changing the
-        # request's `_meta` cannot change what the slot compares against.
+        # request). Python's `==` is not exact about types (1 == 1.0 == True): a string,
+        # object, array or null equals only a value of its own kind, but a number or a
+        # boolean may equal one of another. So the slot holds no declaration with a float,
+        # and remembers where its integers and booleans are: a value equal to the copy
+        # has the same members and lengths, so each of those paths leads to a leaf, which
+        # must be of the copy's exact type. Whatever passes is the same JSON value (member
+        # order aside, which JSON does not give a meaning), so it gets the same verdict.
+        # (The SDKs' usual `roots.listChanged: true` is such a declaration.) The copy is
+        # private, so the application changing the request's `_meta` cannot change what
+        # the slot compares against.
         last = self._last
-        if last is not None and caps == last[0] and info == last[1]:
+        if (
+            last is not None
+            and caps == last[0]
+            and info == last[1]
+            and (not last[3] or _same_leaf_types(caps, info, last[3]))
+        ):
             return last[2]
         # The key is `marshal`'s version 2 form of the pair: a parsed JSON value is made
         # of dicts, lists, strings, ints, floats, bools and None, each of which it writes
@@ -230,11 +250,14 @@ class _EnvelopeCache:
                 self._last = None
             self._cache[key] = found
             self._wire[id(found[0])] = to_wire(found[0]) or {}
-            self._plain[key] = _plain_json(caps) and _plain_json(info)
-        if marshalled and self._plain.get(key):
+            self._plain[key] = _typed_leaves((caps, info))
+        leaves = self._plain.get(key) if marshalled else None
+        if leaves is not None:
             copy = marshal.loads(key)  # (the pair, decoded afresh: nothing shared)
-            self._last = (copy[0], copy[1], found)
+            self._last = (copy[0], copy[1], found, leaves)
         return found
+
+    __call__ = models
 
     def capabilities_wire(self, capabilities: Any) -> dict[str, Any]:
         """`to_wire(capabilities) or {}`, shared (so read-only) for a model this cache gave."""
@@ -242,20 +265,42 @@ class _EnvelopeCache:
         return wire if wire is not None else to_wire(capabilities) or {}
 
 
-def _plain_json(value: Any) -> bool:
-    """Whether a JSON value holds only objects, arrays, strings and nulls: the values
-    that `==` tells apart as exactly as their JSON text does (no 1 == 1.0 == true).
-    Iterative, so a deep declaration costs no recursion (it is called only when a
-    declaration is validated, not per request)."""
-    stack = [value]
+# The paths (from the (caps, info) pair) and exact types of a declaration's integer
+# and boolean leaves.
+_Leaves = tuple[tuple[tuple[int | str, ...], type], ...]
+
+
+def _typed_leaves(value: Any) -> _Leaves | None:
+    """Where a JSON value holds integers and booleans, with their types; None when it
+    holds a float (whose `==` is exact about neither type nor sign: 0.0 == -0.0).
+    Strings, objects, arrays and nulls need no entry: `==` tells them apart as
+    exactly as their JSON text does. Iterative, so a deep declaration costs no
+    recursion (it is called only when a declaration is validated, not per request)."""
+    found: list[tuple[tuple[int | str, ...], type]] = []
+    stack: list[tuple[tuple[int | str, ...], Any]] = [((), value)]
     while stack:
-        item = stack.pop()
+        path, item = stack.pop()
         kind = type(item)
         if kind is dict:
-            stack.extend(item.values())
-        elif kind is list:
-            stack.extend(item)
+            stack.extend(((*path, k), v) for k, v in item.items())
+        elif kind is list or kind is tuple:
+            stack.extend(((*path, i), v) for i, v in enumerate(item))
+        elif kind is int or kind is bool:
+            found.append((path, kind))
         elif kind is not str and item is not None:
+            return None
+    return tuple(found)
+
+
+def _same_leaf_types(caps: Any, info: Any, leaves: _Leaves) -> bool:
+    """Whether a declaration equal to the slot's has its integers and booleans where
+    the slot's copy has them, of the same types (equality guarantees the paths exist)."""
+    pair = (caps, info)
+    for path, kind in leaves:
+        item: Any = pair
+        for step in path:
+            item = item[step]
+        if type(item) is not kind:
             return False
     return True
 
@@ -698,7 +743,7 @@ class ServerConnection(_Connection):
             if log_level is not None and (type(log_level) is not str or log_level not in LOG_RANK):
                 return False
             try:
-                capabilities, info = (_ENVELOPE_CACHE or _envelope_cache())(
+                capabilities, info = (_ENVELOPE_CACHE or _envelope_cache()).models(
                     caps, meta.get(META_CLIENT_INFO)
                 )
                 model: Any = entry[1](params) if entry[1] is not None else None
@@ -717,7 +762,19 @@ class ServerConnection(_Connection):
             if inbound is EMPTY:
                 inbound = self._inbound = {}
             inbound[rid] = Inbound(method, token, log_level, caps, model)
-            context = new_request_context(version, capabilities, info, log_level, token, meta)
+            # `new_request_context`, inline (its twin's `__init__`, without the call).
+            context: Any = _new(_NewRequestContext)
+            context.protocol_version = version
+            context.client_capabilities = capabilities
+            context.client_info = info
+            context.log_level = log_level
+            context.progress_token = token
+            context.meta = meta
+            context.related_request_id = None
+            context.input_responses = None
+            context.request_state = None
+            context.input_verified = False
+            context.__class__ = RequestContext
         elif era is _LEGACY:
             # `_legacy_request`: the session's revision and capabilities.
             version = self.protocol_version
@@ -749,7 +806,7 @@ class ServerConnection(_Connection):
             if inbound is EMPTY:
                 inbound = self._inbound = {}
             inbound[rid] = tracked = Inbound(method, token, None, self._client_caps_wire, model)
-            context = self._session_context  # type: ignore[assignment]
+            context = self._session_context
             assert context is not None
             if token is not None or meta is not None:
                 context = new_request_context(
@@ -759,7 +816,14 @@ class ServerConnection(_Connection):
                 tracked.context = context  # for the InputReceived of its questions
         else:
             return False  # the first request picks the era: `_accept_request`
-        events.append(new_request_received(rid, method, model, context))
+        # `new_request_received`, inline likewise.
+        event: Any = _new(_NewRequestReceived)
+        event.request_id = rid
+        event.method = method
+        event.params = model
+        event.context = context
+        event.__class__ = RequestReceived
+        events.append(event)
         return True
 
     def _lane_entry(self, method: str, version: str, *, modern: bool) -> tuple[Any, ...]:
