@@ -745,16 +745,20 @@ class _Connection:
             events.extend(self._settle(fatal.error.message, fatal.error))
         return events
 
-    def _receive_whole(self, data: bytes | bytearray | str, wall_time: float | None) -> list[Event]:
-        """The lane of one whole message: `_receiving` around `_receive_one` and
-        `_dispatch`, written as one function, which hands a well-formed request to the
-        role's `_request_lane` and a response straight to `_receive_response`.
+    def _receive_whole(
+        self, data: bytes | bytearray | str | None, wall_time: float | None, obj: Any = _MISSING
+    ) -> list[Event]:
+        """The lane of one whole message (`data`, or `obj` as `receive_parsed` has it):
+        `_receiving` around `_receive_one` (or `_receive_object`) and `_dispatch`, written
+        as one function, which hands a well-formed request to the role's `_request_lane`
+        and a response straight to `_receive_response`.
 
-        Mirrors `_receiving`, `_receive_one` and `_dispatch` (keep them alike): the same
-        steps in the same order, so the same events and the same errors. What it does
-        not recognise goes to the general path from where it stands: a message that does
-        not parse to `_receive_one` (which parses it again, to answer it as before), a
-        batch or a bare value to `_receive_object`, anything else to `_dispatch`.
+        Mirrors `_receiving`, `_receive_one`, `_receive_object` and `_dispatch` (keep them
+        alike): the same steps in the same order, so the same events and the same
+        errors. What it does not recognise goes to the general path from where it
+        stands: a message that does not parse to `_receive_one` (which parses it again,
+        to answer it as before), a batch or a bare value to `_receive_object`, anything
+        else to `_dispatch`.
         """
         if wall_time is not None:
             self._wall_time = wall_time
@@ -764,38 +768,43 @@ class _Connection:
             self._check_receiving()  # raises: input after the end
         events: list[Event] = []
         try:
-            if self._pending_events:
-                self._flush_pending_events(events)
-            # `jr.parse`, inline for the usual message: bytes, and too short to break
-            # any limit but the depth, whose bracket count is checked as there (each
-            # test in its order). Any other goes to `jr.parse` itself.
-            limits = self.limits
-            size = len(data)
-            depth = limits.max_depth
-            strings = limits.max_string_length
-            try:
-                if (
-                    type(data) is bytes
-                    and size <= limits.max_message_bytes
-                    and (size <= 2 * depth + 1 or data.count(b"[") + data.count(b"{") <= depth)
-                    and size <= limits.max_integer_digits
-                    and (strings is None or size <= strings)
-                ):
-                    obj = from_json(data, allow_inf_nan=False)
-                else:
-                    obj = jr.parse(data, limits)
-            except (RemoteProtocolError, ValueError):
-                self._receive_one(data, events)  # refused by the general path
+            # (`receive_parsed` goes through `_receive_object`, which has no client's
+            # pending events to put first: neither has this with a parsed message.)
+            bytes_in = obj is _MISSING
+            if bytes_in:
+                if self._pending_events:
+                    self._flush_pending_events(events)
+                # `jr.parse`, inline for the usual message: bytes, and too short to break
+                # any limit but the depth, whose bracket count is checked as there (each
+                # test in its order). Any other goes to `jr.parse` itself.
+                limits = self.limits
+                size = len(data)  # type: ignore[arg-type]
+                depth = limits.max_depth
+                strings = limits.max_string_length
+                try:
+                    if (
+                        type(data) is bytes
+                        and size <= limits.max_message_bytes
+                        and (size <= 2 * depth + 1 or data.count(b"[") + data.count(b"{") <= depth)
+                        and size <= limits.max_integer_digits
+                        and (strings is None or size <= strings)
+                    ):
+                        obj = from_json(data, allow_inf_nan=False)
+                    else:
+                        obj = jr.parse(data, limits)  # type: ignore[arg-type]
+                except (RemoteProtocolError, ValueError):
+                    self._receive_one(data, events)  # type: ignore[arg-type]  # refused there
+            if obj is _MISSING:
+                pass  # (answered just above)
+            elif type(obj) is not dict:
+                self._receive_object(obj, events)
             else:
-                if type(obj) is not dict:
-                    self._receive_object(obj, events)
-                else:
-                    method = obj.get("method", _MISSING)
-                    if method is _MISSING and ("result" in obj or "error" in obj):
-                        self._receive_response(obj, events)  # (`_dispatch`'s first branch)
-                    elif not self._request_lane(obj, method, events):
-                        self._dispatch(obj, events)
-            if self._pending_events:
+                method = obj.get("method", _MISSING)
+                if method is _MISSING and ("result" in obj or "error" in obj):
+                    self._receive_response(obj, events)  # (`_dispatch`'s first branch)
+                elif not self._request_lane(obj, method, events):
+                    self._dispatch(obj, events)
+            if bytes_in and self._pending_events:
                 self._flush_pending_events(events)
         except Fatal as fatal:
             events.extend(self._settle(fatal.error.message, fatal.error))
@@ -820,6 +829,8 @@ class _Connection:
         The message must have been parsed with this connection's limits: a transport that
         parsed with looser ones would bypass the depth and size checks this promises.
         """
+        if self._lanes:
+            return self._receive_whole(None, wall_time, message)
         return self._receiving(self._receive_object, message, wall_time)
 
     def receive_oversized(

@@ -720,7 +720,12 @@ class ServerConnection(_Connection):
         if rid in inbound or len(inbound) >= limits.max_inbound_in_flight:
             return False
         era = self.era
-        if era is _MODERN:
+        if era is _MODERN or (
+            # `_accept_request`: the first request, but for an initialize or a ping,
+            # is a 2026-07-28 one when this server speaks it (the state is
+            # AWAITING_FIRST, the only one with no era but the ended ones).
+            era is None and method != "ping" and self.config.modern_versions
+        ):
             # `_modern_request`: the envelope, key by key, then the method's own checks.
             if params is None:
                 return False
@@ -755,6 +760,9 @@ class ServerConnection(_Connection):
             ):
                 return False  # a task augmentation, a retry: their own steps
             # Every check passed: from here on, what the general path changes.
+            if era is None:
+                self._move(SessionInput.ENVELOPE)  # the first valid envelope
+                self.era = _MODERN
             self.protocol_version = version
             token = meta.get("progressToken")  # (`_track_inbound`, inline)
             if token is not None and type(token) is not int and type(token) is not str:

@@ -138,12 +138,21 @@ def settle(conn: ServerConnection) -> bytes:
 
 
 def compare(
-    lane: ServerConnection, general: ServerConnection, data: bytes, *, whole: bool = False
+    lane: ServerConnection, general: ServerConnection, data: bytes, *, entry: str = "data"
 ) -> list[Any]:
-    """Feed `data` to both (`receive_message` when `whole`) and check they agree."""
-    got = lane.receive_message(data) if whole else lane.receive_data(data)
+    """Feed `data` to both through `entry` (`receive_data`, `receive_message`, or
+    `receive_parsed` with what `json.loads` makes of it) and check they agree."""
+
+    def receive(conn: ServerConnection) -> list[Any]:
+        if entry == "message":
+            return conn.receive_message(data)
+        if entry == "parsed":
+            return conn.receive_parsed(json.loads(data))
+        return conn.receive_data(data)
+
+    got = receive(lane)
     with general_path_only():
-        want = general.receive_message(data) if whole else general.receive_data(data)
+        want = receive(general)
     assert got == want
     assert [type(e) for e in got] == [type(e) for e in want]
     assert lane.data_to_send() == general.data_to_send()
@@ -153,14 +162,29 @@ def compare(
 
 
 @pytest.mark.parametrize("era", [LEGACY, MODERN])
-@pytest.mark.parametrize("whole", [False, True], ids=["receive_data", "receive_message"])
-def test_plain_requests_of_every_kind_come_out_as_on_the_general_path(
-    era: str, whole: bool
-) -> None:
+@pytest.mark.parametrize("entry", ["data", "message", "parsed"])
+def test_plain_requests_of_every_kind_come_out_as_on_the_general_path(era: str, entry: str) -> None:
     lane, general = server(era), server(era)
     for n, (method, params) in enumerate(PLAIN, 1):
         data = line(request(era, n, method, params))
-        compare(lane, general, data[:-1] if whole else data, whole=whole)
+        compare(lane, general, data if entry == "data" else data[:-1], entry=entry)
+
+
+@pytest.mark.parametrize("entry", ["data", "parsed"])
+@pytest.mark.parametrize("speaks", ["both", "modern", "legacy"])
+def test_a_first_request_and_its_mutations_come_out_as_on_the_general_path(
+    entry: str, speaks: str
+) -> None:
+    """A connection's first request picks its era (a 2026-07-28 POST's connection sees
+    only that one): each on two fresh servers, one on the general path."""
+    versions = {"both": (MODERN, LEGACY), "modern": (MODERN,), "legacy": (LEGACY,)}[speaks]
+    config = default_server_config(supported_versions=versions)
+    first = [line(request(MODERN, n, m, p)) for n, (m, p) in enumerate(PLAIN, 1)]
+    first += [line(request(LEGACY, 1, m, p)) for m, p in PLAIN]
+    first += [line(message) for message in _mutated(MODERN)]
+    for data in first:
+        lane, general = ServerConnection(config), ServerConnection(config)
+        compare(lane, general, data if entry == "data" else data[:-1], entry=entry)
 
 
 @pytest.mark.parametrize("era", [LEGACY, MODERN])
@@ -196,8 +220,8 @@ def _mutated(era: str) -> Iterator[Any]:
 def test_every_mutation_of_a_plain_request_comes_out_as_on_the_general_path(era: str) -> None:
     lane, general = server(era), server(era)
     count = 0
-    for message in _mutated(era):
-        compare(lane, general, line(message))
+    for n, message in enumerate(_mutated(era)):
+        compare(lane, general, line(message), entry=("data", "parsed", "message")[n % 3])
         count += 1
     assert count > 500
 
