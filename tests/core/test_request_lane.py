@@ -9,7 +9,9 @@ in the same state, one inside `general_path_only()`, and compares the three.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import pickle
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,10 +23,12 @@ from mcp_core import (
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     Limits,
+    RequestContext,
     RequestReceived,
     ServerConfig,
     ServerConnection,
 )
+from mcp_core._base import _Connection
 from mcp_core.testing import default_server_config, general_path_only
 from mcp_core.testing.mutations import mutations
 
@@ -188,8 +192,10 @@ def test_a_first_request_and_its_mutations_come_out_as_on_the_general_path(
 
 
 @pytest.mark.parametrize("era", [LEGACY, MODERN])
-def test_the_lane_takes_plain_requests(era: str) -> None:
-    """Without this the differential tests could pass with the lane never taken."""
+def test_the_lane_takes_plain_requests(era: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without this the differential tests could pass with the lane never taken.
+    (The lanes on, even under `--general-path`: this is about the lane itself.)"""
+    monkeypatch.setattr(_Connection, "_lanes", True)
     conn = server(era)
     taken: list[str] = []
     original = conn._request_lane
@@ -302,3 +308,45 @@ def test_responses_and_partial_lines_take_the_general_framing_alike() -> None:
         {"jsonrpc": "2.0", "id": 98, "error": {"code": 1, "message": "m"}},
     ):
         compare(lane, general, line(message))
+
+
+@pytest.mark.parametrize("era", [LEGACY, MODERN])
+def test_the_lanes_events_are_ordinary_frozen_dataclasses(era: str) -> None:
+    """The lane builds its event (and a 2026-07-28 context) without calling the class:
+    what comes out must be the public class, frozen, and equal, hashing, printing and
+    pickling as one built the usual way."""
+    conn = server(era)
+    (event,) = conn.receive_data(
+        line(request(era, 1, "tools/list", {"_meta": {"progressToken": 3}}))
+    )
+    assert type(event) is RequestReceived and type(event.context) is RequestContext
+    for obj, name in ((event, "method"), (event.context, "progress_token")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(obj, name, "changed")
+    context = event.context
+    usual = RequestReceived(
+        1,
+        "tools/list",
+        event.params,
+        RequestContext(
+            context.protocol_version,
+            context.client_capabilities,
+            context.client_info,
+            context.log_level,
+            3,
+            context.meta,
+        ),
+    )
+    assert event == usual and repr(event) == repr(usual)
+    assert _hashed(event) == _hashed(usual)
+    assert _hashed(context) == _hashed(usual.context)
+    assert pickle.loads(pickle.dumps(event)) == event
+    assert dataclasses.astuple(context) == dataclasses.astuple(usual.context)
+
+
+def _hashed(value: Any) -> Any:
+    """The hash, or TypeError for a value holding a dict (as both kinds do alike)."""
+    try:
+        return hash(value)
+    except TypeError:
+        return TypeError
