@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, NoReturn, TypeGuard
 
 import pydantic
+from pydantic_core import from_json
 
 from . import _jsonrpc as jr
 from ._config import to_wire
@@ -656,6 +657,16 @@ class _Connection:
             if self.state in _ENDED:
                 return []
             return self._settle("end of stream", None)
+        # The lane (`_receive_whole`): a read that is one whole line while no partial line
+        # is buffered, as nearly every stdio and TCP read is. The test is `LineBuffer.feed`'s
+        # for its own fast path, and `_receive_lines` keeps no buffer for such a read
+        # either, so the two paths leave the connection alike.
+        if self._lanes and self._lines is None:
+            end = len(data) - 1
+            if 0 < end <= self.limits.max_message_bytes and data[end] == 10:
+                line = data[:end]
+                if 10 not in line and line[-1] != 13 and line[0] > 32:
+                    return self._receive_whole(line, wall_time)
         return self._receiving(self._receive_lines, data, wall_time)
 
     def _receiving(
@@ -693,8 +704,13 @@ class _Connection:
         lines = self._lines
         if lines is None:
             limits = self.limits
-            lines = self._lines = LineBuffer(limits.max_message_bytes, jr.peek_window(limits))
-        for item in lines.feed(data):
+            lines = LineBuffer(limits.max_message_bytes, jr.peek_window(limits))
+        items = lines.feed(data)
+        # The buffer is kept only while it holds a partial line (or the ends of an
+        # over-long one): an idle one is the same as none, and with none the next
+        # whole-line read can take the lane (`receive_data`).
+        self._lines = None if lines.idle() else lines
+        for item in items:
             if isinstance(item, Oversized):
                 self._receive_one(self._too_big(item.size, item.head, item.tail), events)
             else:
@@ -711,6 +727,8 @@ class _Connection:
         on; the checks after the framing are the same, so both eras and every transport
         judge a message alike.
         """
+        if self._lanes:
+            return self._receive_whole(data, wall_time)
         # (`_receiving(self._receive_one, ...)`, inline: the in-process link and every
         # message-framed transport come through here once per message, and the shared
         # wrapper was one call and one bound method more each time. Keep the two alike.)
@@ -727,6 +745,78 @@ class _Connection:
             events.extend(self._settle(fatal.error.message, fatal.error))
         return events
 
+    def _receive_whole(
+        self, data: bytes | bytearray | str | None, wall_time: float | None, obj: Any = _MISSING
+    ) -> list[Event]:
+        """The lane of one whole message (`data`, or `obj` as `receive_parsed` has it):
+        `_receiving` around `_receive_one` (or `_receive_object`) and `_dispatch`, written
+        as one function, which hands a well-formed request to the role's `_request_lane`
+        and a response straight to `_receive_response`.
+
+        Mirrors `_receiving`, `_receive_one`, `_receive_object` and `_dispatch` (keep them
+        alike): the same steps in the same order, so the same events and the same
+        errors. What it does not recognise goes to the general path from where it
+        stands: a message that does not parse to `_receive_one` (which parses it again,
+        to answer it as before), a batch or a bare value to `_receive_object`, anything
+        else to `_dispatch`.
+        """
+        if wall_time is not None:
+            self._wall_time = wall_time
+        elif self._needs_wall_time:
+            missing_wall_time()
+        if self.state in _ENDED:
+            self._check_receiving()  # raises: input after the end
+        events: list[Event] = []
+        try:
+            # (`receive_parsed` goes through `_receive_object`, which has no client's
+            # pending events to put first: neither has this with a parsed message.)
+            bytes_in = obj is _MISSING
+            if bytes_in:
+                if self._pending_events:
+                    self._flush_pending_events(events)
+                # `jr.parse`, inline for the usual message: bytes, and too short to break
+                # any limit but the depth, whose bracket count is checked as there (each
+                # test in its order). Any other goes to `jr.parse` itself.
+                limits = self.limits
+                size = len(data)  # type: ignore[arg-type]
+                depth = limits.max_depth
+                strings = limits.max_string_length
+                try:
+                    if (
+                        type(data) is bytes
+                        and size <= limits.max_message_bytes
+                        and (size <= 2 * depth + 1 or data.count(b"[") + data.count(b"{") <= depth)
+                        and size <= limits.max_integer_digits
+                        and (strings is None or size <= strings)
+                    ):
+                        obj = from_json(data, allow_inf_nan=False)
+                    else:
+                        obj = jr.parse(data, limits)  # type: ignore[arg-type]
+                except (RemoteProtocolError, ValueError):
+                    self._receive_one(data, events)  # type: ignore[arg-type]  # refused there
+            if obj is _MISSING:
+                pass  # (answered just above)
+            elif type(obj) is not dict:
+                self._receive_object(obj, events)
+            else:
+                method = obj.get("method", _MISSING)
+                if method is _MISSING and ("result" in obj or "error" in obj):
+                    self._receive_response(obj, events)  # (`_dispatch`'s first branch)
+                elif not self._request_lane(obj, method, events):
+                    self._dispatch(obj, events)
+            if bytes_in and self._pending_events:
+                self._flush_pending_events(events)
+        except Fatal as fatal:
+            events.extend(self._settle(fatal.error.message, fatal.error))
+        return events
+
+    def _request_lane(self, obj: dict[str, Any], method: Any, events: list[Event]) -> bool:
+        """Role hook: take a well-formed request the common way, or return False having
+        changed nothing (`_dispatch` then judges it). The server has one
+        (`ServerConnection._request_lane`); a client's requests are rare, so it has none.
+        """
+        return False
+
     def receive_parsed(self, message: Any, *, wall_time: float | None = None) -> list[Event]:
         """`receive_message` for a message its transport already parsed.
 
@@ -739,6 +829,8 @@ class _Connection:
         The message must have been parsed with this connection's limits: a transport that
         parsed with looser ones would bypass the depth and size checks this promises.
         """
+        if self._lanes:
+            return self._receive_whole(None, wall_time, message)
         return self._receiving(self._receive_object, message, wall_time)
 
     def receive_oversized(

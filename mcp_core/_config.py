@@ -111,6 +111,15 @@ class ServerConfig:
     # this server: encoded once here rather than in each. None when it needs the
     # plain encoder's fallback.
     complete_result_tail: bytes | None = field(init=False, repr=False, compare=False)
+    # The engine's memo for its request lane (`ServerConnection._request_lane`): what a
+    # plain request of each method needs that is the same for every one of them on this
+    # server (the method's spec, that its capability is offered, its params validator),
+    # per era and revision, found on first use. Derived from the fields above only, so it
+    # never goes stale; bounded by the method table, since only methods the table knows,
+    # under revisions this server speaks, get an entry. Private to the engine.
+    request_lanes: tuple[dict[str, Any], dict[str, Any]] = field(
+        init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         """Check the settings and derive the wire forms, once per server.
@@ -165,6 +174,7 @@ class ServerConfig:
         )
         if self.cache_ttl_ms < 0:
             raise ValueError("cache_ttl_ms must be >= 0")
+        object.__setattr__(self, "request_lanes", ({}, {}))
 
 
 # The RFC 5424 severities `logging/setLevel` and the 2026-07-28 envelope accept.

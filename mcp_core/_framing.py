@@ -92,6 +92,11 @@ class LineBuffer:
         self._scan_from = 0
         self._skipping: Ends | None = None  # the over-long line streaming by
 
+    def idle(self) -> bool:
+        """Whether nothing is held: no partial line, no over-long line streaming by.
+        An idle buffer reads the next bytes as a new one would."""
+        return self._skipping is None and not self._buffer
+
     def feed(self, data: bytes) -> list[bytes | bytearray | Oversized]:
         """Complete lines (without the newline or a trailing CR), blank lines skipped,
         and an `Oversized` in place of each line over the limit.

@@ -54,8 +54,11 @@ from ._events import (
     MessageRejected,
     NotificationReceived,
     RequestContext,
+    RequestReceived,
     RequestStateRejected,
     SessionStarted,
+    _NewRequestContext,
+    _NewRequestReceived,
     new_request_context,
     new_request_received,
 )
@@ -146,6 +149,19 @@ _CACHEABLE: Final = frozenset(
 )
 
 
+# (`object.__new__`, bound once: the lane makes its events without calling a class.)
+_new: Final = object.__new__
+
+# The methods whose requests have a step of their own in `_modern_request` and
+# `_legacy_request`, which the request lane leaves to them.
+_MODERN_OWN_STEPS: Final = frozenset(
+    {"initialize", "server/discover", "subscriptions/listen", *MODERN_TASK_REQUESTS}
+)
+_LEGACY_OWN_STEPS: Final = frozenset(
+    {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
+)
+
+
 class _EnvelopeCache:
     """Validated envelope objects (capabilities, clientInfo), keyed by their JSON bytes.
 
@@ -171,25 +187,39 @@ class _EnvelopeCache:
         # own dump of the shared model, a few hundred bytes of every idle one.
         self._wire: dict[int, dict[str, Any]] = {}
         self._bound = bound
-        # The last declaration seen, as a private copy (caps, info, models), when it is
-        # made only of objects, arrays, strings and nulls; else None. One slot: a bound
-        # that needs no bookkeeping, and enough for the usual case of one client (or many
-        # alike) declaring the same on every request. `_plain` says which cached keys may
-        # take the slot (found once, when the key is validated).
-        self._last: tuple[Any, Any, tuple[Any, Any]] | None = None
-        self._plain: dict[bytes, bool] = {}
+        # The last declaration seen, as a private copy (caps, info, models, leaves), when
+        # it holds no float (see `_typed_leaves`); else None. One slot: a bound that needs
+        # no bookkeeping, and enough for the usual case of one client (or many alike)
+        # declaring the same on every request. `_plain` gives, for each cached key, the
+        # paths and types of its integer and boolean leaves, or None when it may not take
+        # the slot (found once, when the key is validated).
+        self._last: tuple[Any, Any, tuple[Any, Any], _Leaves] | None = None
+        self._plain: dict[bytes, _Leaves | None] = {}
 
-    def __call__(self, caps: Any, info: Any) -> tuple[Any, Any]:
+    def models(self, caps: Any, info: Any) -> tuple[Any, Any]:
+        """The validated (capabilities, info) models of a declaration, shared and
+        read-only; `pydantic.ValidationError` for a bad one. Also the instance's
+        `__call__`; named, a hot path's call is a plain method call, without the
+        slot wrapper an instance call goes through."""
         # The slot first: two dict comparisons in C, against `marshal`'s encoding and a
         # hash of its bytes (about 1.2k instructions instead of 5.7k per 2026-07-28
-        # request). Python's `==` is not exact about types (1 == 1.0 == True), but the slot
-        # only holds declarations without numbers or booleans, and a string, object, array
-        # or null equals only a value of its own kind: whatever equals the slot's copy is
-        # the same JSON value (member order aside, which JSON does not give a meaning), so
-        # it gets the same verdict. The copy is private, so the application changing the
-        # request's `_meta` cannot change what the slot compares against.
+        # request). Python's `==` is not exact about types (1 == 1.0 == True): a string,
+        # object, array or null equals only a value of its own kind, but a number or a
+        # boolean may equal one of another. So the slot holds no declaration with a float,
+        # and remembers where its integers and booleans are: a value equal to the copy
+        # has the same members and lengths, so each of those paths leads to a leaf, which
+        # must be of the copy's exact type. Whatever passes is the same JSON value (member
+        # order aside, which JSON does not give a meaning), so it gets the same verdict.
+        # (The SDKs' usual `roots.listChanged: true` is such a declaration.) The copy is
+        # private, so the application changing the request's `_meta` cannot change what
+        # the slot compares against.
         last = self._last
-        if last is not None and caps == last[0] and info == last[1]:
+        if (
+            last is not None
+            and caps == last[0]
+            and info == last[1]
+            and (not last[3] or _same_leaf_types(caps, info, last[3]))
+        ):
             return last[2]
         # The key is `marshal`'s version 2 form of the pair: a parsed JSON value is made
         # of dicts, lists, strings, ints, floats, bools and None, each of which it writes
@@ -220,11 +250,14 @@ class _EnvelopeCache:
                 self._last = None
             self._cache[key] = found
             self._wire[id(found[0])] = to_wire(found[0]) or {}
-            self._plain[key] = _plain_json(caps) and _plain_json(info)
-        if marshalled and self._plain.get(key):
+            self._plain[key] = _typed_leaves((caps, info))
+        leaves = self._plain.get(key) if marshalled else None
+        if leaves is not None:
             copy = marshal.loads(key)  # (the pair, decoded afresh: nothing shared)
-            self._last = (copy[0], copy[1], found)
+            self._last = (copy[0], copy[1], found, leaves)
         return found
+
+    __call__ = models
 
     def capabilities_wire(self, capabilities: Any) -> dict[str, Any]:
         """`to_wire(capabilities) or {}`, shared (so read-only) for a model this cache gave."""
@@ -232,20 +265,42 @@ class _EnvelopeCache:
         return wire if wire is not None else to_wire(capabilities) or {}
 
 
-def _plain_json(value: Any) -> bool:
-    """Whether a JSON value holds only objects, arrays, strings and nulls: the values
-    that `==` tells apart as exactly as their JSON text does (no 1 == 1.0 == true).
-    Iterative, so a deep declaration costs no recursion (it is called only when a
-    declaration is validated, not per request)."""
-    stack = [value]
+# The paths (from the (caps, info) pair) and exact types of a declaration's integer
+# and boolean leaves.
+_Leaves = tuple[tuple[tuple[int | str, ...], type], ...]
+
+
+def _typed_leaves(value: Any) -> _Leaves | None:
+    """Where a JSON value holds integers and booleans, with their types; None when it
+    holds a float (whose `==` is exact about neither type nor sign: 0.0 == -0.0).
+    Strings, objects, arrays and nulls need no entry: `==` tells them apart as
+    exactly as their JSON text does. Iterative, so a deep declaration costs no
+    recursion (it is called only when a declaration is validated, not per request)."""
+    found: list[tuple[tuple[int | str, ...], type]] = []
+    stack: list[tuple[tuple[int | str, ...], Any]] = [((), value)]
     while stack:
-        item = stack.pop()
+        path, item = stack.pop()
         kind = type(item)
         if kind is dict:
-            stack.extend(item.values())
-        elif kind is list:
-            stack.extend(item)
+            stack.extend(((*path, k), v) for k, v in item.items())
+        elif kind is list or kind is tuple:
+            stack.extend(((*path, i), v) for i, v in enumerate(item))
+        elif kind is int or kind is bool:
+            found.append((path, kind))
         elif kind is not str and item is not None:
+            return None
+    return tuple(found)
+
+
+def _same_leaf_types(caps: Any, info: Any, leaves: _Leaves) -> bool:
+    """Whether a declaration equal to the slot's has its integers and booleans where
+    the slot's copy has them, of the same types (equality guarantees the paths exist)."""
+    pair = (caps, info)
+    for path, kind in leaves:
+        item: Any = pair
+        for step in path:
+            item = item[step]
+        if type(item) is not kind:
             return False
     return True
 
@@ -619,6 +674,198 @@ class ServerConnection(_Connection):
         if spec.input_required:
             self._inbound[rid].context = context  # for the InputReceived of its questions
         events.append(new_request_received(rid, method, model, context))
+
+    # ------------------------------------------------ the request lane
+
+    def _request_lane(self, obj: dict[str, Any], method: Any, events: list[Event]) -> bool:
+        """A plain, well-formed request on a connection whose era is known, taken in
+        one function: the `RequestReceived` event, or False having changed nothing.
+
+        Mirrors, in their order, `_dispatch` (a request's branch), `_receive_request`,
+        `_accept_request`, `_modern_request` and `_legacy_request` (with
+        `_check_offered`, `_validate_params` and `_track_inbound`): keep them alike. Each
+        check here is one of theirs, and each hands the request to them when it does not
+        pass, so a refusal is always theirs, with its precise error. Everything the
+        general path does the same for every request of a method on this server (the
+        spec, whether its capability is offered, its params validator) comes from
+        `_lane_entry`, once per method and revision. The methods with a step of their
+        own (initialize, ping, server/discover, the tasks methods, subscriptions/listen,
+        logging/setLevel, the resource subscriptions, a 2026-07-28 retry, a task
+        augmentation) stay on the general path, as does an id in flight or a request
+        that would reach the in-flight limit.
+        """
+        # `_dispatch`: a request (it has an id) whose envelope is well-formed.
+        if (
+            "id" not in obj
+            or type(method) is not str
+            or obj.get("jsonrpc") != "2.0"
+            or "result" in obj
+            or "error" in obj
+        ):
+            return False
+        rid = obj["id"]
+        if type(rid) is not int and type(rid) is not str:
+            return False
+        params = obj.get("params")
+        if params is None:
+            if "params" in obj:
+                return False  # `"params": null`, refused there
+        elif type(params) is not dict:
+            return False
+        limits = self.limits
+        if len(method) > limits.max_method_length:
+            return False
+        # `_receive_request`: a free id, below the in-flight limit.
+        inbound = self._inbound
+        if rid in inbound or len(inbound) >= limits.max_inbound_in_flight:
+            return False
+        era = self.era
+        if era is _MODERN or (
+            # `_accept_request`: the first request, but for an initialize or a ping,
+            # is a 2026-07-28 one when this server speaks it (the state is
+            # AWAITING_FIRST, the only one with no era but the ended ones).
+            era is None and method != "ping" and self.config.modern_versions
+        ):
+            # `_modern_request`: the envelope, key by key, then the method's own checks.
+            if params is None:
+                return False
+            meta = params.get("_meta")
+            if type(meta) is not dict:
+                return False
+            version = meta.get(META_PROTOCOL_VERSION)
+            if type(version) is not str:
+                return False
+            table = self.config.request_lanes[0].get(version)
+            entry = table.get(method) if table is not None else None
+            if entry is None:
+                entry = self._lane_entry(method, version, modern=True)
+            if not entry:
+                return False
+            caps = meta.get(META_CLIENT_CAPABILITIES)
+            if type(caps) is not dict:
+                return False
+            log_level = meta.get(META_LOG_LEVEL)
+            if log_level is not None and (type(log_level) is not str or log_level not in LOG_RANK):
+                return False
+            try:
+                capabilities, info = (_ENVELOPE_CACHE or _envelope_cache()).models(
+                    caps, meta.get(META_CLIENT_INFO)
+                )
+                model: Any = entry[1](params) if entry[1] is not None else None
+            except pydantic.ValidationError:
+                return False
+            if getattr(model, "task", None) is not None or (
+                entry[0].input_required
+                and (model.request_state is not None or model.input_responses is not None)
+            ):
+                return False  # a task augmentation, a retry: their own steps
+            # Every check passed: from here on, what the general path changes.
+            if era is None:
+                self._move(SessionInput.ENVELOPE)  # the first valid envelope
+                self.era = _MODERN
+            self.protocol_version = version
+            token = meta.get("progressToken")  # (`_track_inbound`, inline)
+            if token is not None and type(token) is not int and type(token) is not str:
+                token = None
+            if inbound is EMPTY:
+                inbound = self._inbound = {}
+            inbound[rid] = Inbound(method, token, log_level, caps, model)
+            # `new_request_context`, inline (its twin's `__init__`, without the call).
+            context: Any = _new(_NewRequestContext)
+            context.protocol_version = version
+            context.client_capabilities = capabilities
+            context.client_info = info
+            context.log_level = log_level
+            context.progress_token = token
+            context.meta = meta
+            context.related_request_id = None
+            context.input_responses = None
+            context.request_state = None
+            context.input_verified = False
+            context.__class__ = RequestContext
+        elif era is _LEGACY:
+            # `_legacy_request`: the session's revision and capabilities.
+            version = self.protocol_version
+            assert version is not None
+            table = self.config.request_lanes[1].get(version)
+            entry = table.get(method) if table is not None else None
+            if entry is None:
+                entry = self._lane_entry(method, version, modern=False)
+            if not entry:
+                return False
+            spec, validate = entry
+            if validate is None:
+                model = None
+            else:
+                if params is None:
+                    if spec.params_required:
+                        return False
+                    params = {}
+                try:
+                    model = validate(params)
+                except pydantic.ValidationError:
+                    return False
+                if getattr(model, "task", None) is not None:
+                    return False  # a task augmentation: its own step
+            meta = params.get("_meta") if params else None
+            token = meta.get("progressToken") if type(meta) is dict else None
+            if token is not None and type(token) is not int and type(token) is not str:
+                token = None
+            if inbound is EMPTY:
+                inbound = self._inbound = {}
+            inbound[rid] = tracked = Inbound(method, token, None, self._client_caps_wire, model)
+            context = self._session_context
+            assert context is not None
+            if token is not None or meta is not None:
+                context = new_request_context(
+                    version, context.client_capabilities, context.client_info, None, token, meta
+                )
+            if spec.input_required:
+                tracked.context = context  # for the InputReceived of its questions
+        else:
+            return False  # the first request picks the era: `_accept_request`
+        # `new_request_received`, inline likewise.
+        event: Any = _new(_NewRequestReceived)
+        event.request_id = rid
+        event.method = method
+        event.params = model
+        event.context = context
+        event.__class__ = RequestReceived
+        events.append(event)
+        return True
+
+    def _lane_entry(self, method: str, version: str, *, modern: bool) -> tuple[Any, ...]:
+        """What `_request_lane` needs of `method` under `version` on this server: the
+        spec and the params validator (None: no params model), or `()` when such a
+        request needs the general path (a method with a step of its own, unknown, not a
+        request, or whose capability this server does not offer, which is refused there).
+
+        Remembered in the config's `request_lanes` (per era, per revision, per method)
+        only for methods of the table under revisions this server speaks, so a peer
+        naming new methods or revisions grows nothing.
+        """
+        config = self.config
+        if modern:
+            if version not in config.modern_versions or method in _MODERN_OWN_STEPS:
+                return ()
+            # (the method table of the newest modern revision, as `_modern_request`)
+            spec = SPECS.get(("client", method, config.modern_versions[0]))
+        else:
+            if method in _LEGACY_OWN_STEPS:
+                return ()
+            spec = SPECS.get(("client", method, version))
+        if spec is None:
+            return ()
+        # `_check_offered` with this revision in force.
+        cap = spec.server_capability
+        if cap is not None and (spec.method, version) in UNGATED:
+            cap = None
+        entry: tuple[Any, ...] = ()
+        if spec.is_request and not (cap and not has_capability(config.capabilities_wire, cap)):
+            name = spec.params
+            entry = (spec, None if name is None else validator(name))
+        config.request_lanes[0 if modern else 1].setdefault(version, {})[method] = entry
+        return entry
 
     def _track_subscription(self, rid: RequestId, uri: str) -> None:
         """A `resources/subscribe` arrived. It takes effect when the application

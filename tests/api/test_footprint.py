@@ -178,16 +178,17 @@ async def test_legacy_sessions_share_the_peers_declaration_read_only(anyio_backe
 
 
 def test_a_stream_makes_the_line_framer_on_its_first_bytes() -> None:
-    """The newline framer is made by the first `receive_data` (a connection fed whole
-    messages never builds it: see the idle pair above), and it still joins a ping split
-    across two reads and answers it (a ping before `initialize` is allowed)."""
+    """The newline framer is made by the first `receive_data` that leaves part of a line
+    (a connection fed whole messages never builds it: see the idle pair above), it still
+    joins a ping split across two reads and answers it (a ping before `initialize` is
+    allowed), and it is dropped once it holds nothing: an idle stream keeps no framer."""
     streamed = ServerConnection(default_server_config())
     assert streamed._lines is None
     line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode() + b"\n"
     assert streamed.receive_data(line[:7]) == []
     assert streamed._lines is not None and streamed._lines.pending == 7
     assert streamed.receive_data(line[7:]) == []
-    assert streamed._lines.pending == 0
+    assert streamed._lines is None  # nothing pending: nothing kept
     assert json.loads(streamed.data_to_send()) == {"jsonrpc": "2.0", "id": 1, "result": {}}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pydantic
@@ -209,9 +210,37 @@ def test_the_envelope_memo_is_one_private_slot() -> None:
         cache({"experimental": {str(n): {}}}, {"name": "a", "version": "1"})
     assert cache._last is not None and cache._last[0] == {"experimental": {"49": {}}}
     assert cache({}, {"name": "a", "version": "1"}) is first  # still from the bounded cache
-    # A declaration with a boolean in it does not take the slot.
-    cache({"roots": {"listChanged": True}}, None)
+    # A declaration with a float in it does not take the slot (`==` is exact about neither
+    # the type nor the sign of a float).
+    cache({"experimental": {"f": {"v": 1.5}}}, None)
     assert cache._last is not None and cache._last[0] == {}
+
+
+def test_the_envelope_memo_takes_integers_and_booleans_by_their_exact_type() -> None:
+    # The SDKs' usual declaration (`roots.listChanged: true`) takes the slot; an equal one
+    # whose boolean or integer is of another JSON type is validated on its own.
+    cache = _EnvelopeCache()
+    info = {"name": "a", "version": "1"}
+    roots = cache({"roots": {"listChanged": True}}, info)
+    assert cache._last is not None and cache._last[0] == {"roots": {"listChanged": True}}
+    assert cache({"roots": {"listChanged": True}}, dict(info)) is roots  # the slot
+    experimental = {"experimental": {"x": {"n": 1, "on": True, "list": [0, False]}}}
+    models = cache(experimental, None)
+    assert cache(json.loads(json.dumps(experimental)), None) is models
+    for other in (
+        {"experimental": {"x": {"n": True, "on": True, "list": [0, False]}}},
+        {"experimental": {"x": {"n": 1, "on": 1, "list": [0, False]}}},
+        {"experimental": {"x": {"n": 1, "on": True, "list": [False, False]}}},
+        {"experimental": {"x": {"n": 1.0, "on": True, "list": [0, False]}}},
+    ):
+        assert other == experimental  # what `==` alone would take for the slot's
+        got = cache(other, None)
+        assert got is not models
+        assert got[0].experimental["x"] == other["experimental"]["x"]
+        assert [type(v) for v in got[0].experimental["x"]["list"]] == [
+            type(v) for v in other["experimental"]["x"]["list"]
+        ]
+        assert cache(experimental, None) is models  # and the slot's own still hits
 
 
 @pytest.mark.parametrize("requested", ["2099-01-01", "2025-11-25", "2024-11-05", "draft"])

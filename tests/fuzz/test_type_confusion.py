@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from mcp_core import RequestReceived, ServerConnection
+from mcp_core.testing import general_path_only
 from mcp_core.testing.mutations import Mutation, changes
 
 from . import type_confusion as tc
@@ -149,7 +150,8 @@ def test_the_harness_catches_an_escaping_exception(monkeypatch: pytest.MonkeyPat
         original(self, rid, method, params, events)
 
     monkeypatch.setattr(ServerConnection, "_accept_request", broken)
-    with pytest.raises(Failure, match=r"TypeError: planted(.|\n)*input"):
+    # (Planted in the general path, which a plain request's lane does not reach.)
+    with general_path_only(), pytest.raises(Failure, match=r"TypeError: planted(.|\n)*input"):
         Run().feed(_unmutated("server/2026-07-28/stream", "tools/call"))
 
 
@@ -163,7 +165,8 @@ def test_the_harness_catches_a_request_left_unanswered(monkeypatch: pytest.Monke
         original(self, rid, method, params, events)
 
     monkeypatch.setattr(ServerConnection, "_accept_request", swallowing)
-    with pytest.raises(Failure, match="exactly one reply expected"):
+    # (Planted in the general path, which a plain request's lane does not reach.)
+    with general_path_only(), pytest.raises(Failure, match="exactly one reply expected"):
         Run().feed(_unmutated("server/2025-11-25/session", "prompts/list"))
 
 
@@ -177,7 +180,8 @@ def test_the_harness_catches_a_request_shown_twice(monkeypatch: pytest.MonkeyPat
             events.append(RequestReceived(rid, method, None, events[-1].context))
 
     monkeypatch.setattr(ServerConnection, "_accept_request", doubling)
-    with pytest.raises(Failure, match="probe"):
+    # (Planted in the general path, which a plain request's lane does not reach.)
+    with general_path_only(), pytest.raises(Failure, match="probe"):
         Run().feed(_unmutated("server/2025-11-25/session", "ping"))
 
 
