@@ -14,6 +14,7 @@ refuses is seen to reach the same place the general path takes it.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 from collections.abc import Callable, Iterator
@@ -129,6 +130,7 @@ def assert_same(
     lane = deliver(make, response, general=False, invariants=invariants)
     general = deliver(make, response, general=True, invariants=invariants)
     assert lane[0] == general[0], case
+    assert [repr(e) for e in lane[0]] == [repr(e) for e in general[0]], case
     assert [type(e) for e in lane[0]] == [type(e) for e in general[0]], case
     assert lane[1] == general[1], case
     assert lane[2] == general[2], case
@@ -159,6 +161,9 @@ def test_valid_results_come_out_the_same(
     body = data.draw(valid_results(revision, method))
     events = assert_same(sender(revision, method, params), lambda rid: result(rid, body))
     assert [type(e) for e in events] == [ResponseReceived]
+    # The lane fills the event in place (`ResponseReceivedTwin`): still frozen.
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        events[0].method = "x"  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(("revision", "method", "params"), CASES)
