@@ -1169,6 +1169,10 @@ class _Connection:
         `late` for the second) rather than failing anything: a timeout or a cancel
         races with the answer, and both sides are right. A malformed response fails
         the request it names, locally, since its caller would otherwise wait forever.
+
+        (A client takes a well-formed result to an application request of its own in
+        a lane, `ClientConnection._receive_response`, which mirrors this, `_ended` and
+        `_accept_result` for that case: a change here needs the same there.)
         """
         raw_id = obj.get("id")
         rid = raw_id if type(raw_id) is int or type(raw_id) is str else None  # (`is_request_id`)
@@ -1239,6 +1243,9 @@ class _Connection:
         """A result for an application request, validated against the method's
         result model before the application sees it, so an event never carries a
         shape its type says it cannot have.
+
+        (Mirrored for a client's common case by its result lane,
+        `ClientConnection._receive_response`.)
         """
         # A result is validated before the application sees it: a typed event must never
         # carry a shape its type says it cannot have, and a peer's malformed result must
@@ -1308,6 +1315,9 @@ class _Connection:
         The progress token goes with the request: 2025-03-26 ("Progress") says notifications
         for a completed request are no longer valid, and a late one must find no request to
         be attributed to.
+
+        (Inline in the client's result lane, `ClientConnection._receive_response`: a
+        change here needs the same there.)
         """
         if by is not None:
             self._step(entry, "outbound", by)

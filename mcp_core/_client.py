@@ -48,11 +48,12 @@ from ._events import (
     RequestFailed,
     RequestReceived,
     ResponseReceived,
+    ResponseReceivedTwin,
     SubscriptionAcknowledged,
 )
 from ._requests import EMPTY, NO_IDS, NO_ITEMS, Outbound, PendingInputs, RecentIds
 from ._server import _EnvelopeCache, capabilities_wire, shared_declaration
-from ._state import RequestInput, RequestState, SessionInput, follows
+from ._state import RequestInput, RequestState, SessionInput, advance_request, follows
 from ._tasks import (
     LEGACY_AUGMENTABLE,
     MODERN_TASK_METHODS,
@@ -72,6 +73,7 @@ from ._versions import (
     META_SERVER_INFO,
     META_SUBSCRIPTION_ID,
     METHODS,
+    SPECS,
     UNGATED,
     Era,
     MethodSpec,
@@ -99,6 +101,41 @@ def _server_declaration(capabilities: Any, info: Any) -> tuple[Any, Any]:
     if _SERVER_DECLARATIONS is None:
         _SERVER_DECLARATIONS = _EnvelopeCache(capabilities="ServerCapabilities")
     return _SERVER_DECLARATIONS(capabilities, info)
+
+
+# The result lane (`ClientConnection._receive_response`): the validator of each method's
+# result, by (method, revision), looked up once rather than per response (`SPECS`, then the
+# model's validator, then the ElicitResult test). Only methods `SPECS` knows are kept,
+# so the table is bounded by the protocol however many custom methods an application
+# sends; a method without a result model keeps `_as_sent`.
+_RESULT_VALIDATORS: dict[tuple[str, str], Any] = {}
+# A request of ours in flight is SENT; a result moves it to ANSWERED (`_state.py`'s
+# table says so; read from it, so that the table stays the one statement of the move).
+_SENT: Final = RequestState.SENT
+# (Read once: on CPython 3.11 a member read through its enum class costs about 0.9k
+# instructions, through `EnumType.__getattr__`, against 0.1k for a module global.)
+_MODERN: Final = Era.MODERN
+_blank: Final = object.__new__
+# What the lane's validation gives when it leaves the result to the general path.
+_REFUSED: Final = object()
+_ANSWERED: Final = advance_request("client", "outbound", _SENT, RequestInput.RESPONSE)
+
+
+def _as_sent(result: Any) -> Any:
+    """The "validator" of a method without a result model: the result as it came."""
+    return result
+
+
+def _result_validator(method: str, revision: str) -> Any:
+    """The lane's validator for `method`'s result in `revision`, or None where the lane
+    must not take it (a method `SPECS` does not know, or an ElicitResult, whose content
+    `_accept_result` drops on a decline)."""
+    spec = SPECS.get(("client", method, revision))
+    if spec is None or spec.result == "ElicitResult":
+        return None
+    found = _as_sent if spec.result is None else validator(spec.result)
+    _RESULT_VALIDATORS[(method, revision)] = found
+    return found
 
 
 # The 2026-07-28 envelopes of the connections made so far, by their encoded tail
@@ -684,12 +721,88 @@ class ClientConnection(_Connection):
             )
         )
 
+    def _receive_response(self, obj: dict[str, Any], events: list[Event]) -> None:
+        """The result lane: a well-formed result to an application request of ours.
+
+        It mirrors, for that one case, `_Connection._receive_response`, `_ended`,
+        `_Connection._accept_result`, this class's `_accept_result` and
+        `_observe_result` (a change to one of them needs the same here): the same checks
+        in the same order, the same state after, the same one `ResponseReceived`. It only
+        tests until the result is validated, and hands anything else to the general path
+        before it changes anything: an error, an id we do not wait on, an internal
+        request's answer, a 2026-07-28 `resultType` other than complete, legacy task
+        bookkeeping, a result its model refuses (judged again there, to report it).
+        """
+        if self._lanes:
+            result: Any = obj.get("result")
+            rid: Any = obj.get("id")
+            entry = (
+                self._outbound.get(rid)
+                # (`_response_problem`'s well-formed case, and `is_request_id`.)
+                if type(result) is dict
+                and (type(rid) is int or type(rid) is str)
+                and "error" not in obj
+                and obj.get("jsonrpc") == "2.0"
+                else None
+            )
+            if (
+                entry is not None
+                and entry.handler is None  # (an internal request answers to its handler)
+                and entry.state is _SENT
+                and (
+                    result.get("resultType", "complete") == "complete"
+                    if self.era is _MODERN
+                    # (`_observe_result`'s and the legacy task's cases.)
+                    else (
+                        (entry.params is None or "task" not in entry.params)
+                        and entry.method != "tasks/result"
+                        and "taskId" not in result
+                    )
+                )
+            ):
+                method = entry.method
+                key = (method, self.protocol_version or "")
+                validate = _RESULT_VALIDATORS.get(key) or _result_validator(*key)
+                try:
+                    # (None: a method the lane leaves to the general path.)
+                    value = validate(result) if validate is not None else _REFUSED
+                except pydantic.ValidationError:
+                    value = _REFUSED  # the general path fails the request, and says why
+                if value is not _REFUSED:
+                    # (`_ended`, inline)
+                    outbound = self._outbound
+                    del outbound[rid]
+                    if not outbound:
+                        self._outbound = EMPTY
+                    token = entry.progress_token
+                    if token is not None:
+                        self._progress_tokens.pop(token, None)
+                    ended = self._ended_outbound
+                    if ended is NO_IDS:
+                        ended = self._ended_outbound = RecentIds(self.limits.max_remembered_ids)
+                    ended.add(rid)
+                    logical = entry.logical
+                    if logical != rid:
+                        self._retry_ended(logical)
+                    entry.state = _ANSWERED
+                    # (`new_response_received`, inline: see `ResponseReceivedTwin`)
+                    event = _blank(ResponseReceivedTwin)
+                    event.request_id = logical
+                    event.method = method
+                    event.result = value
+                    event.__class__ = ResponseReceived  # type: ignore[assignment]
+                    events.append(event)
+                    return
+        super()._receive_response(obj, events)
+
     def _accept_result(
         self, rid: RequestId, entry: Outbound, result: dict[str, Any], events: list[Event]
     ) -> None:
         """A 2026-07-28 result may be an InputRequiredResult (only for the methods
         that can ask): the call then waits on the application's answers instead of
         ending. Any other resultType than complete is the server's error.
+
+        (The result lane, `_receive_response` above, takes the complete case itself.)
         """
         if self.era is Era.MODERN:
             # A missing resultType is "complete": the schema says so, for results from
@@ -750,6 +863,9 @@ class ClientConnection(_Connection):
         """Legacy tasks bookkeeping on a result: a `CreateTaskResult` keeps the request's
         progress token live (progress keeps coming while the task runs, though the
         request is answered), and a task's final status frees it again.
+
+        (The result lane, `_receive_response`, leaves every case that does something here
+        to the general path: a change here needs its conditions checked.)
         """
         if self.era is Era.MODERN:
             return

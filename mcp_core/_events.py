@@ -396,6 +396,10 @@ new_request_received: Callable[[RequestId, str, Any, RequestContext], RequestRec
 new_request_received = _NewRequestReceived  # type: ignore[assignment]
 new_response_received: Callable[[RequestId, str, Any], ResponseReceived]
 new_response_received = _NewResponseReceived  # type: ignore[assignment]
+#: The twin itself, for the client's result lane, which fills it in place without its
+#: `__init__` (`object.__new__`, the three slots, then `__class__ = ResponseReceived`):
+#: one Python frame less per result than `new_response_received`.
+ResponseReceivedTwin = _NewResponseReceived
 new_request_context: Callable[
     [str, ClientCapabilities | None, Implementation | None, str | None, int | str | None, Any],
     RequestContext,
