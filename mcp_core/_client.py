@@ -22,6 +22,7 @@ from ._base import (
     RequestId,
     State,
     _Connection,
+    _new_outgoing,
     capability_problem,
     describe,
     has_capability,
@@ -51,7 +52,15 @@ from ._events import (
     ResponseReceivedTwin,
     SubscriptionAcknowledged,
 )
-from ._requests import EMPTY, NO_IDS, NO_ITEMS, Outbound, PendingInputs, RecentIds
+from ._requests import (
+    EMPTY,
+    NO_IDS,
+    NO_ITEMS,
+    DeadlineHeap,
+    Outbound,
+    PendingInputs,
+    RecentIds,
+)
 from ._server import _EnvelopeCache, capabilities_wire, shared_declaration
 from ._state import RequestInput, RequestState, SessionInput, advance_request, follows
 from ._tasks import (
@@ -145,6 +154,26 @@ def _result_validator(method: str, revision: str) -> Any:
 # connection would fill it.
 _STAMPS: dict[bytes, tuple[dict[str, Any], bytes]] = {}
 _STAMPS_BOUND: Final = 64
+
+# (read per request sent; an enum member read through its class costs five plain reads;
+# `_MODERN` is above)
+_READY: Final = State.READY
+
+# The requests `send_request`'s lane sends, by method and revision: the capability the
+# server must have advertised for it (None: ungated there, `needs_capability`) and
+# whether its entry keeps the params for a retry (`MethodSpec.input_required`). The
+# 2026-07-28 task methods are left out: `_prepare_request` checks them
+# (`_check_task_request`) against the tasks extension.
+_REQUEST_LANES: Final[dict[tuple[str, str], tuple[str | None, bool]]] = {
+    (method, revision): (
+        None if (method, revision) in UNGATED else spec.server_capability,
+        spec.input_required,
+    )
+    for (sender, method, revision), spec in SPECS.items()
+    if sender == "client"
+    and spec.is_request
+    and not (era_of(revision) is Era.MODERN and method in MODERN_TASK_REQUESTS)
+}
 
 
 class ClientConnection(_Connection):
@@ -1196,6 +1225,97 @@ class ClientConnection(_Connection):
         return events
 
     # ---------------------------------------------------------------- sending
+
+    def send_request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        deadline: float | None = None,
+        progress: bool = False,
+        related_request_id: RequestId | None = None,
+    ) -> RequestId:
+        """Queue a request; returns its id (see `_Connection.send_request`).
+
+        The common request takes a lane: `_Connection.send_request` with this role's
+        `_prepare_request` and the `_queue` and `_register_outbound` they call, in one
+        function, for a READY connection sending a request of the agreed revision's table
+        (`_REQUEST_LANES`) that the server's capabilities allow, with a dict of params
+        carrying no `_meta` or `task` of the application's, no progress asked, room in
+        flight and in the buffer. Every check of the general path comes before any
+        change; a request that fails one (or whose params need the encoder's fallback)
+        takes the general path from its start, which refuses it with its own error.
+        The two must stay alike: tests/core/test_lanes.py sends the same requests both
+        ways and compares the bytes, the entries and the tables.
+        """
+        if (
+            self._lanes
+            and not progress
+            and type(params) is dict
+            and self.state is _READY
+            and (lane := _REQUEST_LANES.get((method, self.protocol_version))) is not None  # type: ignore[arg-type]
+            and "_meta" not in params
+            and "task" not in params
+            and len(self._outbound) + len(self._pending_inputs) < self.limits.max_outbound_in_flight
+            and (
+                (cap := lane[0]) is None
+                or self.server_capabilities is None
+                or has_capability(self._server_caps_wire, cap)
+            )
+        ):
+            n = self._next_id
+            tag = self._id_tag
+            rid = n if tag is None else f"{tag}{n}"  # (`_mint_id`, inline)
+            wire = dict(params)
+            payload: bytes | None
+            if self.era is _MODERN:
+                # `_prepare_request` stamps the shared envelope as the last member, and
+                # `send_request` splices in its encoded tail: encoded before it is added.
+                stamp = self._stamp
+                payload = (
+                    None if stamp is None else jr.encode_request_ending(rid, method, wire, stamp[1])
+                )
+                if payload is not None:
+                    wire["_meta"] = self._envelope
+            else:
+                payload = jr.encode_request(rid, method, wire)
+            if payload is not None and self._outgoing_bytes + len(payload) <= self._output_limit:
+                # Nothing below can fail. (`_queue`, inline: the form follows the last
+                # drain, see `_base.Queued`)
+                out = self._outgoing
+                if out is NO_ITEMS:
+                    self._outgoing = [
+                        _new_outgoing(payload, "request", method, rid, related_request_id, wire)
+                    ]
+                elif not out or type(out[0]) is tuple:
+                    out.append((payload, "request", method, rid, related_request_id, wire))
+                else:
+                    out.append(
+                        _new_outgoing(payload, "request", method, rid, related_request_id, wire)
+                    )
+                self._outgoing_bytes += len(payload)
+                self._next_id = n + 1
+                # (`_register_outbound`, inline: no progress token on this lane)
+                outbound = self._outbound
+                if outbound is EMPTY:
+                    outbound = self._outbound = {}
+                outbound[rid] = Outbound(
+                    method, deadline, None, None, related_request_id, rid, wire if lane[1] else None
+                )
+                if deadline is not None:
+                    deadlines = self._deadlines
+                    if deadlines is None:
+                        deadlines = self._deadlines = DeadlineHeap()
+                    deadlines.push(deadline, rid, outbound)
+                    self._deadline_epoch += 1
+                return rid
+        return super().send_request(
+            method,
+            params,
+            deadline=deadline,
+            progress=progress,
+            related_request_id=related_request_id,
+        )
 
     def _prepare_request(
         self, spec: MethodSpec, params: dict[str, Any] | None

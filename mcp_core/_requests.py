@@ -16,6 +16,7 @@ from ._state import RequestState
 # Each inbound request starts so; on CPython 3.11 an enum member read through its class
 # goes through `EnumType.__getattr__`, about five times a plain read.
 _OPEN = RequestState.OPEN
+_SENT = RequestState.SENT  # (and each outbound one so: read per request sent)
 
 RequestId = int | str
 
@@ -123,7 +124,7 @@ class Outbound:
         self.params = params
         self.rounds = rounds
         # SENT while in the outbound table; its last value says how it ended.
-        self.state = RequestState.SENT
+        self.state = _SENT
 
 
 class Inbound:

@@ -31,6 +31,7 @@ from ._base import (
     RequestId,
     State,
     _Connection,
+    _new_outgoing,
     capability_problem,
     describe,
     has_capability,
@@ -63,9 +64,17 @@ from ._events import (
     new_request_received,
 )
 from ._request_state import INVALID_REQUEST_STATE_MESSAGE, RequestStateError
-from ._requests import EMPTY, Inbound, Outbound
+from ._requests import EMPTY, NO_IDS, NO_ITEMS, Inbound, Outbound, RecentIds
 from ._session_snapshot import SessionSnapshot, apply_snapshot, take_snapshot
-from ._state import RequestInput, SessionInput, classify_era, follows, follows_request
+from ._state import (
+    RequestInput,
+    RequestState,
+    SessionInput,
+    advance_request,
+    classify_era,
+    follows,
+    follows_request,
+)
 from ._tasks import (
     LEGACY_AUGMENTABLE,
     MODERN_TASK_METHODS,
@@ -160,6 +169,17 @@ _MODERN_OWN_STEPS: Final = frozenset(
 _LEGACY_OWN_STEPS: Final = frozenset(
     {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
 )
+
+# For `send_result`'s lane: the move a result makes of a client's open request, looked up
+# once (`_end_inbound` looks it up per answer), and the methods whose results the lane
+# leaves to the general path: per era, those `_check_result` or `_finish_result` do more
+# for than encode (a 2025-11-25 task's bookkeeping; the 2026-07-28 caching hints), and
+# those whose ending the role watches (`_ENDINGS_WATCHED`).
+_OPEN: Final = RequestState.OPEN
+_ANSWERED: Final = advance_request("server", "inbound", RequestState.OPEN, RequestInput.RESULT)
+_WATCHED: Final = frozenset({"resources/subscribe"})  # (`ServerConnection._ENDINGS_WATCHED`)
+_LEGACY_OFF_LANE: Final = frozenset({"tasks/result", "tasks/get", "tasks/cancel"}) | _WATCHED
+_MODERN_OFF_LANE: Final = _CACHEABLE | _WATCHED
 
 
 class _EnvelopeCache:
@@ -894,7 +914,7 @@ class ServerConnection(_Connection):
             pending = self._subscribing[uri] = set()
         pending.add(rid)
 
-    _ENDINGS_WATCHED = frozenset({"resources/subscribe"})
+    _ENDINGS_WATCHED = _WATCHED
 
     def _inbound_ended(self, rid: RequestId, entry: Inbound, *, answered: bool) -> None:
         """Called for every `resources/subscribe` that ends (`_ENDINGS_WATCHED`), so that
@@ -1209,6 +1229,69 @@ class ServerConnection(_Connection):
         events.append(NotificationReceived(method, model))
 
     # ---------------------------------------------------------------- sending
+
+    def send_result(self, request_id: RequestId, result: Any) -> bool:
+        """Answer a client's request (see `_Connection.send_result`).
+
+        The common result takes a lane: `_Connection.send_result` with this role's
+        `_check_result` and `_encode_result` and the `_end_inbound` it ends with, in one
+        function, for a plain dict (no `resultType`, and in 2026-07-28 no `_meta` of the
+        application's) answering an open request whose method needs nothing more than
+        the encoding (not `_LEGACY_OFF_LANE`/`_MODERN_OFF_LANE`, nor a 2025-11-25
+        task-augmented one), with no round of questions out and room in the buffer.
+        Those checks come before any change; a result that fails one (or needs the
+        encoder's fallback) takes the general path from its start, which refuses it with
+        its own error. The application's dict is encoded as it is: the general path's
+        copy is only for the members it adds, which the lane splices in encoded. The two
+        must stay alike: tests/core/test_lanes.py compares them.
+        """
+        if (
+            self._lanes
+            and type(result) is dict
+            and (entry := self._inbound.get(request_id)) is not None
+            and entry.state is _OPEN
+            and not self._rounds
+            and self.state not in _ENDED
+            and "resultType" not in result
+        ):
+            payload: bytes | None = None
+            if self.era is _MODERN:
+                tail = self.config.complete_result_tail
+                if (
+                    tail is not None
+                    and "_meta" not in result
+                    and entry.method not in _MODERN_OFF_LANE
+                ):
+                    payload = jr.encode_result_ending(request_id, result, tail)
+            elif (
+                entry.method not in _LEGACY_OFF_LANE and getattr(entry.params, "task", None) is None
+            ):
+                payload = jr.encode_result(request_id, result)
+            if payload is not None and self._outgoing_bytes + len(payload) <= self._output_limit:
+                # Nothing below can fail. (`_end_inbound`, inline: the form of the
+                # queued message follows the last drain, see `_base.Queued`)
+                method = entry.method
+                out = self._outgoing
+                if out is NO_ITEMS:
+                    self._outgoing = [
+                        _new_outgoing(payload, "result", method, request_id, request_id)
+                    ]
+                elif not out or type(out[0]) is tuple:
+                    out.append((payload, "result", method, request_id, request_id, None))
+                else:
+                    out.append(_new_outgoing(payload, "result", method, request_id, request_id))
+                self._outgoing_bytes += len(payload)
+                entry.state = _ANSWERED
+                inbound = self._inbound
+                del inbound[request_id]
+                if not inbound:
+                    self._inbound = EMPTY
+                ended = self._ended_inbound
+                if ended is NO_IDS:
+                    ended = self._ended_inbound = RecentIds(self.limits.max_remembered_ids)
+                ended.add(request_id)
+                return True
+        return super().send_result(request_id, result)
 
     def _encode_result(self, request_id: RequestId, method: str, result: dict[str, Any]) -> bytes:
         """`_finish_result`, then encoded; a plain 2026-07-28 result (no `resultType`

@@ -21,6 +21,7 @@ from mcp_core import (
     Limits,
     LocalProtocolError,
     MessageRejected,
+    OutgoingMessage,
     RemoteProtocolError,
     RequestFailed,
     RequestReceived,
@@ -531,3 +532,33 @@ def test_a_whole_read_gives_what_the_same_bytes_in_two_pieces_give(read: bytes) 
     pieces = split.feed(read[:1]) + split.feed(read[1:])
     assert at_once == [bytes(x) if isinstance(x, bytearray) else x for x in pieces]
     assert whole.pending == split.pending
+
+
+@pytest.mark.parametrize("first", [None, "bytes", "messages"])
+@pytest.mark.parametrize("then", ["bytes", "messages"])
+@pytest.mark.parametrize("count", [1, 3])
+def test_either_drain_gives_the_same_messages_whatever_the_buffer_holds(
+    first: str | None, then: str, count: int
+) -> None:
+    """The buffer holds tuples after a `data_to_send` and records after a
+    `messages_to_send` or before any drain (`_base.Queued`): draining the other way,
+    with one message queued or several, gives the same payloads and routing."""
+    conn = legacy_server("2025-06-18")
+    if first == "bytes":  # the last drain sets the form of what is queued next
+        conn.data_to_send()
+    elif first == "messages":
+        conn.messages_to_send()
+    feed(conn, *(request(10 + i, "ping") for i in range(count)))
+    conn.check_invariants()
+    lines = [PING_OK.replace(b'"id":1', b'"id":%d' % (10 + i)) for i in range(count)]
+    if then == "bytes":
+        assert conn.data_to_send() == b"".join(lines)
+    else:
+        msgs = conn.messages_to_send()
+        assert all(type(m) is OutgoingMessage for m in msgs)
+        assert [m.payload + b"\n" for m in msgs] == lines
+        routing = [(m.kind, m.method, m.request_id, m.related_request_id) for m in msgs]
+        assert routing == [("result", "ping", 10 + i, 10 + i) for i in range(count)]
+    assert conn.data_to_send() == b"" and conn.messages_to_send() == []
+    assert not conn.output_pending
+    conn.check_invariants()

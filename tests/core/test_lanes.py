@@ -1,0 +1,353 @@
+"""The send lanes (`ClientConnection.send_request`, `ServerConnection.send_result`) against
+the general path they shortcut: the same calls on two connections in the same state, one
+inside `general_path_only()`, must return or raise alike, put the same bytes and routing
+out, and leave the same tables (entries, ids, deadlines, memories of ended ids).
+
+The calls are well-formed ones (every client request of every revision, with params
+from `mcp_core.testing.strategies`), each single-change mutation of them
+(`mcp_core.testing.mutations`), and the cases a lane must hand over untouched: no
+capability, a full buffer or in-flight table, progress asked, the application's `_meta`,
+a task, a model, params the fast encoder refuses, a result for an ended request ..."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mcp_core import (
+    ClientConfig,
+    ClientConnection,
+    Limits,
+    LocalProtocolError,
+    RequestReceived,
+    ServerConfig,
+    ServerConnection,
+)
+from mcp_core.testing import ConnectionPair, default_server_config, general_path_only
+from mcp_core.testing.mutations import mutations
+from mcp_core.testing.strategies import valid_params
+from mcp_core.types import TextContent
+
+from .engine_support import LEGACY, MODERN
+
+REVISIONS = (*LEGACY, MODERN)
+
+Step = Callable[[ClientConnection, ServerConnection], Any]
+
+
+def _pair(revision: str, server: ServerConfig | None, limits: Limits | None) -> ConnectionPair:
+    client = ClientConfig(mode=revision, capabilities={"sampling": {}, "elicitation": {}})
+    if limits is not None:
+        client = ClientConfig(mode=revision, limits=limits)
+    pair = ConnectionPair(server or default_server_config(), client)
+    pair.connect()
+    return pair
+
+
+def _state(conn: ClientConnection | ServerConnection) -> dict[str, Any]:
+    """What a send may change, as plain values."""
+
+    def entries(table: dict[Any, Any]) -> dict[Any, Any]:
+        return {
+            rid: {name: getattr(entry, name) for name in type(entry).__slots__}
+            for rid, entry in table.items()
+        }
+
+    return {
+        "state": conn.state,
+        "next_id": conn._next_id,
+        "outbound": entries(conn._outbound),
+        "inbound": entries(conn._inbound),
+        "tokens": dict(conn._progress_tokens),
+        "deadlines": None if conn._deadlines is None else sorted(conn._deadlines.heap),
+        "epoch": conn._deadline_epoch,
+        "ended_in": sorted(map(str, conn._ended_inbound._ring or [])),
+        "ended_out": sorted(map(str, conn._ended_outbound._ring or [])),
+        "bytes": conn._outgoing_bytes,
+        "pending": conn.output_pending,
+    }
+
+
+def _outcome(step: Step, pair: ConnectionPair) -> Any:
+    try:
+        return ("returned", step(pair.client, pair.server))
+    except (LocalProtocolError, TypeError) as exc:  # (TypeError: see the mutations' test)
+        return ("raised", type(exc), str(exc))
+
+
+def _drained(conn: ClientConnection | ServerConnection, framed: bool) -> Any:
+    if not framed:
+        return conn.data_to_send()
+    return [
+        (m.payload, m.kind, m.method, m.request_id, m.related_request_id, m.params)
+        for m in conn.messages_to_send()
+    ]
+
+
+@contextlib.contextmanager
+def _lanes(on: bool) -> Iterator[None]:
+    if on:
+        yield
+    else:
+        with general_path_only():
+            yield
+
+
+def assert_alike(
+    revision: str,
+    steps: list[Step],
+    *,
+    server: ServerConfig | None = None,
+    limits: Limits | None = None,
+    framed: bool = False,
+    setup: Step | None = None,
+) -> list[Any]:
+    """Run `steps` on a fresh pair with the lanes and on one without, comparing after each."""
+    seen: list[Any] = []
+    runs = []
+    for on in (True, False):
+        with _lanes(on):
+            pair = _pair(revision, server, limits)
+            if setup is not None:
+                setup(pair.client, pair.server)
+                _drained(pair.client, framed)
+                _drained(pair.server, framed)
+            run = []
+            for step in steps:
+                outcome = _outcome(step, pair)
+                run.append(
+                    (
+                        outcome,
+                        _state(pair.client),
+                        _state(pair.server),
+                        _drained(pair.client, framed),
+                        _drained(pair.server, framed),
+                    )
+                )
+                pair.client.check_invariants()
+                pair.server.check_invariants()
+            runs.append(run)
+    assert runs[0] == runs[1]
+    seen.extend(r[0] for r in runs[0])
+    return seen
+
+
+def send(method: str, params: Any = None, **kw: Any) -> Step:
+    return lambda client, server: client.send_request(method, params, **kw)
+
+
+# ---------------------------------------------------------------- send_request
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("framed", [False, True])
+def test_request_lane_matches_the_general_path(revision: str, framed: bool) -> None:
+    args = {"text": "hello", "n": [1, 2.5, None, {"deep": True}]}
+    outcomes = assert_alike(
+        revision,
+        [
+            send("tools/call", {"name": "echo", "arguments": args}),
+            send("tools/call", {"name": "echo"}, deadline=5.0),
+            send("tools/call", {"name": "echo"}, deadline=3.0, related_request_id="r"),
+            send("tools/list", {}),
+            send("tools/list"),  # None: the general path
+            send("ping", {}),
+            send("resources/read", {"uri": "file:///a"}),
+            send("tools/call", {"name": "echo", "_meta": {"k": 1}}),
+            send("tools/call", {"name": "echo", "_meta": {}}),
+            send("tools/call", {"name": "echo"}, progress=True),
+            send("tools/call", {"name": "echo", "task": {"ttl": 5}}),
+            send("tools/call", {"name": "\ud800"}),  # the encoder's fallback
+            send("tools/call", {"name": float("inf")}),
+            send("nope/nope", {}),
+            send("sampling/createMessage", {}),  # a server's request
+            send("tools/call", [1]),
+            send("tools/call", "x"),
+        ],
+        framed=framed,
+    )
+    assert outcomes[0][0] == "returned"
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_request_lane_hands_over_what_it_cannot_take(revision: str) -> None:
+    # No tools offered: the capability check refuses, through the general path.
+    bare = ServerConfig(name="bare", capabilities={"prompts": {}})
+    outcomes = assert_alike(
+        revision, [send("tools/call", {"name": "echo"}), send("prompts/list", {})], server=bare
+    )
+    # (A pinned 2026-07-28 client skipped discovery: it knows no capabilities to check.)
+    assert outcomes[0][0] == ("returned" if revision == MODERN else "raised")
+    assert outcomes[1][0] == "returned"
+    # A full in-flight table, then a full buffer.
+    few = Limits(max_outbound_in_flight=2)
+    outcomes = assert_alike(revision, [send("ping", {})] * 3, limits=few)
+    assert outcomes[-1][0] == "raised"
+    small = Limits(max_message_bytes=4096, max_buffered_output_bytes=400)
+    big = {"name": "echo", "arguments": {"text": "x" * 150}}
+    outcomes = assert_alike(
+        revision,
+        [
+            lambda c, s: [c.send_request("tools/call", big), c.send_request("tools/call", big)],
+        ],
+        limits=small,
+    )
+    assert outcomes[0][0] == "raised"
+
+
+@pytest.mark.parametrize("revision", [LEGACY[-1], MODERN])
+def test_request_lane_after_the_end(revision: str) -> None:
+    outcomes = assert_alike(
+        revision, [lambda c, s: c.close(), send("ping", {}), send("tools/call", {"name": "x"})]
+    )
+    assert outcomes[1][0] == "raised"
+
+
+@pytest.mark.parametrize("revision", [LEGACY[-1], MODERN])
+def test_request_lane_matches_on_mutated_params(revision: str) -> None:
+    base = {"name": "echo", "arguments": {"text": "hi", "list": [1, 2]}}
+    steps = [send("tools/call", m.message) for m in mutations(base, insert={"": ["_meta", "task"]})]
+    assert len(steps) > 50
+    # (A `_meta` that is no object raises TypeError in `_prepare_request`, both ways.)
+    assert_alike(revision, steps, limits=Limits(max_outbound_in_flight=1000))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_request_lane_matches_on_generated_params(data: st.DataObject) -> None:
+    revision = data.draw(st.sampled_from(REVISIONS))
+    methods = ["tools/call", "prompts/get", "resources/read", "tools/list"]
+    method = data.draw(st.sampled_from(methods if revision == MODERN else [*methods, "ping"]))
+    params = data.draw(valid_params(revision, method, "client"))
+    assert_alike(revision, [send(method, params), send(method, params, deadline=1.0)])
+
+
+# ---------------------------------------------------------------- send_result
+
+
+def _calls(n: int, *, meta: dict[str, Any] | None = None, method: str = "tools/call") -> Step:
+    def step(client: ClientConnection, server: ServerConnection) -> Any:
+        params: dict[str, Any] = {"name": "echo", "arguments": {"text": "hi"}}
+        if meta is not None:
+            params["_meta"] = meta
+        for _ in range(n):
+            client.send_request(method, params if method == "tools/call" else {})
+        events = server.receive_data(client.data_to_send())
+        # (kept on the connection for `answer`: the handshake took some ids first)
+        server.test_ids = [e.request_id for e in events if isinstance(e, RequestReceived)]  # type: ignore[attr-defined]
+        assert len(server.test_ids) == n  # type: ignore[attr-defined]
+
+    return step
+
+
+def answer(i: int, result: Any) -> Step:
+    """Answer the `i`th request of the setup's (`_calls`); 99 names none."""
+    return lambda client, server: server.send_result(
+        server.test_ids[i] if i < 99 else "never",  # type: ignore[attr-defined]
+        result,
+    )
+
+
+TEXT = {"content": [{"type": "text", "text": "hi"}], "structuredContent": {"result": "hi"}}
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("framed", [False, True])
+def test_result_lane_matches_the_general_path(revision: str, framed: bool) -> None:
+    outcomes = assert_alike(
+        revision,
+        [
+            answer(0, TEXT),  # ids 0..9 wait: see the setup
+            answer(1, {}),
+            answer(2, {"content": [], "_meta": {"k": "v"}}),
+            answer(3, {"content": [], "resultType": "complete"}),
+            answer(4, {"content": [], "resultType": "input_required"}),
+            answer(5, {"content": [{"type": "text", "text": "\ud800"}]}),
+            answer(6, {"content": [], "isError": True, "x": float("nan")}),
+            answer(7, {"content": [TextContent(type="text", text="m")]}),
+            answer(8, [1]),
+            answer(0, TEXT),  # answered already: False
+            answer(99, TEXT),  # never asked: raises
+            answer(9, None),
+        ],
+        framed=framed,
+        setup=_calls(10),
+    )
+    assert outcomes[0] == ("returned", True)
+    assert outcomes[9] == ("returned", False)
+    assert outcomes[10][0] == "raised"
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_result_lane_for_cacheable_and_listed_methods(revision: str) -> None:
+    assert_alike(
+        revision,
+        [answer(0, {"tools": []}), answer(1, {"tools": [], "ttlMs": 5})],
+        setup=_calls(2, method="tools/list"),
+    )
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_result_lane_with_a_full_buffer_and_after_the_end(revision: str) -> None:
+    big = {"content": [{"type": "text", "text": "x" * 3000}]}
+
+    def fill(client: ClientConnection, server: ServerConnection) -> Any:
+        return [server.send_result(0, big), server.send_result(1, big)]
+
+    outcomes = assert_alike(
+        revision,
+        [fill, answer(2, TEXT), lambda c, s: s.close(), answer(1, TEXT)],
+        server=default_server_config(
+            limits=Limits(max_message_bytes=4096, max_buffered_output_bytes=4000)
+        ),
+        setup=_calls(3),
+    )
+    assert outcomes[0][0] == "raised"
+    assert outcomes[-1] == ("returned", False)
+
+
+@pytest.mark.parametrize("revision", [LEGACY[-1], MODERN])
+def test_result_lane_matches_on_mutated_results(revision: str) -> None:
+    results = list(mutations(TEXT, insert={"": ["_meta", "resultType", "task"]}))
+    assert len(results) > 50
+    steps = [answer(i, m.message) for i, m in enumerate(results)]
+    assert_alike(
+        revision,
+        steps,
+        server=default_server_config(limits=Limits(max_inbound_in_flight=1000)),
+        setup=_calls(len(results)),
+    )
+
+
+# ---------------------------------------------------------------- the lanes are taken
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_the_plain_sends_take_the_lanes(revision: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparisons above mean something only if the lanes run: with the general
+    verbs broken, the common request and result still go out. (Not under
+    `--general-path`, which turns the lanes off: nothing to see there.)"""
+    from mcp_core._base import _Connection
+
+    if not _Connection._lanes:
+        pytest.skip("the lanes are off (--general-path)")
+    pair = _pair(revision, None, None)
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the general path was taken")
+
+    monkeypatch.setattr(_Connection, "send_request", broken)
+    monkeypatch.setattr(_Connection, "send_result", broken)
+    rid = pair.client.send_request("tools/call", {"name": "echo"}, deadline=9.0)
+    (call,) = pair.server.receive_data(pair.client.data_to_send())
+    assert isinstance(call, RequestReceived)
+    assert pair.server.send_result(call.request_id, TEXT)
+    (response,) = pair.client.receive_data(pair.server.data_to_send())
+    assert response.request_id == rid  # type: ignore[attr-defined]
+    with pytest.raises(AssertionError, match="general path"):
+        pair.client.send_request("tools/call", {"name": "echo"}, progress=True)
