@@ -67,7 +67,13 @@ def slot_setters(cls: type, *names: str) -> tuple[Callable[[Any, Any], None], ..
     slot's own descriptor stores the same value in the same slot in about 800, and
     bypasses the class's refusing `__setattr__` exactly as `object.__setattr__` does,
     so the instance is the one the generated `__init__` makes (what equality, `repr`,
-    `replace` and pickling see is the same)."""
+    `replace` and pickling see is the same).
+
+    (The engine's events take the other way to the same end, a twin class whose plain
+    `__init__` stores the slots and then becomes the frozen class: see "the hot path's
+    builders" in `_events.py`. That is cheaper still per build but adds a builder
+    beside the class; these HTTP records are built in many places, and the class's own
+    `__init__` made cheaper serves every one of them.)"""
     return tuple(cls.__dict__[name].__set__ for name in names)
 
 
