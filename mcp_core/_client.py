@@ -1350,6 +1350,13 @@ class ClientConnection(_Connection):
             if params is None:
                 params = {}
             meta = params.get("_meta")
+            # The envelope is merged into the application's `_meta`, which can only be
+            # done with an object: anything else is the application's mistake, refused
+            # before anything is sent or recorded (it was a TypeError from the merge).
+            if meta is not None and not isinstance(meta, dict):
+                raise LocalProtocolError(
+                    f"params._meta must be an object, not {type(meta).__name__}"
+                )
             # The application's keys win, so one call can carry, say, its own log level
             # or a progress token beside the connection-wide envelope.
             if meta:

@@ -1329,10 +1329,16 @@ class ServerConnection(_Connection):
         if self.era is not _MODERN:
             result.pop("resultType", None)
             return result
+        meta = result.get("_meta")
+        # Our server info is merged into the application's `_meta`, which can only be done
+        # with an object: anything else is the application's mistake, refused before the
+        # request's record changes (it was a TypeError from the merge, or, when falsy, the
+        # value silently replaced).
+        if meta is not None and not isinstance(meta, dict):
+            raise LocalProtocolError(f"result._meta must be an object, not {type(meta).__name__}")
         # `setdefault` because an application may set the type itself (an `input_required`
         # from `send_input_required`, a task); `complete` is what every other result is.
         result_type = result.setdefault("resultType", "complete")
-        meta = result.get("_meta")
         server_info = self.config.server_info_wire
         # A new `_meta` dict rather than the application's own, which may be shared between
         # answers; the server info goes in last so an application cannot spoof it.

@@ -359,6 +359,20 @@ def test_application_meta_and_cache_hints_are_kept() -> None:
     assert got["_meta"] == {"k": 1, META_SERVER_INFO: SERVER_INFO}
 
 
+@pytest.mark.parametrize("meta", [[1], "trace", 7, True, [], ""])
+def test_a_result_meta_that_is_no_object_is_the_applications_mistake(meta: Any) -> None:
+    """Our server info is merged into the result's `_meta`: a value that is no object is
+    refused with LocalProtocolError, and the request still waits for a valid answer (it
+    used to escape as a TypeError from the merge, or, when falsy, be silently replaced)."""
+    conn = modern_server()
+    feed(conn, request(1, "tools/call", modern_params({"name": "t"})))
+    with pytest.raises(LocalProtocolError, match=r"result\._meta must be an object"):
+        conn.send_result(1, {"content": [], "_meta": meta})
+    assert out(conn) == []
+    assert conn.send_result(1, {"content": []}) is True
+    assert out(conn)[0]["result"]["_meta"] == {META_SERVER_INFO: SERVER_INFO}
+
+
 def test_application_cannot_invent_result_types() -> None:
     conn = modern_server()
     feed(conn, request(1, "tools/list", modern_params()), request(2, "tools/list", modern_params()))
@@ -431,6 +445,22 @@ def test_modern_client_stamps_its_envelope_on_every_request() -> None:
     # Application _meta keys are merged, not replaced.
     conn.send_request("tools/list", {"_meta": {"traceparent": "00-abc"}})
     assert out(conn)[0]["params"]["_meta"]["traceparent"] == "00-abc"
+
+
+@pytest.mark.parametrize("meta", [[1], "trace", 7, True, [], ""])
+def test_a_meta_that_is_no_object_is_the_applications_mistake(meta: Any) -> None:
+    """The envelope is merged into the application's `_meta`: a value that is no object
+    is refused with LocalProtocolError before anything is sent or recorded (it used to
+    escape as a TypeError from the merge, or, when falsy, be silently replaced)."""
+    conn = modern_client()
+    with pytest.raises(LocalProtocolError, match=r"params\._meta must be an object"):
+        conn.send_request("tools/call", {"name": "t", "_meta": meta})
+    assert out(conn) == []
+    assert not conn._outbound
+    # The connection goes on: the next request is sent as usual.
+    conn.send_request("tools/call", {"name": "t", "_meta": None})
+    (sent,) = out(conn)
+    assert sent["params"]["_meta"][META_PROTOCOL_VERSION] == MODERN
 
 
 # ------------------------------------------------- per-request capabilities
