@@ -2222,8 +2222,8 @@ class _Connection:
         )
         assert self._lines is None or self._lines.pending <= self.limits.max_message_bytes
         logical_in_flight = {entry.logical for entry in self._outbound.values()}
-        for rid in self._progress_tokens.values():
-            assert rid in logical_in_flight or self._waiting_on_inputs(rid)
+        for token, rid in self._progress_tokens.items():
+            assert rid in logical_in_flight or self._token_outlives_request(token, rid)
         if self.state in _ENDED:
             assert not self._outbound and not self._inbound
         # The records agree with the tables they are in (see `_state.py`).
@@ -2233,5 +2233,8 @@ class _Connection:
             assert asking == (rid in self._rounds)
             assert asking or theirs.state is RequestState.OPEN
 
-    def _waiting_on_inputs(self, request_id: RequestId) -> bool:
+    def _token_outlives_request(self, token: int | str, request_id: RequestId) -> bool:
+        """Role hook for `check_invariants`: whether `token` may still route progress to
+        `request_id` although that request is no longer in flight. Never on the base: a
+        token ends with its request."""
         return False

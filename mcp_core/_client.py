@@ -1188,11 +1188,13 @@ class ClientConnection(_Connection):
         """A retried call ended: forget which wire id its retry used."""
         self._retry_wire.pop(logical, None)
 
-    def _waiting_on_inputs(self, request_id: RequestId) -> bool:
-        """Whether a call is between rounds (for `check_invariants`: it is in flight
-        without being on the wire).
+    def _token_outlives_request(self, token: int | str, request_id: RequestId) -> bool:
+        """For `check_invariants`: a call between rounds (in flight without being on the
+        wire), or a legacy task-augmented request whose task is still live (its progress
+        token stays routed to it until the task ends, 2025-11-25 "Tasks", see
+        `_observe_result`).
         """
-        return request_id in self._pending_inputs
+        return request_id in self._pending_inputs or self._live_tasks.routes(token, request_id)
 
     def check_invariants(self) -> None:
         """The base invariants, plus: a call waiting on input is held only as pending,

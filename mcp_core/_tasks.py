@@ -174,6 +174,11 @@ class LiveTasks:
                 return task_id
         return None
 
+    def routes(self, token: int | str, request_id: int | str) -> bool:
+        """Whether a live task keeps `token` routed to its creating `request_id` (for
+        `check_invariants`; a linear scan, bounded by the limit)."""
+        return any(e[0] == token and e[1] == request_id for e in self._by_task.values())
+
     def __len__(self) -> int:
         return len(self._by_task)
 
