@@ -1281,6 +1281,7 @@ class ServerConnection(_Connection):
                 else:
                     out.append(_new_outgoing(payload, "result", method, request_id, request_id))
                 self._outgoing_bytes += len(payload)
+                self.output_pending = True
                 entry.state = _ANSWERED
                 inbound = self._inbound
                 del inbound[request_id]
