@@ -113,7 +113,7 @@ class Link:
                                 []
                                 if conn.state in _ENDED  # type: ignore[attr-defined]
                                 else conn.receive_message(  # type: ignore[attr-defined]
-                                    messages[0].payload, wall_time=wall_time
+                                    messages[0].payload, wall_time
                                 )
                             )
                         except Exception:
@@ -129,14 +129,24 @@ class Link:
         finally:
             self.pumping = False
         # Each end's timer from its engine's next deadline: `rearm`, with its common case
-        # (not finishing, the deadline unchanged) written in, as this runs after every
-        # round trip and the two calls it made did nothing else.
+        # (not finishing) written in, as this runs after every round trip. With the timer
+        # disarmed and the engine's `deadline_epoch` where it was when `next_deadline()`
+        # was last read, nothing can have come due (the engine bumps the epoch for all
+        # that makes `next_deadline()` earlier, so its None is still None): no call at
+        # all, which is every call of a client without timeouts. An armed timer asks,
+        # so that a deadline that went away disarms it (or moves it later) as before.
         for driver in (first.driver, second.driver):
             if driver is not None:
                 if driver.finishing:
                     driver.rearm()
                 else:
-                    deadline = driver.connection.next_deadline()
+                    conn = driver.connection
+                    epoch = driver.epoch
+                    if epoch is not None:
+                        if driver.armed is None and epoch == conn.deadline_epoch:  # type: ignore[attr-defined]
+                            continue
+                        driver.epoch = conn.deadline_epoch  # type: ignore[attr-defined]
+                    deadline = conn.next_deadline()
                     if deadline != driver.armed:
                         driver.arm(deadline)
 
@@ -163,6 +173,7 @@ class LinkDriver(DriverCore):
         "_timer",
         "armed",
         "eof_pending",
+        "epoch",
         "framed",
         "pending",
     )
@@ -185,6 +196,10 @@ class LinkDriver(DriverCore):
         self.pending = False
         #: The deadline the timer is armed for (None: not armed); read by `Link.pump`.
         self.armed: float | None = None
+        #: The engine's `deadline_epoch` when `next_deadline()` was last read here (-1:
+        #: never, or the timer expired since); None: an engine without the epoch, asked
+        #: every time. Read by `Link.pump`.
+        self.epoch: int | None = -1 if hasattr(connection, "deadline_epoch") else None
         #: An MCP connection takes whole messages; other sans-IO objects get bytes.
         #: (`output_pending` too: a delivery reads it to know whether to look at the
         #: receiver again, see `deliver_to`.)
@@ -294,7 +309,7 @@ class LinkDriver(DriverCore):
                             []
                             if conn.state in _ENDED  # type: ignore[attr-defined]
                             else conn.receive_message(  # type: ignore[attr-defined]
-                                messages[0].payload, wall_time=wall_time
+                                messages[0].payload, wall_time
                             )
                         )
                     except Exception:
@@ -335,15 +350,13 @@ class LinkDriver(DriverCore):
         try:
             if len(messages) == 1:  # nearly always: no list of our own
                 ended = conn.state in _ENDED  # type: ignore[attr-defined]
-                events: list[Any] = (
-                    [] if ended else receive(messages[0].payload, wall_time=wall_time)
-                )
+                events: list[Any] = [] if ended else receive(messages[0].payload, wall_time)
             else:
                 events = []
                 for message in messages:
                     if conn.state in _ENDED:  # type: ignore[attr-defined]
                         break  # closed, or a fatal message ended it: nothing more is read
-                    events.extend(receive(message.payload, wall_time=wall_time))
+                    events.extend(receive(message.payload, wall_time))
             self.on_events(events)
         except Exception:
             self.input_failed()
@@ -375,6 +388,8 @@ class LinkDriver(DriverCore):
     def expire(self, now: float) -> None:
         """The armed deadline passed (the backend's timer calls this)."""
         self.armed = None
+        if self.epoch is not None:
+            self.epoch = -1  # what is due next is for the pump to ask, epoch or not
         if not self.finishing:
             events: list[Any] = self.connection.tick(now)
             if events:

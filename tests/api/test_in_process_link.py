@@ -264,3 +264,34 @@ async def test_what_an_engine_answers_by_itself_is_delivered(anyio_backend: str,
                     "tools/call", {"name": "echo", "arguments": {"text": "after"}}
                 )
                 assert to_wire(result)["content"][0]["text"] == "after"
+
+
+async def test_the_link_timer_follows_the_engine_deadlines(anyio_backend: str) -> None:
+    """The pump asks the engine for its next deadline only while the timer is armed or
+    the engine's `deadline_epoch` moved: a call with a deadline arms the timer, its
+    answer disarms it, and when one deadline fires the next one still does (the
+    expiry makes the pump ask again, with no new deadline set in between)."""
+    mcp, _ = build()
+    backend = current_backend()
+    client_end, server_end = link_pair()
+    server = backend.Session(mcp.new_connection(), server_end, on_request=request_handler(mcp))
+    config = ClientConfig(name="link", mode="legacy")
+    async with server, backend.Session(ClientConnection(config), client_end) as client:
+        driver = client_end.driver
+        assert driver is not None
+        echo = {"name": "echo", "arguments": {"text": "a"}}
+        assert await client.request("tools/call", echo)
+        assert driver.armed is None
+        assert await client.request("tools/call", echo, timeout=HANG)
+        assert driver.armed is None  # answered: its deadline went away, and so did the timer
+        with anyio.fail_after(HANG):
+            async with anyio.create_task_group() as group:
+
+                async def wait_for(timeout: float) -> None:
+                    with pytest.raises(RequestTimeoutError):
+                        await client.request("tools/call", {"name": "wait"}, timeout=timeout)
+
+                group.start_soon(wait_for, 0.05)
+                group.start_soon(wait_for, 0.3)
+        assert driver.armed is None
+        assert await client.request("tools/call", echo)
