@@ -663,7 +663,12 @@ class _Connection:
 
     # ------------------------------------------------------------------ input
 
-    _needs_wall_time = False  # a server with request_state_keys: see `_check_wall_time`
+    #: Whether input must come with `wall_time=`: only a server with
+    #: `request_state_keys` judges anything by the wall clock (a sealed `requestState`'s
+    #: expiry, in both eras), and it refuses input without it. Elsewhere the wall time
+    #: is never read, so a transport may skip reading the clock (the in-process link
+    #: does, for every message to a client). Read it, never write it.
+    needs_wall_time = False
 
     def receive_data(self, data: bytes, *, wall_time: float | None = None) -> list[Event]:
         """Feed bytes of a newline-delimited stream; `b""` means the stream ended.
@@ -713,7 +718,7 @@ class _Connection:
         """
         if wall_time is not None:
             self._wall_time = wall_time
-        elif self._needs_wall_time:
+        elif self.needs_wall_time:
             missing_wall_time()
         if self.state in _ENDED:
             self._check_receiving()  # raises: input after the end
@@ -764,7 +769,7 @@ class _Connection:
         # wrapper was one call and one bound method more each time. Keep the two alike.)
         if wall_time is not None:
             self._wall_time = wall_time
-        elif self._needs_wall_time:
+        elif self.needs_wall_time:
             missing_wall_time()
         if self.state in _ENDED:
             self._check_receiving()  # raises: input after the end
@@ -792,7 +797,7 @@ class _Connection:
         """
         if wall_time is not None:
             self._wall_time = wall_time
-        elif self._needs_wall_time:
+        elif self.needs_wall_time:
             missing_wall_time()
         if self.state in _ENDED:
             self._check_receiving()  # raises: input after the end

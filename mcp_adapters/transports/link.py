@@ -108,7 +108,7 @@ class Link:
                     if len(messages) == 1:
                         conn = dst.connection
                         try:
-                            wall_time = dst.wall_clock()
+                            wall_time = dst.wall_clock() if dst.wall else None
                             dst.on_events(
                                 []
                                 if conn.state in _ENDED  # type: ignore[attr-defined]
@@ -176,6 +176,7 @@ class LinkDriver(DriverCore):
         "epoch",
         "framed",
         "pending",
+        "wall",
     )
 
     def __init__(
@@ -200,6 +201,11 @@ class LinkDriver(DriverCore):
         #: never, or the timer expired since); None: an engine without the epoch, asked
         #: every time. Read by `Link.pump`.
         self.epoch: int | None = -1 if hasattr(connection, "deadline_epoch") else None
+        #: Whether deliveries read the wall clock for the engine: only when it needs
+        #: the wall time (`needs_wall_time`: a server sealing `requestState`); a client's,
+        #: or a server's that seals nothing, is never read, and `time.time()` was one call
+        #: per message. An engine that does not say gets it.
+        self.wall = bool(getattr(connection, "needs_wall_time", True))
         #: An MCP connection takes whole messages; other sans-IO objects get bytes.
         #: (`output_pending` too: a delivery reads it to know whether to look at the
         #: receiver again, see `deliver_to`.)
@@ -304,7 +310,7 @@ class LinkDriver(DriverCore):
                     # its answer), written in: two calls fewer per round trip.
                     conn = peer.connection
                     try:
-                        wall_time = peer.wall_clock()
+                        wall_time = peer.wall_clock() if peer.wall else None
                         peer.on_events(
                             []
                             if conn.state in _ENDED  # type: ignore[attr-defined]
@@ -346,7 +352,7 @@ class LinkDriver(DriverCore):
         """
         conn = self.connection
         receive = conn.receive_message  # type: ignore[attr-defined]
-        wall_time = self.wall_clock()
+        wall_time = self.wall_clock() if self.wall else None
         try:
             if len(messages) == 1:  # nearly always: no list of our own
                 ended = conn.state in _ENDED  # type: ignore[attr-defined]
