@@ -233,16 +233,12 @@ class SessionCore:
 
         (Positional parameters: `Session.request` passes all six in order on every
         request, and a call by keyword, or one filling keyword-only defaults, costs
-        CPython 3.11 a lookup per name.)
+        CPython 3.11 a lookup per name; so does this one to the engine's `send_request`.)
         """
         if self.closed is not None:  # (`check_open`, inline)
             raise self.closed_error(self.closed)
         rid = self.connection.send_request(
-            method,
-            params,
-            deadline=deadline,
-            progress=on_progress is not None,
-            related_request_id=related_request_id,
+            method, params, deadline, on_progress is not None, related_request_id
         )
         pending = self._pending
         if pending is _EMPTY:

@@ -336,7 +336,6 @@ class Session(SessionState):
         self,
         method: str,
         params: Any = None,
-        *,
         timeout: float | None = None,
         on_progress: Callable[[ProgressReceived], None] | None = None,
         related_request_id: RequestId | None = None,
@@ -346,6 +345,10 @@ class Session(SessionState):
         Raises `MCPError` for the peer's error, `RequestTimeoutError` once
         `timeout` seconds pass (the peer is told to cancel), `ConnectionClosedError`
         when the connection ends first. Cancelling the caller cancels the request.
+
+        (`timeout`, `on_progress` and `related_request_id` may be passed by position:
+        `Client.call_tool` does, on every call, and CPython matches a keyword, or fills
+        a keyword-only default, by name.)
         """
         driver = self._driver
         if driver.busy:

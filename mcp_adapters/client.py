@@ -456,13 +456,18 @@ class Client:
         session = self._session
         if session is None:
             session = self.session  # raises: not connected
-        connected = session.connected
-        modern = connected is not None and connected.era is Era.MODERN
-        if task and modern and not self.tasks:
-            raise ValueError(
-                "a 2026-07-28 server runs tasks only for clients that declare the "
-                "tasks extension: make the Client with tasks=True"
-            )
+        # The era matters only to a task call, and to an answer that is a task (below):
+        # a plain call does not read it (a property call less per call). The session is
+        # stored once connected, and the era never changes after that.
+        modern = False
+        if task:
+            connected = session.connected
+            modern = connected is not None and connected.era is Era.MODERN
+            if modern and not self.tasks:
+                raise ValueError(
+                    "a 2026-07-28 server runs tasks only for clients that declare the "
+                    "tasks extension: make the Client with tasks=True"
+                )
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
@@ -481,11 +486,12 @@ class Client:
         if follow_progress:
             self._progress_task_calls += 1
         try:
+            # (`timeout`, `on_progress` by position: see `Session.request`)
             result: Any = await session.request(
                 "tools/call",
                 params,
-                timeout=read_timeout if read_timeout is not None else self.read_timeout,
-                on_progress=on_progress,
+                read_timeout if read_timeout is not None else self.read_timeout,
+                on_progress,
             )
         finally:
             if follow_progress:
@@ -499,6 +505,9 @@ class Client:
                 TaskHandle(self._task_link, None, modern=modern, result=result) if task else result
             )
         # A task: CreateTaskResult (2025-11-25) or resultType "task" (2026-07-28).
+        if not task:
+            connected = session.connected
+            modern = connected is not None and connected.era is Era.MODERN
         handle = TaskHandle(self._task_link, result if modern else result.task, modern=modern)
         assert handle.task_id is not None
         handles = self._handles()

@@ -245,7 +245,6 @@ class Session(SessionState):
         self,
         method: str,
         params: Any = None,
-        *,
         timeout: float | None = None,
         on_progress: Callable[[ProgressReceived], None] | None = None,
         related_request_id: RequestId | None = None,

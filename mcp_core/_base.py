@@ -522,7 +522,6 @@ class _Connection:
         "__dict__",
         "__weakref__",
         "_armed_epoch",
-        "_deadline_epoch",
         "_deadlines",
         "_ended_inbound",
         "_ended_outbound",
@@ -539,8 +538,10 @@ class _Connection:
         "_rounds",
         "_stamp",
         "_wall_time",
+        "deadline_epoch",
         "era",
         "limits",
+        "output_pending",
         "protocol_version",
         "state",
     )
@@ -599,6 +600,14 @@ class _Connection:
         # are `Queued` tuples or `OutgoingMessage`s, one form per list: see `Queued`.
         self._outgoing: list[Any] = NO_ITEMS
         self._outgoing_bytes = 0
+        #: Whether `data_to_send()` / `messages_to_send()` has anything to give: a plain
+        #: attribute, kept equal to `bool(self._outgoing)` by every place that queues or
+        #: drains (`_queue` and the lanes and `_end_inbound` that write it in, and the two
+        #: drains; `check_invariants` asserts it). Receiving and ticking can queue output
+        #: by themselves; a verb called outside event handling queues it too: check this
+        #: (or just drain) after either. (An attribute, not a property computing it: a
+        #: loop reads it after every message, the in-process link twice per call.)
+        self.output_pending = False
         # (`EMPTY` until the first: a server that asks its client nothing, and a client
         # asked nothing, never make either table; see `_progress_tokens` below.)
         self._outbound: dict[RequestId, Outbound] = EMPTY
@@ -636,9 +645,15 @@ class _Connection:
         # ("Requests") says the id MUST NOT have been used before by the requestor in the
         # same session, and a late answer to a reused id would settle the wrong request.
         self._next_id = 0
-        # Bumped whenever a deadline is set; `_armed_epoch` is its value when the
-        # caller last read next_deadline() (see `deadline_moved`).
-        self._deadline_epoch = 0
+        #: Bumped whenever a deadline is set, or anything else is that can make
+        #: `next_deadline()` earlier (a client's event waiting to come out). While it is
+        #: unchanged, `next_deadline()` gives nothing earlier than when it was last read,
+        #: and a None stays None: a loop that keeps the value it saw with the deadline it
+        #: armed can skip the call while both are unchanged and the timer is disarmed (the
+        #: in-process link does, after every message). Read it, never write it.
+        #: `_armed_epoch` is its value when the caller last read next_deadline() (see
+        #: `deadline_moved`).
+        self.deadline_epoch = 0
         self._armed_epoch = 0
         # The wall time given with the latest input: sealing falls back on it.
         self._wall_time: float | None = None
@@ -648,7 +663,12 @@ class _Connection:
 
     # ------------------------------------------------------------------ input
 
-    _needs_wall_time = False  # a server with request_state_keys: see `_check_wall_time`
+    #: Whether input must come with `wall_time=`: only a server with
+    #: `request_state_keys` judges anything by the wall clock (a sealed `requestState`'s
+    #: expiry, in both eras), and it refuses input without it. Elsewhere the wall time
+    #: is never read, so a transport may skip reading the clock (the in-process link
+    #: does, for every message to a client). Read it, never write it.
+    needs_wall_time = False
 
     def receive_data(self, data: bytes, *, wall_time: float | None = None) -> list[Event]:
         """Feed bytes of a newline-delimited stream; `b""` means the stream ended.
@@ -698,7 +718,7 @@ class _Connection:
         """
         if wall_time is not None:
             self._wall_time = wall_time
-        elif self._needs_wall_time:
+        elif self.needs_wall_time:
             missing_wall_time()
         if self.state in _ENDED:
             self._check_receiving()  # raises: input after the end
@@ -731,11 +751,12 @@ class _Connection:
                 self._receive_one(item, events)
 
     def receive_message(
-        self, data: bytes | bytearray | str, *, wall_time: float | None = None
+        self, data: bytes | bytearray | str, wall_time: float | None = None
     ) -> list[Event]:
         """Feed one whole message from a transport that frames messages itself.
 
-        `wall_time` as for `receive_data`.
+        `wall_time` as for `receive_data` (here it may be passed by position too: a
+        transport calls this once per message, and CPython matches a keyword by name).
 
         A transport with its own frames (WebSocket, an HTTP body) has no newlines to split
         on; the checks after the framing are the same, so both eras and every transport
@@ -748,7 +769,7 @@ class _Connection:
         # wrapper was one call and one bound method more each time. Keep the two alike.)
         if wall_time is not None:
             self._wall_time = wall_time
-        elif self._needs_wall_time:
+        elif self.needs_wall_time:
             missing_wall_time()
         if self.state in _ENDED:
             self._check_receiving()  # raises: input after the end
@@ -776,7 +797,7 @@ class _Connection:
         """
         if wall_time is not None:
             self._wall_time = wall_time
-        elif self._needs_wall_time:
+        elif self.needs_wall_time:
             missing_wall_time()
         if self.state in _ENDED:
             self._check_receiving()  # raises: input after the end
@@ -1519,6 +1540,7 @@ class _Connection:
         else:
             out.append(_new_outgoing(payload, kind, method, request_id, related, params))
         self._outgoing_bytes += size
+        self.output_pending = True
 
     def _reply_error(
         self,
@@ -1570,6 +1592,7 @@ class _Connection:
             data = b"\n".join([m[0] for m in out]) + b"\n"
         out.clear()
         self._outgoing_bytes = 0
+        self.output_pending = False
         return data
 
     def messages_to_send(self) -> list[OutgoingMessage]:
@@ -1584,6 +1607,7 @@ class _Connection:
             return []
         self._outgoing = NO_ITEMS
         self._outgoing_bytes = 0
+        self.output_pending = False
         if type(out[0]) is tuple:
             return [_new_outgoing(*m) for m in out]
         return out
@@ -1613,7 +1637,6 @@ class _Connection:
         self,
         method: str,
         params: Any = None,
-        *,
         deadline: float | None = None,
         progress: bool = False,
         related_request_id: RequestId | None = None,
@@ -1622,7 +1645,9 @@ class _Connection:
 
         `deadline` is a time in the caller's clock after which `tick` fails the
         request (and tells the peer). `progress=True` asks the peer for progress
-        notifications, which arrive as `ProgressReceived` events.
+        notifications, which arrive as `ProgressReceived` events. (All may be passed by
+        position too: an adapter sends every request through here, and CPython matches
+        a keyword by name; by keyword they read better elsewhere.)
 
         Our request is entered in the table only after its bytes are queued: a full buffer
         raises with nothing recorded, so the application can drain and retry with no ghost
@@ -1717,7 +1742,7 @@ class _Connection:
             if deadlines is None:
                 deadlines = self._deadlines = DeadlineHeap()
             deadlines.push(entry.deadline, rid, self._outbound)
-            self._deadline_epoch += 1
+            self.deadline_epoch += 1
         if entry.progress_token is not None:
             tokens = self._progress_tokens
             if tokens is EMPTY:
@@ -1859,6 +1884,7 @@ class _Connection:
         else:
             out.append(_new_outgoing(payload, kind, entry.method, request_id, request_id))
         self._outgoing_bytes += len(payload)
+        self.output_pending = True
         entry.state = target
         inbound = self._inbound
         del inbound[request_id]
@@ -2016,7 +2042,7 @@ class _Connection:
         Reading it also records the epoch, which is what `deadline_moved` compares: the
         caller now knows the latest deadline, so nothing set before counts as moved.
         """
-        self._armed_epoch = self._deadline_epoch
+        self._armed_epoch = self.deadline_epoch
         deadlines = self._deadlines
         # (no deadline at all, the common case without timeouts: no call)
         return deadlines.next(self._outbound) if deadlines is not None and deadlines.heap else None
@@ -2032,16 +2058,7 @@ class _Connection:
         `next_deadline()` when it is True. Deadlines that go away never need it: an
         early wake-up finds nothing due and `tick()` returns no events.
         """
-        return self._deadline_epoch != self._armed_epoch
-
-    @property
-    def output_pending(self) -> bool:
-        """Whether `data_to_send()` / `messages_to_send()` has anything to give.
-
-        Receiving and ticking can queue output by themselves; a verb called outside
-        event handling queues it too: check this (or just drain) after either.
-        """
-        return bool(self._outgoing)
+        return self.deadline_epoch != self._armed_epoch
 
     def tick(self, now: float) -> list[Event]:
         """Fail every request whose deadline is at or before `now` (and tell the peer)."""
@@ -2220,6 +2237,7 @@ class _Connection:
         assert self._outgoing_bytes == sum(
             len(m[0] if type(m) is tuple else m.payload) for m in queued
         )
+        assert self.output_pending is bool(queued)
         assert self._lines is None or self._lines.pending <= self.limits.max_message_bytes
         logical_in_flight = {entry.logical for entry in self._outbound.values()}
         for token, rid in self._progress_tokens.items():

@@ -608,11 +608,11 @@ class ClientConnection(_Connection):
         # A due event is a deadline already passed: minus infinity makes any driver tick at
         # once, and the epoch is read as for any deadline so `deadline_moved` stays right.
         if self._pending_events:
-            self._armed_epoch = self._deadline_epoch
+            self._armed_epoch = self.deadline_epoch
             return float("-inf")
         if not self._pending_inputs:  # nearly always: only the wire's deadlines
             # (the base's `next_deadline`, inline: the link asks after every message)
-            self._armed_epoch = self._deadline_epoch
+            self._armed_epoch = self.deadline_epoch
             heap = self._deadlines
             return heap.next(self._outbound) if heap is not None and heap.heap else None
         deadlines = [p.deadline for p in self._pending_inputs.values() if p.deadline is not None]
@@ -1082,7 +1082,7 @@ class ClientConnection(_Connection):
             self._pending_events.append(
                 ErrorReceived(logical, pending.method, error[0], error[1], error[2])
             )
-            self._deadline_epoch += 1  # next_deadline() is now minus infinity
+            self.deadline_epoch += 1  # next_deadline() is now minus infinity
             return True
         # Answers are collected until every question of the round has one; only then does
         # the retry go out, since SEP-2322 asks the client to fulfil the requests before
@@ -1232,7 +1232,6 @@ class ClientConnection(_Connection):
         self,
         method: str,
         params: Any = None,
-        *,
         deadline: float | None = None,
         progress: bool = False,
         related_request_id: RequestId | None = None,
@@ -1296,6 +1295,7 @@ class ClientConnection(_Connection):
                         _new_outgoing(payload, "request", method, rid, related_request_id, wire)
                     )
                 self._outgoing_bytes += len(payload)
+                self.output_pending = True
                 self._next_id = n + 1
                 # (`_register_outbound`, inline: no progress token on this lane)
                 outbound = self._outbound
@@ -1309,15 +1309,9 @@ class ClientConnection(_Connection):
                     if deadlines is None:
                         deadlines = self._deadlines = DeadlineHeap()
                     deadlines.push(deadline, rid, outbound)
-                    self._deadline_epoch += 1
+                    self.deadline_epoch += 1
                 return rid
-        return super().send_request(
-            method,
-            params,
-            deadline=deadline,
-            progress=progress,
-            related_request_id=related_request_id,
-        )
+        return super().send_request(method, params, deadline, progress, related_request_id)
 
     def _prepare_request(
         self, spec: MethodSpec, params: dict[str, Any] | None

@@ -421,7 +421,6 @@ class ServerConnection(_Connection):
         "_asking",
         "_client_caps_wire",
         "_live_tasks",
-        "_needs_wall_time",
         "_session_context",
         "_subscribed",
         "_subscribing",
@@ -429,6 +428,7 @@ class ServerConnection(_Connection):
         "client_info",
         "config",
         "log_level",
+        "needs_wall_time",
         "principal",
     )
 
@@ -463,7 +463,7 @@ class ServerConnection(_Connection):
 
         # A sealing server needs the wall clock on every input: the seal's expiry is judged
         # by it, and another replica must judge it alike, which the loop clock cannot do.
-        self._needs_wall_time = config.request_state_sealer is not None
+        self.needs_wall_time = config.request_state_sealer is not None
         # Legacy questions in flight: our request id -> the round it belongs to.
         self._asking: dict[RequestId, _Round] = EMPTY
         # 2025-11-25 tasks whose creating request's progress token is still valid.
@@ -1281,6 +1281,7 @@ class ServerConnection(_Connection):
                 else:
                     out.append(_new_outgoing(payload, "result", method, request_id, request_id))
                 self._outgoing_bytes += len(payload)
+                self.output_pending = True
                 entry.state = _ANSWERED
                 inbound = self._inbound
                 del inbound[request_id]

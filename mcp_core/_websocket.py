@@ -424,7 +424,7 @@ class _WebSocket:
         # Refused at the first bytes rather than at the first retry that carries a sealed
         # state: a driver that never passes the wall time would otherwise fail later,
         # per request, far from its cause.
-        if wall_time is None and data and self.mcp._needs_wall_time:
+        if wall_time is None and data and self.mcp.needs_wall_time:
             missing_wall_time()
         events, self._deferred = self._deferred, []
         if self._phase == _DONE:

@@ -423,7 +423,6 @@ class HTTPSession:
         self,
         method: str,
         params: Any = None,
-        *,
         timeout: float | None = None,
         on_progress: Callable[[ProgressReceived], None] | None = None,
         related_request_id: RequestId | None = None,
@@ -433,7 +432,8 @@ class HTTPSession:
         Raises `MCPError` for the server's error, `RequestTimeoutError` once `timeout`
         seconds pass, `ConnectionClosedError` when the session ends or the request's
         stream is lost for good. Cancelling the caller cancels the request (2026-07-28:
-        by closing the TCP connection that carries it).
+        by closing the TCP connection that carries it). (Positional parameters as
+        `Session.request`'s: `Client.call_tool` passes them in order.)
         """
         backend = self._backend
         if backend is None:

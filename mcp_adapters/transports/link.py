@@ -108,12 +108,12 @@ class Link:
                     if len(messages) == 1:
                         conn = dst.connection
                         try:
-                            wall_time = dst.wall_clock()
+                            wall_time = dst.wall_clock() if dst.wall else None
                             dst.on_events(
                                 []
                                 if conn.state in _ENDED  # type: ignore[attr-defined]
                                 else conn.receive_message(  # type: ignore[attr-defined]
-                                    messages[0].payload, wall_time=wall_time
+                                    messages[0].payload, wall_time
                                 )
                             )
                         except Exception:
@@ -129,14 +129,24 @@ class Link:
         finally:
             self.pumping = False
         # Each end's timer from its engine's next deadline: `rearm`, with its common case
-        # (not finishing, the deadline unchanged) written in, as this runs after every
-        # round trip and the two calls it made did nothing else.
+        # (not finishing) written in, as this runs after every round trip. With the timer
+        # disarmed and the engine's `deadline_epoch` where it was when `next_deadline()`
+        # was last read, nothing can have come due (the engine bumps the epoch for all
+        # that makes `next_deadline()` earlier, so its None is still None): no call at
+        # all, which is every call of a client without timeouts. An armed timer asks,
+        # so that a deadline that went away disarms it (or moves it later) as before.
         for driver in (first.driver, second.driver):
             if driver is not None:
                 if driver.finishing:
                     driver.rearm()
                 else:
-                    deadline = driver.connection.next_deadline()
+                    conn = driver.connection
+                    epoch = driver.epoch
+                    if epoch is not None:
+                        if driver.armed is None and epoch == conn.deadline_epoch:  # type: ignore[attr-defined]
+                            continue
+                        driver.epoch = conn.deadline_epoch  # type: ignore[attr-defined]
+                    deadline = conn.next_deadline()
                     if deadline != driver.armed:
                         driver.arm(deadline)
 
@@ -163,8 +173,10 @@ class LinkDriver(DriverCore):
         "_timer",
         "armed",
         "eof_pending",
+        "epoch",
         "framed",
         "pending",
+        "wall",
     )
 
     def __init__(
@@ -185,6 +197,15 @@ class LinkDriver(DriverCore):
         self.pending = False
         #: The deadline the timer is armed for (None: not armed); read by `Link.pump`.
         self.armed: float | None = None
+        #: The engine's `deadline_epoch` when `next_deadline()` was last read here (-1:
+        #: never, or the timer expired since); None: an engine without the epoch, asked
+        #: every time. Read by `Link.pump`.
+        self.epoch: int | None = -1 if hasattr(connection, "deadline_epoch") else None
+        #: Whether deliveries read the wall clock for the engine: only when it needs
+        #: the wall time (`needs_wall_time`: a server sealing `requestState`); a client's,
+        #: or a server's that seals nothing, is never read, and `time.time()` was one call
+        #: per message. An engine that does not say gets it.
+        self.wall = bool(getattr(connection, "needs_wall_time", True))
         #: An MCP connection takes whole messages; other sans-IO objects get bytes.
         #: (`output_pending` too: a delivery reads it to know whether to look at the
         #: receiver again, see `deliver_to`.)
@@ -289,12 +310,12 @@ class LinkDriver(DriverCore):
                     # its answer), written in: two calls fewer per round trip.
                     conn = peer.connection
                     try:
-                        wall_time = peer.wall_clock()
+                        wall_time = peer.wall_clock() if peer.wall else None
                         peer.on_events(
                             []
                             if conn.state in _ENDED  # type: ignore[attr-defined]
                             else conn.receive_message(  # type: ignore[attr-defined]
-                                messages[0].payload, wall_time=wall_time
+                                messages[0].payload, wall_time
                             )
                         )
                     except Exception:
@@ -331,19 +352,17 @@ class LinkDriver(DriverCore):
         """
         conn = self.connection
         receive = conn.receive_message  # type: ignore[attr-defined]
-        wall_time = self.wall_clock()
+        wall_time = self.wall_clock() if self.wall else None
         try:
             if len(messages) == 1:  # nearly always: no list of our own
                 ended = conn.state in _ENDED  # type: ignore[attr-defined]
-                events: list[Any] = (
-                    [] if ended else receive(messages[0].payload, wall_time=wall_time)
-                )
+                events: list[Any] = [] if ended else receive(messages[0].payload, wall_time)
             else:
                 events = []
                 for message in messages:
                     if conn.state in _ENDED:  # type: ignore[attr-defined]
                         break  # closed, or a fatal message ended it: nothing more is read
-                    events.extend(receive(message.payload, wall_time=wall_time))
+                    events.extend(receive(message.payload, wall_time))
             self.on_events(events)
         except Exception:
             self.input_failed()
@@ -375,6 +394,8 @@ class LinkDriver(DriverCore):
     def expire(self, now: float) -> None:
         """The armed deadline passed (the backend's timer calls this)."""
         self.armed = None
+        if self.epoch is not None:
+            self.epoch = -1  # what is due next is for the pump to ask, epoch or not
         if not self.finishing:
             events: list[Any] = self.connection.tick(now)
             if events:

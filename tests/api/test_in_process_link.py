@@ -19,8 +19,9 @@ from mcp_adapters.server import Context, MCPServer, ToolFailure
 from mcp_adapters.server._functions import FunctionTool
 from mcp_adapters.server._serve import request_handler
 from mcp_adapters.transports.link import link_pair
-from mcp_core import ClientConfig, ClientConnection, MCPError
+from mcp_core import ClientConfig, ClientConnection, MCPError, ServerConnection
 from mcp_core._config import to_wire
+from mcp_core.testing import default_server_config
 from tests.timing import HANG
 
 from .conftest import MODERN
@@ -264,3 +265,58 @@ async def test_what_an_engine_answers_by_itself_is_delivered(anyio_backend: str,
                     "tools/call", {"name": "echo", "arguments": {"text": "after"}}
                 )
                 assert to_wire(result)["content"][0]["text"] == "after"
+
+
+async def test_the_link_timer_follows_the_engine_deadlines(anyio_backend: str) -> None:
+    """The pump asks the engine for its next deadline only while the timer is armed or
+    the engine's `deadline_epoch` moved: a call with a deadline arms the timer, its
+    answer disarms it, and when one deadline fires the next one still does (the
+    expiry makes the pump ask again, with no new deadline set in between)."""
+    mcp, _ = build()
+    backend = current_backend()
+    client_end, server_end = link_pair()
+    server = backend.Session(mcp.new_connection(), server_end, on_request=request_handler(mcp))
+    config = ClientConfig(name="link", mode="legacy")
+    async with server, backend.Session(ClientConnection(config), client_end) as client:
+        driver = client_end.driver
+        assert driver is not None
+        echo = {"name": "echo", "arguments": {"text": "a"}}
+        assert await client.request("tools/call", echo)
+        assert driver.armed is None
+        assert await client.request("tools/call", echo, timeout=HANG)
+        assert driver.armed is None  # answered: its deadline went away, and so did the timer
+        with anyio.fail_after(HANG):
+            async with anyio.create_task_group() as group:
+
+                async def wait_for(timeout: float) -> None:
+                    with pytest.raises(RequestTimeoutError):
+                        await client.request("tools/call", {"name": "wait"}, timeout=timeout)
+
+                group.start_soon(wait_for, 0.05)
+                group.start_soon(wait_for, 0.3)
+        assert driver.armed is None
+        assert await client.request("tools/call", echo)
+
+
+async def test_the_wall_clock_is_read_only_for_an_engine_that_needs_it(anyio_backend: str) -> None:
+    """A server that seals `requestState` (an `MCPServer` always does, with a key of its
+    own if none is given) gets the wall time with every message, as it refuses input
+    without it; a client never reads it, so the link does not read the clock for it."""
+    assert ServerConnection(default_server_config()).needs_wall_time is False
+    sealing = default_server_config(request_state_keys=(b"k" * 32,))
+    assert ServerConnection(sealing).needs_wall_time is True
+    mcp, _ = build()
+    backend = current_backend()
+    client_end, server_end = link_pair()
+    server_conn = mcp.new_connection()
+    assert server_conn.needs_wall_time is True
+    server = backend.Session(server_conn, server_end, on_request=request_handler(mcp))
+    client_conn = ClientConnection(ClientConfig(name="link", mode="legacy"))
+    assert client_conn.needs_wall_time is False
+    async with server, backend.Session(client_conn, client_end) as client:
+        assert client_end.driver is not None and server_end.driver is not None
+        assert client_end.driver.wall is False
+        assert server_end.driver.wall is True
+        echo_call = {"name": "echo", "arguments": {"text": "a"}}
+        result = await client.request("tools/call", echo_call)
+        assert result.content[0].text == "a"

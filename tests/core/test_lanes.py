@@ -65,7 +65,7 @@ def _state(conn: ClientConnection | ServerConnection) -> dict[str, Any]:
         "inbound": entries(conn._inbound),
         "tokens": dict(conn._progress_tokens),
         "deadlines": None if conn._deadlines is None else sorted(conn._deadlines.heap),
-        "epoch": conn._deadline_epoch,
+        "epoch": conn.deadline_epoch,
         "ended_in": sorted(map(str, conn._ended_inbound._ring or [])),
         "ended_out": sorted(map(str, conn._ended_outbound._ring or [])),
         "bytes": conn._outgoing_bytes,
