@@ -71,6 +71,7 @@ from ._requests import (
     EMPTY,
     NO_IDS,
     NO_ITEMS,
+    NO_QUEUED,
     DeadlineHeap,
     Inbound,
     Outbound,
@@ -234,7 +235,8 @@ _new_outgoing: Callable[..., OutgoingMessage] = _NewOutgoing  # type: ignore[ass
 #: Which form a message is queued in follows how the buffer was last drained, with no
 #: flag to keep: `messages_to_send` hands its list over and leaves the shared `NO_ITEMS`
 #: (records from then on, what it hands over next), `data_to_send` empties its list and
-#: keeps it (tuples from then on); a list already holding messages takes more of the
+#: keeps it, and `payloads_to_send` leaves the shared `NO_QUEUED` (tuples from then on,
+#: as only the payloads are wanted); a list already holding messages takes more of the
 #: same form (its first's). A connection drained both ways converts what it finds, so
 #: either drain is right whatever the buffer holds.
 Queued = tuple[bytes, str, "str | None", "RequestId | None", "RequestId | None", Any]
@@ -1535,6 +1537,8 @@ class _Connection:
         out = self._outgoing
         if out is NO_ITEMS:  # (the form follows the last drain: see `Queued`)
             self._outgoing = [_new_outgoing(payload, kind, method, request_id, related, params)]
+        elif out is NO_QUEUED:
+            self._outgoing = [(payload, kind, method, request_id, related, params)]
         elif not out or type(out[0]) is tuple:
             out.append((payload, kind, method, request_id, related, params))
         else:
@@ -1611,6 +1615,25 @@ class _Connection:
         if type(out[0]) is tuple:
             return [_new_outgoing(*m) for m in out]
         return out
+
+    def payloads_to_send(self) -> list[bytes]:
+        """Everything queued, one bytes object per message (no newline), for transports
+        that frame messages and need nothing but their bytes (the in-process link).
+
+        `messages_to_send` without the records: what is queued next takes the cheap tuple
+        form (see `Queued`), where after `messages_to_send` each message is a record made
+        for it, two per round trip that a transport reading only `payload` threw away.
+        Like it, the buffer is left as a shared empty list (`NO_QUEUED`), not a list of
+        this connection's own: an idle connection holds none.
+        """
+        out = self._outgoing
+        if not out:
+            return []
+        payloads = [m[0] for m in out] if type(out[0]) is tuple else [m.payload for m in out]
+        self._outgoing = NO_QUEUED
+        self._outgoing_bytes = 0
+        self.output_pending = False
+        return payloads
 
     def _check_sending(self) -> None:
         """A verb that starts something of ours after the end is the application's
@@ -1879,6 +1902,8 @@ class _Connection:
         out = self._outgoing
         if out is NO_ITEMS:  # (the form follows the last drain: see `Queued`)
             self._outgoing = [_new_outgoing(payload, kind, entry.method, request_id, request_id)]
+        elif out is NO_QUEUED:
+            self._outgoing = [(payload, kind, entry.method, request_id, request_id, None)]
         elif not out or type(out[0]) is tuple:
             out.append((payload, kind, entry.method, request_id, request_id, None))
         else:

@@ -56,6 +56,7 @@ from ._requests import (
     EMPTY,
     NO_IDS,
     NO_ITEMS,
+    NO_QUEUED,
     DeadlineHeap,
     Outbound,
     PendingInputs,
@@ -1288,6 +1289,8 @@ class ClientConnection(_Connection):
                     self._outgoing = [
                         _new_outgoing(payload, "request", method, rid, related_request_id, wire)
                     ]
+                elif out is NO_QUEUED:
+                    self._outgoing = [(payload, "request", method, rid, related_request_id, wire)]
                 elif not out or type(out[0]) is tuple:
                     out.append((payload, "request", method, rid, related_request_id, wire))
                 else:

@@ -73,6 +73,12 @@ class _NoItems(list[Any]):
 #: The shared read-only empty list (see `_NoItems`).
 NO_ITEMS: list[Any] = _NoItems()
 
+#: Another one, for a connection's output buffer only: emptied by `payloads_to_send`,
+#: whose next messages are queued as tuples (`NO_ITEMS` there: as records; see
+#: `_base.Queued`). A second object rather than a flag, so an idle connection holds
+#: no list of its own whichever way it was drained.
+NO_QUEUED: list[Any] = _NoItems()
+
 
 class Outbound:
     """A request we sent and still wait on.

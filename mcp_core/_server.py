@@ -64,7 +64,7 @@ from ._events import (
     new_request_received,
 )
 from ._request_state import INVALID_REQUEST_STATE_MESSAGE, RequestStateError
-from ._requests import EMPTY, NO_IDS, NO_ITEMS, Inbound, Outbound, RecentIds
+from ._requests import EMPTY, NO_IDS, NO_ITEMS, NO_QUEUED, Inbound, Outbound, RecentIds
 from ._session_snapshot import SessionSnapshot, apply_snapshot, take_snapshot
 from ._state import (
     RequestInput,
@@ -1276,6 +1276,8 @@ class ServerConnection(_Connection):
                     self._outgoing = [
                         _new_outgoing(payload, "result", method, request_id, request_id)
                     ]
+                elif out is NO_QUEUED:
+                    self._outgoing = [(payload, "result", method, request_id, request_id, None)]
                 elif not out or type(out[0]) is tuple:
                     out.append((payload, "result", method, request_id, request_id, None))
                 else:

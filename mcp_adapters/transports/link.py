@@ -30,7 +30,6 @@ from typing import Any
 from mcp_adapters._driver import DriverCore, EventSink, SansIOConnection
 from mcp_adapters._errors import TransportError
 from mcp_adapters.backends import Backend
-from mcp_core import OutgoingMessage
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +101,7 @@ class Link:
                     # `deliver_to` for a message-framed pair with no end of stream to pass,
                     # written in (a request, then its answer: two calls per round trip).
                     # Its steps in its order; keep the two alike.
-                    messages = src.connection.messages_to_send()  # type: ignore[attr-defined]
+                    messages = src.connection.payloads_to_send()  # type: ignore[attr-defined]
                     if not messages:
                         continue
                     if len(messages) == 1:
@@ -113,7 +112,7 @@ class Link:
                                 []
                                 if conn.state in _ENDED  # type: ignore[attr-defined]
                                 else conn.receive_message(  # type: ignore[attr-defined]
-                                    messages[0].payload, wall_time
+                                    messages[0], wall_time
                                 )
                             )
                         except Exception:
@@ -210,7 +209,7 @@ class LinkDriver(DriverCore):
         #: (`output_pending` too: a delivery reads it to know whether to look at the
         #: receiver again, see `deliver_to`.)
         self.framed = (
-            hasattr(connection, "messages_to_send")
+            hasattr(connection, "payloads_to_send")
             and hasattr(connection, "receive_message")
             and hasattr(connection, "output_pending")
         )
@@ -296,7 +295,7 @@ class LinkDriver(DriverCore):
             return False  # not joined yet: it stays queued until the other end exists
         if self.framed and peer.framed:
             # Message by message: no newline joining and splitting between two engines.
-            messages = self.connection.messages_to_send()  # type: ignore[attr-defined]
+            messages = self.connection.payloads_to_send()  # type: ignore[attr-defined]
             sent = bool(messages)
             # Whether the peer may have output now. Marked only when its engine queued
             # something while reading (a wake from its session marks it by itself):
@@ -315,7 +314,7 @@ class LinkDriver(DriverCore):
                             []
                             if conn.state in _ENDED  # type: ignore[attr-defined]
                             else conn.receive_message(  # type: ignore[attr-defined]
-                                messages[0].payload, wall_time
+                                messages[0], wall_time
                             )
                         )
                     except Exception:
@@ -344,8 +343,8 @@ class LinkDriver(DriverCore):
         if not self.input_done:
             super().feed(data)
 
-    def feed_messages(self, messages: list[OutgoingMessage]) -> bool:
-        """The peer's queued messages (`messages_to_send()`), each read as one frame.
+    def feed_messages(self, messages: list[bytes]) -> bool:
+        """The peer's queued messages (`payloads_to_send()`), each read as one frame.
 
         Returns whether this end's engine has output queued after reading them (an
         error reply, say), so the pump knows to look here next without another call.
@@ -356,13 +355,13 @@ class LinkDriver(DriverCore):
         try:
             if len(messages) == 1:  # nearly always: no list of our own
                 ended = conn.state in _ENDED  # type: ignore[attr-defined]
-                events: list[Any] = [] if ended else receive(messages[0].payload, wall_time)
+                events: list[Any] = [] if ended else receive(messages[0], wall_time)
             else:
                 events = []
                 for message in messages:
                     if conn.state in _ENDED:  # type: ignore[attr-defined]
                         break  # closed, or a fatal message ended it: nothing more is read
-                    events.extend(receive(message.payload, wall_time))
+                    events.extend(receive(message, wall_time))
             self.on_events(events)
         except Exception:
             self.input_failed()

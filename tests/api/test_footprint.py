@@ -22,7 +22,7 @@ from mcp_adapters._driver import DriverCore
 from mcp_adapters.server import MCPServer
 from mcp_adapters.transports.link import LinkDriver
 from mcp_core import META_LOG_LEVEL, ClientConnection, Limits, ServerConnection
-from mcp_core._requests import EMPTY, NO_IDS, NO_ITEMS
+from mcp_core._requests import EMPTY, NO_IDS, NO_ITEMS, NO_QUEUED
 from mcp_core._tasks import NO_TASKS
 from mcp_core.testing import default_server_config
 
@@ -121,9 +121,10 @@ async def test_an_idle_pair_keeps_the_engine_state_in_slots(anyio_backend: str, 
         assert len(client_connection._ended_outbound) >= 2  # initialize (or discover), the call
         assert len(server_connection._ended_inbound) >= 1
         assert "id" not in NO_IDS and len(NO_IDS) == 0
-        # Nothing queued: both output buffers are the shared read-only one (the link took
-        # the lists it was handed), and the client made no table of `listen()` streams.
-        assert client_connection._outgoing is NO_ITEMS is server_connection._outgoing
+        # Nothing queued: both output buffers are the shared read-only one the link's
+        # drain (`payloads_to_send`) leaves, and the client made no table of `listen()`
+        # streams.
+        assert client_connection._outgoing is NO_QUEUED is server_connection._outgoing
         assert client_connection._pending_events is NO_ITEMS  # the handshake's went out
         assert client_connection._outgoing == [] and client_connection.messages_to_send() == []
         with pytest.raises(TypeError):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from mcp_core import ClientConfig, ErrorReceived, RequestReceived
+from mcp_core._requests import NO_QUEUED
 from mcp_core.testing import ConnectionPair
 
 from .engine_support import MODERN, feed, legacy_server, of_type, out, request
@@ -67,3 +68,29 @@ def test_a_client_answer_that_fails_a_call_moves_the_deadline() -> None:
     assert pair.client.tick(0.0) == [
         ErrorReceived(cid, "tools/call", -32603, "no roots today", None)
     ]
+
+
+def test_payloads_to_send_gives_the_bytes_and_keeps_the_queue_cheap() -> None:
+    """`payloads_to_send` hands over each message's bytes, as `messages_to_send`'s
+    `payload`s, in order, whatever form the queue was in, and empties the buffer."""
+    a, b = legacy_server(), legacy_server()
+    for conn in (a, b):
+        feed(conn, request(1, "tools/call", {"name": "t"}))
+        feed(conn, request(2, "ping"))
+        conn.send_result(1, {"content": []})
+    assert a.payloads_to_send() == [m.payload for m in b.messages_to_send()]
+    assert a.output_pending is False
+    assert a.payloads_to_send() == []
+    a.check_invariants()
+    # After this drain the buffer is the shared empty one and what comes next is
+    # queued as tuples (no record per message); a queue of records (after
+    # `messages_to_send`) gives its payloads too.
+    assert a._outgoing is NO_QUEUED
+    feed(a, request(3, "ping"))
+    feed(b, request(3, "ping"))
+    assert type(a._outgoing[0]) is tuple
+    assert type(b._outgoing[0]) is not tuple
+    assert a.payloads_to_send() == b.payloads_to_send()
+    for conn in (a, b):
+        conn.check_invariants()
+        assert conn._outgoing_bytes == 0
