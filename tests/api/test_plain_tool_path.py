@@ -124,7 +124,7 @@ def build() -> MCPServer:
     def awaitable():  # type: ignore[no-untyped-def]
         return later()
 
-    # The same endings from coroutine tools (`_call_coroutine_tool`).
+    # The same endings from coroutine tools (`_CoroutineCall`).
     @mcp.tool()
     async def a_text(value: str) -> str:
         return value
