@@ -24,6 +24,7 @@ from mcp_adapters._driver import (
 )
 from mcp_adapters._session import (
     ANSWERED,
+    AwaitThen,
     Cancellable,
     Connection,
     RequestId,
@@ -421,7 +422,20 @@ class Session(SessionState):
     async def _handle(self, event: RequestReceived, work: Work | None) -> None:
         rid = event.request_id
         try:
-            if work is not None:
+            if isinstance(work, AwaitThen):
+                # `AwaitThen.__call__`, written in: the awaitable (a coroutine tool's
+                # own coroutine) is awaited in this frame, not in one more coroutine of
+                # its own. The same steps in the same order; keep the two alike.
+                awaitable = work.start()
+                if awaitable is not None:
+                    try:
+                        value = await awaitable
+                    except work.catch as exc:
+                        work.failed(exc)
+                    else:
+                        work.then(value)
+                result = ANSWERED
+            elif work is not None:
                 await work()
                 result = ANSWERED
             elif self._on_request is None:

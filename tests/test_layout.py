@@ -191,9 +191,10 @@ def test_the_private_read_finder_finds_one(tmp_path: Path) -> None:
 # Reads of the standard library's own internals that an adapter cannot do without, by
 # file, each with its reason. backends/_eager.py: on CPython 3.11 a task's first step is
 # handed over by a `call_soon` set on a plain asyncio loop and run at once; the loop's
-# ready queue is read only to recognise such a loop (3.12+ has `Task(eager_start=True)`
-# and reads nothing).
-_STDLIB_INTERNALS = {"_eager.py": {"loop._ready"}}
+# ready queue and task factory are read only to recognise such a loop (the factory as
+# `BaseEventLoop.create_task` reads it; 3.12+ has `Task(eager_start=True)` and reads
+# nothing).
+_STDLIB_INTERNALS = {"_eager.py": {"loop._ready", "loop._task_factory"}}
 
 
 def test_no_adapter_reads_another_objects_private_members() -> None:

@@ -28,9 +28,11 @@ share fell from about 10,300 to 7,100 instructions, about 1,500 net of the
 28,000 an eager coroutine tool cost over a plain one (callgrind, stdio server). A
 loop that makes tasks its own way (a task factory, its own `call_soon` or
 ready queue: not a plain asyncio `BaseEventLoop`) keeps the task as it makes
-it: started on the next turn. The one private name read is
-`BaseEventLoop._ready` (allowed by name in tests/test_layout.py), only to
-recognise such a loop, as before; only 3.11 needs any of this.
+it: started on the next turn. The private names read are `BaseEventLoop._ready`
+and `_task_factory` (allowed by name in tests/test_layout.py), only to
+recognise such a loop (the factory as `BaseEventLoop.create_task` itself reads
+it: `get_task_factory()` was a Python call per task); only 3.11 needs any of
+this.
 """
 
 from __future__ import annotations
@@ -93,7 +95,9 @@ def _start_311(
         own_call_soon
         or type(loop).create_task is not _BASE_CREATE_TASK
         or type(loop._ready) is not deque  # type: ignore[attr-defined]
-        or loop.get_task_factory() is not None
+        # (`BaseEventLoop.create_task` reads the attribute, not `get_task_factory()`:
+        # so does this check, without a Python call per task)
+        or loop._task_factory is not None  # type: ignore[attr-defined]
     ):
         # Not a plain asyncio loop (its own `call_soon`, its own queue, a task factory):
         # the task as the loop makes it, started on the next turn.

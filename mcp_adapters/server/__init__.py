@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, over
 import pydantic
 
 from mcp_adapters._lazy import LazyModule
+from mcp_adapters._session import AwaitThen
 from mcp_adapters.server._functions import FunctionPrompt, FunctionResource, FunctionTool
 from mcp_adapters.server._lifespan import Lifespan, LifespanFactory, RequestContext
 from mcp_adapters.server._resolve import (
@@ -1006,16 +1007,13 @@ class MCPServer:
                 if connection.era is not _MODERN and _WAKE not in connection.__dict__:
                     self.attach(scope if scope_of is None else scope_of(scope))
                 if tool.is_async:
-                    # The whole call in one coroutine, so that all of it (the validation
-                    # too) runs in the handler's task, as before; the session starts that
-                    # task eagerly, so a tool that never suspends is still answered here.
-                    return functools.partial(
-                        self._call_coroutine_tool,
-                        tool,
-                        request,
-                        scope,
-                        fields["arguments"],
-                        scope_of,
+                    # The whole call as work the handler's task does, so that all of it
+                    # (the validation too) runs in that task, as before; the session
+                    # starts that task eagerly, so a tool that never suspends is still
+                    # answered here, and awaits the tool's coroutine itself
+                    # (`_CoroutineCall`).
+                    return _CoroutineCall(
+                        self, tool, request, scope, fields["arguments"], scope_of, connection
                     )
                 if tool.context_param is not None:
                     outcome = self._call_plain_tool(tool, request, scope, fields["arguments"])
@@ -1067,62 +1065,6 @@ class MCPServer:
 
     async def _answer_later(self, request: Incoming, scope: RequestScope, later: _Later) -> None:
         self._answer(request, scope, await later.finish())
-
-    async def _call_coroutine_tool(
-        self,
-        tool: FunctionTool,
-        request: Incoming,
-        scope: Any,
-        arguments: dict[str, Any] | None,
-        scope_of: Callable[[Any], RequestScope] | None = None,
-    ) -> None:
-        """A coroutine tool without resolvers or tasks: what `handle` does for it, minus the
-        method lookup, the task checks and an asker for a tool that takes no `Context`.
-
-        The tool's coroutine is awaited here, not through `_call_plain_tool` and a
-        `_Later`: that was one more coroutine, an object and an awaitable check per
-        call, on the path whose cost the issue holds within 1.3x of a plain tool's.
-        `scope_of` as for `handle_now`: `scope` is then the session, and a scope is made
-        only to answer with something other than a wire result. `parse_arguments` and
-        the text case of `to_wire_result` are written in, as in `handle_now` (keep the
-        three alike).
-        """
-        try:
-            kwargs = dict(
-                tool.arguments_model.__pydantic_validator__.validate_python(
-                    arguments or {}
-                ).__dict__
-            )
-        except pydantic.ValidationError as exc:
-            self._answer(
-                request,
-                scope if scope_of is None else scope_of(scope),
-                _invalid_arguments(tool, exc),
-            )
-            return
-        asker: _LegacyAsker | _ReplayAsker | None = None
-        if tool.context_param is not None:
-            if scope_of is not None:
-                scope, scope_of = scope_of(scope), None
-            asker = self._asker(request, scope)
-            kwargs[tool.context_param] = self._context(tool, request, scope, asker)
-        try:
-            value = await tool.fn(**kwargs)
-            if type(value) is str:
-                outcome: Any = {"content": [{"type": "text", "text": value}]}
-                if tool.output_schema is not None and tool.text_output:
-                    outcome["structuredContent"] = {"result": value}
-                elif tool.output_adapter is not None:
-                    outcome = tool.to_wire_result(value)
-            else:
-                outcome = tool.to_wire_result(value)
-        except (Exception, NeedInput) as exc:
-            outcome = _tool_failure(tool, asker, exc)
-        if type(outcome) is dict:
-            # A result (nearly always), sent as `handle_now` sends a plain tool's.
-            scope.connection.send_result(request.request_id, outcome)
-        else:
-            self._answer(request, scope if scope_of is None else scope_of(scope), outcome)
 
     def _answer(self, request: Incoming, scope: RequestScope, outcome: Any) -> None:
         if isinstance(outcome, _InputRequired):
@@ -1695,6 +1637,117 @@ class _Later:
             return self.tool.to_wire_result(await self.awaitable)
         except (Exception, NeedInput) as exc:
             return _tool_failure(self.tool, self.asker, exc)
+
+
+class _CoroutineCall(AwaitThen):
+    """A call of a coroutine tool without resolvers or tasks: what `handle` does for it,
+    minus the method lookup, the task checks and an asker for a tool that takes no
+    `Context`, as work a session's handler task does (`AwaitThen`: the session awaits
+    the tool's coroutine in its own frame; anything else awaits `work()`).
+
+    `start` validates the arguments and makes the tool's coroutine, `then` turns its
+    value into the wire result and sends it, `failed` answers an exception it raised.
+    `scope_of` as for `MCPServer.handle_now`: `scope` is then the session, and a scope
+    is made only for a `Context` or to answer with something other than a wire result.
+    `parse_arguments` and the text case of `to_wire_result` are written in, as in
+    `handle_now` (keep the three alike). Until session 17 this was one coroutine of its
+    own (`MCPServer._call_coroutine_tool`) between the session's and the tool's: about
+    1,500-2,300 instructions more per call (an eager task's step runs through every
+    layer; this object and its `start` and `then` calls cost less).
+    (`MCPServer._answer`, `_asker` and `_context` are called through the class: this is
+    the server's own work, kept out of its instance.)
+    """
+
+    __slots__ = (
+        "arguments",
+        "asker",
+        "connection",
+        "request",
+        "scope",
+        "scope_of",
+        "server",
+        "tool",
+    )
+
+    catch = (Exception, NeedInput)
+
+    def __init__(
+        self,
+        server: MCPServer,
+        tool: FunctionTool,
+        request: Incoming,
+        scope: Any,
+        arguments: dict[str, Any] | None,
+        scope_of: Callable[[Any], RequestScope] | None,
+        connection: Any,
+    ) -> None:
+        self.server = server
+        self.tool = tool
+        self.request = request
+        self.scope = scope
+        self.arguments = arguments
+        self.scope_of = scope_of
+        self.connection = connection
+        self.asker: _LegacyAsker | _ReplayAsker | None = None
+
+    def start(self) -> Awaitable[Any] | None:
+        tool = self.tool
+        try:
+            kwargs = dict(
+                tool.arguments_model.__pydantic_validator__.validate_python(
+                    self.arguments or {}
+                ).__dict__
+            )
+        except pydantic.ValidationError as exc:
+            self._send(_invalid_arguments(tool, exc))
+            return None
+        if tool.context_param is not None:
+            request = self.request
+            if self.scope_of is not None:
+                self.scope, self.scope_of = self.scope_of(self.scope), None
+            asker = self.asker = MCPServer._asker(self.server, request, self.scope)
+            kwargs[tool.context_param] = MCPServer._context(
+                self.server, tool, request, self.scope, asker
+            )
+        try:
+            return tool.fn(**kwargs)  # type: ignore[no-any-return]
+        except (Exception, NeedInput) as exc:  # (raised before its coroutine was made)
+            self.failed(exc)
+            return None
+
+    def then(self, value: Any) -> None:
+        tool = self.tool
+        try:
+            if type(value) is str:
+                outcome: Any = {"content": [{"type": "text", "text": value}]}
+                if tool.output_schema is not None and tool.text_output:
+                    outcome["structuredContent"] = {"result": value}
+                elif tool.output_adapter is not None:
+                    outcome = tool.to_wire_result(value)
+            else:
+                outcome = tool.to_wire_result(value)
+        except (Exception, NeedInput) as exc:
+            outcome = _tool_failure(tool, self.asker, exc)
+        if type(outcome) is dict:
+            # A result (nearly always), sent as `handle_now` sends a plain tool's.
+            self.connection.send_result(self.request.request_id, outcome)
+        else:
+            self._send(outcome)
+
+    def failed(self, exc: BaseException) -> None:
+        self._send(_tool_failure(self.tool, self.asker, exc))
+
+    def _send(self, outcome: Any) -> None:
+        if type(outcome) is dict:
+            self.connection.send_result(self.request.request_id, outcome)
+        else:
+            scope_of = self.scope_of
+            MCPServer._answer(
+                self.server,
+                self.request,
+                self.scope if scope_of is None else scope_of(self.scope),
+                outcome,
+            )
 
 
 def _tool_failure(

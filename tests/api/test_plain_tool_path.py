@@ -13,6 +13,7 @@ from __future__ import annotations
 import types as pytypes
 from typing import Any
 
+import anyio
 import pytest
 
 from mcp_adapters import Client
@@ -123,7 +124,7 @@ def build() -> MCPServer:
     def awaitable():  # type: ignore[no-untyped-def]
         return later()
 
-    # The same endings from coroutine tools (`_call_coroutine_tool`).
+    # The same endings from coroutine tools (`_CoroutineCall`).
     @mcp.tool()
     async def a_text(value: str) -> str:
         return value
@@ -155,6 +156,22 @@ def build() -> MCPServer:
     @mcp.tool()
     async def a_refuse() -> str:
         raise MCPError(4001, "no", {"why": "because"})
+
+    # Coroutine tools that suspend before they end, and one taking a `Context`.
+    @mcp.tool()
+    async def a_later(value: str) -> str:
+        await anyio.sleep(0)
+        return value
+
+    @mcp.tool()
+    async def a_later_crash() -> str:
+        await anyio.sleep(0)
+        raise ValueError("broken later")
+
+    @mcp.tool()
+    async def a_context(value: str, ctx: Context) -> str:
+        await anyio.sleep(0)
+        return f"{value} {ctx.protocol_version}"
 
     return mcp
 
@@ -188,6 +205,10 @@ ASYNC_CALLS: list[tuple[str, dict[str, Any] | None]] = [
     ("a_crash", {}),
     ("a_failure", {}),
     ("a_refuse", {}),
+    ("a_later", {"value": "hi"}),
+    ("a_later_crash", {}),
+    ("a_context", {"value": "hi"}),
+    ("a_context", {"value": 3}),
 ]
 
 
@@ -247,6 +268,87 @@ async def test_the_folded_plain_path_answers_as_the_general_one(
         assert (arguments is None and name == "text") or scopes == 0
     if era is Era.LEGACY:
         assert scopes >= 1  # attached, with a scope of its own, on its first call
+
+
+class Core:
+    """What `Session._handle` reports to: its session core, recorded."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    def answer_exception(self, request_id: Any, exc: BaseException) -> None:
+        self.calls.append(("answer_exception", request_id, type(exc), str(exc)))
+
+    def answer(self, request_id: Any, result: Any) -> None:
+        self.calls.append(("answer", request_id, result))
+
+    def forget(self, request_id: Any) -> None:
+        self.calls.append(("forget", request_id))
+
+
+class Driver:
+    busy = False
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    def wake(self) -> None:
+        self.core.calls.append(("wake",))
+
+
+class Handling(Owner):
+    """What `Session._handle` reads of its session, for `_handle` run unbound."""
+
+    def __init__(self, era: Era, starting: bool) -> None:
+        super().__init__(era)
+        self._core = Core()
+        self._driver = Driver(self._core)
+        self._starting = starting
+        self._cancelled = anyio.get_cancelled_exc_class()
+        self._on_request = None
+
+
+@pytest.mark.parametrize("era", [Era.MODERN, Era.LEGACY])
+@pytest.mark.parametrize("starting", [False, True])
+@pytest.mark.parametrize(("name", "arguments"), ASYNC_CALLS)
+async def test_a_session_runs_coroutine_work_as_awaiting_it_does(
+    anyio_backend: str, era: Era, starting: bool, name: str, arguments: Any
+) -> None:
+    """A coroutine tool's work (`AwaitThen`) is awaited by `Session._handle` in its own
+    frame (`start`, the awaitable, `then` or `failed` written in) and by anything else
+    with `await work()` (`AwaitThen.__call__`, the HTTP server's way): the same things
+    sent, the same error given to the session's core, the same bookkeeping after."""
+    from mcp_adapters._session import AwaitThen
+    from mcp_adapters._session_base import Session
+
+    mcp = build()
+    in_frame = Handling(era, starting)
+    work = mcp.handle_now(request(name, arguments), in_frame, scope_of=in_frame.scope_of)
+    assert isinstance(work, AwaitThen)
+    event = pytypes.SimpleNamespace(request_id=7)
+    await Session._handle(in_frame, event, work)  # type: ignore[arg-type]
+
+    awaited = Handling(era, starting)
+    work = mcp.handle_now(request(name, arguments), awaited, scope_of=awaited.scope_of)
+    assert isinstance(work, AwaitThen)
+
+    async def as_work() -> None:
+        await work()
+
+    await Session._handle(awaited, event, as_work)  # type: ignore[arg-type]
+
+    assert in_frame.connection.sent == awaited.connection.sent
+    assert in_frame._core.calls == awaited._core.calls
+    assert in_frame.scopes == awaited.scopes
+    # And what was sent is what the general path sends (or the error it raises).
+    general_outcome = await general(build(), era, name, arguments)
+    if isinstance(general_outcome, tuple):
+        assert in_frame._core.calls[0][:2] == ("answer_exception", 7)
+        assert in_frame.connection.sent == []
+    else:
+        assert in_frame.connection.sent == general_outcome
+    if not starting:
+        assert in_frame._core.calls[-1] == ("wake",)
 
 
 async def test_a_plain_tool_in_process_makes_no_session_scope(
