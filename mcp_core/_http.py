@@ -219,9 +219,10 @@ def media_type(value: str | None) -> str:
     return value.split(";", 1)[0].strip().lower()
 
 
-# Accept values seen -> what they accept: a client sends the same Accept header with
-# every request, and parsing it is most of a request's header work. Bounded.
-_ACCEPTED: dict[tuple[str, ...], tuple[bool, bool]] = {}
+# Accept values seen (one field's value, or the tuple of several) -> what they accept: a
+# client sends the same Accept header with every request, and parsing it is most of a
+# request's header work. Bounded.
+_ACCEPTED: dict[str | tuple[str, ...], tuple[bool, bool]] = {}
 # Clients send a handful of distinct Accept values; a peer inventing a new one per
 # request only evicts the cache, never grows it past this.
 _ACCEPTED_MAX: Final = 256
@@ -236,6 +237,15 @@ def accepted(headers: Headers) -> tuple[bool, bool]:
     if type(headers) is HeaderList:
         # (Trimmed here, which changes no answer: each item is trimmed in `_accepted`.)
         listed = (headers.folded or headers.by_name()).get("accept")
+        if listed is not None and len(listed) == 1:
+            # One Accept field, as nearly every client sends (twice per POST): keyed by
+            # its value itself, which spares building and hashing a tuple. A string
+            # key never equals a tuple key, so the two kinds of entry cannot mix.
+            one = listed[0]
+            found = _ACCEPTED.get(one)
+            if found is None:
+                found = _remember_accepted(one, (one,))
+            return found
         values = () if listed is None else tuple(listed)
     else:
         values = tuple(value for key, value in headers if key == "accept")
@@ -243,10 +253,16 @@ def accepted(headers: Headers) -> tuple[bool, bool]:
         return True, True
     found = _ACCEPTED.get(values)
     if found is None:
-        found = _accepted(values)
-        if len(_ACCEPTED) >= _ACCEPTED_MAX:
-            _ACCEPTED.clear()
-        _ACCEPTED[values] = found
+        found = _remember_accepted(values, values)
+    return found
+
+
+def _remember_accepted(key: str | tuple[str, ...], values: tuple[str, ...]) -> tuple[bool, bool]:
+    """`_accepted(values)`, kept under `key` in the bounded `_ACCEPTED`."""
+    found = _accepted(values)
+    if len(_ACCEPTED) >= _ACCEPTED_MAX:
+        _ACCEPTED.clear()
+    _ACCEPTED[key] = found
     return found
 
 

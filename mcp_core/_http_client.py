@@ -114,6 +114,7 @@ from ._http import (
 )
 from ._http_headers import (
     NAME_BEARING_METHODS,
+    PROTOCOL_VERSION_META_KEY,
     HeaderParam,
     InvalidToolHeaderAnnotation,
     filter_tools_with_valid_headers,
@@ -143,6 +144,21 @@ Purpose = Literal["message", "listen", "resume", "terminate"]
 # A POST must accept both (transports, Streamable HTTP): the server picks JSON or
 # SSE per request, and a client that listed one could be refused with 406.
 _ACCEPT_BOTH: Final = "application/json, text/event-stream"
+# The enum members read per call, bound once: CPython 3.11 does not specialise an
+# attribute read on a class, and a member read through its enum costs about 900
+# instructions against a few dozen for a module global.
+_MODERN: Final = Era.MODERN
+_LEGACY: Final = Era.LEGACY
+_GONE: Final = (State.CLOSED, State.ERROR)  # the states after which nothing is fed
+# The longest tool name whose mirrored headers `_outgoing` keeps for the next call (as
+# `mirrored_request_headers` keeps none longer either).
+_LAST_CALL_NAME_CHARS: Final = 256
+# The last `tools/call` without `Mcp-Param-*` headers that any endpoint of this process
+# sent: (tool name, version, the mirrored headers `mirrored_request_headers` made for
+# them), or None. One entry, not a table: it serves the usual client calling one tool
+# again and again (and many clients calling the same one) at no memory per client, and
+# a miss only costs the comparison. See `_outgoing`.
+_last_call: tuple[str, str, tuple[tuple[str, str], ...]] | None = None
 # Enough for any JSON-RPC error a server puts in an error response; the rest of an
 # error body (an HTML page from a proxy) is skipped, not buffered.
 _MAX_ERROR_BODY: Final = 64 * 1024
@@ -487,7 +503,7 @@ class HTTPClientEndpoint:
             return []
         self._closing = True
         events: list[Event] = []
-        if self.mcp.state not in (State.CLOSED, State.ERROR):
+        if self.mcp.state not in _GONE:
             events = self.mcp.close(reason)
         self._abort_all()
         # A client done with a legacy session should say so with a DELETE (2025-03-26,
@@ -590,13 +606,14 @@ class HTTPClientEndpoint:
         a request those headers cannot be built for fails here, since any server would
         refuse it with -32020.
         """
+        global _last_call
         mcp = self.mcp
         if self._closing or self._expired:
             return
         if m.kind == "notification" and m.method == "notifications/cancelled":
             rid = m.related_request_id
             stream = self._streams.get(rid) if rid is not None else None
-            modern = stream.modern if stream is not None else mcp.era is Era.MODERN
+            modern = stream.modern if stream is not None else mcp.era is _MODERN
             if stream is not None:
                 stream.cancelled = True
             if modern:
@@ -611,7 +628,7 @@ class HTTPClientEndpoint:
         is_request = m.kind == "request"
         if (
             is_request
-            and mcp.era is not Era.LEGACY
+            and mcp.era is not _LEGACY
             and (m.method in NAME_BEARING_METHODS or mcp.era is None)
         ):
             # Headers mirror params (2026-07-28) and the probe's envelope tells its era;
@@ -625,9 +642,9 @@ class HTTPClientEndpoint:
             if not carried:
                 obj = jr.loads_own(m.payload)
                 params = obj.get("params") if type(obj) is dict else None
-        modern = mcp.era is Era.MODERN
+        modern = mcp.era is _MODERN
         version = mcp.protocol_version if mcp.era is not None else None
-        if mcp.era is None and classify_era(params) is Era.MODERN:
+        if mcp.era is None and classify_era(params) is _MODERN:
             # The discovery probe, before any era is agreed: it travels as the
             # revision its own envelope names (ours, so a string).
             modern, version = True, params["_meta"][META_PROTOCOL_VERSION]
@@ -643,20 +660,52 @@ class HTTPClientEndpoint:
         if modern and version is not None:
             if is_request and m.method is not None:
                 header_params = None
+                name: Any = None
+                mirrored: Any = None
                 if m.method == "tools/call" and type(params) is dict:
                     name = params.get("name")
                     header_params = self._tool_params.get(name) if isinstance(name, str) else None
-                    if header_params and carried:
-                        # `Mcp-Param-*` mirror the arguments, which may still be the
-                        # application's objects: read from the bytes that go out.
-                        obj = jr.loads_own(m.payload)
-                        params = obj.get("params") if type(obj) is dict else None
-                try:
-                    headers += mirrored_request_headers(m.method, params, version, header_params)
-                except LocalProtocolError as exc:
-                    if m.request_id is not None:
-                        self._events += mcp.fail_request(m.request_id, exc.code, exc.message)
-                    return
+                    if header_params:
+                        if carried:
+                            # `Mcp-Param-*` mirror the arguments, which may still be the
+                            # application's objects: read from the bytes that go out.
+                            obj = jr.loads_own(m.payload)
+                            params = obj.get("params") if type(obj) is dict else None
+                    else:
+                        # The tool called last, again (a client calling one tool in a
+                        # loop): its headers as `mirrored_request_headers` made them
+                        # then, which depend only on the version and the name. What
+                        # depends on the call, `params._meta`'s version, is judged here as
+                        # there; anything else (another `_meta` type, a disagreeing
+                        # version) takes the function, which raises as before.
+                        last = _last_call
+                        if last is not None and last[0] == name and last[1] == version:
+                            meta = params.get("_meta")
+                            if (
+                                type(meta) is dict
+                                and meta.get(PROTOCOL_VERSION_META_KEY, version) == version
+                            ):
+                                mirrored = last[2]
+                if mirrored is None:
+                    try:
+                        mirrored = mirrored_request_headers(
+                            m.method, params, version, header_params
+                        )
+                    except LocalProtocolError as exc:
+                        if m.request_id is not None:
+                            self._events += mcp.fail_request(m.request_id, exc.code, exc.message)
+                        return
+                    if (
+                        name is not None
+                        and not header_params
+                        and type(name) is str
+                        and len(name) <= _LAST_CALL_NAME_CHARS
+                    ):
+                        # (Only a tools/call sets `name`. A tuple, so no caller can
+                        # change what the next call is given; replaced whole, so a
+                        # thread reads a consistent entry.)
+                        _last_call = (name, version, tuple(mirrored))
+                headers += mirrored
             else:
                 headers.append((PROTOCOL_VERSION, version))
         else:
@@ -736,7 +785,7 @@ class HTTPClientEndpoint:
         here first, to filter the tools before the connection sees them.
         """
         mcp = self.mcp
-        if mcp.state in (State.CLOSED, State.ERROR):
+        if mcp.state in _GONE:
             return []
         events: list[Event] = []
         # Parsed here only while a modern `tools/list` is out: every other message goes to
@@ -755,7 +804,7 @@ class HTTPClientEndpoint:
             if target.request_id is not None and not mcp.awaiting(target.request_id):
                 target.completed = True
         for event in events:
-            if isinstance(event, Connected) and event.era is Era.LEGACY:
+            if isinstance(event, Connected) and event.era is _LEGACY:
                 self._want_listen = self.listen
         return events
 
@@ -1015,7 +1064,7 @@ class HTTPClientEndpoint:
         """
         self._forget(stream)
         mcp = self.mcp
-        if stream.request_id is None or mcp.state in (State.CLOSED, State.ERROR):
+        if stream.request_id is None or mcp.state in _GONE:
             return []
         return mcp.fail_request(stream.request_id, code, message)
 
@@ -1073,7 +1122,7 @@ class HTTPClientEndpoint:
         self.session_id = None
         self._abort_all()
         events: list[Event] = [SessionExpired(session_id)]
-        if self.mcp.state not in (State.CLOSED, State.ERROR):
+        if self.mcp.state not in _GONE:
             events += self.mcp.close("session expired")
         return events
 

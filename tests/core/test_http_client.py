@@ -749,6 +749,58 @@ def test_mirrored_headers_come_from_the_params_sent() -> None:
     assert isinstance(failed, RequestFailed) and failed.request_id == rid
 
 
+def test_the_tool_called_last_gets_the_headers_the_function_makes() -> None:
+    """`_outgoing` reuses the mirrored headers of the `tools/call` sent last (same tool,
+    same version, no `Mcp-Param-*`): every call's headers are still exactly what
+    `mirrored_request_headers` makes of its params, whatever came before: the same tool
+    again, another, a tool that gained header parameters, a name with a sentinel's
+    shape, an application `_meta` of another revision (refused as without the entry)."""
+    from mcp_core import _http_client
+    from mcp_core._http_headers import mirrored_request_headers
+
+    net, mcp = make("auto")
+    weather = tool_header_params_from([WEATHER])("weather") or {}
+    calls: list[tuple[str, dict[str, Any], bool]] = [
+        ("echo", {"text": "a"}, False),
+        ("echo", {"text": "b"}, False),
+        ("weather", {"region": "eu", "days": 2}, False),
+        ("weather", {"region": "eu", "days": 2}, False),
+        ("weather", {"region": "eu", "days": 2}, True),  # now with header parameters
+        ("weather", {"region": "us", "days": 3}, True),
+        ("echo", {"text": "c"}, False),
+        ("=?base64?ZWNobw==?=", {}, False),
+        ("=?base64?ZWNobw==?=", {}, False),
+        ("caf\u00e9", {}, False),
+        ("caf\u00e9", {}, False),
+        ("echo", {"text": "d"}, False),
+    ]
+    for name, arguments, with_params in calls:
+        if with_params:
+            net.client._tool_params["weather"] = weather
+        else:
+            net.client._tool_params.pop("weather", None)
+        hit = _http_client._last_call is not None and _http_client._last_call[0] == name
+        rid = mcp.send_request("tools/call", {"name": name, "arguments": arguments})
+        [request] = net.client.pump().requests
+        params = json.loads(request.body)["params"]
+        expected = mirrored_request_headers(
+            "tools/call", params, MODERN, weather if with_params else None
+        )
+        assert request.headers[-len(expected) :] == expected, (name, hit)
+        assert json.loads(request.body)["id"] == rid
+        mcp.fail_request(rid, -32000, "not sent")
+        net.client.pump()
+    # The entry never outlives the check it stands for: a `_meta` naming another
+    # revision is refused whether or not the tool was called last.
+    for name in ("echo", "echo", "other"):
+        stale = {"io.modelcontextprotocol/protocolVersion": "2025-11-25"}
+        rid = mcp.send_request("tools/call", {"name": name, "arguments": {}, "_meta": stale})
+        out = net.client.pump()
+        assert out.requests == []
+        [failed] = out.events
+        assert isinstance(failed, RequestFailed) and failed.request_id == rid
+
+
 def test_param_headers_mirror_the_bytes_not_arguments_changed_after_sending() -> None:
     """The arguments inside `OutgoingMessage.params` are the application's object: one
     changed after `send_request` must not reach an `Mcp-Param-*` header the body

@@ -225,3 +225,38 @@ def test_a_repeated_field_is_filed_in_order() -> None:
     fields = plain_fields("Host: a\r\nX: 1\r\nhost: b \r\n", 0)
     assert fields is not None
     assert fields.by_name() == {"host": ["a", "b"], "x": ["1"]}
+
+
+_ACCEPTS = [
+    "application/json, text/event-stream",
+    "application/json",
+    "text/event-stream",
+    "*/*",
+    "application/*;q=0, text/*",
+    "application/json;q=0.000, text/event-stream",
+    "TEXT/EVENT-STREAM ; Q=0 , application/json",
+    "",
+    " application/json , text/event-stream ",
+]
+
+
+def test_one_accept_field_is_answered_as_its_tuple_would_be() -> None:
+    """`accepted` keys a head's single Accept field by its value, several by their
+    tuple: both kinds of entry live in one table, and each answer is the uncached
+    parse of the same values, whichever kind was filed first."""
+    from mcp_core import _http
+
+    for first_single in (True, False):
+        _http._ACCEPTED.clear()
+        for value in _ACCEPTS:
+            single = HeaderList([("accept", value)])
+            plain = [("accept", value)]
+            twice = HeaderList([("accept", value), ("accept", value)])
+            expected = _http._accepted((value,))
+            order = [single, plain] if first_single else [plain, single]
+            for headers in [*order, *order]:
+                assert accepted(headers) == expected, (value, headers)
+            assert accepted(twice) == _http._accepted((value, value))
+            assert accepted(twice) == accepted([("accept", value), ("accept", value)])
+        assert set(_http._ACCEPTED) >= {value.strip() for value in _ACCEPTS}
+    assert accepted(HeaderList([("host", "x")])) == (True, True)
