@@ -111,6 +111,7 @@ from ._http import (
     LAST_EVENT_ID,
     PROTOCOL_VERSION,
     SESSION_ID,
+    HeaderList,
     Headers,
     accepted,
     error_body,
@@ -125,6 +126,7 @@ from ._http_headers import (
     HostPolicy,
     TrustedProxies,
     check_mirrored_headers,
+    plainly_mirrored,
     x_mcp_header_params,
 )
 from ._http_server_conn import (
@@ -985,12 +987,21 @@ class HTTPServerEndpoint:
             name = params.get("name")
             if isinstance(name, str):
                 header_params = self.tool_header_params(name)
-        try:
-            check_mirrored_headers(head.headers, obj, header_params)
-        except RemoteProtocolError as exc:
-            return http.refuse(
-                Refusal(exc.http_status, exc.message, exc.code, request_id=rid, data=exc.data)
-            )
+        # (The common shape, `plainly_mirrored`, is judged without the function; anything
+        # else, and every defect, takes it.)
+        headers = head.headers
+        if not (
+            not header_params
+            and type(params) is dict
+            and type(headers) is HeaderList
+            and plainly_mirrored(headers.folded or headers.by_name(), method, params)
+        ):
+            try:
+                check_mirrored_headers(headers, obj, header_params)
+            except RemoteProtocolError as exc:
+                return http.refuse(
+                    Refusal(exc.http_status, exc.message, exc.code, request_id=rid, data=exc.data)
+                )
         # Every modern request holds a connection until its answer is out; the cap bounds
         # the memory that many slow requests could pin. 503 says "try again", which is true.
         if self._exchanges >= self.limits.max_exchanges:
