@@ -132,8 +132,13 @@ def tool_header_params_of(server: MCPServer) -> Callable[[str], Mapping[str, Hea
     # Cached by schema identity: a tool registered again (with a new schema) is read again,
     # while the common case, the same tool called many times, parses nothing.
     cache: dict[str, tuple[object, Mapping[str, HeaderParam] | None]] = {}
+    # A server whose registration keeps `tool_headers_declared` (MCPServer does) is asked
+    # that first: while no tool declares `x-mcp-header`, no tool has header parameters.
+    flagged = type(getattr(server, "tool_headers_declared", None)) is bool
 
     def lookup(name: str) -> Mapping[str, HeaderParam] | None:
+        if flagged and not server.tool_headers_declared:
+            return None
         # (Asked on every 2026-07-28 tools/call: the shared empty default rather
         # than a new dict per call.)
         tools: Mapping[str, Any] = getattr(server, "_tools", _NO_TOOLS)
