@@ -520,16 +520,22 @@ def _declares_headers(tool: FunctionTool) -> bool:
     """Whether `tool`'s input schema has an `x-mcp-header` key anywhere, valid or not:
     the HTTP transport's lookup then reads the tool (`tool_headers_declared`). Every
     position counts, even one the annotation rules refuse: erring towards True only
-    costs the lookup."""
+    costs the lookup. (A loop, not recursion, and each container once: a schema given as
+    `input_schema=` may be deep, or even refer to itself.)"""
     stack: list[Any] = [tool.input_schema]
+    visited: set[int] = set()
     while stack:
         value = stack.pop()
-        if isinstance(value, Mapping):
-            if _X_MCP_HEADER in value:
-                return True
-            stack.extend(value.values())
-        elif isinstance(value, list | tuple):
-            stack.extend(value)
+        if isinstance(value, Mapping | list | tuple):
+            if id(value) in visited:
+                continue
+            visited.add(id(value))
+            if isinstance(value, Mapping):
+                if _X_MCP_HEADER in value:
+                    return True
+                stack.extend(value.values())
+            else:
+                stack.extend(value)
     return False
 
 

@@ -79,3 +79,24 @@ def test_the_flag_follows_registration_and_the_lookup_follows_the_schemas() -> N
     server.remove_tool("other")
     assert server.tool_headers_declared is False
     agrees()
+
+
+def test_the_flag_survives_deep_and_self_referring_schemas() -> None:
+    """A schema given as `input_schema=` is walked without recursion, each container
+    once: a deep one does not overflow the stack, one that refers to itself ends."""
+    server = MCPServer("odd schemas")
+    deep: dict[str, Any] = {"type": "object"}
+    inner = deep
+    for _ in range(5000):
+        inner["properties"] = {"x": {"type": "object"}}
+        inner = inner["properties"]["x"]
+    server.add_tool(_plain, name="deep", input_schema=deep)
+    assert server.tool_headers_declared is False
+    looped: dict[str, Any] = {"type": "object", "properties": {}}
+    looped["properties"]["self"] = looped
+    looped["anyOf"] = [looped, [looped]]
+    server.add_tool(_plain, name="looped", input_schema=looped)
+    assert server.tool_headers_declared is False
+    inner["x-mcp-header"] = "Deep"
+    server.add_tool(_plain, name="deep", input_schema=deep)
+    assert server.tool_headers_declared is True
