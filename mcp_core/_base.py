@@ -1918,9 +1918,10 @@ class _Connection:
             # its grown key table, about 220 bytes of every idle session.
             self._inbound = EMPTY
         ended = self._ended_inbound
-        if ended is NO_IDS:  # (`_ended_ids`, inline: this runs per answer)
-            ended = self._ended_inbound = RecentIds(self.limits.max_remembered_ids)
-        ended.add(request_id)
+        if ended is NO_IDS:  # (`_ended_ids` and `add`, inline: this runs per answer)
+            self._ended_inbound = RecentIds(self.limits.max_remembered_ids, request_id)
+        else:
+            ended.add(request_id)
         if entry.method in self._ENDINGS_WATCHED:
             self._inbound_ended(request_id, entry, answered=by is _RESULT)
 

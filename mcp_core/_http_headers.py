@@ -647,6 +647,51 @@ def _seen_plain(value: str) -> bool:
     return True
 
 
+def plainly_mirrored(
+    folded: Mapping[str, list[str]], method: object, params: dict[str, Any]
+) -> bool:
+    """Whether a 2026-07-28 request's mirrored headers are in the common shape and agree
+    with its body, so that `check_mirrored_headers` would accept it; False asks that
+    function, which then judges (and names the defect) exactly as before.
+
+    The common shape: `MCP-Protocol-Version` equal to `params._meta`'s version,
+    `Mcp-Method` equal to the body's method and, for a method that names something,
+    `Mcp-Name` equal to that name, each header given once with a value already found
+    plain (`_PLAIN_SEEN`). Nothing of `Mcp-Param-*` is read: the caller asks this only
+    when the called tool declares no header parameters, and the function ignores such
+    headers then too. `folded` is a `HeaderList`'s index. A mirror of
+    `check_mirrored_headers`' accepting path (change one, change the other): a
+    well-formed request is judged by three string compares and three set lookups, about
+    a fifth of that function's cost, and no answer differs
+    (tests/core/test_http_headers.py compares the two).
+    """
+    said = folded.get(_METHOD_KEY)
+    # (The compare first: a body method that is not a string is never equal to one, and
+    # must not reach the `_NAME_KEYS` lookup, which would hash it.)
+    if said is None or len(said) != 1 or said[0] != method:
+        return False
+    values = folded.get(_VERSION_KEY)
+    if values is None or len(values) != 1:
+        return False
+    version = values[0]
+    meta = params.get("_meta")
+    seen = _PLAIN_SEEN
+    if type(meta) is not dict or meta.get(PROTOCOL_VERSION_META_KEY) != version:
+        return False
+    if version not in seen:
+        return False
+    name_key = _NAME_KEYS.get(method)
+    if name_key is None:
+        return method in seen
+    # A named method is one of `_NAME_KEYS`' own plain strings, so `Mcp-Method`, equal
+    # to it, is plain as well.
+    names = folded.get(_NAME_KEY)
+    if names is None or len(names) != 1:
+        return False
+    name = names[0]
+    return name == params.get(name_key) and name in seen
+
+
 def check_mirrored_headers(
     headers: Mapping[str, str] | Iterable[tuple[str, str]],
     body: Mapping[str, Any],

@@ -93,6 +93,18 @@ _KEEPALIVE: Final = b": keep-alive\n\n"
 # Built once: every request that sends `Expect: 100-continue` (clients do for large
 # bodies) gets the same interim response.
 _CONTINUE: Final = h11.InformationalResponse(status_code=100, headers=[])
+
+# The enum members tested per request, read from here: CPython 3.11 does not specialise an
+# attribute read on a class, so a member read through its enum costs about 900
+# instructions, a global a few dozen (as `_http_server` and `_http_client` do).
+_IDLE: Final = HTTPConnectionState.IDLE
+_RECEIVING: Final = HTTPConnectionState.RECEIVING
+_RESPONDING: Final = HTTPConnectionState.RESPONDING
+_NOT_STARTED: Final = ResponseState.NOT_STARTED
+_SENDING: Final = ResponseState.SENDING
+_ENDED: Final = ResponseState.ENDED
+_PENDING: Final = StreamState.PENDING
+_STREAMING: Final = StreamState.STREAMING
 _END: Final = h11.EndOfMessage()
 
 
@@ -384,34 +396,34 @@ class _Buffer:
 
     def __init__(self, exchange: HTTPExchange) -> None:
         self.exchange = exchange
-        self.phase = ResponseState.NOT_STARTED
+        self.phase = _NOT_STARTED
         self.response: tuple[int, Headers] | None = None
         self.close_connection = False
         self.out: list[bytes] = []
         self.out_len = 0
 
     def send_response(self, status: int, headers: Headers, body: bytes, close: bool) -> bool:
-        if self.phase is not ResponseState.NOT_STARTED or self.exchange.closed:
+        if self.phase is not _NOT_STARTED or self.exchange.closed:
             return False
         self.response = (status, headers)
         self.close_connection = close
         if body:
             self.out.append(body)
             self.out_len += len(body)
-        self.phase = ResponseState.ENDED
+        self.phase = _ENDED
         self.exchange.endpoint.mark_ready(self.exchange)
         return True
 
     def start_response(self, status: int, headers: Headers) -> bool:
-        if self.phase is not ResponseState.NOT_STARTED or self.exchange.closed:
+        if self.phase is not _NOT_STARTED or self.exchange.closed:
             return False
         self.response = (status, headers)
-        self.phase = ResponseState.SENDING
+        self.phase = _SENDING
         self.exchange.endpoint.mark_ready(self.exchange)
         return True
 
     def send_body(self, data: bytes) -> bool:
-        if self.phase is not ResponseState.SENDING:
+        if self.phase is not _SENDING:
             return False
         self.out.append(data)
         self.out_len += len(data)
@@ -419,8 +431,8 @@ class _Buffer:
         return True
 
     def end_response(self) -> None:
-        if self.phase is ResponseState.SENDING:
-            self.phase = ResponseState.ENDED
+        if self.phase is _SENDING:
+            self.phase = _ENDED
             self.exchange.endpoint.mark_ready(self.exchange)
 
     @property
@@ -493,7 +505,7 @@ class HTTPExchange:
         "endpoint",
     )
 
-    def __init__(self, endpoint: HTTPServerEndpoint, *, sink: ResponseSink | None = None) -> None:
+    def __init__(self, endpoint: HTTPServerEndpoint, sink: ResponseSink | None = None) -> None:
         self.endpoint = endpoint
         self._buffer: _Buffer | None = None
         self._sink: ResponseSink
@@ -546,7 +558,7 @@ class HTTPExchange:
         A response cut short (`closed` first) never is: the server must drop it, not end
         it as if it were whole."""
         buffer = self._buffer
-        return buffer is not None and buffer.phase is ResponseState.ENDED
+        return buffer is not None and buffer.phase is _ENDED
 
     @property
     def closed(self) -> bool:
@@ -687,9 +699,9 @@ class HTTPExchange:
         if stream is None:
             return None
         state = stream.state
-        if state is StreamState.PENDING:
+        if state is _PENDING:
             return _deadline(self._started, limits.sse_after) if stream.can_sse else None
-        if state is StreamState.STREAMING:
+        if state is _STREAMING:
             return _deadline(self._last_write, limits.keepalive_interval)
         return None
 
@@ -975,7 +987,7 @@ class HTTPExchange:
         if stream is None:
             return
         state = stream.state
-        if state is StreamState.PENDING:
+        if state is _PENDING:
             started = self._started
             if (
                 limits.sse_after is not None
@@ -984,7 +996,7 @@ class HTTPExchange:
                 and started + limits.sse_after <= now
             ):
                 self.endpoint.commit(stream)
-        elif state is StreamState.STREAMING:
+        elif state is _STREAMING:
             interval = limits.keepalive_interval
             last = self._last_write
             if interval is not None and last is not None and last + interval <= now:
@@ -1078,7 +1090,7 @@ class HTTPServerConnection:
         self._processing = False
         # What arrived while a response was open, counted against the pipelining bound.
         self._paused_bytes = 0
-        self._phase = HTTPConnectionState.IDLE
+        self._phase = _IDLE
         # When the current phase began: the idle and header timers both count from it.
         self._since: float | None = now if now is not None else endpoint.moment.now
 
@@ -1129,7 +1141,7 @@ class HTTPServerConnection:
             # before this response is done. It is kept unparsed until then, and bounded by
             # what one whole request may be (a head and a body), so a client cannot stream
             # unbounded data into a connection whose response is still open.
-            if self._phase is HTTPConnectionState.RESPONDING:
+            if self._phase is _RESPONDING:
                 # Only a pipelined request (or garbage) can arrive now; it waits
                 # unparsed, so bound it here.
                 self._paused_bytes += len(data)
@@ -1138,8 +1150,8 @@ class HTTPServerConnection:
             # The first byte of a new request moves the connection out of IDLE and starts
             # the header timer: a slow-loris client is timed from its first byte, not its
             # last.
-            elif self._phase is HTTPConnectionState.IDLE:
-                self._set_phase(HTTPConnectionState.RECEIVING)
+            elif self._phase is _IDLE:
+                self._set_phase(_RECEIVING)
             self._input += data
             return events + self._process()
         finally:
@@ -1183,10 +1195,10 @@ class HTTPServerConnection:
             # Between requests the idle timer closes quietly (nothing to answer); while a
             # head or a body is arriving the header timer answers 408 (RFC 9110 15.5.9) and
             # closes, since the rest of that request can no longer be trusted.
-            if phase is HTTPConnectionState.IDLE:
+            if phase is _IDLE:
                 if limits.idle_timeout is not None and self._since + limits.idle_timeout <= now:
                     self._closed = True
-            elif phase is HTTPConnectionState.RECEIVING:
+            elif phase is _RECEIVING:
                 if limits.header_timeout is not None and self._since + limits.header_timeout <= now:
                     events += self._refuse(
                         Refusal(408, "Request Timeout", jsonrpc=False, close=True)
@@ -1208,9 +1220,9 @@ class HTTPServerConnection:
             return None
         limits = self.endpoint.limits
         phase = self._phase
-        if phase is HTTPConnectionState.IDLE:
+        if phase is _IDLE:
             return _deadline(self._since, limits.idle_timeout)
-        if phase is HTTPConnectionState.RECEIVING:
+        if phase is _RECEIVING:
             return _deadline(self._since, limits.header_timeout)
         exchange = self._exchange
         return exchange.next_deadline() if exchange is not None else None
@@ -1456,16 +1468,17 @@ class HTTPServerConnection:
         10.1.1) is sent only when the body is wanted: a client waiting for it sends nothing
         if we refuse from the head, and we need not read a body we would drop.
         """
-        self._set_phase(HTTPConnectionState.RECEIVING)
+        self._set_phase(_RECEIVING)
         self._paused_bytes = 0
         head = RequestHead(
             request.method.decode("latin-1"),
             request.target.decode("latin-1"),
             decode_headers(request.headers),
-            peer=self.peer,
-            scheme=self.scheme,
+            self.peer,
+            self.scheme,
         )
-        exchange = self._exchange = HTTPExchange(self.endpoint, sink=self)
+        # (By position, as `_direct_request` makes them: see there.)
+        exchange = self._exchange = HTTPExchange(self.endpoint, self)
         self._since = self.endpoint.moment.now  # the head is in: the timer now watches the body
         problem = _framing_problem(request)
         if problem is not None:
@@ -1495,7 +1508,7 @@ class HTTPServerConnection:
         """A request refused from its head is done once its body has been read, so the
         connection can move on to the next request at once (keep-alive).
         """
-        self._set_phase(HTTPConnectionState.RESPONDING)
+        self._set_phase(_RESPONDING)
         exchange = self._exchange
         assert exchange is not None
         if exchange.responded:
@@ -1519,7 +1532,7 @@ class HTTPServerConnection:
                     return
                 self._direct = 0
                 self._exchange = None
-                self._set_phase(HTTPConnectionState.IDLE)
+                self._set_phase(_IDLE)
                 if not self._processing:
                     self._input_pending = bool(self._input)
             return
@@ -1527,7 +1540,7 @@ class HTTPServerConnection:
         if h.our_state is h11.DONE and h.their_state is h11.DONE:
             h.start_next_cycle()
             self._exchange = None
-            self._set_phase(HTTPConnectionState.IDLE)
+            self._set_phase(_IDLE)
             # The next head starts with what h11 kept of the last slice: the scanner
             # sees those bytes before h11 parses them.
             self._unscanned = h.trailing_data[0]
@@ -1598,15 +1611,15 @@ class HTTPServerConnection:
         body = bytes(data[end + 4 : total]) if length else b""
         del data[:total]
         # What `_on_head`, `_on_body` and `_on_complete` do for a request h11 read.
-        self._set_phase(HTTPConnectionState.RECEIVING)
+        self._set_phase(_RECEIVING)
         self._paused_bytes = 0
         self._direct = _D_RESPONSE
         self._direct_read = False
         self._direct_close = False
-        head = RequestHead(
-            line.group(1), line.group(2), headers, peer=self.peer, scheme=self.scheme
-        )
-        exchange = self._exchange = HTTPExchange(endpoint, sink=self)
+        # (Both made with positional arguments only: a keyword in a class call costs a
+        # dict made and unpacked again, about 900 instructions each, per request.)
+        head = RequestHead(line.group(1), line.group(2), headers, self.peer, self.scheme)
+        exchange = self._exchange = HTTPExchange(endpoint, self)
         self._since = endpoint.moment.now
         events += exchange.receive_head(head)
         if body:

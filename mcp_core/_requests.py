@@ -242,11 +242,14 @@ class RecentIds:
     #: Up to this many ids, no set: membership scans the list.
     _SMALL = 8
 
-    def __init__(self, bound: int) -> None:
-        """An empty memory of at most `bound` ids."""
+    def __init__(self, bound: int, first: RequestId | None = None) -> None:
+        """A memory of at most `bound` ids (at least 1), holding `first` if given: what
+        `RecentIds(bound)` and then `add(first)` make, in one call. (A connection makes
+        its memory when its first request ends, and a 2026-07-28 POST's connection ends
+        exactly one and is dropped: its memory is made and filled per POST.)"""
         self._bound = bound
         # Made by the first `add` (an empty list is 56 bytes; a memory may never be used).
-        self._ring: list[RequestId] | None = None
+        self._ring: list[RequestId] | None = None if first is None else [first]
         self._next = 0  # the oldest slot, once the ring is full
         # Made once the ring holds more than `_SMALL` ids.
         self._set: set[RequestId] | None = None

@@ -1291,8 +1291,9 @@ class ServerConnection(_Connection):
                     self._inbound = EMPTY
                 ended = self._ended_inbound
                 if ended is NO_IDS:
-                    ended = self._ended_inbound = RecentIds(self.limits.max_remembered_ids)
-                ended.add(request_id)
+                    self._ended_inbound = RecentIds(self.limits.max_remembered_ids, request_id)
+                else:
+                    ended.add(request_id)
                 return True
         return super().send_result(request_id, result)
 

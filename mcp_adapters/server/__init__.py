@@ -511,6 +511,34 @@ class TaskContext(Context[LifespanT]):
 # ------------------------------------------------------------------ server
 
 
+# The schema keyword of a mirrored tool argument (SEP-2243; `mcp_core.http`'s
+# `X_MCP_HEADER`, spelled here so that a server never serving HTTP does not import it).
+_X_MCP_HEADER = "x-mcp-header"
+
+
+def _declares_headers(tool: FunctionTool) -> bool:
+    """Whether `tool`'s input schema has an `x-mcp-header` key anywhere, valid or not:
+    the HTTP transport's lookup then reads the tool (`tool_headers_declared`). Every
+    position counts, even one the annotation rules refuse: erring towards True only
+    costs the lookup. (A loop, not recursion, and each container once: a schema given as
+    `input_schema=` may be deep, or even refer to itself.)"""
+    stack: list[Any] = [tool.input_schema]
+    visited: set[int] = set()
+    while stack:
+        value = stack.pop()
+        if isinstance(value, Mapping | list | tuple):
+            if id(value) in visited:
+                continue
+            visited.add(id(value))
+            if isinstance(value, Mapping):
+                if _X_MCP_HEADER in value:
+                    return True
+                stack.extend(value.values())
+            else:
+                stack.extend(value)
+    return False
+
+
 class MCPServer:
     """An MCP server made of decorated functions; see the module docstring."""
 
@@ -574,6 +602,13 @@ class MCPServer:
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self._tools: dict[str, FunctionTool] = {}
+        #: Whether a registered tool may declare `x-mcp-header` parameters (SEP-2243):
+        #: False only while none does. Kept by registration and removal, so the HTTP
+        #: transport's tool-header lookup, asked on every 2026-07-28 `tools/call`, can
+        #: answer "none" without reading the tool (`tool_header_params_of`). True is
+        #: the safe side: the lookup then reads the tool's schema as before. Read it,
+        #: never write it.
+        self.tool_headers_declared = False
         # Over HTTP, a resource server (mcp_adapters.auth); a tool's scopes are its own.
         self.auth = auth
         self._tool_scopes: dict[str, tuple[str, ...]] = {}
@@ -777,6 +812,8 @@ class MCPServer:
         def store(fn: Callable[..., Any]) -> None:
             spec = FunctionTool.build(fn, name=name, **options)
             self._tools[spec.name] = spec
+            if not self.tool_headers_declared and _declares_headers(spec):
+                self.tool_headers_declared = True
             self._tool_scopes[spec.name] = scopes
 
         return self._registering("tools", store)
@@ -825,6 +862,8 @@ class MCPServer:
 
     def remove_tool(self, name: str) -> None:
         del self._tools[name]
+        # (Removal is rare: the flag is worked out again from the tools that remain.)
+        self.tool_headers_declared = any(map(_declares_headers, self._tools.values()))
         self._tool_scopes.pop(name, None)
         self._changed("tools")
 

@@ -80,6 +80,11 @@ logger = logging.getLogger(__name__)
 #: What a closing connection reads and drops, at most, while its FIN reaches the client.
 _LINGER_BYTES = 1024 * 1024
 
+# The era tested on every 2026-07-28 POST's first event, read from here: CPython 3.11 does
+# not specialise an attribute read on a class, and a member read through its enum costs
+# about 900 instructions, a global a few dozen (as `mcp_core`'s HTTP modules do).
+_LEGACY = Era.LEGACY
+
 # What a socket raises when the peer vanished; anything else out of a connection is a bug
 # worth a traceback in the log, not a routine disconnect.
 _STREAM_ERRORS: tuple[type[BaseException], ...] = (
@@ -132,8 +137,13 @@ def tool_header_params_of(server: MCPServer) -> Callable[[str], Mapping[str, Hea
     # Cached by schema identity: a tool registered again (with a new schema) is read again,
     # while the common case, the same tool called many times, parses nothing.
     cache: dict[str, tuple[object, Mapping[str, HeaderParam] | None]] = {}
+    # A server whose registration keeps `tool_headers_declared` (MCPServer does) is asked
+    # that first: while no tool declares `x-mcp-header`, no tool has header parameters.
+    flagged = type(getattr(server, "tool_headers_declared", None)) is bool
 
     def lookup(name: str) -> Mapping[str, HeaderParam] | None:
+        if flagged and not server.tool_headers_declared:
+            return None
         # (Asked on every 2026-07-28 tools/call: the shared empty default rather
         # than a new dict per call.)
         tools: Mapping[str, Any] = getattr(server, "_tools", _NO_TOOLS)
@@ -712,7 +722,7 @@ class HTTPServer:
         if core is None:
             if kind is ConnectionClosed:
                 return
-            modern = conn.era is not Era.LEGACY  # the core's word (None: refused first)
+            modern = conn.era is not _LEGACY  # the core's word (None: refused first)
             if modern and kind is not RequestReceived and kind is not InputReceived:
                 return  # a 2026-07-28 exchange answered on the spot: nothing runs for it
             if modern and type(event) is RequestReceived and event.method != "subscriptions/listen":

@@ -33,6 +33,7 @@ from mcp_core._http_headers import (
     encode_header_value,
     filter_tools_with_valid_headers,
     mirrored_request_headers,
+    plainly_mirrored,
     x_mcp_header_params,
 )
 
@@ -926,6 +927,171 @@ def test_the_plain_values_remembered_are_bounded() -> None:
         check_mirrored_headers(headers, req("tools/call", name=name, arguments={}), None)
         assert len(_PLAIN_SEEN) <= _PLAIN_SEEN_MAX
         mismatch(headers, req("tools/call", name=name + "x", arguments={}), None)
+
+
+def _plainly(headers: Any, body: dict[str, Any]) -> bool:
+    """`plainly_mirrored` asked as the server asks it: a request head, a dict `params`."""
+    pairs = list(headers.items()) if isinstance(headers, dict) else list(headers)
+    params = body.get("params")
+    if type(params) is not dict:
+        return False
+    head = HeaderList(pairs)
+    return plainly_mirrored(head.folded or head.by_name(), body.get("method"), params)
+
+
+def _accepted(headers: Any, body: dict[str, Any]) -> bool:
+    try:
+        check_mirrored_headers(HeaderList(list(headers)), body, None)
+    except RemoteProtocolError:
+        return False
+    return True
+
+
+def test_plainly_mirrored_takes_the_common_shapes() -> None:
+    """The common well-formed requests are judged without the function (once their
+    values were found plain), each named method with its name and an unnamed one."""
+    cases = [
+        (base_headers(), req("tools/call", name="forecast", arguments={})),
+        (base_headers("prompts/get"), req("prompts/get", name="forecast")),
+        (base_headers("resources/read", "file:///a"), req("resources/read", uri="file:///a")),
+        (base_headers("tools/list", None), req("tools/list")),
+        # Unrecognised `Mcp-Param-*` headers and an `Mcp-Name` on an unnamed method are
+        # ignored by the function, and so here.
+        ({**base_headers(), "Mcp-Param-X": "1"}, req("tools/call", name="forecast")),
+        (base_headers("tools/list", "x"), req("tools/list")),
+    ]
+    for headers, body in cases:
+        _PLAIN_SEEN.clear()
+        assert not _plainly(headers.items(), body)  # nothing found plain yet: ask the function
+        assert _accepted(headers.items(), body)
+        assert _plainly(headers.items(), body)
+
+
+def test_plainly_mirrored_never_takes_a_refused_request() -> None:
+    """Every mismatch the function refuses (without header parameters) is left to it,
+    with every good value already found plain."""
+    for _id, headers, body, _header, _why in MISMATCH_CASES:
+        pairs = list(headers.items()) if isinstance(headers, dict) else headers
+        _PLAIN_SEEN.clear()
+        check_mirrored_headers(HeaderList(GOOD_HEADERS.items()), GOOD_CALL, None)
+        if not _accepted(pairs, body):
+            assert not _plainly(pairs, body), _id
+
+
+_ODD_TEXTS = [
+    V,
+    "2025-11-25",
+    "tools/call",
+    "forecast",
+    "Forecast",
+    "",
+    " ",
+    "caf\u00e9",
+    "tab\there",
+    b64("forecast"),
+    b64("caf\u00e9"),
+    "=?base64?x",
+]
+
+
+@pytest.mark.parametrize("method", ["tools/call", "resources/read", "tools/list"])
+def test_plainly_mirrored_follows_the_check_value_by_value(method: str) -> None:
+    """A good request with one value (a header's, the body's, or both alike) replaced by
+    each odd text, repeated or not: whatever `plainly_mirrored` takes, the function
+    accepts, asked before and after the function has seen the values (and those of a
+    good request)."""
+    key = "uri" if method == "resources/read" else "name"
+    for field in ("version", "method", "name", "meta", "body name", "both versions", "both names"):
+        for text in _ODD_TEXTS:
+            for repeat in (1, 2):
+                version = text if field in ("version", "both versions") else V
+                said = text if field == "method" else method
+                name = text if field in ("name", "both names") else "forecast"
+                meta = text if field in ("meta", "both versions") else V
+                body_name = text if field in ("body name", "both names") else "forecast"
+                headers = [("MCP-Protocol-Version", version)] * (
+                    repeat if field == "version" else 1
+                )
+                headers += [("Mcp-Method", said)] * (repeat if field == "method" else 1)
+                headers += [("Mcp-Name", name)] * (repeat if "name" in field else 1)
+                body = req(method, meta, **{key: body_name})
+                # (The good request's values found plain first, as a live server has.)
+                _PLAIN_SEEN.clear()
+                good = [("MCP-Protocol-Version", V), ("Mcp-Method", method)]
+                assert _accepted(
+                    [*good, ("Mcp-Name", "forecast")], req(method, **{key: "forecast"})
+                )
+                for _ in range(2):
+                    if _plainly(headers, body):
+                        assert _accepted(headers, body), (field, text, repeat)
+                    _accepted(headers, body)
+
+
+_MIRRORED_TEXT = st.sampled_from(
+    [
+        V,
+        "2025-11-25",
+        "tools/call",
+        "tools/list",
+        "prompts/get",
+        "forecast",
+        "Forecast",
+        "",
+        " ",
+        "caf\u00e9",
+        "tab\there",
+        b64("forecast"),
+        b64("caf\u00e9"),
+        "=?base64?x",
+    ]
+)
+
+
+@NO_COVER
+@settings(max_examples=400)
+@given(
+    headers=st.lists(
+        st.tuples(
+            st.sampled_from(
+                [
+                    "MCP-Protocol-Version",
+                    "mcp-protocol-version",
+                    "Mcp-Method",
+                    "MCP-METHOD",
+                    "Mcp-Name",
+                    "mcp-name",
+                    "Mcp-Param-Region",
+                    "X-Other",
+                ]
+            ),
+            _MIRRORED_TEXT,
+        ),
+        max_size=6,
+    ),
+    method=_MIRRORED_TEXT | st.sampled_from([None, 5, ["tools/call"]]),
+    name=st.none() | _MIRRORED_TEXT | st.just(7),
+    meta=st.none()
+    | st.just("x")
+    | st.dictionaries(
+        st.just(PROTOCOL_VERSION_META_KEY), _MIRRORED_TEXT | st.just(None), max_size=1
+    ),
+)
+def test_plainly_mirrored_implies_the_check_accepts(
+    headers: list[tuple[str, str]], method: Any, name: Any, meta: Any
+) -> None:
+    """Whatever the head and body, a request `plainly_mirrored` takes is one the function
+    accepts (without header parameters): asked before and after the function has seen
+    the values."""
+    params: dict[str, Any] = {}
+    if meta is not None:
+        params["_meta"] = meta
+    if name is not None:
+        params["name"] = params["uri"] = name
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    for _ in range(2):
+        if _plainly(headers, body):
+            assert _accepted(headers, body)
+        _accepted(headers, body)
 
 
 def test_check_reports_body_defects_as_such() -> None:

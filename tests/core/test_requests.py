@@ -687,6 +687,26 @@ def test_recent_ids_forget_the_oldest_first_across_wraps(bound: int) -> None:
         assert not any(k in recent for k in range(i + 1) if k not in kept)
 
 
+@pytest.mark.parametrize("bound", [1, 2, 8, 9, 20])
+@pytest.mark.parametrize("first", [0, 5, "a", ""])
+def test_recent_ids_made_with_their_first_id_are_made_then_added(
+    bound: int, first: int | str
+) -> None:
+    """`RecentIds(bound, first)` (what a connection makes when its first request ends)
+    is `RecentIds(bound)` and then `add(first)`: the same answers, then and after every
+    further id, across the ring's wraps and past the list-only size."""
+    from mcp_core._requests import RecentIds
+
+    made, added = RecentIds(bound, first), RecentIds(bound)
+    added.add(first)
+    probes = [first, 0, 5, "a", "", *range(1, 3 * bound + 2)]
+    for i in range(1, 3 * bound + 2):
+        assert len(made) == len(added)
+        assert [p in made for p in probes] == [p in added for p in probes]
+        made.add(i)
+        added.add(i)
+
+
 def test_expired_deadline_of_an_answered_request_is_dropped_silently() -> None:
     conn = legacy_client()
     a = conn.send_request("ping", deadline=5)
