@@ -1316,9 +1316,20 @@ class ClientConnection(_Connection):
                 outbound = self._outbound
                 if outbound is EMPTY:
                     outbound = self._outbound = {}
-                outbound[rid] = Outbound(
-                    method, deadline, None, None, related_request_id, rid, wire if lane[1] else None
-                )
+                # (`Outbound(method, deadline, None, None, related_request_id, rid, params)`,
+                # without its `__init__` frame: one Python call per request. Its stores, in
+                # its order; keep the two alike.)
+                entry = _blank(Outbound)
+                entry.method = method
+                entry.deadline = deadline
+                entry.progress_token = None
+                entry.handler = None
+                entry.related = related_request_id
+                entry.logical = rid
+                entry.params = wire if lane[1] else None
+                entry.rounds = 0
+                entry.state = _SENT
+                outbound[rid] = entry
                 if deadline is not None:
                     deadlines = self._deadlines
                     if deadlines is None:
