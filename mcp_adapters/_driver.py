@@ -281,6 +281,10 @@ class Driver:
         # `wake()` writes itself and the writer task is not scheduled at all.
         self._write_nowait: Callable[[bytes], bool] | None = getattr(stream, "write_nowait", None)
         self._armed: float | None = None  # the deadline the writer sleeps until
+        #: Whether a read passes the engine the wall time: only when it needs it
+        #: (`needs_wall_time`: a server sealing `requestState`), as the in-process link
+        #: does; `time.time()` was one call per read. An engine that does not say gets it.
+        self._wall = bool(getattr(connection, "needs_wall_time", True))
         #: An MCP connection (`output_pending` and `deadline_epoch`, both plain attributes):
         #: the engine's `deadline_epoch` when `next_deadline()` last gave None here (-1:
         #: never). While it has not moved, nothing can be due (the engine bumps it for all
@@ -424,7 +428,11 @@ class Driver:
             if data:
                 # `core.feed(data)` for data, written out (one Python call per read).
                 try:
-                    core.on_events(self._conn.receive_data(data, wall_time=core.wall_clock()))
+                    core.on_events(
+                        self._conn.receive_data(
+                            data, wall_time=core.wall_clock() if self._wall else None
+                        )
+                    )
                 except Exception:
                     logger.exception("driver: processing input failed; closing")
                     core.error = core.error or TransportError(

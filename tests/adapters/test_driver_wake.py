@@ -176,3 +176,25 @@ async def test_a_deadline_set_with_its_epoch_wakes_the_writer() -> None:
     now, due = conn.ticks[0]
     assert due == first and now >= first
     await _stop(driver, task)
+
+
+@pytest.mark.parametrize("needs", [False, True, None])
+async def test_a_read_passes_the_wall_time_only_to_an_engine_that_needs_it(
+    needs: bool | None,
+) -> None:
+    """As the in-process link: `needs_wall_time` False gets None (no clock read), True
+    gets the wall clock, and an object that does not say gets it too."""
+    got: list[float | None] = []
+
+    class _Reader(_Connection):
+        def receive_data(self, data: bytes, *, wall_time: float | None = None) -> list[Any]:
+            got.append(wall_time)
+            return []
+
+    conn = _Reader()
+    if needs is not None:
+        conn.needs_wall_time = needs  # type: ignore[attr-defined]
+    driver = Driver(conn, RecordingStream(), lambda events: None, backend=asyncio_backend.backend())
+    driver._pushed(b"x\n")
+    assert len(got) == 1
+    assert (got[0] is None) is (needs is False)
