@@ -281,6 +281,20 @@ class Driver:
         # `wake()` writes itself and the writer task is not scheduled at all.
         self._write_nowait: Callable[[bytes], bool] | None = getattr(stream, "write_nowait", None)
         self._armed: float | None = None  # the deadline the writer sleeps until
+        #: Whether a read passes the engine the wall time: only when it needs it
+        #: (`needs_wall_time`: a server sealing `requestState`), as the in-process link
+        #: does; `time.time()` was one call per read. An engine that does not say gets it.
+        self._wall = bool(getattr(connection, "needs_wall_time", True))
+        #: An MCP connection (`output_pending` and `deadline_epoch`, both plain attributes):
+        #: the engine's `deadline_epoch` when `next_deadline()` last gave None here (-1:
+        #: never). While it has not moved, nothing can be due (the engine bumps it for all
+        #: that makes `next_deadline()` earlier, so its None stays None), and a wake after
+        #: a write need not ask. None: another sans-IO object, asked every time.
+        self._none_epoch: int | None = (
+            -1
+            if hasattr(connection, "output_pending") and hasattr(connection, "deadline_epoch")
+            else None
+        )
 
     @property
     def error(self) -> TransportError | None:
@@ -303,16 +317,30 @@ class Driver:
             or core.woken
             or core.eof_held  # the writer decides when a held end of input is due
         ):
-            data = self._conn.data_to_send()
+            conn = self._conn
+            epoch = self._none_epoch
+            # An MCP connection says whether it queued anything: a wake after a read that
+            # answered nothing (a client's read of its answer) does not ask for bytes.
+            data = conn.data_to_send() if epoch is None or conn.output_pending else b""  # type: ignore[attr-defined]
             if data and not self._write_nowait(data):
                 core.carry(data)  # paused: the writer waits for the transport
             else:
                 # Written. The writer's timer needs re-arming only if the deadline came
                 # earlier: one that moved later (an HTTP keep-alive timer restarted by
                 # every response) is found not yet due when the old one fires, and the
-                # writer re-arms then, instead of being woken for every write.
-                deadline, armed = self._conn.next_deadline(), self._armed
-                if deadline is None or (armed is not None and deadline >= armed):
+                # writer re-arms then, instead of being woken for every write. With no
+                # deadline set since `next_deadline()` last gave None, there is none now
+                # (every call of a client without timeouts): no call at all.
+                if epoch is not None:
+                    epoch = conn.deadline_epoch  # type: ignore[attr-defined]
+                    if epoch == self._none_epoch:
+                        return
+                deadline, armed = conn.next_deadline(), self._armed
+                if deadline is None:
+                    if epoch is not None:
+                        self._none_epoch = epoch
+                    return
+                if armed is not None and deadline >= armed:
                     return
         core.woken = True
         self._wakeup.set()
@@ -400,7 +428,11 @@ class Driver:
             if data:
                 # `core.feed(data)` for data, written out (one Python call per read).
                 try:
-                    core.on_events(self._conn.receive_data(data, wall_time=core.wall_clock()))
+                    core.on_events(
+                        self._conn.receive_data(
+                            data, wall_time=core.wall_clock() if self._wall else None
+                        )
+                    )
                 except Exception:
                     logger.exception("driver: processing input failed; closing")
                     core.error = core.error or TransportError(

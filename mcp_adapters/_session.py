@@ -204,6 +204,7 @@ class SessionCore:
         "connected",
         "connection",
         "driver",
+        "observe_responses",
     )
 
     def __init__(
@@ -225,6 +226,11 @@ class SessionCore:
         self._spawn = spawn
         self._on_notification = on_notification
         self._on_event = on_event
+        #: Whether `on_event` is called for a `ResponseReceived` too (it is called for
+        #: every other event). An observer that has nothing to do with most answers (the
+        #: `Client`'s, which looks at one only while a legacy task call follows its
+        #: progress) turns it off while so, and saves a call per response.
+        self.observe_responses = True
         # Called once, when a legacy session's `initialize` is accepted (SessionStarted),
         # before the rest of its batch is routed; then dropped.
         self._on_started = on_started
@@ -464,7 +470,9 @@ class SessionCore:
             # one, without them. The same order: the observer, then the route.
             event = events[0]
             kind = type(event)
-            if self._on_event is not None:
+            if self._on_event is not None and (
+                kind is not ResponseReceived or self.observe_responses
+            ):
                 try:
                     self._on_event(event)
                 except Exception:
@@ -479,7 +487,9 @@ class SessionCore:
                 closing = event
         routes = _ROUTES
         for event in events:
-            if self._on_event is not None:
+            if self._on_event is not None and (
+                type(event) is not ResponseReceived or self.observe_responses
+            ):
                 try:
                     self._on_event(event)
                 except Exception:
@@ -505,7 +515,9 @@ class SessionCore:
         else:
             event = events[0]
             kind = type(event)
-            if self._on_event is not None:
+            if self._on_event is not None and (
+                kind is not ResponseReceived or self.observe_responses
+            ):
                 try:
                     self._on_event(event)
                 except Exception:
@@ -689,6 +701,16 @@ class SessionState:
     @property
     def transport_error(self) -> TransportError | None:
         return self._driver.error
+
+    @property
+    def observe_responses(self) -> bool:
+        """Whether the `on_event` observer sees `ResponseReceived` events (True unless
+        turned off: see `SessionCore.observe_responses`)."""
+        return self._core.observe_responses
+
+    @observe_responses.setter
+    def observe_responses(self, observe: bool) -> None:
+        self._core.observe_responses = observe
 
     def _on_events(self, events: list[Any]) -> None:
         """The driver's event sink: route the batch; a closed connection ends the driver."""

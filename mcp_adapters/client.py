@@ -341,6 +341,10 @@ class Client:
         # One context to leave, kept as is: an AsyncExitStack would cost every
         # idle client a deque.
         self._session = await connection.__aenter__()
+        # Our observer looks at an answer only while a legacy task call follows its
+        # progress (`_on_event`): until one does, the session does not call it for
+        # answers (a call per response). A session that cannot say keeps calling it.
+        self._observe_responses(False)
         try:
             await self._after_connect()
         except BaseException:
@@ -485,6 +489,7 @@ class Client:
         follow_progress = on_progress is not None and task and not modern
         if follow_progress:
             self._progress_task_calls += 1
+            self._observe_responses(True)
         try:
             # (`timeout`, `on_progress` by position: see `Session.request`)
             result: Any = await session.request(
@@ -496,6 +501,8 @@ class Client:
         finally:
             if follow_progress:
                 self._progress_task_calls -= 1
+                if not self._progress_task_calls:
+                    self._observe_responses(False)
         # Log and other notifications of this call arrived before its result: let
         # their callbacks run first, as they would have in a synchronous client.
         if self._delivering and self._idle is not None:
@@ -793,6 +800,12 @@ class Client:
             self._delivering = False
             if self._idle is not None:
                 self._idle.set()
+
+    def _observe_responses(self, observe: bool) -> None:
+        """Whether the session calls `_on_event` for each `ResponseReceived`: only while
+        `_progress_task_calls` (that is all `_on_event` does with one)."""
+        if hasattr(type(self._session), "observe_responses"):
+            self._session.observe_responses = observe
 
     def _on_event(self, event: Event) -> None:
         if type(event) is ResponseReceived and not self._progress_task_calls:

@@ -693,7 +693,7 @@ class _Connection:
             if self.state in _ENDED:
                 return []
             return self._settle("end of stream", None)
-        # The lane (`_receive_whole`): a read that is one whole line while no partial line
+        # The lane (`receive_message`'s): a read that is one whole line while no partial line
         # is buffered, as nearly every stdio and TCP read is. The test is `LineBuffer.feed`'s
         # for its own fast path, and `_receive_lines` keeps no buffer for such a read
         # either, so the two paths leave the connection alike.
@@ -702,7 +702,7 @@ class _Connection:
             if 0 < end <= self.limits.max_message_bytes and data[end] == 10:
                 line = data[:end]
                 if 10 not in line and line[-1] != 13 and line[0] > 32:
-                    return self._receive_whole(line, wall_time)
+                    return self.receive_message(line, wall_time)
         return self._receiving(self._receive_lines, data, wall_time)
 
     def _receiving(
@@ -763,61 +763,39 @@ class _Connection:
         A transport with its own frames (WebSocket, an HTTP body) has no newlines to split
         on; the checks after the framing are the same, so both eras and every transport
         judge a message alike.
+
+        With the lanes on this is the lane of one whole message itself (a read of one
+        whole line comes here from `receive_data` too): `_receiving` around
+        `_receive_one` and `_dispatch`, written as one function, which hands a
+        well-formed request to the role's `_request_lane` and a response straight to
+        `_receive_response`. (It was a call to a lane function of its own: one Python
+        call per message more, two per in-process call.) It mirrors `_receiving`,
+        `_receive_one` and `_dispatch`, and `_receive_whole` (a parsed message's lane)
+        mirrors it (keep them alike): the same steps in the same order, so the same
+        events and the same errors. What it does not recognise goes to the general path
+        from where it stands: a message that does not parse to `_receive_one` (which
+        parses it again, to answer it as before), a batch or a bare value to
+        `_receive_object`, anything else to `_dispatch`.
         """
         if self._lanes:
-            return self._receive_whole(data, wall_time)
-        # (`_receiving(self._receive_one, ...)`, inline: the in-process link and every
-        # message-framed transport come through here once per message, and the shared
-        # wrapper was one call and one bound method more each time. Keep the two alike.)
-        if wall_time is not None:
-            self._wall_time = wall_time
-        elif self.needs_wall_time:
-            missing_wall_time()
-        if self.state in _ENDED:
-            self._check_receiving()  # raises: input after the end
-        events: list[Event] = []
-        try:
-            self._receive_one(data, events)
-        except Fatal as fatal:
-            events.extend(self._settle(fatal.error.message, fatal.error))
-        return events
-
-    def _receive_whole(
-        self, data: bytes | bytearray | str | None, wall_time: float | None, obj: Any = _MISSING
-    ) -> list[Event]:
-        """The lane of one whole message (`data`, or `obj` as `receive_parsed` has it):
-        `_receiving` around `_receive_one` (or `_receive_object`) and `_dispatch`, written
-        as one function, which hands a well-formed request to the role's `_request_lane`
-        and a response straight to `_receive_response`.
-
-        Mirrors `_receiving`, `_receive_one`, `_receive_object` and `_dispatch` (keep them
-        alike): the same steps in the same order, so the same events and the same
-        errors. What it does not recognise goes to the general path from where it
-        stands: a message that does not parse to `_receive_one` (which parses it again,
-        to answer it as before), a batch or a bare value to `_receive_object`, anything
-        else to `_dispatch`.
-        """
-        if wall_time is not None:
-            self._wall_time = wall_time
-        elif self.needs_wall_time:
-            missing_wall_time()
-        if self.state in _ENDED:
-            self._check_receiving()  # raises: input after the end
-        events: list[Event] = []
-        try:
-            # (`receive_parsed` goes through `_receive_object`, which has no client's
-            # pending events to put first: neither has this with a parsed message.)
-            bytes_in = obj is _MISSING
-            if bytes_in:
+            if wall_time is not None:
+                self._wall_time = wall_time
+            elif self.needs_wall_time:
+                missing_wall_time()
+            if self.state in _ENDED:
+                self._check_receiving()  # raises: input after the end
+            events: list[Event] = []
+            try:
                 if self._pending_events:
                     self._flush_pending_events(events)
                 # `jr.parse`, inline for the usual message: bytes, and too short to break
                 # any limit but the depth, whose bracket count is checked as there (each
                 # test in its order). Any other goes to `jr.parse` itself.
                 limits = self.limits
-                size = len(data)  # type: ignore[arg-type]
+                size = len(data)
                 depth = limits.max_depth
                 strings = limits.max_string_length
+                obj: Any = _MISSING
                 try:
                     if (
                         type(data) is bytes
@@ -828,12 +806,59 @@ class _Connection:
                     ):
                         obj = from_json(data, allow_inf_nan=False)
                     else:
-                        obj = jr.parse(data, limits)  # type: ignore[arg-type]
+                        obj = jr.parse(data, limits)
                 except (RemoteProtocolError, ValueError):
-                    self._receive_one(data, events)  # type: ignore[arg-type]  # refused there
-            if obj is _MISSING:
-                pass  # (answered just above)
-            elif type(obj) is not dict:
+                    self._receive_one(data, events)  # refused there
+                if obj is _MISSING:
+                    pass  # (answered just above)
+                elif type(obj) is not dict:
+                    self._receive_object(obj, events)
+                else:
+                    method = obj.get("method", _MISSING)
+                    if method is _MISSING and ("result" in obj or "error" in obj):
+                        self._receive_response(obj, events)  # (`_dispatch`'s first branch)
+                    elif not self._request_lane(obj, method, events):
+                        self._dispatch(obj, events)
+                if self._pending_events:
+                    self._flush_pending_events(events)
+            except Fatal as fatal:
+                events.extend(self._settle(fatal.error.message, fatal.error))
+            return events
+        # (`_receiving(self._receive_one, ...)`, inline: the in-process link and every
+        # message-framed transport come through here once per message, and the shared
+        # wrapper was one call and one bound method more each time. Keep the two alike.)
+        if wall_time is not None:
+            self._wall_time = wall_time
+        elif self.needs_wall_time:
+            missing_wall_time()
+        if self.state in _ENDED:
+            self._check_receiving()  # raises: input after the end
+        events = []
+        try:
+            self._receive_one(data, events)
+        except Fatal as fatal:
+            events.extend(self._settle(fatal.error.message, fatal.error))
+        return events
+
+    def _receive_whole(self, obj: Any, wall_time: float | None) -> list[Event]:
+        """The lane of one whole message as `receive_parsed` has it (already parsed):
+        `_receiving` around `_receive_object` and `_dispatch`, written as one function.
+
+        `receive_message`'s lane after its parse (keep the two alike), which mirrors
+        `_receiving`, `_receive_object` and `_dispatch`: a batch or a bare value goes to
+        `_receive_object`, a response straight to `_receive_response`, a well-formed
+        request to the role's `_request_lane`, anything else to `_dispatch`. (There are
+        no client's pending events to put first: `_receive_object` has none either.)
+        """
+        if wall_time is not None:
+            self._wall_time = wall_time
+        elif self.needs_wall_time:
+            missing_wall_time()
+        if self.state in _ENDED:
+            self._check_receiving()  # raises: input after the end
+        events: list[Event] = []
+        try:
+            if type(obj) is not dict:
                 self._receive_object(obj, events)
             else:
                 method = obj.get("method", _MISSING)
@@ -841,8 +866,6 @@ class _Connection:
                     self._receive_response(obj, events)  # (`_dispatch`'s first branch)
                 elif not self._request_lane(obj, method, events):
                     self._dispatch(obj, events)
-            if bytes_in and self._pending_events:
-                self._flush_pending_events(events)
         except Fatal as fatal:
             events.extend(self._settle(fatal.error.message, fatal.error))
         return events
@@ -867,7 +890,7 @@ class _Connection:
         parsed with looser ones would bypass the depth and size checks this promises.
         """
         if self._lanes:
-            return self._receive_whole(None, wall_time, message)
+            return self._receive_whole(message, wall_time)
         return self._receiving(self._receive_object, message, wall_time)
 
     def receive_oversized(

@@ -194,6 +194,7 @@ class ClientConnection(_Connection):
     __slots__ = (
         "_dead_slots",
         "_envelope",
+        "_granted",
         "_input_slots",
         "_live_tasks",
         "_pending_events",
@@ -228,6 +229,11 @@ class ClientConnection(_Connection):
         # sending path; empty until a handshake or discovery told us, which
         # `_prepare_request` reads as "unknown" rather than "nothing offered".
         self._server_caps_wire: dict[str, Any] = EMPTY
+        # The send lane's capabilities (`_REQUEST_LANES`) found granted in
+        # `_server_caps_wire`, so far: the lane asks `has_capability` once per capability
+        # rather than per request. Emptied wherever `_server_caps_wire` is set. A tuple:
+        # it holds one or two of the lane's own strings, found by identity.
+        self._granted: tuple[str, ...] = ()
         # Events caused by the application's own calls (not by input): they wait here for
         # the next call that returns events, in order, so none is lost and none jumps the
         # queue.
@@ -393,6 +399,7 @@ class ClientConnection(_Connection):
         # The initialized notification is automatic output (the engine's own), so a peer
         # that does not read cannot make it raise in the application's code.
         self._server_caps_wire = capabilities_wire(_SERVER_DECLARATIONS, capabilities)
+        self._granted = ()
         self._queue(
             jr.encode_notification("notifications/initialized", None),
             "notification",
@@ -512,6 +519,7 @@ class ClientConnection(_Connection):
         if discovered is not None:
             self.server_capabilities = discovered.capabilities
             self._server_caps_wire = to_wire(discovered.capabilities) or {}
+            self._granted = ()
             self.instructions = discovered.instructions
             info = (discovered.meta or {}).get(META_SERVER_INFO)
             if info is not None:
@@ -1202,6 +1210,9 @@ class ClientConnection(_Connection):
         with no wire attempt recorded for it.
         """
         super().check_invariants()
+        # The send lane's remembered grants are the server's capabilities' own word.
+        for cap in self._granted:
+            assert has_capability(self._server_caps_wire, cap)
         # A call waiting on its answers is held only here, never also on the wire.
         for logical, pending in self._pending_inputs.items():
             assert pending.state is RequestState.AWAITING_INPUT
@@ -1262,7 +1273,8 @@ class ClientConnection(_Connection):
             and (
                 (cap := lane[0]) is None
                 or self.server_capabilities is None
-                or has_capability(self._server_caps_wire, cap)
+                or cap in self._granted
+                or self._grants(cap)
             )
         ):
             n = self._next_id
@@ -1304,9 +1316,20 @@ class ClientConnection(_Connection):
                 outbound = self._outbound
                 if outbound is EMPTY:
                     outbound = self._outbound = {}
-                outbound[rid] = Outbound(
-                    method, deadline, None, None, related_request_id, rid, wire if lane[1] else None
-                )
+                # (`Outbound(method, deadline, None, None, related_request_id, rid, params)`,
+                # without its `__init__` frame: one Python call per request. Its stores, in
+                # its order; keep the two alike.)
+                entry = _blank(Outbound)
+                entry.method = method
+                entry.deadline = deadline
+                entry.progress_token = None
+                entry.handler = None
+                entry.related = related_request_id
+                entry.logical = rid
+                entry.params = wire if lane[1] else None
+                entry.rounds = 0
+                entry.state = _SENT
+                outbound[rid] = entry
                 if deadline is not None:
                     deadlines = self._deadlines
                     if deadlines is None:
@@ -1315,6 +1338,16 @@ class ClientConnection(_Connection):
                     self.deadline_epoch += 1
                 return rid
         return super().send_request(method, params, deadline, progress, related_request_id)
+
+    def _grants(self, cap: str) -> bool:
+        """`has_capability(self._server_caps_wire, cap)` for a request's capability (the
+        send lane's and `_prepare_request`'s check alike, so both leave the same
+        `_granted`), remembering a capability granted: the server's capabilities are
+        fixed until they are set again, which empties `_granted`."""
+        if not has_capability(self._server_caps_wire, cap):
+            return False
+        self._granted += (cap,)
+        return True
 
     def _prepare_request(
         self, spec: MethodSpec, params: dict[str, Any] | None
@@ -1334,7 +1367,8 @@ class ClientConnection(_Connection):
         if (
             cap is not None
             and self.server_capabilities is not None
-            and not has_capability(self._server_caps_wire, cap)
+            and cap not in self._granted  # (remembered as the send lane remembers it)
+            and not self._grants(cap)
         ):
             raise LocalProtocolError(f"the server did not advertise the {cap} capability")
         modern = self.era is Era.MODERN

@@ -118,6 +118,8 @@ class Outbound:
         sent for (a legacy server's question during a tool call), which puts it on that
         request's HTTP stream.
         """
+        # (`ClientConnection.send_request`'s lane makes its entries without this frame,
+        # with the same stores: keep the two alike.)
         self.method = method
         self.deadline = deadline
         self.progress_token = progress_token

@@ -108,3 +108,93 @@ async def test_a_first_deadline_set_by_a_write_wakes_the_writer() -> None:
     now, due = conn.ticks[0]
     assert due == first and now >= first
     await _stop(driver, task)
+
+
+class _EpochConnection(_Connection):
+    """`_Connection` with an MCP connection's two plain attributes: `output_pending`
+    (something is queued) and `deadline_epoch` (bumped by all that makes
+    `next_deadline()` earlier); it counts what the driver asks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.output_pending = False
+        self.deadline_epoch = 0
+        self.asked = {"data_to_send": 0, "next_deadline": 0}
+
+    def queue(self, data: bytes) -> None:
+        self.out += data
+        self.output_pending = True
+
+    def set_deadline(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.deadline_epoch += 1
+
+    def data_to_send(self) -> bytes:
+        self.asked["data_to_send"] += 1
+        self.output_pending = False
+        return super().data_to_send()
+
+    def next_deadline(self) -> float | None:
+        self.asked["next_deadline"] += 1
+        return super().next_deadline()
+
+
+async def test_an_mcp_connection_is_asked_only_for_what_may_have_changed() -> None:
+    conn, stream = _EpochConnection(), RecordingStream()
+    driver, task = await _running(conn, stream)  # the writer asked for its deadline once
+    asked = dict(conn.asked)
+    driver.wake()  # nothing queued, no deadline set since the writer's None
+    assert stream.written == []
+    assert conn.asked["data_to_send"] == asked["data_to_send"]
+    conn.queue(b"answer")
+    driver.wake()
+    assert stream.written == [b"answer"]
+    assert conn.asked["data_to_send"] == asked["data_to_send"] + 1
+    # The first wake to look reads the deadline (None) and keeps the epoch it read it at;
+    # later wakes with the epoch unchanged do not ask again.
+    read = conn.asked["next_deadline"]
+    conn.queue(b"more")
+    driver.wake()
+    driver.wake()
+    assert stream.written == [b"answer", b"more"]
+    assert conn.asked["next_deadline"] == read
+    await _stop(driver, task)
+
+
+async def test_a_deadline_set_with_its_epoch_wakes_the_writer() -> None:
+    loop = asyncio.get_running_loop()
+    conn, stream = _EpochConnection(), RecordingStream()
+    driver, task = await _running(conn, stream)
+    conn.queue(b"first")
+    driver.wake()  # the deadline read here is None: its epoch is kept
+    first = loop.time() + 0.05
+    conn.set_deadline(first)  # a new deadline moves the epoch
+    conn.queue(b"answer")
+    driver.wake()
+    assert stream.written == [b"first", b"answer"]
+    await asyncio.wait_for(conn.ticked.wait(), 10)
+    now, due = conn.ticks[0]
+    assert due == first and now >= first
+    await _stop(driver, task)
+
+
+@pytest.mark.parametrize("needs", [False, True, None])
+async def test_a_read_passes_the_wall_time_only_to_an_engine_that_needs_it(
+    needs: bool | None,
+) -> None:
+    """As the in-process link: `needs_wall_time` False gets None (no clock read), True
+    gets the wall clock, and an object that does not say gets it too."""
+    got: list[float | None] = []
+
+    class _Reader(_Connection):
+        def receive_data(self, data: bytes, *, wall_time: float | None = None) -> list[Any]:
+            got.append(wall_time)
+            return []
+
+    conn = _Reader()
+    if needs is not None:
+        conn.needs_wall_time = needs  # type: ignore[attr-defined]
+    driver = Driver(conn, RecordingStream(), lambda events: None, backend=asyncio_backend.backend())
+    driver._pushed(b"x\n")
+    assert len(got) == 1
+    assert (got[0] is None) is (needs is False)

@@ -386,3 +386,27 @@ def test_a_cancelled_call_drops_the_wait() -> None:
     pair.pump()
     assert tool_call.cancelled and answers.calls == []
     pair.server.forget_input(tool_call.request.request_id)  # the handler's cleanup: harmless
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_clients_observer_skips_answers_until_a_task_call_follows_progress(
+    anyio_backend: str,
+) -> None:
+    """The `Client` turns its session's `observe_responses` off once connected (its
+    observer does nothing with an answer then) and on only while a legacy task call
+    follows its progress (tests/api/test_client_tasks.py checks what it does then)."""
+    from mcp_adapters import Client
+    from mcp_adapters.server import MCPServer
+
+    server = MCPServer("s")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    async with Client(server, mode="legacy") as client:
+        assert client.session.observe_responses is False
+        result = await client.call_tool("echo", {"text": "hi"})
+        assert result.content[0].text == "hi"
+        assert client.session.observe_responses is False

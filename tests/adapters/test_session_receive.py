@@ -172,3 +172,26 @@ def test_receive_does_what_the_sink_and_dispatch_did(
     through_the_steps(general, [CLOSED])
     assert lane_log.calls == general_log.calls
     assert state(lane) == state(general)
+
+
+@pytest.mark.parametrize("events", BATCHES)
+def test_an_observer_that_skips_responses_sees_everything_else(events: list[Any]) -> None:
+    """`observe_responses` off: `receive` and `dispatch` alike call the observer for
+    every event but a `ResponseReceived`, and route every event as before."""
+    seen_log, skip_log, general_log = Log(), Log(), Log()
+    seen = core(seen_log, None, observe=True)
+    skip, general = core(skip_log, None, observe=True), core(general_log, None, observe=True)
+    skip.observe_responses = general.observe_responses = False
+    seen.receive(list(events))
+    skip.receive(list(events))
+    through_the_steps(general, list(events))
+    assert skip_log.calls == general_log.calls
+    assert skip_log.calls == [
+        call for call in seen_log.calls if call != ("observed", "ResponseReceived")
+    ]
+    assert state(skip) == state(seen) == state(general)
+
+
+def test_observing_responses_is_on_unless_turned_off() -> None:
+    c = core(Log(), None, observe=True)
+    assert c.observe_responses is True

@@ -70,6 +70,8 @@ def _state(conn: ClientConnection | ServerConnection) -> dict[str, Any]:
         "ended_out": sorted(map(str, conn._ended_outbound._ring or [])),
         "bytes": conn._outgoing_bytes,
         "pending": conn.output_pending,
+        # (the client's capabilities found granted: the lane and `_prepare_request` alike)
+        "granted": getattr(conn, "_granted", None),
     }
 
 
@@ -350,3 +352,27 @@ def test_the_plain_sends_take_the_lanes(revision: str, monkeypatch: pytest.Monke
     assert response.request_id == rid  # type: ignore[attr-defined]
     with pytest.raises(AssertionError, match="general path"):
         pair.client.send_request("tools/call", {"name": "echo"}, progress=True)
+
+
+@pytest.mark.parametrize("revision", LEGACY)
+def test_a_granted_capability_is_remembered_and_a_refused_one_is_not(revision: str) -> None:
+    """The send lane asks `has_capability` once per capability: what it found granted
+    is kept (`_granted`) and checked against the server's capabilities by
+    `check_invariants`; a refused one is asked again every time."""
+    bare = ServerConfig(name="bare", capabilities={"tools": {}})
+    for on in (True, False):
+        with _lanes(on):
+            pair = _pair(revision, bare, None)
+            client = pair.client
+            assert client._granted == ()
+            client.send_request("tools/call", {"name": "echo"})
+            client.send_request("tools/call", {"name": "echo"})
+            assert client._granted == ("tools",)
+            for _ in range(2):
+                with pytest.raises(LocalProtocolError, match="prompts"):
+                    client.send_request("prompts/list", {})
+            assert client._granted == ("tools",)
+            client.check_invariants()
+            client._granted += ("prompts",)  # a grant the server never made
+            with pytest.raises(AssertionError):
+                client.check_invariants()

@@ -330,3 +330,45 @@ def test_legacy_task_bookkeeping_is_the_same(method: str, params: Any, body: Any
         return client, asked
 
     assert_same(make, lambda rid: result(rid, body))
+
+
+def _through(entry: str) -> Callable[[ClientConnection, bytes], list[Event]]:
+    """A client's way in for one whole response: a framed transport's `receive_message`
+    (the in-process link's, and the lane itself), or `receive_parsed`."""
+    if entry == "message":
+        return lambda client, data: client.receive_message(data[:-1])
+    return lambda client, data: client.receive_parsed(json.loads(data))
+
+
+@pytest.mark.parametrize("entry", ["message", "parsed"])
+@pytest.mark.parametrize(("revision", "method", "body"), MUTATED)
+def test_every_mutation_through_a_framed_entry_comes_out_the_same(
+    entry: str, revision: str, method: str, body: dict[str, Any]
+) -> None:
+    """As `test_every_mutation_of_a_result_comes_out_the_same`, through
+    `receive_message` (the whole-message lane is that function itself) and
+    `receive_parsed`: events, bytes, every slot of the client, the entry."""
+    params = {**METHODS, **LEGACY_ONLY}[method]
+    feed = _through(entry)
+    make = sender(revision, method, params)
+    taken = 0
+    for mutation in _mutated(revision, method, body):
+        wire = mutation.message
+        outcomes = []
+        for general in (False, True):
+            with general_path_only() if general else nullcontext():
+                client, rid = make()
+                if isinstance(wire, dict) and wire.get("id") == 0 and type(wire.get("id")) is int:
+                    message: Any = {**wire, "id": rid}
+                else:
+                    message = wire
+                entry_record = client._outbound.get(rid)
+                events = feed(client, line(message))
+                client.check_invariants()
+                outcomes.append(
+                    (events, [repr(e) for e in events], client.data_to_send(), dump(client))
+                )
+                outcomes[-1] += (dump(entry_record),)
+        assert outcomes[0] == outcomes[1], mutation
+        taken += [type(e) for e in outcomes[0][0]] == [ResponseReceived]
+    assert taken > 0
