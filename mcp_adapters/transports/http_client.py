@@ -252,6 +252,16 @@ class HTTPSession:
         return self._core.closed is not None
 
     @property
+    def observe_responses(self) -> bool:
+        """Whether the `on_event` observer sees `ResponseReceived` events (True unless
+        turned off, as on the stream sessions: see `SessionCore.observe_responses`)."""
+        return self._core.observe_responses
+
+    @observe_responses.setter
+    def observe_responses(self, observe: bool) -> None:
+        self._core.observe_responses = observe
+
+    @property
     def transport_error(self) -> TransportError | None:
         """The last failure to reach the server (connect or read/write), if any."""
         return self._error

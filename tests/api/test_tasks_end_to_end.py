@@ -8,6 +8,7 @@ in process against examples/tasks_server.py, on asyncio and trio.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import anyio
@@ -124,3 +125,44 @@ async def test_a_modern_listen_stream_hears_of_the_task(anyio_backend: str) -> N
                             break
     assert heard.task_id == handle.task_id
     assert "cancelled" in statuses
+
+
+@pytest.mark.parametrize("anyio_backend", BACKENDS)
+async def test_a_legacy_task_reports_progress_over_http(
+    anyio_backend: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The same over Streamable HTTP on a loopback port: the Client stops observing
+    plain answers once connected (the HTTP session can be told, as the stream sessions
+    can) and observes them again only while a legacy task call follows its progress,
+    so the progress after the handle came back still reaches the callback."""
+    progress: list[float] = []
+
+    def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(value)
+
+    with caplog.at_level(logging.INFO, logger="mcp_adapters"), anyio.fail_after(HANG):
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: mcp.run_streamable_http_async(port=0))
+            url = await served_url(caplog)
+            async with Client(url, mode="legacy", tasks=True) as client:
+                session: Any = client._session
+                assert session.observe_responses is False  # plain answers: not observed
+                handle = await client.call_tool(
+                    "render", {"frames": 3}, task=True, progress_callback=on_progress
+                )
+                assert isinstance(handle, TaskHandle)
+                result = await handle.result()
+                assert session.observe_responses is False  # off again after the call
+            group.cancel_scope.cancel()
+    assert result.content[0].text == "rendered 3 frames"  # type: ignore[union-attr]
+    assert progress[-1] == 3
+
+
+async def served_url(caplog: pytest.LogCaptureFixture) -> str:
+    """The address `run_streamable_http_async` logged once it listens."""
+    while True:
+        for record in caplog.records:
+            message = record.getMessage()
+            if message.startswith("serving ") and " on http://" in message:
+                return message.rsplit(" ", 1)[1]
+        await anyio.sleep(0.01)
