@@ -1730,17 +1730,22 @@ class _CoroutineCall(AwaitThen):
     def then(self, value: Any) -> None:
         tool = self.tool
         try:
-            if type(value) is str:
-                outcome: Any = {"content": [{"type": "text", "text": value}]}
-                if tool.output_schema is not None and tool.text_output:
-                    outcome["structuredContent"] = {"result": value}
-                elif tool.output_adapter is not None:
-                    outcome = tool.to_wire_result(value)
+            if type(value) is str and (
+                (tool.output_schema is not None and tool.text_output) or tool.output_adapter is None
+            ):
+                outcome: Any = value  # (`to_wire_result`'s text case, as in `handle_now`)
             else:
                 outcome = tool.to_wire_result(value)
         except (Exception, NeedInput) as exc:
             outcome = _tool_failure(tool, self.asker, exc)
-        if type(outcome) is dict:
+        if type(outcome) is str:
+            # The string stands for the text result it makes: `handle_now`'s text case.
+            self.connection.send_text_result(
+                self.request.request_id,
+                outcome,
+                structured=tool.output_schema is not None and tool.text_output,
+            )
+        elif type(outcome) is dict:
             # A result (nearly always), sent as `handle_now` sends a plain tool's.
             self.connection.send_result(self.request.request_id, outcome)
         else:
