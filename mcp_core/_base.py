@@ -790,7 +790,8 @@ class _Connection:
                     self._flush_pending_events(events)
                 # `jr.parse`, inline for the usual message: bytes, and too short to break
                 # any limit but the depth, whose bracket count is checked as there (each
-                # test in its order). Any other goes to `jr.parse` itself.
+                # test in its order; the count is `jr._openers`, inline). Any other goes
+                # to `jr.parse` itself.
                 limits = self.limits
                 size = len(data)
                 depth = limits.max_depth
@@ -800,7 +801,12 @@ class _Connection:
                     if (
                         type(data) is bytes
                         and size <= limits.max_message_bytes
-                        and (size <= 2 * depth + 1 or data.count(b"[") + data.count(b"{") <= depth)
+                        and (
+                            size <= 2 * depth + 1
+                            or data.count(b"{")
+                            + (0 if (at := data.find(b"[")) < 0 else data.count(b"[", at))
+                            <= depth
+                        )
                         and size <= limits.max_integer_digits
                         and (strings is None or size <= strings)
                     ):

@@ -1297,6 +1297,72 @@ class ServerConnection(_Connection):
                 return True
         return super().send_result(request_id, result)
 
+    def send_text_result(
+        self, request_id: RequestId, text: str, *, structured: bool = False
+    ) -> bool:
+        """`send_result(request_id, {"content": [{"type": "text", "text": text}]})`, with
+        `"structuredContent": {"result": text}` after the content when `structured`: the
+        answer of a tool that returned a string (with an output schema wrapping it,
+        when `structured`), the commonest answer a server sends.
+
+        Why: such a result has the same containers around its string every time, and
+        encoding them was most of the cost of answering (about 8k instructions of
+        `to_json` per call). When `send_result`'s lane would take that dict, this takes
+        it the same way, with only the id and the string encoded
+        (`jr.encode_text_result`): the same bytes, the same state after. Anything else
+        (the lane's checks failing, a string the fast encoder leaves to the plain one)
+        is that dict given to `send_result` itself, which answers or refuses it as
+        always. Mirrors `send_result`'s lane (keep them alike): tests/core/test_lanes.py
+        compares the two.
+        """
+        if (
+            self._lanes
+            and type(text) is str
+            and (entry := self._inbound.get(request_id)) is not None
+            and entry.state is _OPEN
+            and not self._rounds
+            and self.state not in _ENDED
+        ):
+            payload: bytes | None = None
+            if self.era is _MODERN:
+                tail = self.config.complete_result_tail
+                if tail is not None and entry.method not in _MODERN_OFF_LANE:
+                    payload = jr.encode_text_result(request_id, text, structured, tail)
+            elif (
+                entry.method not in _LEGACY_OFF_LANE and getattr(entry.params, "task", None) is None
+            ):
+                payload = jr.encode_text_result(request_id, text, structured, b"}}")
+            if payload is not None and self._outgoing_bytes + len(payload) <= self._output_limit:
+                # (`send_result`'s lane from here, alike)
+                method = entry.method
+                out = self._outgoing
+                if out is NO_ITEMS:
+                    self._outgoing = [
+                        _new_outgoing(payload, "result", method, request_id, request_id)
+                    ]
+                elif out is NO_QUEUED:
+                    self._outgoing = [(payload, "result", method, request_id, request_id, None)]
+                elif not out or type(out[0]) is tuple:
+                    out.append((payload, "result", method, request_id, request_id, None))
+                else:
+                    out.append(_new_outgoing(payload, "result", method, request_id, request_id))
+                self._outgoing_bytes += len(payload)
+                self.output_pending = True
+                entry.state = _ANSWERED
+                inbound = self._inbound
+                del inbound[request_id]
+                if not inbound:
+                    self._inbound = EMPTY
+                ended = self._ended_inbound
+                if ended is NO_IDS:
+                    ended = self._ended_inbound = RecentIds(self.limits.max_remembered_ids)
+                ended.add(request_id)
+                return True
+        result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+        if structured:
+            result["structuredContent"] = {"result": text}
+        return self.send_result(request_id, result)
+
     def _encode_result(self, request_id: RequestId, method: str, result: dict[str, Any]) -> bytes:
         """`_finish_result`, then encoded; a plain 2026-07-28 result (no `resultType`
         or `_meta` of the application's, a method with no caching hints) gets the

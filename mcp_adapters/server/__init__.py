@@ -1074,19 +1074,31 @@ class MCPServer:
                         try:
                             value = tool.fn(**kwargs)
                             if type(value) is str:
-                                # (`to_wire_result`'s text case: a tool declared to return
-                                # `str` has its structured form, one without a schema none)
-                                outcome = {"content": [{"type": "text", "text": value}]}
-                                if tool.output_schema is not None and tool.text_output:
-                                    outcome["structuredContent"] = {"result": value}
-                                elif tool.output_adapter is not None:
-                                    outcome = tool.to_wire_result(value)
+                                # (`to_wire_result`'s text case, below: the string itself
+                                # stands for the result it makes)
+                                outcome = (
+                                    value
+                                    if (tool.output_schema is not None and tool.text_output)
+                                    or tool.output_adapter is None
+                                    else tool.to_wire_result(value)
+                                )
                             elif type(value) not in _NEVER_AWAITABLE and inspect.isawaitable(value):
                                 outcome = _Later(tool, None, value)
                             else:
                                 outcome = tool.to_wire_result(value)
                         except (Exception, NeedInput) as exc:
                             outcome = _tool_failure(tool, None, exc)
+                if type(outcome) is str:
+                    # A string from a plain tool (the commonest answer): `to_wire_result`'s
+                    # text case, a tool declared to return `str` having its structured
+                    # form and one without a schema none, sent as that dict is by
+                    # `send_text_result`, which encodes only the string.
+                    connection.send_text_result(
+                        request.request_id,
+                        outcome,
+                        structured=tool.output_schema is not None and tool.text_output,
+                    )
+                    return None
                 if type(outcome) is dict:
                     # A result (nearly always): what `_answer` does with one, with no
                     # call of its own; a dict is neither of the outcomes it tells apart.
@@ -1757,17 +1769,22 @@ class _CoroutineCall(AwaitThen):
     def then(self, value: Any) -> None:
         tool = self.tool
         try:
-            if type(value) is str:
-                outcome: Any = {"content": [{"type": "text", "text": value}]}
-                if tool.output_schema is not None and tool.text_output:
-                    outcome["structuredContent"] = {"result": value}
-                elif tool.output_adapter is not None:
-                    outcome = tool.to_wire_result(value)
+            if type(value) is str and (
+                (tool.output_schema is not None and tool.text_output) or tool.output_adapter is None
+            ):
+                outcome: Any = value  # (`to_wire_result`'s text case, as in `handle_now`)
             else:
                 outcome = tool.to_wire_result(value)
         except (Exception, NeedInput) as exc:
             outcome = _tool_failure(tool, self.asker, exc)
-        if type(outcome) is dict:
+        if type(outcome) is str:
+            # The string stands for the text result it makes: `handle_now`'s text case.
+            self.connection.send_text_result(
+                self.request.request_id,
+                outcome,
+                structured=tool.output_schema is not None and tool.text_output,
+            )
+        elif type(outcome) is dict:
             # A result (nearly always), sent as `handle_now` sends a plain tool's.
             self.connection.send_result(self.request.request_id, outcome)
         else:

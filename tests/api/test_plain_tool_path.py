@@ -34,6 +34,14 @@ class Recording:
     def send_result(self, request_id: Any, result: Any) -> None:
         self.sent.append(("result", request_id, result))
 
+    def send_text_result(self, request_id: Any, text: str, *, structured: bool = False) -> None:
+        # What `ServerConnection.send_text_result` stands for (tests/core/test_lanes.py
+        # holds it to that): `send_result` of this dict.
+        result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+        if structured:
+            result["structuredContent"] = {"result": text}
+        self.send_result(request_id, result)
+
     def request_input(self, request_id: Any, questions: Any, **kwargs: Any) -> bool:
         self.sent.append(("input", request_id, questions))
         return True

@@ -597,6 +597,60 @@ def test_depth_limit_boundary(limit: int) -> None:
     ]
 
 
+def mixed_call(objects: int, arrays: int, pad: int = 0) -> bytes:
+    """A tools/call nesting 3 + `objects` + `arrays` levels: objects first, then
+    arrays, so the first `[` comes late in a text well over twice the limit (and
+    `pad` bytes of string before any of it)."""
+    inner = b'{"k":' * objects + b"[" * arrays + b"1" + b"]" * arrays + b"}" * objects
+    return (
+        b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"'
+        + b"n" * pad
+        + b'","arguments":{"a":'
+        + inner
+        + b"}}}"
+    )
+
+
+@pytest.mark.parametrize("objects", [0, 1, 60, 125])
+@pytest.mark.parametrize("via", ["receive_message", "parse"])
+def test_depth_is_judged_by_both_brackets_wherever_the_first_array_is(
+    objects: int, via: str
+) -> None:
+    """The bracket count counts the `[` from the first one found: a text whose arrays
+    all come after its objects (or that has none) is judged as one counting both
+    kinds from the start, at the limit and one past it, in the engine's inline parse
+    and in `jr.parse`."""
+    limits = Limits()
+    for arrays, deep in ((125 - objects, False), (126 - objects, True)):
+        text = mixed_call(objects, arrays, pad=300)
+        assert len(text) > 2 * limits.max_depth + 1
+        if via == "parse":
+            if deep:
+                with pytest.raises(jr.LimitExceeded, match="nests deeper than 128"):
+                    jr.parse(text, limits)
+            else:
+                jr.parse(text, limits)
+            continue
+        conn = legacy_server("2025-06-18", limits=limits)
+        events = conn.receive_message(text)
+        if deep:
+            assert out(conn) == [
+                error(5, PARSE_ERROR, "message nests deeper than 128 levels (Limits.max_depth)")
+            ]
+        else:
+            assert one(events, RequestReceived).request_id == 5
+
+
+@pytest.mark.parametrize(
+    "text",
+    [b"", b"x", b"[", b"{", b"[{", b"{[", b"a[b{c[d{", b"{{{[", b"[[[{", b'"[{"' * 40, b"]}" * 9],
+)
+def test_the_bracket_count_is_that_of_both_kinds(text: bytes) -> None:
+    expected = text.count(b"[") + text.count(b"{")
+    assert jr._openers(text) == expected
+    assert jr._openers(bytearray(text)) == expected
+
+
 def depth_first_outcome(data: bytes, limits: Limits) -> str:
     """What `parse` said when it judged depth before parsing every message longer than
     the limit: the oracle for the short messages it now parses first."""

@@ -326,6 +326,136 @@ def test_result_lane_matches_on_mutated_results(revision: str) -> None:
     )
 
 
+# ---------------------------------------------------------------- send_text_result
+
+
+def answer_text(i: int, text: Any, structured: bool = False) -> Step:
+    """`send_text_result` for the `i`th request of the setup's (`_calls`); 99 names none."""
+    return lambda client, server: server.send_text_result(
+        server.test_ids[i] if i < 99 else "never",  # type: ignore[attr-defined]
+        text,
+        structured=structured,
+    )
+
+
+def text_result(text: Any, structured: bool) -> dict[str, Any]:
+    result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+    if structured:
+        result["structuredContent"] = {"result": text}
+    return result
+
+
+TEXTS = ["hi", "", "h\u00e9llo \u2713 \U0001f600", '\x00\n\t"\\/</script>', "\ud800", "x" * 5000]
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("framed", [False, True])
+def test_text_result_matches_the_general_path(revision: str, framed: bool) -> None:
+    """`send_text_result` against the general path's `send_result` of the same dict
+    (under `general_path_only`, the verb hands that dict to it): every text, with and
+    without its structured form, then one answered already, one never asked, one that
+    is not a string."""
+    steps = [
+        answer_text(i * 2 + k, text, structured=bool(k))
+        for i, text in enumerate(TEXTS)
+        for k in (0, 1)
+    ]
+    n = len(steps)
+    outcomes = assert_alike(
+        revision,
+        [*steps, answer_text(0, "again"), answer_text(99, "x"), answer_text(n, b"bytes")],
+        framed=framed,
+        server=default_server_config(limits=Limits(max_inbound_in_flight=100)),
+        setup=_calls(n + 1),
+    )
+    assert outcomes[:n] == [("returned", True)] * n
+    assert outcomes[n] == ("returned", False)
+    assert outcomes[n + 1][0] == "raised"
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_text_result_is_the_bytes_of_its_dict(revision: str) -> None:
+    """With the lanes on both times, `send_text_result` queues what `send_result` of
+    the same dict queues, and leaves the same state."""
+    runs = []
+    for verb in ("text", "dict"):
+        pair = _pair(
+            revision, default_server_config(limits=Limits(max_inbound_in_flight=100)), None
+        )
+        _calls(2 * len(TEXTS))(pair.client, pair.server)
+        ids = pair.server.test_ids  # type: ignore[attr-defined]
+        for i, text in enumerate(TEXTS):
+            for k in (0, 1):
+                rid = ids[2 * i + k]
+                if verb == "text":
+                    assert pair.server.send_text_result(rid, text, structured=bool(k))
+                else:
+                    assert pair.server.send_result(rid, text_result(text, bool(k)))
+        runs.append((_state(pair.server), pair.server.data_to_send()))
+    assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_text_result_with_a_full_buffer_and_after_the_end(revision: str) -> None:
+    outcomes = assert_alike(
+        revision,
+        [
+            lambda c, s: [s.send_text_result(0, "x" * 3000), s.send_text_result(1, "x" * 3000)],
+            answer_text(2, "hi", structured=True),
+            lambda c, s: s.close(),
+            answer_text(2, "hi"),
+        ],
+        server=default_server_config(
+            limits=Limits(max_message_bytes=4096, max_buffered_output_bytes=4000)
+        ),
+        setup=_calls(3),
+    )
+    assert outcomes[0][0] == "raised"
+    assert outcomes[-1] == ("returned", False)
+
+
+@pytest.mark.parametrize("revision", [LEGACY[-1], MODERN])
+def test_text_result_for_a_listed_method(revision: str) -> None:
+    """A method `send_result`'s lane leaves to the general path (a cacheable one in
+    2026-07-28) gets the same answer either way."""
+    assert_alike(
+        revision,
+        [answer_text(0, "t"), answer_text(1, "t", structured=True)],
+        setup=_calls(2, method="tools/list"),
+    )
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    request_id=st.one_of(st.integers(), st.integers(min_value=2**63), st.text()),
+    text=st.text(),
+    structured=st.booleans(),
+    modern=st.booleans(),
+)
+def test_the_text_encoder_writes_what_to_json_writes(
+    request_id: Any, text: str, structured: bool, modern: bool
+) -> None:
+    """`jr.encode_text_result` is `encode_result_ending` (or `encode_result`, for no
+    tail) of the dict it stands for, byte for byte, or None where that one needs its
+    fallback."""
+    from mcp_core import _jsonrpc as jr
+
+    result = text_result(text, structured)
+    tail = b',"resultType":"complete","_meta":{"k":{"name":"s","version":"1"}}}}'
+    if modern:
+        expected = jr.encode_result_ending(request_id, result, tail)
+        got = jr.encode_text_result(request_id, text, structured, tail)
+    else:
+        expected = jr.encode_result(request_id, result)
+        got = jr.encode_text_result(request_id, text, structured, b"}}")
+    if got is None:
+        assert expected is None or not modern  # (`encode_result` has its own fallback)
+        with pytest.raises(UnicodeEncodeError):
+            text.encode("utf-8") if isinstance(request_id, int) else (text + request_id).encode()
+    else:
+        assert got == expected
+
+
 # ---------------------------------------------------------------- the lanes are taken
 
 
@@ -376,3 +506,28 @@ def test_a_granted_capability_is_remembered_and_a_refused_one_is_not(revision: s
             client._granted += ("prompts",)  # a grant the server never made
             with pytest.raises(AssertionError):
                 client.check_invariants()
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_the_text_result_takes_its_lane(revision: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With `send_result` broken, a text result still goes out (its lane ran), and
+    one the lane leaves (not a string) reaches the broken verb."""
+    from mcp_core._base import _Connection
+
+    monkeypatch.setattr(_Connection, "_lanes", True)
+    pair = _pair(revision, None, None)
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the general path was taken")
+
+    monkeypatch.setattr(ServerConnection, "send_result", broken)
+    for structured in (False, True):
+        pair.client.send_request("tools/call", {"name": "echo"})
+        (call,) = pair.server.receive_data(pair.client.data_to_send())
+        assert pair.server.send_text_result(call.request_id, "hi", structured=structured)
+        (response,) = pair.client.receive_data(pair.server.data_to_send())
+        assert response.result.content[0].text == "hi"  # type: ignore[attr-defined]
+    pair.client.send_request("tools/call", {"name": "echo"})
+    (call,) = pair.server.receive_data(pair.client.data_to_send())
+    with pytest.raises(AssertionError, match="general path"):
+        pair.server.send_text_result(call.request_id, 5)  # type: ignore[arg-type]
