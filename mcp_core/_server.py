@@ -120,6 +120,8 @@ INPUT_RESULT_TYPES: Final = {
 # has a `__getattr__`, which makes each such read about five times a plain one.
 _MODERN: Final = Era.MODERN
 _LEGACY: Final = Era.LEGACY
+# (read on every 2026-07-28 POST: its per-POST connection meets its first envelope)
+_ENVELOPE: Final = SessionInput.ENVELOPE
 
 # Server notifications that need an advertised capability (legacy sessions).
 # The spec lets a server send each of these only under the capability that announces it
@@ -781,7 +783,7 @@ class ServerConnection(_Connection):
                 return False  # a task augmentation, a retry: their own steps
             # Every check passed: from here on, what the general path changes.
             if era is None:
-                self._move(SessionInput.ENVELOPE)  # the first valid envelope
+                self._move(_ENVELOPE)  # the first valid envelope
                 self.era = _MODERN
             self.protocol_version = version
             token = meta.get("progressToken")  # (`_track_inbound`, inline)
@@ -1053,8 +1055,8 @@ class ServerConnection(_Connection):
         # the era open, so that a client whose first probe was wrong can still start either
         # way.
         if self.era is None:
-            self._move(SessionInput.ENVELOPE)
-            self.era = Era.MODERN
+            self._move(_ENVELOPE)
+            self.era = _MODERN
         # The connection follows the latest request's revision: it decides only what the
         # engine writes by itself (an error's id, which codes may be sent), and every
         # request is judged by its own envelope anyway.
@@ -1354,7 +1356,7 @@ class ServerConnection(_Connection):
         members `_finish_result` would append as this server's pre-encoded tail
         (`ServerConfig.complete_result_tail`): the same bytes.
         """
-        if self.era is not Era.MODERN:
+        if self.era is not _MODERN:
             result.pop("resultType", None)  # (`_finish_result`, inline for a legacy session)
             return jr.encode_result(request_id, result)
         tail = self.config.complete_result_tail
