@@ -830,21 +830,7 @@ class _Connection:
             except Fatal as fatal:
                 events.extend(self._settle(fatal.error.message, fatal.error))
             return events
-        # (`_receiving(self._receive_one, ...)`, inline: the in-process link and every
-        # message-framed transport come through here once per message, and the shared
-        # wrapper was one call and one bound method more each time. Keep the two alike.)
-        if wall_time is not None:
-            self._wall_time = wall_time
-        elif self.needs_wall_time:
-            missing_wall_time()
-        if self.state in _ENDED:
-            self._check_receiving()  # raises: input after the end
-        events = []
-        try:
-            self._receive_one(data, events)
-        except Fatal as fatal:
-            events.extend(self._settle(fatal.error.message, fatal.error))
-        return events
+        return self._receiving(self._receive_one, data, wall_time)
 
     def _receive_whole(self, obj: Any, wall_time: float | None) -> list[Event]:
         """The lane of one whole message as `receive_parsed` has it (already parsed):
@@ -1927,7 +1913,26 @@ class _Connection:
             raise LocalProtocolError("output buffer is full; drain data_to_send() first")
         if self._rounds:
             self._withdraw(request_id, "answered without it")
-        # (`_queue`, inline: the room was checked above, before anything changed)
+        self._queue_ending(request_id, entry, payload, kind, target)
+        if entry.method in self._ENDINGS_WATCHED:
+            self._inbound_ended(request_id, entry, answered=by is _RESULT)
+
+    def _queue_ending(
+        self,
+        request_id: RequestId,
+        entry: Inbound,
+        payload: bytes,
+        kind: Literal["result", "error"],
+        target: RequestState,
+    ) -> None:
+        """Queue the answer to a peer's request and forget the request: `_queue`, the
+        record's move to `target`, and the id remembered as ended.
+
+        Called once every check has passed (the room in the buffer, the move looked
+        up, a round of questions withdrawn): nothing here can fail. `_end_inbound` and
+        the server's answer lanes (`send_result`'s and `send_text_result`'s) end here,
+        so how an answer is queued and a request forgotten is written once.
+        """
         out = self._outgoing
         if out is NO_ITEMS:  # (the form follows the last drain: see `Queued`)
             self._outgoing = [_new_outgoing(payload, kind, entry.method, request_id, request_id)]
@@ -1951,8 +1956,6 @@ class _Connection:
             self._ended_inbound = RecentIds(self.limits.max_remembered_ids, request_id)
         else:
             ended.add(request_id)
-        if entry.method in self._ENDINGS_WATCHED:
-            self._inbound_ended(request_id, entry, answered=by is _RESULT)
 
     def send_error(self, request_id: RequestId, code: int, message: str, data: Any = None) -> bool:
         """Answer a peer's request with an error. False as for `send_result`.

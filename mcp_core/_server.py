@@ -31,7 +31,6 @@ from ._base import (
     RequestId,
     State,
     _Connection,
-    _new_outgoing,
     capability_problem,
     describe,
     has_capability,
@@ -64,7 +63,7 @@ from ._events import (
     new_request_received,
 )
 from ._request_state import INVALID_REQUEST_STATE_MESSAGE, RequestStateError
-from ._requests import EMPTY, NO_IDS, NO_ITEMS, NO_QUEUED, Inbound, Outbound, RecentIds
+from ._requests import EMPTY, Inbound, Outbound
 from ._session_snapshot import SessionSnapshot, apply_snapshot, take_snapshot
 from ._state import (
     RequestInput,
@@ -1269,7 +1268,8 @@ class ServerConnection(_Connection):
                 entry.method not in _LEGACY_OFF_LANE and getattr(entry.params, "task", None) is None
             ):
                 payload = jr.encode_result(request_id, result)
-            if payload is not None and self._answer_in_lane(entry, request_id, payload):
+            if payload is not None and self._outgoing_bytes + len(payload) <= self._output_limit:
+                self._queue_ending(request_id, entry, payload, "result", _ANSWERED)
                 return True
         return super().send_result(request_id, result)
 
@@ -1308,47 +1308,13 @@ class ServerConnection(_Connection):
                 entry.method not in _LEGACY_OFF_LANE and getattr(entry.params, "task", None) is None
             ):
                 payload = jr.encode_text_result(request_id, text, structured, b"}}")
-            if payload is not None and self._answer_in_lane(entry, request_id, payload):
+            if payload is not None and self._outgoing_bytes + len(payload) <= self._output_limit:
+                self._queue_ending(request_id, entry, payload, "result", _ANSWERED)
                 return True
         result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
         if structured:
             result["structuredContent"] = {"result": text}
         return self.send_result(request_id, result)
-
-    def _answer_in_lane(self, entry: Inbound, request_id: RequestId, payload: bytes) -> bool:
-        """The ending the two answer lanes share (`send_result`'s and
-        `send_text_result`'s), once their checks have passed: `_queue` and
-        `_end_inbound`, inline. False, with nothing changed, when the answer does not
-        fit the output buffer (the general path then refuses it with its own error).
-
-        Nothing below the size check can fail. The form of the queued message follows
-        the last drain (see `_base.Queued`).
-        """
-        if self._outgoing_bytes + len(payload) > self._output_limit:
-            return False
-        method = entry.method
-        out = self._outgoing
-        if out is NO_ITEMS:
-            self._outgoing = [_new_outgoing(payload, "result", method, request_id, request_id)]
-        elif out is NO_QUEUED:
-            self._outgoing = [(payload, "result", method, request_id, request_id, None)]
-        elif not out or type(out[0]) is tuple:
-            out.append((payload, "result", method, request_id, request_id, None))
-        else:
-            out.append(_new_outgoing(payload, "result", method, request_id, request_id))
-        self._outgoing_bytes += len(payload)
-        self.output_pending = True
-        entry.state = _ANSWERED
-        inbound = self._inbound
-        del inbound[request_id]
-        if not inbound:
-            self._inbound = EMPTY
-        ended = self._ended_inbound
-        if ended is NO_IDS:
-            self._ended_inbound = RecentIds(self.limits.max_remembered_ids, request_id)
-        else:
-            ended.add(request_id)
-        return True
 
     def _encode_result(self, request_id: RequestId, method: str, result: dict[str, Any]) -> bytes:
         """`_finish_result`, then encoded; a plain 2026-07-28 result (no `resultType`
