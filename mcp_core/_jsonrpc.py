@@ -722,6 +722,7 @@ def encode_text_result(
     8k instructions for this result), which are the same for every such call. Here
     only the id and the string are encoded, by `to_json` as there, and the containers
     are constant bytes in the order `to_json` writes them: the same bytes.
+    (`ServerConnection.send_text_result` has this written out: keep the two alike.)
     """
     try:
         encoded = pydantic_core.to_json(text)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import pydantic
+from pydantic_core import PydanticSerializationError, to_json
 
 from . import _jsonrpc as jr
 from ._base import (
@@ -62,6 +63,7 @@ from ._events import (
     new_request_context,
     new_request_received,
 )
+from ._jsonrpc import _RESULT_ID, _STRUCTURED, _TEXT_CONTENT
 from ._request_state import INVALID_REQUEST_STATE_MESSAGE, RequestStateError
 from ._requests import EMPTY, Inbound, Outbound
 from ._session_snapshot import SessionSnapshot, apply_snapshot, take_snapshot
@@ -1299,18 +1301,41 @@ class ServerConnection(_Connection):
             and not self._rounds
             and self.state not in _ENDED
         ):
-            payload: bytes | None = None
+            tail: bytes | None = None
             if self.era is _MODERN:
-                tail = self.config.complete_result_tail
-                if tail is not None and entry.method not in _MODERN_OFF_LANE:
-                    payload = jr.encode_text_result(request_id, text, structured, tail)
+                if entry.method not in _MODERN_OFF_LANE:
+                    tail = self.config.complete_result_tail
             elif (
                 entry.method not in _LEGACY_OFF_LANE and getattr(entry.params, "task", None) is None
             ):
-                payload = jr.encode_text_result(request_id, text, structured, b"}}")
-            if payload is not None and self._outgoing_bytes + len(payload) <= self._output_limit:
-                self._queue_ending(request_id, entry, payload, "result", _ANSWERED)
-                return True
+                tail = b"}}"
+            if tail is not None:
+                # `jr.encode_text_result(request_id, text, structured, tail)`, written out
+                # (a call per answer less): the same steps; keep the two alike.
+                try:
+                    encoded = to_json(text)
+                    rid = b"%d" % request_id if type(request_id) is int else to_json(request_id)
+                except PydanticSerializationError:
+                    pass  # (None there: the plain encoder's fallback, below)
+                else:
+                    if structured:
+                        payload = b"".join(
+                            (
+                                _RESULT_ID,
+                                rid,
+                                _TEXT_CONTENT,
+                                encoded,
+                                _STRUCTURED,
+                                encoded,
+                                b"}",
+                                tail,
+                            )
+                        )
+                    else:
+                        payload = b"".join((_RESULT_ID, rid, _TEXT_CONTENT, encoded, b"}]", tail))
+                    if self._outgoing_bytes + len(payload) <= self._output_limit:
+                        self._queue_ending(request_id, entry, payload, "result", _ANSWERED)
+                        return True
         result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
         if structured:
             result["structuredContent"] = {"result": text}

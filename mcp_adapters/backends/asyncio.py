@@ -84,6 +84,11 @@ class _StreamProtocol(asyncio.Protocol):
         self.lost: asyncio.Future[None] = self._loop.create_future()
         #: Who gets what is read, as it is read (`push_to`); None: it is buffered.
         self._sink: Sink | None = None
+        #: The write transport's own descriptor when we opened it (`write_directly`).
+        self._fd: int | None = None
+        #: Whether `write_nowait` writes to `_fd` itself: the transport then holds
+        #: nothing, and is neither closing nor closed by us.
+        self._direct = False
 
     # ---- asyncio callbacks
 
@@ -114,6 +119,10 @@ class _StreamProtocol(asyncio.Protocol):
         return transport is None or transport.get_extra_info("sslcontext") is None
 
     def connection_lost(self, exc: Exception | None) -> None:
+        # The transport closes its descriptor right after this: from now on the number
+        # may name another file.
+        self._fd = None
+        self._direct = False
         self._eof = True
         self._exc = exc
         self._end_push(exc)
@@ -212,6 +221,7 @@ class _StreamProtocol(asyncio.Protocol):
         if self.lost.done() or transport is None or transport.is_closing():
             raise self._exc or BrokenPipeError("the stream is closed")
         assert isinstance(transport, asyncio.WriteTransport)
+        self._direct = False  # what follows goes after this, through the transport
         transport.write(data)
         while self._writing_paused and not self.lost.done():
             waiter = self._loop.create_future()
@@ -221,15 +231,55 @@ class _StreamProtocol(asyncio.Protocol):
             raise self._exc
 
     def write_nowait(self, data: bytes) -> bool:
-        """Hand `data` to the transport now if nothing says wait; False: use `write`."""
+        """Hand `data` to the transport now if nothing says wait; False: use `write`.
+
+        With `write_directly`, while the transport holds nothing, the bytes go to its
+        descriptor with one `os.write`: what the transport's `write` does itself when
+        its buffer is empty, without its checks and our `is_closing()` around it (two
+        Python calls per message, on both sides of stdio). What the descriptor does not
+        take (a full pipe, an error) takes the transport's way from there, so a
+        partial write, a broken pipe and a closing transport end as they did.
+        """
+        if self._direct:
+            try:
+                written = os.write(self._fd, data)  # type: ignore[arg-type]
+            except OSError:  # (a full pipe, a broken one: the transport's way says which)
+                written = 0
+            if written == len(data):
+                return True
+            self._direct = False
+            if written:  # the rest follows what went out, as asyncio's own write does it
+                self.transport.write(data[written:])  # type: ignore[union-attr]
+                return True
         transport = self.transport
         if self._writing_paused or transport is None or self.lost.done() or transport.is_closing():
             return False
         transport.write(data)  # type: ignore[attr-defined]
+        if self._fd is not None and not transport.get_write_buffer_size():  # type: ignore[attr-defined]
+            self._direct = True  # nothing held back: the next write may go straight out
         return True
+
+    def write_directly(self, fd: int) -> None:
+        """Let `write_nowait` write to `fd`, the write transport's own descriptor (one we
+        opened), while the transport holds nothing. Only a non-blocking one: a write
+        must never wait. Ends when we close the transport or it is lost."""
+        if not os.get_blocking(fd):
+            self._fd = fd
+
+    def abort(self) -> None:
+        """Close the transport at once, dropping what it still buffers."""
+        self._fd = None
+        self._direct = False
+        transport = self.transport
+        if isinstance(transport, asyncio.WriteTransport):
+            transport.abort()
+        elif transport is not None:
+            transport.close()
 
     async def close(self, timeout: float) -> None:
         """Close gracefully (queued bytes still go out), forcefully after `timeout`."""
+        self._fd = None
+        self._direct = False
         transport = self.transport
         if transport is None:
             return
@@ -292,11 +342,7 @@ class AsyncioStream:
     def abort(self) -> None:
         """Close at once, dropping whatever the transports still buffer."""
         for side in (self._writer, self._reader):
-            transport = side.transport
-            if isinstance(transport, asyncio.WriteTransport):
-                transport.abort()
-            elif transport is not None:
-                transport.close()
+            side.abort()
 
 
 async def open_pipe_stream(read_fd: int, write_fd: int) -> AsyncioStream:
@@ -324,6 +370,7 @@ async def open_pipe_stream(read_fd: int, write_fd: int) -> AsyncioStream:
         write_file.close()
         await reader.close(0)
         raise
+    writer.write_directly(write_fd)  # (the transport made it non-blocking)
     return AsyncioStream(reader, writer, push=True)
 
 

@@ -1063,11 +1063,11 @@ class MCPServer:
                     # The same steps in the same order; keep the three alike.
                     arguments = fields["arguments"]
                     try:
-                        kwargs = dict(
-                            tool.arguments_model.__pydantic_validator__.validate_python(
-                                arguments or {}
-                            ).__dict__
-                        )
+                        # (the model's `__dict__` itself: `parse_arguments` copies it for
+                        # a `Context` to be added, and `**` gives the function its own)
+                        kwargs = tool.arguments_model.__pydantic_validator__.validate_python(
+                            arguments or {}
+                        ).__dict__
                     except pydantic.ValidationError as exc:
                         outcome = _invalid_arguments(tool, exc)
                     else:

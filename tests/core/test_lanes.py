@@ -531,3 +531,72 @@ def test_the_text_result_takes_its_lane(revision: str, monkeypatch: pytest.Monke
     (call,) = pair.server.receive_data(pair.client.data_to_send())
     with pytest.raises(AssertionError, match="general path"):
         pair.server.send_text_result(call.request_id, 5)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------- a read of one whole line
+
+
+def _read_lines(revision: str) -> list[bytes]:
+    """Lines a server may read: what a client sends, and each kind of line the
+    whole-line read must hand on to a step of its own (a response, a batch, a bare
+    value, bad JSON, every limit the inline parse checks)."""
+    pair = _pair(revision, None, None)
+    client = pair.client
+    client.send_request("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+    client.send_request("tools/list", {})
+    client.send_request("resources/read", {"uri": "file:///a"})
+    sent = client.data_to_send().splitlines()
+    ok = sent[0]
+    return [
+        *sent,
+        ok.replace(b'"hi"', b'"' + b"x" * 300 + b'"'),  # over the string limit
+        ok.replace(b'"hi"', b"1" * 40),  # over the integer limit
+        ok.replace(b'"hi"', b"[" * 20 + b"]" * 20),  # over the depth
+        ok.replace(b'"hi"', b"[" * 5 + b"]" * 5),
+        ok.replace(b'"hi"', b"NaN"),
+        ok.replace(b'"hi"', b"1e999"),
+        ok.replace(b'"hi"', b'"\xff"'),  # not UTF-8
+        ok.replace(b"tools/call", b"tools/nope"),
+        ok[:-1],  # cut short
+        b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}',
+        b'{"jsonrpc":"2.0","id":999,"result":{}}',
+        b'{"jsonrpc":"2.0","id":999,"error":{"code":1,"message":"x"}}',
+        b"[" + ok + b"]",
+        b"[]",
+        b"1",
+        b'"x"',
+        b"{",
+        b"x" * 600,  # over the message limit
+    ]
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("kind", [bytes, bytearray])
+def test_a_whole_line_read_matches_receive_message_and_the_general_path(
+    revision: str, kind: type
+) -> None:
+    """`receive_data`'s copy of `receive_message`'s lane (a read of one whole line):
+    each line read as a whole read, as `receive_message` of the line, and as a whole
+    read with the lanes off gives the same events, bytes out and tables, one line
+    after the other on the same connections (a line in flight stays in flight)."""
+    limits = Limits(
+        max_message_bytes=500, max_depth=12, max_integer_digits=30, max_string_length=200
+    )
+    server = default_server_config(limits=limits)
+    lines = _read_lines(revision)
+    runs = []
+    for way in ("read", "message", "general"):
+        with _lanes(way != "general"):
+            pair = _pair(revision, server, None)
+            conn = pair.server
+            run = []
+            for line in lines:
+                if way == "message":
+                    events = conn.receive_message(kind(line))
+                else:
+                    events = conn.receive_data(kind(line + b"\n"))
+                run.append((events, conn.data_to_send(), _state(conn)))
+                conn.check_invariants()
+            runs.append(run)
+    assert runs[0] == runs[2]
+    assert runs[0] == runs[1]
