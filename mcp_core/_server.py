@@ -71,6 +71,8 @@ from ._state import (
     RequestInput,
     RequestState,
     SessionInput,
+    SessionState,
+    advance,
     advance_request,
     classify_era,
     follows,
@@ -123,6 +125,10 @@ _MODERN: Final = Era.MODERN
 _LEGACY: Final = Era.LEGACY
 # (read on every 2026-07-28 POST: its per-POST connection meets its first envelope)
 _ENVELOPE: Final = SessionInput.ENVELOPE
+# Where that envelope takes a connection still awaiting its first request, as the table
+# says (`_request_lane` moves there without `_move`'s two calls: see there).
+_AWAITING_FIRST: Final = SessionState.AWAITING_FIRST
+_ENVELOPE_TAKES_TO: Final = advance("server", SessionState.AWAITING_FIRST, SessionInput.ENVELOPE)
 
 # Server notifications that need an advertised capability (legacy sessions).
 # The spec lets a server send each of these only under the capability that announces it
@@ -784,7 +790,15 @@ class ServerConnection(_Connection):
                 return False  # a task augmentation, a retry: their own steps
             # Every check passed: from here on, what the general path changes.
             if era is None:
-                self._move(_ENVELOPE)  # the first valid envelope
+                # The first valid envelope: `_move(_ENVELOPE)`, whose table row is read
+                # once at import for the one state a server with no era and not ended
+                # can be in (`_receive_whole` refused the ended ones). Any other state
+                # still takes `_move`, which raises for a move the table lacks. (Two
+                # calls less on every 2026-07-28 POST, whose connection starts here.)
+                if self.state is _AWAITING_FIRST:
+                    self.state = _ENVELOPE_TAKES_TO
+                else:
+                    self._move(_ENVELOPE)
                 self.era = _MODERN
             self.protocol_version = version
             token = meta.get("progressToken")  # (`_track_inbound`, inline)
@@ -792,7 +806,19 @@ class ServerConnection(_Connection):
                 token = None
             if inbound is EMPTY:
                 inbound = self._inbound = {}
-            inbound[rid] = Inbound(method, token, log_level, caps, model)
+            # (`Inbound(method, token, log_level, caps, model)`, without its `__init__`
+            # frame: its stores, in its order; keep the two alike.)
+            tracked: Inbound = _new(Inbound)
+            tracked.method = method
+            tracked.progress_token = token
+            tracked.last_progress = None
+            tracked.log_level = log_level
+            tracked.capabilities = caps
+            tracked.params = model
+            tracked.subscription = None
+            tracked.context = None
+            tracked.state = _OPEN
+            inbound[rid] = tracked
             # `new_request_context`, inline (its twin's `__init__`, without the call).
             context: Any = _new(_NewRequestContext)
             context.protocol_version = version

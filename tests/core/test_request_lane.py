@@ -22,13 +22,16 @@ from mcp_core import (
     META_CLIENT_INFO,
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
+    Era,
     Limits,
     RequestContext,
     RequestReceived,
     ServerConfig,
     ServerConnection,
+    State,
 )
 from mcp_core._base import _Connection
+from mcp_core._requests import Inbound
 from mcp_core.testing import default_server_config, general_path_only
 from mcp_core.testing.mutations import mutations
 
@@ -189,6 +192,33 @@ def test_a_first_request_and_its_mutations_come_out_as_on_the_general_path(
     for data in first:
         lane, general = ServerConnection(config), ServerConnection(config)
         compare(lane, general, data if entry == "data" else data[:-1], entry=entry)
+
+
+def test_a_first_modern_request_leaves_the_same_state_and_a_whole_entry() -> None:
+    """The lane moves a fresh connection to the state the table gives the envelope and
+    writes its `Inbound` slot by slot: every slot, the state and the era come out as on
+    the general path (`snapshot` reads only some of the entry's slots)."""
+    taken = 0
+    for n, (method, params) in enumerate(PLAIN, 1):
+        data = line(request(MODERN, n, method, params))
+        lane, general = (
+            ServerConnection(default_server_config()),
+            ServerConnection(default_server_config()),
+        )
+        lane.receive_data(data)
+        with general_path_only():
+            general.receive_data(data)
+        assert (lane.state, lane.era) == (general.state, general.era)
+        assert list(lane._inbound) == list(general._inbound)
+        if lane.era is Era.MODERN:
+            taken += 1
+            assert lane.state is State.READY
+        for rid, want in general._inbound.items():
+            got = lane._inbound[rid]
+            assert type(got) is Inbound
+            for slot in Inbound.__slots__:
+                assert getattr(got, slot) == getattr(want, slot), slot
+    assert taken >= 3  # (not vacuous: plain requests made the connections modern)
 
 
 @pytest.mark.parametrize("era", [LEGACY, MODERN])
