@@ -445,6 +445,11 @@ class HTTPServer:
         #: The running handler and socket tasks, when they are bare asyncio tasks
         #: (see `_spawn`, `_accept_asyncio`).
         self._native: set[asyncio.Task[None]] | None = None
+        #: The serving loop's eager `start` (`backends._eager.starter`), with `_native`:
+        #: looked up once, not per handler.
+        self._eager: (
+            Callable[[Coroutine[Any, Any, Any], str | None], tuple[asyncio.Task[None], bool]] | None
+        ) = None
         #: A handler's eager first step is running (`_start_eager`).
         self._stepping = False
 
@@ -958,7 +963,7 @@ class HTTPServer:
         # leaves its answer for that flush (`_handler_done`).
         stepping, self._stepping = self._stepping, True
         try:
-            task, finished = _eager.start(asyncio.get_running_loop(), coro)
+            task, finished = self._eager(coro, None)  # type: ignore[misc]  # (set with `_native`)
         finally:
             self._stepping = stepping
         if finished:
@@ -995,6 +1000,7 @@ class HTTPServer:
         if on_asyncio:
             self.now = asyncio.get_running_loop().time
             self._native = set()
+            self._eager = _eager.starter(asyncio.get_running_loop())
         async with anyio.create_task_group() as tg:
             self._tg = tg
             for listener in listeners:
