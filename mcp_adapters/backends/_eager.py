@@ -16,7 +16,8 @@ uses), and it is used there. On 3.11 (our floor), where a task always
 schedules its first step, that step is taken now instead: the task is made as
 usual (the C task, with its own step code for every step, the first
 included), except that while its constructor runs the loop's `call_soon` is
-`_catch`, set on the loop instance (the constructor looks the method up on
+the loop's own catch (made once per loop with the loop's `start`: see
+`starter`), set on the loop instance (the constructor looks the method up on
 the loop), which keeps the first task step it is given instead of queueing
 it; that step (checked to be this task's) is run at once in the task's
 context, with the starter's task (if any) left for the step and entered again
@@ -40,10 +41,10 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import sys
+import weakref
 from asyncio import tasks as asyncio_tasks
 from collections import deque
-from collections.abc import Coroutine
-from types import MethodType
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 #: The running version has `Task(eager_start=True)` (CPython 3.12+).
@@ -53,89 +54,106 @@ NATIVE = sys.version_info >= (3, 12)
 _BASE_CREATE_TASK = asyncio.BaseEventLoop.create_task
 _BASE_CALL_SOON = asyncio.BaseEventLoop.call_soon
 _Task = asyncio.Task
+_current_tasks = asyncio_tasks._current_tasks  # type: ignore[attr-defined]
+_enter_task = asyncio_tasks._enter_task
+_leave_task = asyncio_tasks._leave_task
+
+#: A loop's `start(coro, name=None) -> (task, finished)` (`starter`).
+_Start = Callable[[Coroutine[Any, Any, Any], str | None], tuple[asyncio.Task[Any], bool]]
 
 
-#: The first step of a task (and its context) that a task's constructor gave `call_soon`
-#: while `_start_311` made it, by loop: each loop runs on one thread, so two threads
-#: starting tasks on their loops at once never share an entry. Two tables rather than a
-#: tuple: `_catch` allocates no object a garbage collection could start from.
-_caught: dict[Any, Any] = {}
-_caught_context: dict[Any, Any] = {}
+def _starter_311(loop: asyncio.AbstractEventLoop) -> _Start:
+    """`loop`'s `start` on 3.11: made once per loop (`starter`), with its own catch.
 
+    Why per loop: the step a task's constructor hands `call_soon` is kept in this
+    loop's own cell (each loop runs on one thread, so two threads starting tasks on
+    their loops at once never share one), and `call_soon` is set to this loop's own
+    catch, a plain function (no `MethodType` made per task, no table keyed by loop
+    written and read back per task): about 2,000 instructions less per eager start
+    than a bound catch storing into tables by loop (callgrind, 3.11). The loop is held
+    weakly: the starters are kept by loop in a `WeakKeyDictionary`, whose values must
+    not keep their keys alive.
+    """
+    loop_ref = weakref.ref(loop)
+    # The first step (and its context) the task's constructor gave `call_soon`.
+    caught: list[Any] = [None, None]
 
-def _catch(loop: Any, callback: Any, *args: Any, context: Any = None) -> Any:
-    """`loop.call_soon` (bound to the loop) while `_start_311` makes a task: the first task
-    step scheduled is kept for `_start_311` to run now (no `Handle`, nothing queued);
-    anything else (what a finalizer run by a garbage collection inside the constructor
-    might schedule) is queued as usual."""
-    try:
-        owner = callback.__self__  # a task's step: the task (no `getattr` call)
-    except AttributeError:
-        owner = None
-    if args or loop in _caught or type(owner) is not _Task:
-        return _BASE_CALL_SOON(loop, callback, *args, context=context)
-    _caught[loop] = callback
-    _caught_context[loop] = context
-    return None
+    def catch(callback: Any, *args: Any, context: Any = None) -> Any:
+        """`loop.call_soon` while `start` makes a task: the first task step scheduled is
+        kept for `start` to run now (no `Handle`, nothing queued); anything else (what a
+        finalizer run by a garbage collection inside the constructor might schedule) is
+        queued as usual."""
+        try:
+            owner = callback.__self__  # a task's step: the task (no `getattr` call)
+        except AttributeError:
+            owner = None
+        if args or caught[0] is not None or type(owner) is not _Task:
+            return _BASE_CALL_SOON(loop_ref(), callback, *args, context=context)  # type: ignore[arg-type]
+        caught[0] = callback
+        caught[1] = context
+        return None
 
-
-def _start_311(
-    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any], name: str | None = None
-) -> tuple[asyncio.Task[Any], bool]:
-    try:
-        # The loop's `call_soon` is asyncio's own, neither overridden by its class nor set
-        # on the instance (by some instrumentation, which ours must not replace). (The
-        # bound method is asked, not `loop.__dict__`: reading that makes the instance keep
-        # a real dict, and every attribute read of the loop's own code slower, about 5,000
-        # instructions per request.)
-        own_call_soon = loop.call_soon.__func__ is not _BASE_CALL_SOON  # type: ignore[attr-defined]
-    except AttributeError:  # not a method at all
-        own_call_soon = True
-    if (
-        own_call_soon
-        or type(loop).create_task is not _BASE_CREATE_TASK
-        or type(loop._ready) is not deque  # type: ignore[attr-defined]
-        # (`BaseEventLoop.create_task` reads the attribute, not `get_task_factory()`:
-        # so does this check, without a Python call per task)
-        or loop._task_factory is not None  # type: ignore[attr-defined]
-    ):
-        # Not a plain asyncio loop (its own `call_soon`, its own queue, a task factory):
-        # the task as the loop makes it, started on the next turn.
-        return loop.create_task(coro, name=name, context=contextvars.copy_context()), False
-    # What `BaseEventLoop.create_task` does, without its frame and checks, except that the
-    # constructor's `loop.call_soon(step, context=...)` finds `_catch` on the instance
-    # first and hands the step over instead of queueing it (no `Handle`, no three calls
-    # into the loop, no queue entry to take off again). The loop runs this code, so it is
-    # not closed (the check `call_soon` would have made).
-    # The task copies the starter's context itself, and hands it to `call_soon` with its
-    # step: the step runs in that one below (no copy of ours to pass in).
-    loop.call_soon = MethodType(_catch, loop)  # type: ignore[method-assign,assignment]
-    try:
-        task = _Task(coro, loop=loop, name=name)
-    finally:
-        del loop.call_soon
-        step = _caught.pop(loop, None)
-        step_context = _caught_context.pop(loop, None)
-    if step is None or step.__self__ is not task:  # (`_catch` keeps only a task's step)
-        # Another task's step (a task made by a finalizer that a garbage collection ran
-        # inside the constructor, before its `call_soon`): it is queued now, and this
-        # task's step went to the queue through the real `call_soon`, so this task starts
-        # on the next turn, as the loop would have started it.
-        if step is not None:
-            loop.call_soon(step, context=step_context)
-        return task, False
-    previous = asyncio_tasks._current_tasks.get(loop)  # type: ignore[attr-defined]
-    if previous is not None:
-        asyncio_tasks._leave_task(loop, previous)
-    try:
-        # The task's own step: it enters the task as current, runs the coroutine to its
-        # first suspension (or end) and leaves it; only KeyboardInterrupt and SystemExit
-        # get out of it, as out of 3.12's eager step.
-        step_context.run(step)
-    finally:
+    def start(
+        coro: Coroutine[Any, Any, Any], name: str | None = None
+    ) -> tuple[asyncio.Task[Any], bool]:
+        loop = loop_ref()
+        assert loop is not None  # (its caller runs on it)
+        try:
+            # The loop's `call_soon` is asyncio's own, neither overridden by its class nor
+            # set on the instance (by some instrumentation, which ours must not replace).
+            # (The bound method is asked, not `loop.__dict__`: reading that makes the
+            # instance keep a real dict, and every attribute read of the loop's own code
+            # slower, about 5,000 instructions per request.)
+            own_call_soon = loop.call_soon.__func__ is not _BASE_CALL_SOON  # type: ignore[attr-defined]
+        except AttributeError:  # not a method at all
+            own_call_soon = True
+        if (
+            own_call_soon
+            or type(loop).create_task is not _BASE_CREATE_TASK
+            or type(loop._ready) is not deque  # type: ignore[attr-defined]
+            # (`BaseEventLoop.create_task` reads the attribute, not `get_task_factory()`:
+            # so does this check, without a Python call per task)
+            or loop._task_factory is not None  # type: ignore[attr-defined]
+        ):
+            # Not a plain asyncio loop (its own `call_soon`, its own queue, a task
+            # factory): the task as the loop makes it, started on the next turn.
+            return loop.create_task(coro, name=name, context=contextvars.copy_context()), False
+        # What `BaseEventLoop.create_task` does, without its frame and checks, except that
+        # the constructor's `loop.call_soon(step, context=...)` finds `catch` on the
+        # instance first and hands the step over instead of queueing it (no `Handle`, no
+        # three calls into the loop, no queue entry to take off again). The loop runs this
+        # code, so it is not closed (the check `call_soon` would have made).
+        # The task copies the starter's context itself, and hands it to `call_soon` with
+        # its step: the step runs in that one below (no copy of ours to pass in).
+        loop.call_soon = catch  # type: ignore[method-assign,assignment]
+        try:
+            task = _Task(coro, loop=loop, name=name)
+        finally:
+            del loop.call_soon
+            step, step_context = caught
+            caught[0] = caught[1] = None
+        if step is None or step.__self__ is not task:  # (`catch` keeps only a task's step)
+            # Another task's step (a task made by a finalizer that a garbage collection
+            # ran inside the constructor, before its `call_soon`): it is queued now, and
+            # this task's step went to the queue through the real `call_soon`, so this
+            # task starts on the next turn, as the loop would have started it.
+            if step is not None:
+                loop.call_soon(step, context=step_context)
+            return task, False
+        previous = _current_tasks.get(loop)
         if previous is not None:
-            asyncio_tasks._enter_task(loop, previous)
-    return task, task.done()
+            _leave_task(loop, previous)
+        try:
+            # The task's own step: it enters the task as current, runs the coroutine to
+            # its first suspension (or end) and leaves it; only KeyboardInterrupt and
+            # SystemExit get out of it, as out of 3.12's eager step.
+            step_context.run(step)
+        finally:
+            if previous is not None:
+                _enter_task(loop, previous)
+        return task, task.done()
+
+    return start
 
 
 def _start_native(
@@ -145,9 +163,58 @@ def _start_native(
     return task, task.done()
 
 
-#: `start(loop, coro, name=None) -> (task, finished)`: the task, its first step taken; `finished`
-#: when that step ended the coroutine (the task holds or will hold its outcome, and
-#: nothing is left to cancel).
-start = _start_native if NATIVE else _start_311
+def _starter_native(loop: asyncio.AbstractEventLoop) -> _Start:
+    loop_ref = weakref.ref(loop)  # (held weakly, as on 3.11: see `_starter_311`)
 
-__all__ = ["NATIVE", "start"]
+    def start(
+        coro: Coroutine[Any, Any, Any], name: str | None = None
+    ) -> tuple[asyncio.Task[Any], bool]:
+        loop = loop_ref()
+        assert loop is not None  # (its caller runs on it)
+        return _start_native(loop, coro, name)
+
+    return start
+
+
+_make_starter = _starter_native if NATIVE else _starter_311
+_starters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Start] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _no_loop() -> None:
+    return None
+
+
+#: The loop `starter` was last asked for, weakly, and its `start`: a thread's loop is
+#: nearly always the one asked for before, so `start` finds it without the
+#: `WeakKeyDictionary`'s Python-level lookup. (Replaced as one tuple: threads that
+#: read it while another replaces it see either pair, each consistent.)
+_last: tuple[Callable[[], object], _Start] = (_no_loop, None)  # type: ignore[assignment]
+
+
+def starter(loop: asyncio.AbstractEventLoop) -> _Start:
+    """`loop`'s `start(coro, name=None) -> (task, finished)`: the task, its first step
+    taken; `finished` when that step ended the coroutine (the task holds or will hold its
+    outcome, and nothing is left to cancel). One per loop, made on first use: a caller
+    that starts many tasks on one loop (a session's `_Tasks`) keeps it."""
+    global _last
+    try:
+        made = _starters[loop]
+    except KeyError:
+        made = _starters[loop] = _make_starter(loop)
+    _last = (weakref.ref(loop), made)
+    return made
+
+
+def start(
+    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any], name: str | None = None
+) -> tuple[asyncio.Task[Any], bool]:
+    """`starter(loop)(coro, name)`."""
+    last = _last
+    if last[0]() is loop:
+        return last[1](coro, name)
+    return starter(loop)(coro, name)
+
+
+__all__ = ["NATIVE", "start", "starter"]

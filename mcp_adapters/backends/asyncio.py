@@ -652,10 +652,12 @@ _new_waiter = object.__new__
 class _Tasks:
     """A session's tasks on the loop: a set of its own (no nursery to enter or leave)."""
 
-    __slots__ = ("_loop", "_main", "_tasks")
+    __slots__ = ("_eager", "_loop", "_main", "_tasks")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
+        # The loop's eager `start`, looked up once per session, not per task.
+        self._eager = _eager.starter(loop)
         self._main: asyncio.Task[None] | None = None
         # Made by the first `start`: an empty set is 216 bytes, and a session whose
         # requests are all answered in place (or that serves none) never starts one.
@@ -687,7 +689,7 @@ class _Tasks:
         name itself formats "Task-<n>" in its constructor, about 1,400 instructions of
         every coroutine handler's call.
         """
-        task, finished = _eager.start(self._loop, fn(*args), fn.__qualname__)  # type: ignore[arg-type]
+        task, finished = self._eager(fn(*args), fn.__qualname__)  # type: ignore[arg-type]
         if finished:
             return None
         return self._keep(task)

@@ -41,7 +41,7 @@ import sniffio
 from anyio.abc import SocketAttribute
 
 from mcp_adapters._driver import CLOSE_TIMEOUT, READ_SIZE, Driver
-from mcp_adapters._session import RequestId, SessionCore
+from mcp_adapters._session import AwaitThen, RequestId, SessionCore
 from mcp_adapters.auth._settings import on_auth_event
 from mcp_adapters.backends import Backend, _eager
 from mcp_adapters.backends import asyncio as asyncio_backend
@@ -445,6 +445,11 @@ class HTTPServer:
         #: The running handler and socket tasks, when they are bare asyncio tasks
         #: (see `_spawn`, `_accept_asyncio`).
         self._native: set[asyncio.Task[None]] | None = None
+        #: The serving loop's eager `start` (`backends._eager.starter`), with `_native`:
+        #: looked up once, not per handler.
+        self._eager: (
+            Callable[[Coroutine[Any, Any, Any], str | None], tuple[asyncio.Task[None], bool]] | None
+        ) = None
         #: A handler's eager first step is running (`_start_eager`).
         self._stepping = False
 
@@ -872,7 +877,21 @@ class HTTPServer:
         request was cancelled) or at shutdown, it ends without an answer."""
         rid = event.request_id
         try:
-            await work()
+            if isinstance(work, AwaitThen):
+                # `AwaitThen.__call__`, written in, as `Session._handle` does: the
+                # awaitable (a coroutine tool's own coroutine) is awaited in this frame,
+                # not in one more coroutine of its own. The same steps in the same
+                # order; keep the two (and `_run_in_place`'s) alike.
+                awaitable = work.start()
+                if awaitable is not None:
+                    try:
+                        value = await awaitable
+                    except work.catch as exc:
+                        work.failed(exc)
+                    else:
+                        work.then(value)
+            else:
+                await work()
         except asyncio.CancelledError:
             pass
         except Exception as exc:
@@ -892,7 +911,18 @@ class HTTPServer:
         handler leaves nothing to forget, and `handle_events` flushes its answer."""
         rid = event.request_id
         try:
-            await work()
+            if isinstance(work, AwaitThen):
+                # `AwaitThen.__call__`, written in (see `_run_native_handler`).
+                awaitable = work.start()
+                if awaitable is not None:
+                    try:
+                        value = await awaitable
+                    except work.catch as exc:
+                        work.failed(exc)
+                    else:
+                        work.then(value)
+            else:
+                await work()
         except asyncio.CancelledError:
             pass
         except Exception as exc:
@@ -933,7 +963,7 @@ class HTTPServer:
         # leaves its answer for that flush (`_handler_done`).
         stepping, self._stepping = self._stepping, True
         try:
-            task, finished = _eager.start(asyncio.get_running_loop(), coro)
+            task, finished = self._eager(coro, None)  # type: ignore[misc]  # (set with `_native`)
         finally:
             self._stepping = stepping
         if finished:
@@ -970,6 +1000,7 @@ class HTTPServer:
         if on_asyncio:
             self.now = asyncio.get_running_loop().time
             self._native = set()
+            self._eager = _eager.starter(asyncio.get_running_loop())
         async with anyio.create_task_group() as tg:
             self._tg = tg
             for listener in listeners:

@@ -381,3 +381,71 @@ def test_a_call_soon_bound_on_the_instance_is_kept_and_used() -> None:
         assert await task == "later"
 
     run(main)
+
+
+def test_a_loop_has_one_starter_which_does_not_keep_it_alive() -> None:
+    """`starter(loop)` is made once per loop and kept by loop, weakly: a loop that is
+    done with is freed, and so is a task its starter made (the starter keeps no step)."""
+    import gc
+    import weakref
+
+    async def main() -> Any:
+        loop = asyncio.get_running_loop()
+        start = _eager.starter(loop)
+        assert _eager.starter(loop) is start
+
+        async def body() -> str:
+            return "done"
+
+        task, finished = start(body(), "named")
+        assert finished and task.result() == "done" and task.get_name() == "named"
+        return weakref.ref(loop), weakref.ref(task)
+
+    loop_ref, task_ref = run(main)
+    gc.collect()
+    assert loop_ref() is None and task_ref() is None
+
+
+def test_loops_on_two_threads_start_their_own_tasks() -> None:
+    """Each loop's first steps are kept apart (one cell per loop), also while two
+    threads start tasks on their loops at once and `start` switches between them."""
+    import sys
+    import threading
+
+    results: dict[str, list[bool]] = {}
+    errors: list[BaseException] = []
+
+    def worker(key: str) -> None:
+        async def main() -> None:
+            loop = asyncio.get_running_loop()
+            ok: list[bool] = []
+            for n in range(2000):
+                seen: list[Any] = []
+
+                async def body(n: int = n, seen: list[Any] = seen) -> int:
+                    seen.append(asyncio.current_task())
+                    return n
+
+                task, finished = _eager.start(loop, body())
+                ok.append(finished and task.result() == n and seen == [task])
+                assert task.get_loop() is loop
+            assert len(loop._ready) == 0  # type: ignore[attr-defined]  # nothing queued
+            results[key] = ok
+
+        try:
+            asyncio.run(main())
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=worker, args=(k,)) for k in "ab"]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(HANG)
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors
+    assert results["a"] == [True] * 2000 and results["b"] == [True] * 2000

@@ -359,6 +359,56 @@ async def test_a_session_runs_coroutine_work_as_awaiting_it_does(
         assert in_frame._core.calls[-1] == ("wake",)
 
 
+class HTTPHandling:
+    """What the HTTP server's asyncio handlers read of their server, for them run unbound."""
+
+    def __init__(self) -> None:
+        self.done: list[Any] = []
+        self._handlers = 1
+
+    def _handler_done(self, conn: Any, core: Any, rid: Any) -> None:
+        self.done.append(("done", rid))
+
+
+@pytest.mark.parametrize("era", [Era.MODERN, Era.LEGACY])
+@pytest.mark.parametrize("in_place", [False, True])
+@pytest.mark.parametrize(("name", "arguments"), ASYNC_CALLS)
+async def test_the_http_server_runs_coroutine_work_as_awaiting_it_does(
+    anyio_backend: str, era: Era, in_place: bool, name: str, arguments: Any
+) -> None:
+    """The HTTP server's asyncio handlers (`_run_native_handler`, and `_run_in_place`
+    for a request with no core yet) write `AwaitThen.__call__` in as `Session._handle`
+    does: given the work itself or a plain `Work` that awaits it, the same things are
+    sent, the same error reaches the core, and the handler ends alike."""
+    from mcp_adapters._session import AwaitThen
+    from mcp_adapters.transports.http_server import HTTPServer
+
+    seen = []
+    for folded in (True, False):
+        owner = Owner(era)
+        work = build().handle_now(request(name, arguments), owner, scope_of=owner.scope_of)
+        assert isinstance(work, AwaitThen)
+
+        async def as_work(work: Any = work) -> None:
+            await work()
+
+        given: Any = work if folded else as_work
+        server, core = HTTPHandling(), Core()
+        event = pytypes.SimpleNamespace(request_id=7)
+        if in_place:
+            await HTTPServer._run_in_place(server, owner.connection, event, given, [core])  # type: ignore[arg-type]
+        else:
+            await HTTPServer._run_native_handler(server, owner.connection, core, event, given)  # type: ignore[arg-type]
+        assert server.done == [("done", 7)]
+        seen.append((owner.connection.sent, core.calls, owner.scopes))
+    assert seen[0] == seen[1]
+    general_outcome = await general(build(), era, name, arguments)
+    if isinstance(general_outcome, tuple):
+        assert seen[0][1][0][:2] == ("answer_exception", 7)
+    else:
+        assert seen[0][0] == general_outcome
+
+
 async def test_a_plain_tool_in_process_makes_no_session_scope(
     anyio_backend: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
