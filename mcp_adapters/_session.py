@@ -206,6 +206,7 @@ class SessionCore:
         "connected",
         "connection",
         "driver",
+        "failures",
         "observe_responses",
     )
 
@@ -250,6 +251,11 @@ class SessionCore:
         self._handshake: Waiter | None = None
         #: The driver whose event sink is `receive` (set by the session that made both).
         self.driver: _Driving | None = None
+        #: Where the driver keeps its transport failure, as `error` (set with `driver`):
+        #: a stream `Driver`'s `core`, whose attribute its `error` property reads (a
+        #: Python call per read, in `receive`), or else the driver itself. None: the
+        #: driver.
+        self.failures: Any = None
 
     # ------------------------------------------------------------ outbound
 
@@ -510,8 +516,10 @@ class SessionCore:
         """
         driver = self.driver
         assert driver is not None
-        if driver.error is not None and self.cause is None:
-            self.cause = driver.error
+        # (`driver.error`, read where the driver keeps it: see `failures`)
+        error = (self.failures or driver).error
+        if error is not None and self.cause is None:
+            self.cause = error
         if len(events) != 1:
             self.dispatch(events)
         else:

@@ -169,6 +169,8 @@ class Session(SessionState):
                 hold_eof=self._core.hold_eof(drain_on_eof),
             )
         self._core.driver = self._driver
+        # (`Driver.error` is its core's: `receive` reads it there, without the property)
+        self._core.failures = getattr(self._driver, "core", None)
 
     def _attach_to_server(self) -> None:
         """Let a server that announces changes know of this legacy session from its

@@ -647,7 +647,10 @@ def error_object(code: int, message: str, data: Any = None) -> dict[str, Any]:
 
 def encode_request(request_id: RequestId, method: str, params: Mapping[str, Any] | None) -> bytes:
     """A request. `params` None omits the member: JSON-RPC 2.0 (section 4) allows
-    that, and several MCP methods (ping, `*/list`) define no params at all."""
+    that, and several MCP methods (ping, `*/list`) define no params at all.
+
+    (`ClientConnection.send_request`'s lane writes this out for its dict of params:
+    keep the two alike.)"""
     msg: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
     if params is not None:
         msg["params"] = params
