@@ -154,9 +154,7 @@ class AwaitThen:
     frame instead (keep the two alike), one coroutine less: about 1,500 (legacy) to
     2,300 (2026-07-28) instructions of the 27,000-28,000 a coroutine tool cost over a
     plain one in process (callgrind, whole calls). Anything else awaiting the work
-    (`await work()`) gets the same steps through `__call__`. The HTTP server's asyncio
-    handlers (`HTTPServer._run_native_handler`, `_run_in_place`) write it in as
-    `_handle` does.
+    (`await work()`: the HTTP server) gets the same steps through `__call__`.
     """
 
     __slots__ = ()

@@ -41,7 +41,7 @@ import sniffio
 from anyio.abc import SocketAttribute
 
 from mcp_adapters._driver import CLOSE_TIMEOUT, READ_SIZE, Driver
-from mcp_adapters._session import AwaitThen, RequestId, SessionCore
+from mcp_adapters._session import RequestId, SessionCore
 from mcp_adapters.auth._settings import on_auth_event
 from mcp_adapters.backends import Backend, _eager
 from mcp_adapters.backends import asyncio as asyncio_backend
@@ -877,21 +877,7 @@ class HTTPServer:
         request was cancelled) or at shutdown, it ends without an answer."""
         rid = event.request_id
         try:
-            if isinstance(work, AwaitThen):
-                # `AwaitThen.__call__`, written in, as `Session._handle` does: the
-                # awaitable (a coroutine tool's own coroutine) is awaited in this frame,
-                # not in one more coroutine of its own. The same steps in the same
-                # order; keep the two (and `_run_in_place`'s) alike.
-                awaitable = work.start()
-                if awaitable is not None:
-                    try:
-                        value = await awaitable
-                    except work.catch as exc:
-                        work.failed(exc)
-                    else:
-                        work.then(value)
-            else:
-                await work()
+            await work()
         except asyncio.CancelledError:
             pass
         except Exception as exc:
@@ -911,18 +897,7 @@ class HTTPServer:
         handler leaves nothing to forget, and `handle_events` flushes its answer."""
         rid = event.request_id
         try:
-            if isinstance(work, AwaitThen):
-                # `AwaitThen.__call__`, written in (see `_run_native_handler`).
-                awaitable = work.start()
-                if awaitable is not None:
-                    try:
-                        value = await awaitable
-                    except work.catch as exc:
-                        work.failed(exc)
-                    else:
-                        work.then(value)
-            else:
-                await work()
+            await work()
         except asyncio.CancelledError:
             pass
         except Exception as exc:

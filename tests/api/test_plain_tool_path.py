@@ -377,9 +377,10 @@ async def test_the_http_server_runs_coroutine_work_as_awaiting_it_does(
     anyio_backend: str, era: Era, in_place: bool, name: str, arguments: Any
 ) -> None:
     """The HTTP server's asyncio handlers (`_run_native_handler`, and `_run_in_place`
-    for a request with no core yet) write `AwaitThen.__call__` in as `Session._handle`
-    does: given the work itself or a plain `Work` that awaits it, the same things are
-    sent, the same error reaches the core, and the handler ends alike."""
+    for a request with no core yet) run a coroutine tool's `AwaitThen` through its
+    `__call__`: given the work itself or a plain `Work` that awaits it, the same things
+    are sent, the same error reaches the core, the handler ends alike, and the outcome
+    is the general path's."""
     from mcp_adapters._session import AwaitThen
     from mcp_adapters.transports.http_server import HTTPServer
 
