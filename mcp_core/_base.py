@@ -698,58 +698,11 @@ class _Connection:
         # for its own fast path, and `_receive_lines` keeps no buffer for such a read
         # either, so the two paths leave the connection alike.
         if self._lanes and self._lines is None:
-            limits = self.limits
             end = len(data) - 1
-            if 0 < end <= limits.max_message_bytes and data[end] == 10:
+            if 0 < end <= self.limits.max_message_bytes and data[end] == 10:
                 line = data[:end]
                 if 10 not in line and line[-1] != 13 and line[0] > 32:
-                    # `receive_message(line, wall_time)`'s lane, written out (a call per
-                    # read less): the same steps in the same order. Keep the two alike.
-                    if wall_time is not None:
-                        self._wall_time = wall_time
-                    elif self.needs_wall_time:
-                        missing_wall_time()
-                    if self.state in _ENDED:
-                        self._check_receiving()  # raises: input after the end
-                    events: list[Event] = []
-                    try:
-                        if self._pending_events:
-                            self._flush_pending_events(events)
-                        depth = limits.max_depth
-                        strings = limits.max_string_length
-                        obj: Any = _MISSING
-                        try:
-                            if (
-                                type(line) is bytes  # (its size checked above)
-                                and (
-                                    end <= 2 * depth + 1
-                                    or line.count(b"{")
-                                    + (0 if (at := line.find(b"[")) < 0 else line.count(b"[", at))
-                                    <= depth
-                                )
-                                and end <= limits.max_integer_digits
-                                and (strings is None or end <= strings)
-                            ):
-                                obj = from_json(line, allow_inf_nan=False)
-                            else:
-                                obj = jr.parse(line, limits)
-                        except (RemoteProtocolError, ValueError):
-                            self._receive_one(line, events)  # refused there
-                        if obj is _MISSING:
-                            pass  # (answered just above)
-                        elif type(obj) is not dict:
-                            self._receive_object(obj, events)
-                        else:
-                            method = obj.get("method", _MISSING)
-                            if method is _MISSING and ("result" in obj or "error" in obj):
-                                self._receive_response(obj, events)
-                            elif not self._request_lane(obj, method, events):
-                                self._dispatch(obj, events)
-                        if self._pending_events:
-                            self._flush_pending_events(events)
-                    except Fatal as fatal:
-                        events.extend(self._settle(fatal.error.message, fatal.error))
-                    return events
+                    return self.receive_message(line, wall_time)
         return self._receiving(self._receive_lines, data, wall_time)
 
     def _receiving(
@@ -822,8 +775,7 @@ class _Connection:
         events and the same errors. What it does not recognise goes to the general path
         from where it stands: a message that does not parse to `_receive_one` (which
         parses it again, to answer it as before), a batch or a bare value to
-        `_receive_object`, anything else to `_dispatch`. `receive_data` has a copy of
-        it for a read of one whole line (keep the two alike).
+        `_receive_object`, anything else to `_dispatch`.
         """
         if self._lanes:
             if wall_time is not None:
