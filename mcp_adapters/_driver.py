@@ -305,9 +305,7 @@ class Driver:
         return self._backend.now()
 
     def wake(self) -> None:
-        """Output was queued (or a deadline moved): write it, or let the writer look again.
-
-        `_pushed` has this written out for the usual read: keep the two alike."""
+        """Output was queued (or a deadline moved): write it, or let the writer look again."""
         core = self.core
         # `core.carried` is read directly (no property): this runs twice per message on
         # each side, and a property is a Python call.
@@ -445,34 +443,7 @@ class Driver:
                 core.received(data)  # the end: fed now, or held (`hold_eof`)
             if core.input_done or core.eof_held:
                 self._stop_push()
-                self.wake()
-            elif self._write_nowait is not None and not (
-                self.busy or core.finishing or core.broken or core.carried or core.woken
-            ):
-                # `self.wake()` for the usual read, written out (a call per read less):
-                # the same steps in the same order (`core.eof_held` was just read);
-                # keep the two alike.
-                conn = self._conn
-                epoch = self._none_epoch
-                data = conn.data_to_send() if epoch is None or conn.output_pending else b""  # type: ignore[attr-defined]
-                if data and not self._write_nowait(data):
-                    core.carry(data)
-                else:
-                    if epoch is not None:
-                        epoch = conn.deadline_epoch  # type: ignore[attr-defined]
-                        if epoch == self._none_epoch:
-                            return
-                    deadline, armed = conn.next_deadline(), self._armed
-                    if deadline is None:
-                        if epoch is not None:
-                            self._none_epoch = epoch
-                        return
-                    if armed is not None and deadline >= armed:
-                        return
-                core.woken = True
-                self._wakeup.set()
-            else:
-                self.wake()
+            self.wake()
         except Exception:
             # What `feed` does not catch (a failed write from `wake`, say) must not
             # reach the transport's callback: asyncio would close the stream unseen.
