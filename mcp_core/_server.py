@@ -840,7 +840,12 @@ class ServerConnection(_Connection):
                     model = validate(params)
                 except pydantic.ValidationError:
                     return False
-                if getattr(model, "task", None) is not None:
+                # `getattr(model, "task", None)`, read from the params it was validated
+                # from: a valid `task` member is None there only if it was null here,
+                # and a model without the field keeps the member as an extra, which
+                # `getattr` gives as it came. (A dict read, not pydantic's `__getattr__`
+                # hook through `getattr`.)
+                if params.get("task") is not None:
                     return False  # a task augmentation: its own step
             meta = params.get("_meta") if params else None
             token = meta.get("progressToken") if type(meta) is dict else None
