@@ -88,8 +88,14 @@ class Session(SessionState):
         "_probe_timeout",
         "_starting",
         "_tasks",
+        # The session's connection, as `SessionState.connection` gives it (its core's,
+        # fixed for the session's life) but as a plain slot: `MCPServer.handle_now`
+        # reads it on every request, and a property is a Python call.
+        "connection",
         "process",
     )
+
+    connection: Connection  # (the slot above, over `SessionState`'s property)
 
     def __init__(
         self,
@@ -142,6 +148,7 @@ class Session(SessionState):
         # `subscriptions/listen` stream, whose request attaches it (`MCPServer.handle`).
         # Attaching every session cost its connection an instance dict, a scope and a
         # weak reference with its callback (about 0.3 KB a session).
+        self.connection = connection
         self._core = SessionCore(
             connection,
             spawn=self._spawn,

@@ -804,21 +804,7 @@ class ServerConnection(_Connection):
             token = meta.get("progressToken")  # (`_track_inbound`, inline)
             if token is not None and type(token) is not int and type(token) is not str:
                 token = None
-            if inbound is EMPTY:
-                inbound = self._inbound = {}
-            # (`Inbound(method, token, log_level, caps, model)`, without its `__init__`
-            # frame: its stores, in its order; keep the two alike.)
-            tracked: Inbound = _new(Inbound)
-            tracked.method = method
-            tracked.progress_token = token
-            tracked.last_progress = None
-            tracked.log_level = log_level
-            tracked.capabilities = caps
-            tracked.params = model
-            tracked.subscription = None
-            tracked.context = None
-            tracked.state = _OPEN
-            inbound[rid] = tracked
+            held = None  # (the entry's context: `_modern_request` keeps none)
             # `new_request_context`, inline (its twin's `__init__`, without the call).
             context: Any = _new(_NewRequestContext)
             context.protocol_version = version
@@ -854,25 +840,45 @@ class ServerConnection(_Connection):
                     model = validate(params)
                 except pydantic.ValidationError:
                     return False
-                if getattr(model, "task", None) is not None:
+                # `getattr(model, "task", None)`, read from the params it was validated
+                # from: a valid `task` member is None there only if it was null here,
+                # and a model without the field keeps the member as an extra, which
+                # `getattr` gives as it came. (A dict read, not pydantic's `__getattr__`
+                # hook through `getattr`.)
+                if params.get("task") is not None:
                     return False  # a task augmentation: its own step
             meta = params.get("_meta") if params else None
             token = meta.get("progressToken") if type(meta) is dict else None
             if token is not None and type(token) is not int and type(token) is not str:
                 token = None
-            if inbound is EMPTY:
-                inbound = self._inbound = {}
-            inbound[rid] = tracked = Inbound(method, token, None, self._client_caps_wire, model)
+            log_level = None
+            caps = self._client_caps_wire
             context = self._session_context
             assert context is not None
             if token is not None or meta is not None:
                 context = new_request_context(
                     version, context.client_capabilities, context.client_info, None, token, meta
                 )
-            if spec.input_required:
-                tracked.context = context  # for the InputReceived of its questions
+            # (for the InputReceived of its questions)
+            held = context if spec.input_required else None
         else:
             return False  # the first request picks the era: `_accept_request`
+        # The entry (`_track_inbound`): `Inbound(method, token, log_level, caps, model)`
+        # with `context = held`, without its `__init__` frame: its stores, in its order;
+        # keep the two alike. (One place for both eras: nothing above can fail now.)
+        if inbound is EMPTY:
+            inbound = self._inbound = {}
+        tracked: Inbound = _new(Inbound)
+        tracked.method = method
+        tracked.progress_token = token
+        tracked.last_progress = None
+        tracked.log_level = log_level
+        tracked.capabilities = caps
+        tracked.params = model
+        tracked.subscription = None
+        tracked.context = held
+        tracked.state = _OPEN
+        inbound[rid] = tracked
         # `new_request_received`, inline likewise.
         event: Any = _new(_NewRequestReceived)
         event.request_id = rid

@@ -1062,12 +1062,12 @@ class MCPServer:
                     # `to_wire_result` written in: three calls of every plain call.
                     # The same steps in the same order; keep the three alike.
                     arguments = fields["arguments"]
+                    model, validate = tool.fields_check
+                    if model is not tool.arguments_model:
+                        validate = tool.arguments_check()
                     try:
-                        # (the model's `__dict__` itself: `parse_arguments` copies it for
-                        # a `Context` to be added, and `**` gives the function its own)
-                        kwargs = tool.arguments_model.__pydantic_validator__.validate_python(
-                            arguments or {}
-                        ).__dict__
+                        # (the model's fields without the model: `FunctionTool.fields_check`)
+                        kwargs = validate(arguments or {})[0]
                     except pydantic.ValidationError as exc:
                         outcome = _invalid_arguments(tool, exc)
                     else:

@@ -98,6 +98,45 @@ def _is_object_type(annotation: Any) -> bool:
 _NO_OUTPUT = {inspect.Signature.empty, None, type(None), Any}
 
 
+def fields_validator(model: type[pydantic.BaseModel]) -> Callable[[Any], tuple[Any, ...]]:
+    """What validates a tool's arguments: `validate(arguments)[0]` is the dict of the
+    model's fields that `model`'s own validator would store as the `__dict__` of the
+    instance it makes, with the same checks and the same errors.
+
+    A model's core schema is a `model` schema around a `model-fields` one: the inner
+    validator checks and converts every field (defaults, nested models, the config's
+    extra handling) and gives `(fields, extra, fields_set)`, and the outer one only
+    makes the instance and stores those three in it. A tool reads the fields and drops
+    the instance at once, so the inner validator, built on its own with the model's
+    config (its title, so `str()` of an error names the model as before), is all it
+    needs: about 2,300 instructions less per call (the instance, its four attribute
+    stores and its `__dict__` read through pydantic's `__getattr__` hook).
+
+    A model with more than fields (a `model_post_init`, a custom `__init__`, a root
+    model, a model validator wrapping the schema, one not built yet) is validated by
+    its own validator, and its `__dict__` read as before.
+    """
+    if not model.__pydantic_complete__:
+        model.model_rebuild()  # (raises as validating it would, when it cannot be built)
+    schema: Any = model.__pydantic_core_schema__
+    definitions = None
+    if schema["type"] == "definitions":
+        definitions, schema = schema["definitions"], schema["schema"]
+    inner = schema.get("schema") if schema["type"] == "model" else None
+    if (
+        inner is None
+        or inner["type"] != "model-fields"
+        or schema.get("custom_init")
+        or schema.get("root_model")
+        or schema.get("post_init")
+    ):
+        validate = model.__pydantic_validator__.validate_python
+        return lambda arguments: (validate(arguments).__dict__.copy(),)
+    if definitions is not None:
+        inner = {"type": "definitions", "schema": inner, "definitions": definitions}
+    return pydantic_core.SchemaValidator(inner, schema.get("config")).validate_python
+
+
 @dataclass
 class FunctionTool:
     """A registered tool: the function, its schemas and how to call it.
@@ -127,6 +166,11 @@ class FunctionTool:
     #: `@mcp.tool(task=...)`: whether a call may (or must) run as a task
     task_support: str = "forbidden"
     extra: dict[str, Any] = field(default_factory=dict)
+    #: `(model, validate)`: `validate(arguments)[0]` is what `arguments_model` would hold
+    #: in its `__dict__` after validating `arguments`, without the model instance (see
+    #: `fields_validator`). `model` is the `arguments_model` it was made for: a caller
+    #: finding another (the attribute was reassigned) renews it (`arguments_check`).
+    fields_check: tuple[Any, Any] = field(default=(None, None), repr=False, compare=False)
 
     @classmethod
     def build(
@@ -227,6 +271,7 @@ class FunctionTool:
                     if defs:
                         output_schema["$defs"] = defs
         return cls(
+            fields_check=(model, fields_validator(model)),
             fn=fn,
             name=tool_name,
             title=title,
@@ -262,15 +307,25 @@ class FunctionTool:
             _meta=self.meta,
         )
 
+    def arguments_check(self) -> Callable[[Any], tuple[Any, ...]]:
+        """The validator of `fields_check`, made again if `arguments_model` changed."""
+        validate: Callable[[Any], tuple[Any, ...]]
+        model, validate = self.fields_check
+        if model is not self.arguments_model:
+            model = self.arguments_model
+            validate = fields_validator(model)
+            self.fields_check = (model, validate)
+        return validate
+
     def parse_arguments(self, arguments: dict[str, Any] | None) -> dict[str, Any]:
-        """Validated keyword arguments; raises pydantic.ValidationError."""
+        """Validated keyword arguments, a dict of the caller's own; raises
+        pydantic.ValidationError."""
         # Missing arguments are an empty object: a tool without required parameters may be
         # called with no `arguments` member at all (the schema makes it optional).
-        # The model's validator directly: `model_validate` is a Python wrapper around the
-        # same call (its options all left at their defaults here), one frame per call.
-        model = self.arguments_model.__pydantic_validator__.validate_python(arguments or {})
-        # A model's __dict__ holds exactly its fields (extras are ignored, kept apart).
-        return dict(model.__dict__)
+        # The fields of the model, validated as the model would be (`fields_validator`):
+        # the dict is made by this validation, so it is the caller's to add to.
+        fields: dict[str, Any] = self.arguments_check()(arguments or {})[0]
+        return fields
 
     def to_wire_result(self, value: Any) -> dict[str, Any]:
         """`to_result` in wire form; text, the common case, without building models.

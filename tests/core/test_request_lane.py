@@ -69,6 +69,12 @@ PLAIN: list[tuple[str, dict[str, Any] | None]] = [
     ("subscriptions/listen", {"notifications": {"toolsListChanged": True}}),
     ("tasks/get", {"taskId": "t1"}),
     ("tools/call", {"name": "echo", "task": {"ttl": 1000}}),
+    # The lane reads `task` from the params, not the model: null, and a `task` member
+    # of a method whose model has no such field (kept as an extra).
+    ("tools/call", {"name": "echo", "task": None}),
+    ("tools/call", {"name": "echo", "task": {}}),
+    ("prompts/list", {"task": {"ttl": 5}}),
+    ("prompts/list", {"task": None}),
     ("tools/call", {"name": "echo", "requestState": "forged"}),
     ("tools/call", {"name": "echo", "inputResponses": {}}),
     (
