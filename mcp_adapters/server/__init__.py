@@ -1700,8 +1700,8 @@ class _CoroutineCall(AwaitThen):
     value into the wire result and sends it, `failed` answers an exception it raised.
     `scope_of` as for `MCPServer.handle_now`: `scope` is then the session, and a scope
     is made only for a `Context` or to answer with something other than a wire result.
-    `parse_arguments` and the text case of `to_wire_result` are written in, as in
-    `handle_now` (keep the three alike). Until session 17 this was one coroutine of its
+    The text case of `to_wire_result` is written in, as in `handle_now` (keep the three
+    alike); the arguments go through `parse_arguments` (the fields validator, no model). Until session 17 this was one coroutine of its
     own (`MCPServer._call_coroutine_tool`) between the session's and the tool's: about
     1,500-2,300 instructions more per call (an eager task's step runs through every
     layer; this object and its `start` and `then` calls cost less).
@@ -1744,11 +1744,9 @@ class _CoroutineCall(AwaitThen):
     def start(self) -> Awaitable[Any] | None:
         tool = self.tool
         try:
-            kwargs = dict(
-                tool.arguments_model.__pydantic_validator__.validate_python(
-                    self.arguments or {}
-                ).__dict__
-            )
+            # (the model's fields without the model, a dict of our own to add to:
+            # `FunctionTool.parse_arguments`, as the plain path's `fields_check`)
+            kwargs = tool.parse_arguments(self.arguments)
         except pydantic.ValidationError as exc:
             self._send(_invalid_arguments(tool, exc))
             return None
