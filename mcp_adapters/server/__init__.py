@@ -1062,12 +1062,9 @@ class MCPServer:
                     # `to_wire_result` written in: three calls of every plain call.
                     # The same steps in the same order; keep the three alike.
                     arguments = fields["arguments"]
-                    model, validate = tool.fields_check
-                    if model is not tool.arguments_model:
-                        validate = tool.arguments_check()
                     try:
                         # (the model's fields without the model: `FunctionTool.fields_check`)
-                        kwargs = validate(arguments or {})[0]
+                        kwargs = tool.fields_check[1](arguments or {})[0]
                     except pydantic.ValidationError as exc:
                         outcome = _invalid_arguments(tool, exc)
                     else:
@@ -1701,8 +1698,8 @@ class _CoroutineCall(AwaitThen):
     `scope_of` as for `MCPServer.handle_now`: `scope` is then the session, and a scope
     is made only for a `Context` or to answer with something other than a wire result.
     The text case of `to_wire_result` is written in, as in `handle_now` (keep the three
-    alike); the arguments go through `parse_arguments` (the fields validator, no model). Until session 17 this was one coroutine of its
-    own (`MCPServer._call_coroutine_tool`) between the session's and the tool's: about
+    alike); the arguments go through `parse_arguments` (the fields validator, no model).
+    Until session 17 this was one coroutine of its own (`MCPServer._call_coroutine_tool`) between the session's and the tool's: about
     1,500-2,300 instructions more per call (an eager task's step runs through every
     layer; this object and its `start` and `then` calls cost less).
     (`MCPServer._answer`, `_asker` and `_context` are called through the class: this is

@@ -168,9 +168,15 @@ class FunctionTool:
     extra: dict[str, Any] = field(default_factory=dict)
     #: `(model, validate)`: `validate(arguments)[0]` is what `arguments_model` would hold
     #: in its `__dict__` after validating `arguments`, without the model instance (see
-    #: `fields_validator`). `model` is the `arguments_model` it was made for: a caller
-    #: finding another (the attribute was reassigned) renews it (`arguments_check`).
-    fields_check: tuple[Any, Any] = field(default=(None, None), repr=False, compare=False)
+    #: `fields_validator`); `model` is the `arguments_model` it was made for. Derived, not
+    #: given: setting `arguments_model` (at construction, or later) sets it too
+    #: (`__setattr__`), so a call reads it with no check that it is still current.
+    fields_check: tuple[Any, Any] = field(init=False, repr=False, compare=False)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if name == "arguments_model":
+            object.__setattr__(self, "fields_check", (value, fields_validator(value)))
 
     @classmethod
     def build(
@@ -271,7 +277,6 @@ class FunctionTool:
                     if defs:
                         output_schema["$defs"] = defs
         return cls(
-            fields_check=(model, fields_validator(model)),
             fn=fn,
             name=tool_name,
             title=title,
@@ -307,16 +312,6 @@ class FunctionTool:
             _meta=self.meta,
         )
 
-    def arguments_check(self) -> Callable[[Any], tuple[Any, ...]]:
-        """The validator of `fields_check`, made again if `arguments_model` changed."""
-        validate: Callable[[Any], tuple[Any, ...]]
-        model, validate = self.fields_check
-        if model is not self.arguments_model:
-            model = self.arguments_model
-            validate = fields_validator(model)
-            self.fields_check = (model, validate)
-        return validate
-
     def parse_arguments(self, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """Validated keyword arguments, a dict of the caller's own; raises
         pydantic.ValidationError."""
@@ -324,7 +319,7 @@ class FunctionTool:
         # called with no `arguments` member at all (the schema makes it optional).
         # The fields of the model, validated as the model would be (`fields_validator`):
         # the dict is made by this validation, so it is the caller's to add to.
-        fields: dict[str, Any] = self.arguments_check()(arguments or {})[0]
+        fields: dict[str, Any] = self.fields_check[1](arguments or {})[0]
         return fields
 
     def to_wire_result(self, value: Any) -> dict[str, Any]:
