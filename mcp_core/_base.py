@@ -789,9 +789,9 @@ class _Connection:
                 if self._pending_events:
                     self._flush_pending_events(events)
                 # `jr.parse`, inline for the usual message: bytes, and too short to break
-                # any limit but the depth, whose bracket count is checked as there (each
-                # test in its order; the count is `jr._openers`, inline). Any other goes
-                # to `jr.parse` itself.
+                # any limit but the depth, which is judged as there (each test in its
+                # order: too short to nest past the limit, then the bracket count,
+                # `jr._openers`, inline). Any other goes to `jr.parse` itself.
                 limits = self.limits
                 size = len(data)
                 depth = limits.max_depth
@@ -803,9 +803,8 @@ class _Connection:
                         and size <= limits.max_message_bytes
                         and (
                             size <= 2 * depth + 1
-                            or data.count(b"{")
-                            + (0 if (at := data.find(b"[")) < 0 else data.count(b"[", at))
-                            <= depth
+                            or ((at := data.find(b"[")) < 0 and size <= 5 * depth + 1)
+                            or data.count(b"{") + (0 if at < 0 else data.count(b"[", at)) <= depth
                         )
                         and size <= limits.max_integer_digits
                         and (strings is None or size <= strings)

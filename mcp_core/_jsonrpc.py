@@ -539,14 +539,25 @@ def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_L
         )
     # Depth before parsing, because a parser recursing into hostile nesting is the
     # failure to prevent (a RecursionError is no ValueError and escaped other SDKs).
-    # Each test is cheaper than the next: a message shorter than the limit cannot
+    # Each test is cheaper than the next: a message too short for the limit cannot
     # nest past it, and one with fewer brackets than the limit cannot either.
+    # "Too short" (`counted` false; the receive lane tests the same): each level takes
+    # at least two bytes, its opener and its closer, so no text of at most
+    # `2 * depth_limit + 1` bytes nests past the limit. A text without a `[` nests
+    # objects only, and an object that holds another spends at least five bytes on that
+    # level (`{`, the shortest key `""`, `:`, `}`), the innermost two (`{}`): so
+    # `depth_limit + 1` levels take at least `5 * depth_limit + 2` bytes. Most requests
+    # hold no array; a 2026-07-28 request, about 300 bytes with its `_meta` envelope, is
+    # over the first bound and under the second, and skips the count of its `{` (about
+    # 1,500 instructions; the `find` of a `[` is a `memchr`, and the count needs it).
     depth_limit = limits.max_depth
+    counted = not (
+        size <= 2 * depth_limit + 1 or ((at := data.find(b"[")) < 0 and size <= 5 * depth_limit + 1)
+    )
     if (
-        size > 2 * depth_limit + 1
+        counted
         # (`_too_deep`, inline: `_openers`)
-        and data.count(b"{") + (0 if (at := data.find(b"[")) < 0 else data.count(b"[", at))
-        > depth_limit
+        and data.count(b"{") + (0 if at < 0 else data.count(b"[", at)) > depth_limit
         and _max_depth(data) > depth_limit
     ):
         raise _deep_refusal(data, limits)
@@ -555,12 +566,12 @@ def parse(data: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_L
     try:
         value = pydantic_core.from_json(data, allow_inf_nan=False)
     except ValueError as exc:
-        # A message of at most twice the depth limit (and one) bytes is judged for depth
-        # only when it does not parse: a valid one cannot nest past the limit, each level
-        # taking two of its bytes, and the parser (its own limit is 200 levels) cannot
-        # recurse deeper than a message that short. So most results and notifications
-        # are spared the two scans, and a malformed one gets the error it got before.
-        if depth_limit < size <= 2 * depth_limit + 1 and _too_deep(data, depth_limit):
+        # A message too short to nest past the limit (above) is judged for depth only
+        # when it does not parse: a valid one cannot, and the parser (its own
+        # limit is 200 levels) cannot recurse deeper than a message that short. So most
+        # messages are spared the two scans, and a malformed one gets the error it got
+        # before.
+        if not counted and size > depth_limit and _too_deep(data, depth_limit):
             raise _deep_refusal(data, limits) from None
         raise RemoteProtocolError(f"parse error: {exc}", code=PARSE_ERROR) from None
     # Only a message longer than a limit can break it, so small ones skip the scans.
@@ -583,11 +594,9 @@ def _openers(data: bytes | bytearray) -> int:
     fewer can nest deeper than.
 
     The `[` are counted from the first one, found by `find` (a `memchr`, many times
-    faster than `count`'s byte loop): most messages hold no array, and then only the
-    `{` are counted byte by byte. For a 2026-07-28 request (about 300 bytes, over the
-    size under which no count is made) this is about 1.4k instructions less than two
-    `count`s, and the same number. (Written in where it runs per message: `parse`
-    and `_Connection._receive_whole`.)
+    faster than `count`'s byte loop): many messages hold no array, and then only the
+    `{` are counted byte by byte (and not at all below five bytes a level: `parse`).
+    (Written in where it runs per message: `parse` and `_Connection.receive_message`.)
     """
     at = data.find(b"[")
     return data.count(b"{") + (0 if at < 0 else data.count(b"[", at))

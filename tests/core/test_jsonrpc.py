@@ -13,6 +13,8 @@ import re
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mcp_core import (
     INTERNAL_ERROR,
@@ -703,6 +705,85 @@ def test_short_messages_are_judged_for_depth_as_before(text: bytes) -> None:
         assert expected == "parse error"
     else:
         assert expected == "value"
+
+
+# Objects only (no `[`), with `Limits(max_depth=4)`: over twice the limit and one (9
+# bytes), at most five bytes a level and one (21), so parsed before depth is judged.
+OBJECT_TEXTS = [
+    b'{"":{"":{"":{}}}}',  # 4 deep in 17 bytes
+    b'{"":{"":{"":{"":{}}}}}',  # 5 deep in the fewest bytes a valid text takes (22)
+    b'{"":{"":{"":{"":1}}}}',  # 4 deep, 21 bytes
+    b'{"":{"":{"":{"":{',  # 5 deep and unclosed in 17 bytes: refused for its depth
+    b'{"a":{"b":{"c":{"d":{',  # the same in 21 bytes
+    b'{"a":{"b":{"c":{"d":{}',  # 22 bytes: counted
+    b"{{{{{{{{{{{",  # 11 deep, no key: malformed at its second byte, still too deep
+    b'{"a": {"b": {"c": {}}}}',  # 4 deep, with spaces (23 bytes: counted)
+    b'{"{{{{{{{{{{":{"":{}}}',  # braces in a key: 3 deep
+    b'{"a":1,"b":{"c":{}}',  # unclosed, 3 deep: a parse error
+    b'{"":{"":{"":{"":x',  # 4 deep, malformed: a parse error
+]
+
+
+@pytest.mark.parametrize("text", OBJECT_TEXTS)
+@pytest.mark.parametrize("via", ["receive_message", "parse"])
+def test_array_free_messages_are_judged_for_depth_as_before(text: bytes, via: str) -> None:
+    """A text without a `[` spends at least five bytes on each level but its innermost
+    (`{`, `""`, `:`, `}`), so up to five times the limit (and one byte) it is parsed
+    first and judged for depth only when that fails, in `jr.parse` and in the engine's
+    inline parse alike. The outcome is the one judging depth first gave."""
+    limits = Limits(max_depth=4)
+    expected = depth_first_outcome(text, limits)
+    if via == "parse":
+        try:
+            jr.parse(text, limits)
+        except jr.LimitExceeded as exc:
+            assert (expected, exc.setting) == ("too deep", "Limits.max_depth")
+        except RemoteProtocolError:
+            assert expected == "parse error"
+        else:
+            assert expected == "value"
+        return
+    conn = legacy_server("2025-06-18", limits=limits)
+    conn.receive_message(text)
+    said = out(conn)
+    if expected == "value":  # a bare object: an invalid request, not a parse error
+        assert [error_code(m) for m in said] == [INVALID_REQUEST]
+    else:
+        assert [error_code(m) for m in said] == [PARSE_ERROR]
+        assert ("nests deeper" in said[0]["error"]["message"]) == (expected == "too deep")
+
+
+_KEYS = st.sampled_from(["", "a", "[", "{", "k\\", '"'])
+_LEAVES = st.sampled_from([{}, 1, None, "s", "{{"])
+_OBJECTS = st.recursive(
+    _LEAVES, lambda inner: st.dictionaries(_KEYS, inner, max_size=2), max_leaves=12
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    value=_OBJECTS,
+    limit=st.integers(1, 8),
+    spaced=st.booleans(),
+    cut=st.integers(0, 400),
+)
+def test_any_array_free_text_is_judged_for_depth_as_judging_first_did(
+    value: Any, limit: int, spaced: bool, cut: int
+) -> None:
+    """Objects nested in any shape (keys with brackets and escapes, compact or spaced),
+    whole or cut short anywhere: `parse` says what judging depth before parsing said."""
+    text = json.dumps(value, separators=(", ", ": ") if spaced else (",", ":")).encode()
+    for data in (text, text[: cut % (len(text) + 1)]):
+        limits = Limits(max_depth=limit)
+        expected = depth_first_outcome(data, limits)
+        try:
+            jr.parse(data, limits)
+        except jr.LimitExceeded:
+            assert expected == "too deep"
+        except RemoteProtocolError:
+            assert expected == "parse error"
+        else:
+            assert expected == "value"
 
 
 @pytest.mark.parametrize("size", [129, 200, 201, 257, 258])
