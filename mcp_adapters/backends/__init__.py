@@ -158,9 +158,13 @@ class Tasks(Protocol):
 
     def start(self, fn: Callable[..., Awaitable[None]], *args: Any) -> Cancellable: ...
 
-    def start_eager(self, fn: Callable[..., Awaitable[None]], *args: Any) -> Cancellable | None:
+    def start_eager(
+        self, name: str, fn: Callable[..., Awaitable[None]], *args: Any
+    ) -> Cancellable | None:
         """`start`, with the task's first step taken now where the loop allows it (asyncio;
-        trio starts it as `start` does); None when that step ended it."""
+        trio starts it as `start` does); None when that step ended it. `name` names the
+        task (on asyncio; trio names its tasks after their function): a string the caller
+        made once, not one read off `fn` per task."""
         ...
 
     async def stop(self) -> None: ...

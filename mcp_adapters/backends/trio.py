@@ -218,7 +218,9 @@ class _Tasks:
         scopes.add(scope)
         return scope
 
-    def start_eager(self, fn: Callable[..., Awaitable[None]], *args: Any) -> trio.CancelScope:
+    def start_eager(
+        self, name: str, fn: Callable[..., Awaitable[None]], *args: Any
+    ) -> trio.CancelScope:
         """`start`: trio has no eager tasks (a task's first step always waits for the
         scheduler's next batch, and there is no sound way to step a coroutine as a task
         that does not run yet), so a trio handler always starts on the next batch.
