@@ -424,7 +424,7 @@ class Session(SessionState):
         # (work None: call `on_request`)
         self._starting = True
         try:
-            return self._tasks.start_eager(_HANDLER_TASK, self._handle, event, work)
+            return self._tasks.start_eager(self._handle(event, work), _HANDLER_TASK)
         finally:
             self._starting = False
 
