@@ -1708,9 +1708,9 @@ class _CoroutineCall(AwaitThen):
     value into the wire result and sends it, `failed` answers an exception it raised.
     `scope_of` as for `MCPServer.handle_now`: `scope` is then the session, and a scope
     is made only for a `Context` or to answer with something other than a wire result.
-    The text case of `to_wire_result` is written in, as in `handle_now` (keep the three
-    alike); the arguments go through `parse_arguments` (the fields validator, no model).
-    Until session 17 this was one coroutine of its own (`MCPServer._call_coroutine_tool`) between the session's and the tool's: about
+    The text case of `to_wire_result` and `parse_arguments` (the fields validator, no
+    model) are written in, as in `handle_now` (keep the three alike): a Python call less
+    each. Until session 17 this was one coroutine of its own (`MCPServer._call_coroutine_tool`) between the session's and the tool's: about
     1,500-2,300 instructions more per call (an eager task's step runs through every
     layer; this object and its `start` and `then` calls cost less).
     (`MCPServer._answer`, `_asker` and `_context` are called through the class: this is
