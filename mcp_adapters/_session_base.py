@@ -424,7 +424,7 @@ class Session(SessionState):
         # (work None: call `on_request`)
         self._starting = True
         try:
-            return self._tasks.start_eager(self._handle, event, work)
+            return self._tasks.start_eager(self._handle(event, work), _HANDLER_TASK)
         finally:
             self._starting = False
 
@@ -472,6 +472,11 @@ class Session(SessionState):
             # (Answered in the task's first step, run eagerly by `_spawn`: the batch's
             # router writes it, as for an answer given in place.)
             self._driver.wake()
+
+
+#: The name of a handler's task (`_spawn`), as anyio would name it after its function:
+#: made once, not read off the bound method per task.
+_HANDLER_TASK = "Session._handle"
 
 
 async def _logged(awaitable: Awaitable[Any]) -> None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import importlib
 import ssl
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from types import ModuleType
 from typing import Any, Protocol
 
@@ -158,9 +158,13 @@ class Tasks(Protocol):
 
     def start(self, fn: Callable[..., Awaitable[None]], *args: Any) -> Cancellable: ...
 
-    def start_eager(self, fn: Callable[..., Awaitable[None]], *args: Any) -> Cancellable | None:
-        """`start`, with the task's first step taken now where the loop allows it (asyncio;
-        trio starts it as `start` does); None when that step ended it."""
+    def start_eager(self, coro: Coroutine[Any, Any, None], name: str) -> Cancellable | None:
+        """`start` of the coroutine `coro` (the caller made it: a method call of its own,
+        not a bound method and an argument tuple passed here to be called), with the
+        task's first step taken now where the loop allows it (asyncio; trio starts it as
+        `start` does); None when that step ended it. `name` names the task (on asyncio;
+        trio names its tasks after their function): a string the caller made once, not
+        one read off a function per task."""
         ...
 
     async def stop(self) -> None: ...

@@ -24,7 +24,7 @@ import os
 import socket
 import ssl
 import weakref
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
 from mcp_adapters._errors import TransportError, to_transport_error
@@ -679,17 +679,19 @@ class _Tasks:
         task.add_done_callback(tasks.discard)
         return task
 
-    def start_eager(
-        self, fn: Callable[..., Awaitable[None]], *args: Any
-    ) -> asyncio.Task[None] | None:
-        """`start`, but the task's first step runs now, in the caller's stack (as the task:
-        see `backends._eager`); None when that step finished it (nothing to cancel).
+    def start_eager(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None] | None:
+        """`start` of `coro`, but the task's first step runs now, in the caller's stack (as
+        the task: see `backends._eager`); None when that step finished it (nothing to
+        cancel). The caller makes `coro` (until session 21 it passed a bound method and its
+        arguments, called here through an argument tuple: a bound method made and a call
+        through `*args` per task).
 
-        The task is named after `fn` (as anyio names its tasks): on 3.11 a task left to
+        The task is named `name`, a string the caller made once: on 3.11 a task left to
         name itself formats "Task-<n>" in its constructor, about 1,400 instructions of
-        every coroutine handler's call.
+        every coroutine handler's call, and reading `fn.__qualname__` off a bound method
+        per task (until session 21) was about 290.
         """
-        task, finished = self._eager(fn(*args), fn.__qualname__)  # type: ignore[arg-type]
+        task, finished = self._eager(coro, name)
         if finished:
             return None
         return self._keep(task)

@@ -16,7 +16,7 @@ import select
 import socket
 import ssl
 import stat
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
 import trio
@@ -171,6 +171,11 @@ class _TaskGroup:
         return await self._manager.__aexit__(*exc_info)
 
 
+def _itself(coro: Coroutine[Any, Any, None]) -> Coroutine[Any, Any, None]:
+    """`coro`, for `start(fn, *args)`'s `await fn(*args)` (`_Tasks.start_eager`)."""
+    return coro
+
+
 class _Tasks:
     """A session's nursery; each handler runs under a cancel scope of its own."""
 
@@ -218,12 +223,19 @@ class _Tasks:
         scopes.add(scope)
         return scope
 
-    def start_eager(self, fn: Callable[..., Awaitable[None]], *args: Any) -> trio.CancelScope:
+    def start_eager(self, coro: Coroutine[Any, Any, None], name: str) -> trio.CancelScope:
         """`start`: trio has no eager tasks (a task's first step always waits for the
         scheduler's next batch, and there is no sound way to step a coroutine as a task
         that does not run yet), so a trio handler always starts on the next batch.
+        The task awaits `coro` itself (`_itself` hands it over: a plain call, not one
+        more coroutine around it); a session that is not running never will, so `coro`
+        is closed then (no "never awaited" warning for it).
         """
-        return self.start(fn, *args)
+        try:
+            return self.start(_itself, coro)
+        except BaseException:
+            coro.close()
+            raise
 
     async def stop(self) -> None:
         """Cancelling, not waiting: the nursery's exit does the waiting, and it runs exactly

@@ -1050,10 +1050,19 @@ class MCPServer:
                     # (the validation too) runs in that task, as before; the session
                     # starts that task eagerly, so a tool that never suspends is still
                     # answered here, and awaits the tool's coroutine itself
-                    # (`_CoroutineCall`).
-                    return _CoroutineCall(
-                        self, tool, request, scope, fields["arguments"], scope_of, connection
-                    )
+                    # (`_CoroutineCall`). Its fields are set here, its one maker: a class
+                    # call running an `__init__` was about 800 instructions more (the
+                    # arguments' tuple, `slot_tp_init`'s lookup and a Python frame).
+                    work = _new_object(_CoroutineCall)
+                    work.server = self
+                    work.tool = tool
+                    work.request = request
+                    work.scope = scope
+                    work.arguments = fields["arguments"]
+                    work.scope_of = scope_of
+                    work.connection = connection
+                    work.asker = None
+                    return work
                 if tool.context_param is not None:
                     outcome = self._call_plain_tool(tool, request, scope, fields["arguments"])
                 else:
@@ -1642,6 +1651,8 @@ class _InputRequired:
 
 _NO_ANSWER = object()
 _WAKE = "_mcp_server_wake"
+#: Makes a `_CoroutineCall` without a class call (`handle_now` sets its fields).
+_new_object = object.__new__
 
 
 def _nothing() -> None:
@@ -1697,13 +1708,15 @@ class _CoroutineCall(AwaitThen):
     value into the wire result and sends it, `failed` answers an exception it raised.
     `scope_of` as for `MCPServer.handle_now`: `scope` is then the session, and a scope
     is made only for a `Context` or to answer with something other than a wire result.
-    The text case of `to_wire_result` is written in, as in `handle_now` (keep the three
-    alike); the arguments go through `parse_arguments` (the fields validator, no model).
-    Until session 17 this was one coroutine of its own (`MCPServer._call_coroutine_tool`) between the session's and the tool's: about
+    The text case of `to_wire_result` and `parse_arguments` (the fields validator, no
+    model) are written in, as in `handle_now` (keep the three alike): a Python call less
+    each. Until session 17 this was one coroutine of its own (`MCPServer._call_coroutine_tool`) between the session's and the tool's: about
     1,500-2,300 instructions more per call (an eager task's step runs through every
     layer; this object and its `start` and `then` calls cost less).
     (`MCPServer._answer`, `_asker` and `_context` are called through the class: this is
     the server's own work, kept out of its instance.)
+
+    Made by `handle_now` alone, which sets every field (no `__init__`: see there).
     """
 
     __slots__ = (
@@ -1717,33 +1730,24 @@ class _CoroutineCall(AwaitThen):
         "tool",
     )
 
-    catch = (Exception, NeedInput)
+    server: MCPServer
+    tool: FunctionTool
+    request: Incoming
+    scope: Any
+    arguments: dict[str, Any] | None
+    scope_of: Callable[[Any], RequestScope] | None
+    connection: Any
+    asker: _LegacyAsker | _ReplayAsker | None
 
-    def __init__(
-        self,
-        server: MCPServer,
-        tool: FunctionTool,
-        request: Incoming,
-        scope: Any,
-        arguments: dict[str, Any] | None,
-        scope_of: Callable[[Any], RequestScope] | None,
-        connection: Any,
-    ) -> None:
-        self.server = server
-        self.tool = tool
-        self.request = request
-        self.scope = scope
-        self.arguments = arguments
-        self.scope_of = scope_of
-        self.connection = connection
-        self.asker: _LegacyAsker | _ReplayAsker | None = None
+    catch = (Exception, NeedInput)
 
     def start(self) -> Awaitable[Any] | None:
         tool = self.tool
         try:
             # (the model's fields without the model, a dict of our own to add to:
-            # `FunctionTool.parse_arguments`, as the plain path's `fields_check`)
-            kwargs = tool.parse_arguments(self.arguments)
+            # `FunctionTool.parse_arguments`, written in as in `handle_now`'s plain path:
+            # a Python call less)
+            kwargs = tool.fields_check[1](self.arguments or {})[0]
         except pydantic.ValidationError as exc:
             self._send(_invalid_arguments(tool, exc))
             return None

@@ -449,3 +449,71 @@ def test_loops_on_two_threads_start_their_own_tasks() -> None:
         sys.setswitchinterval(interval)
     assert not errors
     assert results["a"] == [True] * 2000 and results["b"] == [True] * 2000
+
+
+def test_a_sessions_tasks_start_the_coroutine_given_under_the_name_given() -> None:
+    """`_Tasks.start_eager(coro, name)` (asyncio): the caller's coroutine, run as a task
+    named `name`; None when its first step ended it, else the task, kept until it ends
+    (`stop` cancels it). A task factory installed after a first eager start is still
+    honoured by the next (the loop is looked at on every start)."""
+    from mcp_adapters.backends.asyncio import _Tasks
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        tasks = _Tasks(loop)
+        seen: list[Any] = []
+
+        async def done() -> None:
+            seen.append(asyncio.current_task())
+
+        assert tasks.start_eager(done(), "given") is None
+        assert seen[0] is not None and seen[0].get_name() == "given" and seen[0].done()
+
+        async def waits() -> None:
+            await asyncio.sleep(HANG)
+
+        task = tasks.start_eager(waits(), "waiting")
+        assert task is not None and task.get_name() == "waiting" and not task.done()
+
+        made: list[Any] = []
+
+        def factory(loop: Any, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+            made.append(asyncio.Task(coro, loop=loop, **kwargs))
+            return made[-1]
+
+        loop.set_task_factory(factory)
+        try:
+            later = tasks.start_eager(done(), "by the factory")
+        finally:
+            loop.set_task_factory(None)
+        assert later is not None and made == [later] and len(seen) == 1  # not run yet
+        await later
+        assert seen[1] is later and later.get_name() == "by the factory"
+        await tasks.stop()
+        assert task.cancelled()
+
+    run(main)
+
+
+def test_trio_tasks_close_a_coroutine_they_cannot_start() -> None:
+    """trio's `start_eager(coro, name)` on a session that is not running raises, and
+    closes the coroutine it was given: it will never be awaited, and must not warn so."""
+    import warnings
+
+    trio_backend = pytest.importorskip("mcp_adapters.backends.trio")
+
+    async def body() -> None:
+        raise AssertionError("never run")
+
+    import trio
+
+    async def main() -> None:
+        tasks = trio_backend._Tasks()  # (not entered: not running)
+        coro = body()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(RuntimeError, match="not running"):
+                tasks.start_eager(coro, "handler")
+        assert coro.cr_frame is None  # closed
+
+    trio.run(main)
