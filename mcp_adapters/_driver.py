@@ -427,11 +427,10 @@ class Driver:
                 data = b""
             if data:
                 # `core.feed(data)` for data, written out (one Python call per read).
+                conn = self._conn
                 try:
                     core.on_events(
-                        self._conn.receive_data(
-                            data, wall_time=core.wall_clock() if self._wall else None
-                        )
+                        conn.receive_data(data, wall_time=core.wall_clock() if self._wall else None)
                     )
                 except Exception:
                     logger.exception("driver: processing input failed; closing")
@@ -439,6 +438,21 @@ class Driver:
                         "internal error while processing input"
                     )
                     core.finish()
+                if (
+                    self._none_epoch is not None
+                    and not conn.output_pending  # type: ignore[attr-defined]
+                    and conn.deadline_epoch == self._none_epoch  # type: ignore[attr-defined]
+                    and not core.input_done
+                ):
+                    # An MCP connection that queued nothing and set no deadline since
+                    # `next_deadline()` last gave None (every read of a client's answer),
+                    # with input going on: `wake()` would find nothing to write and
+                    # nothing to arm. A writer it would wake instead is one already told:
+                    # busy writing (it looks again after the write), finishing (`finish()`
+                    # woke it; a finish in this read ends input, which wakes below), or
+                    # carrying (woken when the write was carried). A data read holds no
+                    # end of input. One Python call fewer per read that answers nothing.
+                    return
             else:
                 core.received(data)  # the end: fed now, or held (`hold_eof`)
             if core.input_done or core.eof_held:
