@@ -242,6 +242,18 @@ class DriverCore:
         self.carried = b""
 
 
+class _AlwaysPending:
+    """`Driver._quiet` for a sans-IO object that cannot say what a read did (an HTTP
+    layer): always something queued, so `_pushed` always wakes after a read."""
+
+    __slots__ = ()
+    output_pending = True
+    deadline_epoch = None
+
+
+_ALWAYS_PENDING = _AlwaysPending()
+
+
 class Driver:
     """Runs one sans-IO connection over one async `ByteStream` on a `Backend`."""
 
@@ -295,6 +307,11 @@ class Driver:
             if hasattr(connection, "output_pending") and hasattr(connection, "deadline_epoch")
             else None
         )
+        #: What `_pushed` asks whether a read queued output or set a deadline: the MCP
+        #: connection itself, or for another object `_ALWAYS_PENDING` (it cannot say, so
+        #: every read wakes). One attribute, so the test costs a server, whose reads
+        #: nearly all queue an answer, one read more and no test of which kind it is.
+        self._quiet: Any = connection if self._none_epoch is not None else _ALWAYS_PENDING
 
     @property
     def error(self) -> TransportError | None:
@@ -427,10 +444,11 @@ class Driver:
                 data = b""
             if data:
                 # `core.feed(data)` for data, written out (one Python call per read).
-                conn = self._conn
                 try:
                     core.on_events(
-                        conn.receive_data(data, wall_time=core.wall_clock() if self._wall else None)
+                        self._conn.receive_data(
+                            data, wall_time=core.wall_clock() if self._wall else None
+                        )
                     )
                 except Exception:
                     logger.exception("driver: processing input failed; closing")
@@ -439,9 +457,8 @@ class Driver:
                     )
                     core.finish()
                 if (
-                    self._none_epoch is not None
-                    and not conn.output_pending  # type: ignore[attr-defined]
-                    and conn.deadline_epoch == self._none_epoch  # type: ignore[attr-defined]
+                    not self._quiet.output_pending
+                    and self._quiet.deadline_epoch == self._none_epoch
                     and not core.input_done
                 ):
                     # An MCP connection that queued nothing and set no deadline since
