@@ -242,6 +242,18 @@ class DriverCore:
         self.carried = b""
 
 
+class _AlwaysPending:
+    """`Driver._quiet` for a sans-IO object that cannot say what a read did (an HTTP
+    layer): always something queued, so `_pushed` always wakes after a read."""
+
+    __slots__ = ()
+    output_pending = True
+    deadline_epoch = None
+
+
+_ALWAYS_PENDING = _AlwaysPending()
+
+
 class Driver:
     """Runs one sans-IO connection over one async `ByteStream` on a `Backend`."""
 
@@ -295,6 +307,11 @@ class Driver:
             if hasattr(connection, "output_pending") and hasattr(connection, "deadline_epoch")
             else None
         )
+        #: What `_pushed` asks whether a read queued output or set a deadline: the MCP
+        #: connection itself, or for another object `_ALWAYS_PENDING` (it cannot say, so
+        #: every read wakes). One attribute, so the test costs a server, whose reads
+        #: nearly all queue an answer, one read more and no test of which kind it is.
+        self._quiet: Any = connection if self._none_epoch is not None else _ALWAYS_PENDING
 
     @property
     def error(self) -> TransportError | None:
@@ -439,6 +456,20 @@ class Driver:
                         "internal error while processing input"
                     )
                     core.finish()
+                if (
+                    not self._quiet.output_pending
+                    and self._quiet.deadline_epoch == self._none_epoch
+                    and not core.input_done
+                ):
+                    # An MCP connection that queued nothing and set no deadline since
+                    # `next_deadline()` last gave None (every read of a client's answer),
+                    # with input going on: `wake()` would find nothing to write and
+                    # nothing to arm. A writer it would wake instead is one already told:
+                    # busy writing (it looks again after the write), finishing (`finish()`
+                    # woke it; a finish in this read ends input, which wakes below), or
+                    # carrying (woken when the write was carried). A data read holds no
+                    # end of input. One Python call fewer per read that answers nothing.
+                    return
             else:
                 core.received(data)  # the end: fed now, or held (`hold_eof`)
             if core.input_done or core.eof_held:

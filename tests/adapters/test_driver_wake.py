@@ -198,3 +198,100 @@ async def test_a_read_passes_the_wall_time_only_to_an_engine_that_needs_it(
     driver._pushed(b"x\n")
     assert len(got) == 1
     assert (got[0] is None) is (needs is False)
+
+
+class _ReadConnection(_EpochConnection):
+    """`_EpochConnection` whose reads do what the test says: `on_read(data)` may queue
+    output, set a deadline, or raise."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.on_read: Any = None
+
+    def receive_data(self, data: bytes, *, wall_time: float | None = None) -> list[Any]:
+        if self.on_read is not None:
+            self.on_read(data)
+        return []
+
+
+async def _pushing(conn: Any) -> tuple[Driver, asyncio.Task[None], Any, list[int]]:
+    """A running driver on a `PushedStream`, its `wake` counted (then run as before)."""
+    from tests.adapters.streams import PushedStream
+
+    stream = PushedStream()
+    driver, task = await _running(conn, stream)
+    assert stream.sink is not None  # reads come pushed, through `_pushed`
+    wakes = [0]
+    wake = driver.wake
+
+    def counted() -> None:
+        wakes[0] += 1
+        wake()
+
+    driver.wake = counted  # type: ignore[method-assign]
+    return driver, task, stream, wakes
+
+
+async def test_a_pushed_read_that_queued_nothing_and_set_no_deadline_does_not_wake() -> None:
+    """A client's read of its answer: nothing to write, nothing to arm, so no `wake()`
+    (it would have returned at once); the writer still writes what a later read queues."""
+    conn = _ReadConnection()
+    driver, task, stream, wakes = await _pushing(conn)
+    driver.wake()  # a send: the deadline read here is None, its epoch kept
+    wakes[0] = 0
+    stream.sink(b"answer\n")
+    assert wakes[0] == 0 and stream.written == []
+    conn.on_read = lambda data: conn.queue(b"reply")
+    stream.sink(b"request\n")
+    assert wakes[0] == 1
+    assert stream.written == [b"reply"]  # written in the read's own stack
+    await _stop(driver, task)
+
+
+async def test_a_pushed_read_that_set_a_deadline_wakes_the_writer() -> None:
+    """A read that queued nothing but moved the deadline epoch (a deadline set while
+    handling it) still wakes, and the deadline is ticked when due."""
+    loop = asyncio.get_running_loop()
+    conn = _ReadConnection()
+    driver, task, stream, wakes = await _pushing(conn)
+    driver.wake()  # the writer's None deadline: its epoch kept
+    wakes[0] = 0
+    first = loop.time() + 0.05
+    conn.on_read = lambda data: conn.set_deadline(first)
+    stream.sink(b"x\n")
+    assert wakes[0] == 1
+    await asyncio.wait_for(conn.ticked.wait(), 10)
+    now, due = conn.ticks[0]
+    assert due == first and now >= first
+    await _stop(driver, task)
+
+
+async def test_a_pushed_read_that_failed_still_wakes_the_writer_to_finish() -> None:
+    """A read whose processing raised finishes the driver: the wake after it lets the
+    writer flush and stop, though nothing was queued."""
+
+    def fail(data: bytes) -> None:
+        raise RuntimeError("boom")
+
+    conn = _ReadConnection()
+    driver, task, stream, wakes = await _pushing(conn)
+    driver.wake()
+    wakes[0] = 0
+    conn.on_read = fail
+    stream.sink(b"x\n")
+    assert wakes[0] == 1
+    assert driver.error is not None
+    await asyncio.wait_for(task, 10)  # the writer saw the finish and ended the run
+
+
+async def test_a_pushed_read_of_another_sans_io_object_always_wakes() -> None:
+    """An object without `output_pending`/`deadline_epoch` (an HTTP layer) cannot say
+    that a read queued nothing: every read wakes, as before."""
+    conn = _Connection()
+    driver, task, stream, wakes = await _pushing(conn)
+    stream.sink(b"x\n")
+    assert wakes[0] == 1
+    conn.out = b"reply"
+    stream.sink(b"y\n")
+    assert wakes[0] == 2 and stream.written == [b"reply"]
+    await _stop(driver, task)
