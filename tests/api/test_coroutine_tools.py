@@ -394,3 +394,10 @@ async def test_over_http(anyio_backend: str, mode: str) -> None:
     tasks = [before for before, _ in seen.tasks]
     assert all(before is after for before, after in seen.tasks)
     assert len({id(task) for task in tasks}) == len(tasks) == 3
+    if anyio_backend == "asyncio":
+        # Each handler's task is named after the server's handler coroutine, as a
+        # session's are after theirs (not "Task-<n>", which 3.11 formats per task).
+        assert {task.get_name() for task in tasks} <= {  # type: ignore[attr-defined]
+            "HTTPServer._run_in_place",
+            "HTTPServer._run_native_handler",
+        }
