@@ -32,8 +32,8 @@ ready queue: not a plain asyncio `BaseEventLoop`) keeps the task as it makes
 it: started on the next turn. The private names read are `BaseEventLoop._ready`
 and `_task_factory` (allowed by name in tests/test_layout.py), only to
 recognise such a loop (the factory as `BaseEventLoop.create_task` itself reads
-it: `get_task_factory()` was a Python call per task); only 3.11 needs any of
-this.
+it: `get_task_factory()` was a Python call per task); on 3.12+ only the task
+factory and the class's `create_task` are looked at (`_start_native`).
 """
 
 from __future__ import annotations
@@ -159,6 +159,20 @@ def _starter_311(loop: asyncio.AbstractEventLoop) -> _Start:
 def _start_native(
     loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any], name: str | None = None
 ) -> tuple[asyncio.Task[Any], bool]:
+    """3.12+: `Task(eager_start=True)`, unless the loop makes its tasks its own way.
+
+    A loop with a task factory or a `create_task` of its own gets the task made by
+    `loop.create_task`, as on 3.11 (the factory decides whether it starts eagerly:
+    `asyncio.eager_task_factory` does). Until session 23 the native path made the task
+    itself regardless, so a factory installed for instrumentation was bypassed on
+    3.12+ only. The loop's `call_soon` plays no part here: an eager first step
+    schedules nothing.
+    """
+    # (The class first: a loop of another kind, uvloop's, has no `_task_factory`.)
+    own_create_task = type(loop).create_task is not _BASE_CREATE_TASK
+    if own_create_task or loop._task_factory is not None:  # type: ignore[attr-defined]
+        made = loop.create_task(coro, name=name, context=contextvars.copy_context())
+        return made, made.done()
     task: asyncio.Task[Any] = asyncio.Task(coro, loop=loop, name=name, eager_start=True)  # type: ignore[call-arg]
     return task, task.done()
 

@@ -329,10 +329,60 @@ def test_a_loop_with_a_task_factory_or_its_own_call_soon_starts_the_task_later()
             assert loop.call_soon is wrapper
         finally:
             del loop.call_soon
-        assert not finished and len(seen) == 1
+        if _eager.NATIVE:
+            assert finished and seen == []
+        else:
+            assert not finished and len(seen) == 1
         assert await task == "later"
 
     run(patched)
+
+
+def test_a_task_factory_or_a_create_task_of_its_own_makes_the_task_on_every_version() -> None:
+    """A loop that makes its tasks its own way (a task factory; a class with its own
+    `create_task`) gets the task made that way on 3.11 and 3.12+ alike: the factory
+    (instrumentation, `asyncio.eager_task_factory`) decides how the task starts. Until
+    session 23 the 3.12+ path made the task itself and bypassed both."""
+
+    async def body() -> str:
+        return "later"
+
+    async def with_factory() -> None:
+        loop = asyncio.get_running_loop()
+        made: list[Any] = []
+
+        def factory(loop: Any, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+            made.append(asyncio.Task(coro, loop=loop, **kwargs))
+            return made[-1]
+
+        loop.set_task_factory(factory)
+        try:
+            task, finished = _eager.start(loop, body(), "named")
+        finally:
+            loop.set_task_factory(None)
+        assert not finished and made == [task] and task.get_name() == "named"
+        assert await task == "later"
+
+    run(with_factory)
+
+    class OwnCreateTask(asyncio.SelectorEventLoop):
+        made: list[Any] = []
+
+        def create_task(self, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+            self.made.append(super().create_task(coro, **kwargs))
+            return self.made[-1]
+
+    async def with_own_create_task() -> None:
+        loop = asyncio.get_running_loop()
+        task, finished = _eager.start(loop, body())
+        assert not finished and OwnCreateTask.made[-1] is task
+        assert await task == "later"
+
+    own = OwnCreateTask()
+    try:
+        own.run_until_complete(asyncio.wait_for(with_own_create_task(), HANG))
+    finally:
+        own.close()
 
 
 def test_a_task_is_named_as_asked() -> None:
@@ -357,7 +407,9 @@ def test_a_task_is_named_as_asked() -> None:
 
 def test_a_call_soon_bound_on_the_instance_is_kept_and_used() -> None:
     """Instrumentation may set a bound method of its own as the loop's `call_soon`:
-    that is not asyncio's, so the task is made by the loop and queued through it."""
+    on 3.11 that is not asyncio's, so the task is made by the loop and queued through
+    it. On 3.12+ the eager first step schedules nothing, so the task runs at once and
+    the instrumentation's `call_soon` is left in place, unused."""
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -377,7 +429,10 @@ def test_a_call_soon_bound_on_the_instance_is_kept_and_used() -> None:
             assert loop.call_soon == bound
         finally:
             del loop.call_soon
-        assert not finished and len(seen) == 1
+        if _eager.NATIVE:
+            assert finished and seen == []
+        else:
+            assert not finished and len(seen) == 1
         assert await task == "later"
 
     run(main)
