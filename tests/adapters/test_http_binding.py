@@ -90,6 +90,10 @@ def _ours(coro: Any) -> bool:
     """Whether a task runs code of this repository (anyio's and pytest's plumbing not)."""
     venv = str(ROOT / ".venv")
     while coro is not None:
+        if getattr(coro, "cr_running", False) or getattr(coro, "gi_running", False):
+            # A running coroutine (the test's own task) has no await target to read:
+            # CPython 3.12.1 crashes reading `cr_await` of one (segmentation fault).
+            return False
         frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
         if frame is not None:
             name = frame.f_code.co_filename
@@ -103,7 +107,9 @@ def _tasks() -> set[Any]:
     """The tasks of the running loop (asyncio or trio) that run our code, but this one."""
     if sniffio.current_async_library() == "asyncio":
         current: Any = asyncio.current_task()
-        tasks: set[Any] = {t for t in asyncio.all_tasks() if _ours(t.get_coro())}
+        tasks: set[Any] = {
+            t for t in asyncio.all_tasks() if t is not current and _ours(t.get_coro())
+        }
     else:
         current = trio.lowlevel.current_task()
         tasks = set()
@@ -112,7 +118,7 @@ def _tasks() -> set[Any]:
         todo = [root]
         while todo:
             task = todo.pop()
-            if _ours(task.coro):
+            if task is not current and _ours(task.coro):
                 tasks.add(task)
             for nursery in task.child_nurseries:
                 todo.extend(nursery.child_tasks)
