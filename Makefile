@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: general-path demo cluster-demo test lint typecheck unit servers fuzz bench conformance clean
+.PHONY: general-path demo cluster-demo test lint typecheck unit servers fuzz bench conformance test-pythons clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,13 @@ general-path: $(STAMP)
 
 test: lint typecheck unit general-path
 
+# The suite again on each newer CPython the machine has (3.13, 3.12: found as
+# pythonX.Y or under pyenv; each in its own git-ignored .venv-X.Y), where asyncio's
+# eager tasks take their native path (scripts/test-pythons.sh). CI runs it after
+# the conformance suite; a version the machine lacks is skipped with a line saying so.
+test-pythons: servers
+	scripts/test-pythons.sh
+
 # The byte-level Hypothesis fuzz tests and the state machines at ten times their
 # `make test` size (20,000 byte-level examples, 1,500 machine runs), then the
 # type-confusion fuzzer at full size (not part of `make test`, which feeds a share
@@ -94,4 +101,4 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) .coverage .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-3.* .coverage .pytest_cache .mypy_cache .ruff_cache
