@@ -12,8 +12,10 @@ queue; on 3.12+ `Task(eager_start=True)`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import types
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,6 +28,22 @@ VAR: contextvars.ContextVar[str] = contextvars.ContextVar("VAR", default="unset"
 
 def run(main: Any) -> Any:
     return asyncio.run(asyncio.wait_for(main(), HANG))
+
+
+@contextlib.contextmanager
+def recording_task_factory(loop: asyncio.AbstractEventLoop) -> Iterator[list[Any]]:
+    """A task factory installed on `loop` for the block; the list holds the tasks it made."""
+    made: list[Any] = []
+
+    def factory(loop: Any, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+        made.append(asyncio.Task(coro, loop=loop, **kwargs))
+        return made[-1]
+
+    loop.set_task_factory(factory)
+    try:
+        yield made
+    finally:
+        loop.set_task_factory(None)
 
 
 def test_the_first_step_runs_now_as_the_new_task() -> None:
@@ -266,31 +284,10 @@ def test_what_else_is_scheduled_while_the_task_is_made_is_queued(
 
 
 @pytest.mark.skipif(_eager.NATIVE, reason="3.11's path: the first step handed over by call_soon")
-def test_a_loop_with_a_task_factory_or_its_own_call_soon_starts_the_task_later() -> None:
-    """A loop that makes its tasks its own way (a task factory, a `call_soon` of its own)
-    gets the task made by `loop.create_task` as before, started on the next turn."""
-
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        made: list[Any] = []
-
-        def factory(loop: Any, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
-            task = asyncio.Task(coro, loop=loop, **kwargs)
-            made.append(task)
-            return task
-
-        async def body() -> str:
-            return "later"
-
-        loop.set_task_factory(factory)
-        try:
-            task, finished = _eager.start(loop, body())
-        finally:
-            loop.set_task_factory(None)
-        assert not finished and made == [task]
-        assert await task == "later"
-
-    run(main)
+def test_a_loop_with_a_call_soon_of_its_own_starts_the_task_later() -> None:
+    """A loop that makes its tasks its own way (a `call_soon` of its own, on its class or
+    its instance) gets the task made by `loop.create_task` as before, started on the next
+    turn. (A task factory: `test_a_task_factory_or_a_create_task_of_its_own_...`.)"""
 
     class OwnCallSoon(asyncio.SelectorEventLoop):
         def call_soon(self, callback: Any, *args: Any, context: Any = None) -> Any:
@@ -349,17 +346,8 @@ def test_a_task_factory_or_a_create_task_of_its_own_makes_the_task_on_every_vers
 
     async def with_factory() -> None:
         loop = asyncio.get_running_loop()
-        made: list[Any] = []
-
-        def factory(loop: Any, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
-            made.append(asyncio.Task(coro, loop=loop, **kwargs))
-            return made[-1]
-
-        loop.set_task_factory(factory)
-        try:
+        with recording_task_factory(loop) as made:
             task, finished = _eager.start(loop, body(), "named")
-        finally:
-            loop.set_task_factory(None)
         assert not finished and made == [task] and task.get_name() == "named"
         assert await task == "later"
 
@@ -530,17 +518,8 @@ def test_a_sessions_tasks_start_the_coroutine_given_under_the_name_given() -> No
         task = tasks.start_eager(waits(), "waiting")
         assert task is not None and task.get_name() == "waiting" and not task.done()
 
-        made: list[Any] = []
-
-        def factory(loop: Any, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
-            made.append(asyncio.Task(coro, loop=loop, **kwargs))
-            return made[-1]
-
-        loop.set_task_factory(factory)
-        try:
+        with recording_task_factory(loop) as made:
             later = tasks.start_eager(done(), "by the factory")
-        finally:
-            loop.set_task_factory(None)
         assert later is not None and made == [later] and len(seen) == 1  # not run yet
         await later
         assert seen[1] is later and later.get_name() == "by the factory"
