@@ -4,19 +4,34 @@
     python benchmarks/profile_http.py --mode legacy --calls 3000 --clients 16
     python benchmarks/profile_http.py --side client        # our Client instead
     python benchmarks/profile_http.py --tool echo_async --top 40
+    python benchmarks/profile_http.py --by ir --side server --mode legacy   # callgrind
 
 The server is `benchmarks/servers/ours.py`, served over HTTP in a child process
 (`python -m mcp_adapters run ... --transport http`), as `benchmarks/run.py` does.
-With `--side server` that child is profiled (from the end of the warm-up until it is
-stopped); with `--side client` the calls made by our `Client` are profiled here.
+With `--side server` that child is profiled; with `--side client` the calls made by our
+`Client` are profiled here.
 `--clients` clients call concurrently, `--calls` calls in all. The table is the top
-entries by own time ("tottime"), in µs per call of the tool.
+entries by own time ("tottime"), in µs per call of the tool. The profile covers the
+measured calls only: not the warm-up, not the clients' closing.
+
+`--by ir` counts instructions instead (`benchmarks/callgrind.py`): the side runs under
+callgrind, collection on from the end of the warm-up to the end of the calls, and the
+total is divided by the calls (`PYTHONHASHSEED=0` on that side, so that two trees or two
+eras compare without the hash seed's noise). The client's garbage collector is off while
+it is measured, as in the figures of docs/performance.md (with it on, its collections
+added 2.7k to 3.7k per call there, by how many fell within the calls); the server's is
+left on. With `--side server` the server child runs under callgrind (about 50 times
+slower); with `--side client` this script runs itself again under it. Use it to compare
+two trees or the two eras on a shared machine, where wall-clock rounds cannot (default
+1,000 calls). Session 23: server 319.5k legacy against 329.6k 2026-07-28, client 264.1k
+against 276.8k (3.11, one client, `echo`).
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import os
 import pstats
 import signal
@@ -29,6 +44,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import callgrind  # benchmarks/callgrind.py (this script's directory is on sys.path)
+
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = ROOT / "benchmarks" / "servers" / "ours.py"
 MODES = {"legacy": "legacy", "2026": "2026-07-28"}
@@ -36,7 +53,7 @@ MODES = {"legacy": "legacy", "2026": "2026-07-28"}
 
 def _serve_profiled(stats_path: str, port: int) -> None:
     """The child: the benchmark server, profiled from SIGUSR1 (after the warm-up) to
-    SIGTERM, when the stats are written."""
+    SIGUSR2 (after the last call); the stats are written at SIGTERM."""
     from mcp_adapters.__main__ import main
 
     profiler = cProfile.Profile()
@@ -44,12 +61,16 @@ def _serve_profiled(stats_path: str, port: int) -> None:
     def start(signum: int, frame: Any) -> None:
         profiler.enable()
 
+    def pause(signum: int, frame: Any) -> None:
+        profiler.disable()
+
     def stop(signum: int, frame: Any) -> None:
         profiler.disable()
         profiler.dump_stats(stats_path)
         os._exit(0)
 
     signal.signal(signal.SIGUSR1, start)
+    signal.signal(signal.SIGUSR2, pause)
     signal.signal(signal.SIGTERM, stop)
     main(["run", str(SERVER), "--transport", "http", "--port", str(port)])
 
@@ -62,33 +83,130 @@ def _free_port() -> int:
 
 
 async def _drive(
-    url: str, mode: str, tool: str, calls: int, clients: int, warmed: Callable[[], None]
+    url: str,
+    mode: str,
+    tool: str,
+    calls: int,
+    clients: int,
+    warmed: Callable[[], None],
+    finished: Callable[[], None],
 ) -> float:
+    """`clients` clients make `calls` calls in all after 10 calls each of warm-up; `warmed`
+    is called when every client is warm, `finished` when the last call is answered (before
+    any client closes). Returns the seconds between the two."""
     import anyio
 
     from mcp_adapters import Client
 
+    warm = anyio.Event()
+    ready = anyio.Event()
+    done = anyio.Event()
+    warming = running = clients
+    end = 0.0
+
     async def one(n: int) -> None:
+        nonlocal warming, running, end
         async with Client(url, mode=MODES[mode]) as client:
             for _ in range(10):  # warm-up
                 await client.call_tool(tool, {"text": "hello world"})
+            warming -= 1
+            if warming == 0:
+                warm.set()
             await ready.wait()
             for _ in range(n):
                 result = await client.call_tool(tool, {"text": "hello world"})
                 if result.is_error:
                     raise RuntimeError(result.content)
+            running -= 1
+            if running == 0:
+                end = time.perf_counter()
+                finished()
+                done.set()
+            await done.wait()
 
-    ready = anyio.Event()
     per = max(1, calls // clients)
     start = 0.0
     async with anyio.create_task_group() as tg:
         for _ in range(clients):
             tg.start_soon(one, per)
-        await anyio.sleep(0.5)
+        # Every client warm (under callgrind the first calls are many times slower than
+        # later ones, so no fixed wait would do), then a moment for the server to settle.
+        await warm.wait()
+        await anyio.sleep(0.2)
         warmed()
         start = time.perf_counter()
         ready.set()
-    return time.perf_counter() - start
+    return end - start
+
+
+def _serve_command(port: int) -> list[str]:
+    """The benchmark's server on `port`, as `benchmarks/run.py` starts it."""
+    server, transport = str(SERVER), "http"
+    return [sys.executable, "-m", "mcp_adapters", "run", server, "-t", transport, "-p", str(port)]
+
+
+def _wait_listening(port: int, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def _count_instructions(args: argparse.Namespace) -> None:
+    """`--by ir`: instructions per call of one side (see the module's docstring)."""
+    import anyio
+
+    done = max(1, args.calls // args.clients) * args.clients
+    if args.side == "client" and not args.in_callgrind:
+        # This script again, under callgrind, as the client; it dumps when the calls end.
+        with tempfile.TemporaryDirectory() as tmp:
+            out = str(Path(tmp) / "client.cg")
+            argv = [sys.executable, __file__, *sys.argv[1:], "--in-callgrind", out]
+            env = dict(os.environ, PYTHONHASHSEED="0")
+            subprocess.run(callgrind.command(out, argv), check=True, env=env)
+            per = callgrind.instructions(out) / done
+        print(f"client: {per:,.0f} instructions per call ({args.mode}, {args.tool}, {done} calls)")
+        return
+    port = _free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = str(Path(tmp) / "server.cg")
+        command = [*_serve_command(port), "--log-level", "error"]
+        if args.side == "server":
+            command = callgrind.command(f"{out}.%p", command)
+        env = dict(os.environ, PYTHONHASHSEED="0")
+        process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, env=env)
+        # (valgrind's process is the server's: it runs the guest in place.)
+        measured = process.pid if args.side == "server" else os.getpid()
+        try:
+            _wait_listening(port, 120.0)
+
+            def warmed() -> None:
+                if args.side == "client":
+                    gc.collect()
+                    gc.disable()
+                callgrind.control(measured, "-i", "on")
+
+            def finished() -> None:
+                callgrind.control(measured, "-d")
+                callgrind.control(measured, "-i", "off")
+                gc.enable()
+
+            url = f"http://127.0.0.1:{port}/mcp"
+            anyio.run(_drive, url, args.mode, args.tool, args.calls, args.clients, warmed, finished)
+        finally:
+            process.terminate()
+            process.wait(timeout=60)
+        if args.side == "server":
+            per = callgrind.instructions(out) / done
+            print(
+                f"server: {per:,.0f} instructions per call ({args.mode}, {args.tool}, "
+                f"{args.clients} client(s), {done} calls)"
+            )
 
 
 def _group(path: str) -> str:
@@ -106,17 +224,26 @@ def main() -> None:
     parser.add_argument("--side", choices=("server", "client"), default="server")
     parser.add_argument("--mode", choices=tuple(MODES), default="2026")
     parser.add_argument("--tool", default="echo")
-    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--calls", type=int, default=None, help="2000; 1000 with --by ir")
     parser.add_argument("--clients", type=int, default=1)
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument(
-        "--by", choices=("time", "calls"), default="time", help="rank by own time or by calls"
+        "--by",
+        choices=("time", "calls", "ir"),
+        default="time",
+        help="rank by own time or by calls; ir: callgrind instructions per call instead",
     )
     parser.add_argument("--save", help="also keep the raw pstats file here (for pstats/snakeviz)")
     parser.add_argument("--serve", nargs=2, help=argparse.SUPPRESS)  # the child's arguments
+    parser.add_argument("--in-callgrind", help=argparse.SUPPRESS)  # the dump file, client side
     args = parser.parse_args()
     if args.serve:
         _serve_profiled(args.serve[0], int(args.serve[1]))
+        return
+    if args.calls is None:
+        args.calls = 1000 if args.by == "ir" else 2000
+    if args.by == "ir":
+        _count_instructions(args)
         return
 
     import anyio
@@ -127,16 +254,10 @@ def main() -> None:
         if args.side == "server":
             command = [sys.executable, __file__, "--serve", stats_path, str(port)]
         else:
-            command = [sys.executable, "-m", "mcp_adapters", "run", str(SERVER)]
-            command += ["--transport", "http", "--port", str(port)]
+            command = _serve_command(port)
         process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL)
         try:
-            for _ in range(200):
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                    break
-                except OSError:
-                    time.sleep(0.05)
+            _wait_listening(port, 10.0)
             url = f"http://127.0.0.1:{port}/mcp"
             profiler = cProfile.Profile() if args.side == "client" else None
 
@@ -146,9 +267,16 @@ def main() -> None:
                 else:
                     process.send_signal(signal.SIGUSR1)
 
-            elapsed = anyio.run(_drive, url, args.mode, args.tool, args.calls, args.clients, warmed)
+            def finished() -> None:  # and ends with the last call, before the clients close
+                if profiler is not None:
+                    profiler.disable()
+                else:
+                    process.send_signal(signal.SIGUSR2)
+
+            elapsed = anyio.run(
+                _drive, url, args.mode, args.tool, args.calls, args.clients, warmed, finished
+            )
             if profiler is not None:
-                profiler.disable()
                 profiler.dump_stats(stats_path)
         finally:
             process.terminate()

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
-import glob
 import os
 import pstats
 import signal
@@ -36,6 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import callgrind  # benchmarks/callgrind.py (this script's directory is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = ROOT / "benchmarks" / "servers" / "ours.py"
@@ -72,33 +73,12 @@ def _cpu_of(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _callgrind(pid: int, *args: str) -> None:
-    subprocess.run(["callgrind_control", *args, str(pid)], check=True, capture_output=True)
-
-
-def _instructions(out_prefix: str) -> int:
-    """The instructions of the dump `callgrind_control -d` wrote under `out_prefix` (its
-    first numbered part; the dump at exit holds only what ran after it)."""
-    for name in glob.glob(out_prefix + "*.1"):
-        with open(name) as f:
-            for line in f:
-                if line.startswith("totals:"):
-                    return int(line.split()[1])
-    raise RuntimeError(f"no callgrind dump under {out_prefix}")
-
-
 async def _drive(args: argparse.Namespace, server_stats: str, server_vg: str) -> dict[str, float]:
     from mcp_adapters import Client, StdioServerParameters
 
     command = [sys.executable, str(Path(__file__).resolve()), "--serve", server_stats]
     if server_vg:
-        command = [
-            "valgrind",
-            "--tool=callgrind",
-            "--instr-atstart=no",
-            f"--callgrind-out-file={server_vg}.%p",
-            *command,
-        ]
+        command = callgrind.command(f"{server_vg}.%p", command)
     params = StdioServerParameters(
         command[0],
         command[1:],
@@ -116,9 +96,9 @@ async def _drive(args: argparse.Namespace, server_stats: str, server_vg: str) ->
             os.kill(pid, signal.SIGUSR1)
         await asyncio.sleep(0.05)
         if server_vg:
-            _callgrind(pid, "-i", "on")
+            callgrind.control(pid, "-i", "on")
         if args.by == "ir" and args.side == "client":
-            _callgrind(os.getpid(), "-i", "on")
+            callgrind.control(os.getpid(), "-i", "on")
         if client_profiler is not None:
             client_profiler.enable()
         server0, client0, wall0 = _cpu_of(pid), time.process_time(), time.perf_counter()
@@ -131,10 +111,10 @@ async def _drive(args: argparse.Namespace, server_stats: str, server_vg: str) ->
             client_profiler.disable()
             client_profiler.dump_stats(args.client_stats)
         if args.by == "ir" and args.side == "client":
-            _callgrind(os.getpid(), "-d")
-            _callgrind(os.getpid(), "-i", "off")
+            callgrind.control(os.getpid(), "-d")
+            callgrind.control(os.getpid(), "-i", "off")
         if server_vg:
-            _callgrind(pid, "-d")
+            callgrind.control(pid, "-d")
         os.kill(pid, signal.SIGTERM)
         await asyncio.sleep(2.0 if server_vg else 0.3)
     per = 1e6 / args.calls
@@ -200,19 +180,11 @@ def main() -> None:
             # This process itself runs under callgrind, collection off until the warm-up ends.
             out = os.path.join(tmp, "client.cg")
             subprocess.run(
-                [
-                    "valgrind",
-                    "--tool=callgrind",
-                    "--instr-atstart=no",
-                    f"--callgrind-out-file={out}",
-                    sys.executable,
-                    *sys.argv,
-                    "--in-callgrind",
-                ],
+                callgrind.command(out, [sys.executable, *sys.argv, "--in-callgrind"]),
                 check=True,
                 stderr=subprocess.DEVNULL,
             )
-            print(f"client: {_instructions(out) / args.calls:,.0f} instructions per call")
+            print(f"client: {callgrind.instructions(out) / args.calls:,.0f} instructions per call")
             if args.keep:
                 print(f"dumps: {out}.*")
             return
@@ -238,7 +210,9 @@ def main() -> None:
             if args.side != "server":
                 _print_stats("client", args.client_stats, args.calls, args.top)
         else:
-            print(f"server: {_instructions(server_vg) / args.calls:,.0f} instructions per call")
+            print(
+                f"server: {callgrind.instructions(server_vg) / args.calls:,.0f} instructions per call"
+            )
             if args.keep:
                 print(f"dumps: {server_vg}.*")
 
