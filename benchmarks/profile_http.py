@@ -72,7 +72,7 @@ def _serve_profiled(stats_path: str, port: int) -> None:
     signal.signal(signal.SIGUSR1, start)
     signal.signal(signal.SIGUSR2, pause)
     signal.signal(signal.SIGTERM, stop)
-    main(["run", str(SERVER), "--transport", "http", "--port", str(port)])
+    main(_serve_args(port))
 
 
 def _free_port() -> int:
@@ -139,13 +139,18 @@ async def _drive(
     return end - start
 
 
+def _serve_args(port: int) -> list[str]:
+    """`python -m mcp_adapters`'s arguments for the benchmark's server on `port`, as
+    `benchmarks/run.py` starts it (the profiled child passes them to `main` itself)."""
+    return ["run", str(SERVER), "--transport", "http", "--port", str(port)]
+
+
 def _serve_command(port: int) -> list[str]:
-    """The benchmark's server on `port`, as `benchmarks/run.py` starts it."""
-    server, transport = str(SERVER), "http"
-    return [sys.executable, "-m", "mcp_adapters", "run", server, "-t", transport, "-p", str(port)]
+    return [sys.executable, "-m", "mcp_adapters", *_serve_args(port)]
 
 
 def _wait_listening(port: int, seconds: float) -> None:
+    """Until the server accepts connections on `port`; raises after `seconds`."""
     deadline = time.monotonic() + seconds
     while True:
         try:
@@ -194,7 +199,8 @@ def _count_instructions(args: argparse.Namespace) -> None:
             def finished() -> None:
                 callgrind.control(measured, "-d")
                 callgrind.control(measured, "-i", "off")
-                gc.enable()
+                if args.side == "client":
+                    gc.enable()
 
             url = f"http://127.0.0.1:{port}/mcp"
             anyio.run(_drive, url, args.mode, args.tool, args.calls, args.clients, warmed, finished)

@@ -26,8 +26,10 @@ from tests.timing import HANG
 VAR: contextvars.ContextVar[str] = contextvars.ContextVar("VAR", default="unset")
 
 
-def run(main: Any) -> Any:
-    return asyncio.run(asyncio.wait_for(main(), HANG))
+def run(main: Any, loop_factory: Any = None) -> Any:
+    """`main()` to its end (under `HANG`) on a new loop, asyncio's own or `loop_factory()`'s."""
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        return runner.run(asyncio.wait_for(main(), HANG))
 
 
 @contextlib.contextmanager
@@ -301,11 +303,7 @@ def test_a_loop_with_a_call_soon_of_its_own_starts_the_task_later() -> None:
         assert not finished
         assert await task == "later"
 
-    own = OwnCallSoon()
-    try:
-        own.run_until_complete(asyncio.wait_for(other(), HANG))
-    finally:
-        own.close()
+    run(other, OwnCallSoon)
 
     async def patched() -> None:
         # `call_soon` wrapped on the loop instance (as instrumentation may do): left as it
@@ -366,11 +364,7 @@ def test_a_task_factory_or_a_create_task_of_its_own_makes_the_task_on_every_vers
         assert not finished and OwnCreateTask.made[-1] is task
         assert await task == "later"
 
-    own = OwnCreateTask()
-    try:
-        own.run_until_complete(asyncio.wait_for(with_own_create_task(), HANG))
-    finally:
-        own.close()
+    run(with_own_create_task, OwnCreateTask)
 
 
 def test_a_task_is_named_as_asked() -> None:
